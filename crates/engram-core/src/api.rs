@@ -1,0 +1,120 @@
+//! The JSON face of the core that both bindings expose unchanged: every call takes plain
+//! arguments or one JSON options string and returns one JSON string, `{ ...result }` on success
+//! or `{ "error": { "code", "message" } }`. Keeping it here means the bindings hold no logic.
+
+use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::grep::GrepOptions;
+use crate::ops::{EditOptions, GlobOptions};
+use crate::read;
+use crate::router::Router;
+use crate::table::FileTable;
+use crate::path;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::json;
+
+fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
+    let value = match r {
+        Ok(v) => serde_json::to_value(v),
+        Err(e) => Ok(json!({ "error": e })),
+    };
+    value.map(|v| v.to_string()).unwrap_or_else(|e| error_json(&CoreError::new(ErrorCode::Unsupported, "result", e)))
+}
+
+fn error_json(e: &CoreError) -> String {
+    json!({ "error": e }).to_string()
+}
+
+fn parse<T: DeserializeOwned>(options: &str) -> CoreResult<T> {
+    serde_json::from_str(options).map_err(|e| CoreError::new(ErrorCode::Unsupported, "options", format_args!("malformed options: {e}")))
+}
+
+pub fn normalize_path(input: &str) -> String {
+    to_json(path::normalize(input).map(|p| json!({ "path": p })))
+}
+
+pub fn format_numbered(content: &str, first_line: usize) -> String {
+    read::format_numbered(content, first_line)
+}
+
+/// Builds a router from a JSON array of prefixes; the error is the JSON error text.
+pub fn router_new(prefixes_json: &str) -> Result<Router, String> {
+    let prefixes: Vec<String> = parse(prefixes_json).map_err(|e| error_json(&e))?;
+    Router::new(&prefixes).map_err(|e| error_json(&e))
+}
+
+pub fn router_route(router: &Router, input: &str) -> String {
+    to_json(router.route(input))
+}
+
+pub fn router_prefixes(router: &Router) -> String {
+    json!(router.prefixes()).to_string()
+}
+
+pub fn table_write(t: &mut FileTable, input: &str, data: Vec<u8>, modified_at: f64, if_version: Option<&str>) -> String {
+    to_json(t.write(input, data, modified_at, if_version).map(|p| {
+        let version = t.get(&p).map(|f| f.version.to_string());
+        json!({ "path": p, "version": version })
+    }))
+}
+
+pub fn table_read(t: &FileTable, input: &str, offset: usize, limit: Option<usize>) -> String {
+    to_json(t.read(input, offset, limit))
+}
+
+pub fn table_ls(t: &FileTable, input: &str) -> String {
+    to_json(t.ls(input).map(|entries| json!({ "entries": entries })))
+}
+
+pub fn table_stat(t: &FileTable, input: &str) -> String {
+    to_json(t.stat(input).map(|info| json!({ "info": info })))
+}
+
+pub fn table_delete(t: &mut FileTable, input: &str) -> String {
+    to_json(t.delete(input).map(|n| json!({ "deleted": n })))
+}
+
+pub fn table_edit(t: &mut FileTable, options: &str) -> String {
+    to_json(parse::<EditOptions>(options).and_then(|o| t.edit(&o)))
+}
+
+pub fn table_grep(t: &FileTable, options: &str) -> String {
+    to_json(parse::<GrepOptions>(options).and_then(|o| t.grep(&o)))
+}
+
+pub fn table_glob(t: &FileTable, options: &str) -> String {
+    to_json(parse::<GlobOptions>(options).and_then(|o| t.glob(&o)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn v(s: String) -> Value {
+        serde_json::from_str(&s).unwrap()
+    }
+
+    #[test]
+    fn results_and_errors_are_json() {
+        let mut t = FileTable::new();
+        assert_eq!(v(table_write(&mut t, "/a.txt", b"hello\n".to_vec(), 1.0, None))["path"], "/a.txt");
+        let r = v(table_read(&t, "/a.txt", 0, Some(10)));
+        assert_eq!((r["content"].as_str(), r["totalLines"].as_u64()), (Some("hello"), Some(1)));
+        let e = v(table_read(&t, "/../x", 0, None));
+        assert_eq!(e["error"]["code"], "path_escape");
+        let g = v(table_grep(&t, r#"{"pattern":"ell","outputMode":"files_with_matches"}"#));
+        assert_eq!(g["files"][0], "/a.txt");
+        let bad = v(table_grep(&t, r#"{"pattern":"x","bogus":1}"#));
+        assert_eq!(bad["error"]["code"], "unsupported");
+        assert_eq!(v(normalize_path("/a//b/"))["path"], "/a/b");
+    }
+
+    #[test]
+    fn router_round_trip() {
+        let r = router_new(r#"["/memories"]"#).unwrap();
+        assert_eq!(v(router_route(&r, "/memories/x"))["route"], 0);
+        assert_eq!(v(router_prefixes(&r))[0], "/memories/");
+        assert!(router_new(r#"["/../x"]"#).unwrap_err().contains("path_escape"));
+    }
+}

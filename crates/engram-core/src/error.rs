@@ -1,0 +1,134 @@
+//! Errors as data: a pinned code plus one message text per code, identical in every backend.
+
+use serde::Serialize;
+use std::fmt;
+
+/// The pinned error codes of the backend contract (DESIGN §4). They cross every boundary as
+/// their `snake_case` name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    FileNotFound,
+    IsDirectory,
+    InvalidPath,
+    PathEscape,
+    PermissionDenied,
+    StringNotFound,
+    MultipleMatches,
+    TooLarge,
+    InvalidPattern,
+    Conflict,
+    Unsupported,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 11] = [
+        ErrorCode::FileNotFound,
+        ErrorCode::IsDirectory,
+        ErrorCode::InvalidPath,
+        ErrorCode::PathEscape,
+        ErrorCode::PermissionDenied,
+        ErrorCode::StringNotFound,
+        ErrorCode::MultipleMatches,
+        ErrorCode::TooLarge,
+        ErrorCode::InvalidPattern,
+        ErrorCode::Conflict,
+        ErrorCode::Unsupported,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::FileNotFound => "file_not_found",
+            ErrorCode::IsDirectory => "is_directory",
+            ErrorCode::InvalidPath => "invalid_path",
+            ErrorCode::PathEscape => "path_escape",
+            ErrorCode::PermissionDenied => "permission_denied",
+            ErrorCode::StringNotFound => "string_not_found",
+            ErrorCode::MultipleMatches => "multiple_matches",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::InvalidPattern => "invalid_pattern",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Unsupported => "unsupported",
+        }
+    }
+
+    /// The one message template for this code. `{subject}` is the path or pattern concerned,
+    /// `{detail}` a short reason (may be empty).
+    fn template(self) -> &'static str {
+        match self {
+            ErrorCode::FileNotFound => "File not found: '{subject}'",
+            ErrorCode::IsDirectory => "Is a directory: '{subject}'",
+            ErrorCode::InvalidPath => "Invalid path '{subject}': {detail}",
+            ErrorCode::PathEscape => "Path escapes the root: '{subject}'",
+            ErrorCode::PermissionDenied => "Permission denied: '{subject}'",
+            ErrorCode::StringNotFound => "String not found in file: '{subject}'",
+            ErrorCode::MultipleMatches => {
+                "String appears {detail} times in '{subject}'; pass replaceAll or give more context to make it unique"
+            }
+            ErrorCode::TooLarge => "Too large: '{subject}' ({detail})",
+            ErrorCode::InvalidPattern => "Invalid pattern '{subject}': {detail}",
+            ErrorCode::Conflict => "Conflict: '{subject}' changed since it was read; read it again and retry",
+            ErrorCode::Unsupported => "Unsupported: {detail} ('{subject}')",
+        }
+    }
+}
+
+/// An error that crosses the boundary as `{ code, message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CoreError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl CoreError {
+    /// Builds the canonical message for `code`. `subject` is shown escaped so that control
+    /// characters in hostile input cannot forge extra lines in a model-facing message.
+    pub fn new(code: ErrorCode, subject: &str, detail: impl fmt::Display) -> Self {
+        let subject: String = subject.escape_debug().collect();
+        let message = code
+            .template()
+            .replace("{subject}", &subject)
+            .replace("{detail}", &detail.to_string());
+        CoreError { code, message }
+    }
+
+    pub fn of(code: ErrorCode, subject: &str) -> Self {
+        Self::new(code, subject, "")
+    }
+}
+
+impl fmt::Display for CoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for CoreError {}
+
+pub type CoreResult<T> = Result<T, CoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialise_as_snake_case() {
+        for code in ErrorCode::ALL {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+
+    #[test]
+    fn messages_escape_control_characters() {
+        let e = CoreError::of(ErrorCode::FileNotFound, "/a\nb");
+        assert_eq!(e.message, "File not found: '/a\\nb'");
+    }
+
+    #[test]
+    fn every_template_mentions_its_subject() {
+        for code in ErrorCode::ALL {
+            assert!(CoreError::new(code, "/x", "d").message.contains("/x"), "{code:?}");
+        }
+    }
+}

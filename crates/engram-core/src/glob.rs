@@ -1,0 +1,135 @@
+//! Glob matching with `globset`: `*` and `?` never cross `/`; `**`, `[...]`, `{a,b}`; dotfiles
+//! match like any other name. Relative patterns are matched against the path below the search
+//! directory; a pattern starting with `/` is anchored at the root.
+
+use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::path;
+use globset::{GlobBuilder, GlobMatcher};
+
+const META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
+
+fn compile(pattern: &str) -> CoreResult<GlobMatcher> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| CoreError::new(ErrorCode::InvalidPattern, pattern, e.kind()))
+}
+
+/// A compiled glob bound to a search directory.
+pub struct Glob {
+    matcher: GlobMatcher,
+    anchored: bool,
+    /// Directory holding every possible match (literal leading segments), to narrow the scan.
+    base: String,
+}
+
+impl Glob {
+    pub fn new(pattern: &str, root: &str) -> CoreResult<Glob> {
+        if pattern.is_empty() {
+            return Err(CoreError::new(ErrorCode::InvalidPattern, pattern, "empty pattern"));
+        }
+        let anchored = pattern.starts_with('/');
+        let body = pattern.trim_start_matches('/');
+        let matcher = compile(body)?;
+        let mut base = if anchored { "/".to_string() } else { root.to_string() };
+        let segments: Vec<&str> = body.split('/').collect();
+        for seg in &segments[..segments.len() - 1] {
+            if seg.is_empty() || *seg == "." || *seg == ".." || seg.contains(META) {
+                break;
+            }
+            base = path::join(&base, seg);
+        }
+        Ok(Glob { matcher, anchored, base })
+    }
+
+    /// The directory below which all matches lie.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Whether a normalised file path under `root` matches.
+    pub fn is_match(&self, full: &str, root: &str) -> bool {
+        let candidate = if self.anchored { Some(&full[1..]) } else { path::strip_dir(full, root) };
+        candidate.is_some_and(|c| !c.is_empty() && self.matcher.is_match(c))
+    }
+}
+
+/// `grep`'s file filter: a pattern without `/` matches the file name at any depth (like
+/// `rg -g`); with `/` it matches the path below the search directory.
+pub struct PathFilter {
+    matcher: GlobMatcher,
+    by_name: bool,
+}
+
+impl PathFilter {
+    pub fn new(pattern: &str) -> CoreResult<PathFilter> {
+        let by_name = !pattern.contains('/');
+        Ok(PathFilter { matcher: compile(pattern.trim_start_matches('/'))?, by_name })
+    }
+
+    /// `rel` is the path below the search directory (the file name when searching one file).
+    pub fn is_match(&self, rel: &str) -> bool {
+        if self.by_name {
+            self.matcher.is_match(path::file_name(rel))
+        } else {
+            self.matcher.is_match(rel)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, root: &str, full: &str) -> bool {
+        Glob::new(pattern, root).unwrap().is_match(full, root)
+    }
+
+    #[test]
+    fn star_does_not_cross_separators() {
+        assert!(matches("*.ts", "/", "/a.ts"));
+        assert!(!matches("*.ts", "/", "/src/a.ts"));
+        assert!(matches("**/*.ts", "/", "/a.ts"));
+        assert!(matches("**/*.ts", "/", "/src/deep/a.ts"));
+        assert!(matches("src/?.ts", "/", "/src/a.ts"));
+        assert!(!matches("src/?.ts", "/", "/src/ab.ts"));
+    }
+
+    #[test]
+    fn classes_alternation_and_dotfiles() {
+        assert!(matches("[ab].md", "/", "/a.md"));
+        assert!(!matches("[ab].md", "/", "/c.md"));
+        assert!(matches("*.{ts,js}", "/", "/x.js"));
+        assert!(matches("*", "/", "/.env"));
+        assert!(matches("**/.git*", "/", "/a/.gitignore"));
+    }
+
+    #[test]
+    fn relative_to_search_dir_and_anchored_at_root() {
+        assert!(matches("*.md", "/docs", "/docs/a.md"));
+        assert!(!matches("*.md", "/docs", "/a.md"));
+        assert!(matches("/docs/*.md", "/", "/docs/a.md"));
+        assert!(matches("/docs/*.md", "/docs", "/docs/a.md"));
+        assert_eq!(Glob::new("src/lib/**/*.rs", "/p").unwrap().base(), "/p/src/lib");
+        assert_eq!(Glob::new("/a/*/b", "/p").unwrap().base(), "/a");
+        assert_eq!(Glob::new("*.rs", "/p").unwrap().base(), "/p");
+    }
+
+    #[test]
+    fn bad_patterns_are_invalid_pattern() {
+        assert_eq!(Glob::new("[", "/").err().unwrap().code, ErrorCode::InvalidPattern);
+        assert_eq!(Glob::new("a{b", "/").err().unwrap().code, ErrorCode::InvalidPattern);
+        assert_eq!(Glob::new("", "/").err().unwrap().code, ErrorCode::InvalidPattern);
+    }
+
+    #[test]
+    fn path_filter_by_name_or_path() {
+        let by_name = PathFilter::new("*.ts").unwrap();
+        assert!(by_name.is_match("deep/x/a.ts"));
+        let by_path = PathFilter::new("src/*.ts").unwrap();
+        assert!(by_path.is_match("src/a.ts"));
+        assert!(!by_path.is_match("src/deep/a.ts"));
+    }
+}

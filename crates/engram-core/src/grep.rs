@@ -1,0 +1,363 @@
+//! `grep` over in-memory files: literal by default (memchr's SIMD `memmem`), regex on the
+//! linear-time `regex` engine. Whole-buffer search; lines are only materialised for hits.
+
+use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::glob::PathFilter;
+use crate::path;
+use crate::text::{is_binary, line_bounds, lossy_line};
+use memchr::memmem;
+use regex::bytes::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Compiled-program limits: a hostile pattern fails with `invalid_pattern` instead of using
+/// unbounded memory.
+const REGEX_SIZE_LIMIT: usize = 8 << 20;
+const REGEX_DFA_SIZE_LIMIT: usize = 8 << 20;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    #[default]
+    Content,
+    FilesWithMatches,
+    Count,
+}
+
+/// Options of one search. Defaults: literal, `content` mode, whole tree, no cap, no context.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GrepOptions {
+    pub pattern: String,
+    /// Directory (or single file) to search; `/` when absent.
+    pub path: Option<String>,
+    /// Only files whose path matches this glob (see [`PathFilter`]).
+    pub glob: Option<String>,
+    pub regex: bool,
+    pub ignore_case: bool,
+    /// Caps matching lines (`content`) or files (`files_with_matches`, `count`).
+    pub max_count: Option<usize>,
+    pub output_mode: OutputMode,
+    /// Lines of context before and after each match (`content` mode).
+    pub context: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GrepMatch {
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    pub text: String,
+    /// True for a context line around a match rather than a match.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub context: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GrepResult {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<Vec<GrepMatch>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<BTreeMap<String, usize>>,
+    pub truncated: bool,
+}
+
+/// A compiled pattern; build once, run over many buffers.
+pub enum Matcher {
+    Literal(memmem::Finder<'static>),
+    Regex(Regex),
+}
+
+impl Matcher {
+    pub fn new(pattern: &str, regex: bool, ignore_case: bool) -> CoreResult<Matcher> {
+        if !regex && !ignore_case {
+            return Ok(Matcher::Literal(memmem::Finder::new(pattern.as_bytes()).into_owned()));
+        }
+        let source = if regex { pattern.to_string() } else { regex::escape(pattern) };
+        RegexBuilder::new(&source)
+            .multi_line(true)
+            .crlf(true)
+            .case_insensitive(ignore_case)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
+            .build()
+            .map(Matcher::Regex)
+            .map_err(|e| {
+                let first_line = e.to_string().lines().last().unwrap_or("").trim().to_string();
+                CoreError::new(ErrorCode::InvalidPattern, pattern, first_line)
+            })
+    }
+
+    /// Calls `on_line(start, end)` for each line (byte range, terminator excluded) that contains
+    /// a match, in order, until it returns `false`.
+    pub fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) {
+        match self {
+            Matcher::Literal(finder) => {
+                let mut pos = 0;
+                while pos < data.len() {
+                    let Some(i) = finder.find(&data[pos..]) else { break };
+                    let (start, end) = line_bounds(data, pos + i);
+                    if !on_line(start, end) {
+                        return;
+                    }
+                    pos = end + 1;
+                }
+            }
+            Matcher::Regex(re) => {
+                let mut pos = 0;
+                while pos < data.len() {
+                    let Some(m) = re.find_at(data, pos) else { break };
+                    if memchr::memchr(b'\n', m.as_bytes()).is_some() {
+                        // The pattern can span lines (e.g. `\s`): finish this buffer line by line,
+                        // which stays linear where re-scanning from each line could not.
+                        let (start, _) = line_bounds(data, m.start());
+                        self.per_line(re, data, start, on_line);
+                        return;
+                    }
+                    let (start, end) = line_bounds(data, m.start());
+                    if !on_line(start, end) {
+                        return;
+                    }
+                    pos = end + 1;
+                }
+            }
+        }
+    }
+
+    fn per_line(&self, re: &Regex, data: &[u8], mut start: usize, mut on_line: impl FnMut(usize, usize) -> bool) {
+        while start < data.len() {
+            let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+            if re.is_match(&data[start..end]) && !on_line(start, end) {
+                return;
+            }
+            if end == data.len() {
+                return;
+            }
+            start = end + 1;
+        }
+    }
+}
+
+/// Searches `files` (already restricted to the search root, in path order).
+pub fn grep<'a>(
+    files: impl Iterator<Item = (&'a String, &'a [u8])>,
+    root: &str,
+    opts: &GrepOptions,
+) -> CoreResult<GrepResult> {
+    let matcher = Matcher::new(&opts.pattern, opts.regex, opts.ignore_case)?;
+    let filter = opts.glob.as_deref().map(PathFilter::new).transpose()?;
+    let cap = opts.max_count.unwrap_or(usize::MAX);
+    let mut out = GrepResult::default();
+    let mut matches = Vec::new();
+    let mut file_list = Vec::new();
+    let mut counts = BTreeMap::new();
+    let mut taken = 0usize;
+
+    for (p, data) in files {
+        if out.truncated {
+            break;
+        }
+        if let Some(f) = &filter {
+            let rel = path::strip_dir(p, root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
+            if !f.is_match(rel) {
+                continue;
+            }
+        }
+        if is_binary(data) {
+            continue;
+        }
+        match opts.output_mode {
+            OutputMode::FilesWithMatches | OutputMode::Count => {
+                let mut n = 0usize;
+                let count_all = opts.output_mode == OutputMode::Count;
+                matcher.for_each_matching_line(data, |_, _| {
+                    n += 1;
+                    count_all
+                });
+                if n == 0 {
+                    continue;
+                }
+                if taken == cap {
+                    out.truncated = true;
+                    break;
+                }
+                taken += 1;
+                if count_all {
+                    counts.insert(p.clone(), n);
+                } else {
+                    file_list.push(p.clone());
+                }
+            }
+            OutputMode::Content => {
+                let mut hits: Vec<(usize, usize)> = Vec::new();
+                matcher.for_each_matching_line(data, |s, e| {
+                    if taken == cap {
+                        out.truncated = true;
+                        return false;
+                    }
+                    taken += 1;
+                    hits.push((s, e));
+                    true
+                });
+                emit_lines(p, data, &hits, opts.context, &mut matches);
+            }
+        }
+    }
+    match opts.output_mode {
+        OutputMode::Content => out.matches = Some(matches),
+        OutputMode::FilesWithMatches => out.files = Some(file_list),
+        OutputMode::Count => out.counts = Some(counts),
+    }
+    Ok(out)
+}
+
+/// Turns matching line ranges into numbered lines, adding merged context around them.
+fn emit_lines(p: &str, data: &[u8], hits: &[(usize, usize)], context: usize, out: &mut Vec<GrepMatch>) {
+    if hits.is_empty() {
+        return;
+    }
+    if context == 0 {
+        let mut line = 1usize;
+        let mut counted_to = 0usize;
+        for &(s, e) in hits {
+            line += memchr::memchr_iter(b'\n', &data[counted_to..s]).count();
+            counted_to = s;
+            out.push(GrepMatch { path: p.to_string(), line, text: lossy_line(&data[s..e]), context: false });
+        }
+        return;
+    }
+    let starts = crate::text::line_starts(data);
+    let mut hit_lines: Vec<usize> = hits.iter().map(|&(s, _)| starts.partition_point(|&x| x <= s) - 1).collect();
+    hit_lines.dedup();
+    let mut next_unemitted = 0usize;
+    for &h in &hit_lines {
+        let from = h.saturating_sub(context).max(next_unemitted);
+        let to = (h + context).min(starts.len() - 1);
+        for i in from..=to {
+            let is_hit = hit_lines.binary_search(&i).is_ok();
+            let (s, e) = crate::text::nth_line(data, &starts, i);
+            out.push(GrepMatch { path: p.to_string(), line: i + 1, text: lossy_line(&data[s..e]), context: !is_hit });
+        }
+        next_unemitted = to + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(files: &[(&str, &str)], opts: GrepOptions) -> CoreResult<GrepResult> {
+        let owned: Vec<(String, Vec<u8>)> = files.iter().map(|(p, c)| (p.to_string(), c.as_bytes().to_vec())).collect();
+        let root = opts.path.clone().unwrap_or_else(|| "/".into());
+        grep(owned.iter().map(|(p, d)| (p, d.as_slice())), &root, &opts)
+    }
+
+    fn lit(p: &str) -> GrepOptions {
+        GrepOptions { pattern: p.into(), ..Default::default() }
+    }
+
+    fn lines(r: &GrepResult) -> Vec<(String, usize, String, bool)> {
+        r.matches.as_ref().unwrap().iter().map(|m| (m.path.clone(), m.line, m.text.clone(), m.context)).collect()
+    }
+
+    #[test]
+    fn literal_is_not_regex() {
+        let r = run(&[("/a", "x.y\nxzy\n(a+)+$\n")], lit("x.y")).unwrap();
+        assert_eq!(lines(&r), vec![("/a".into(), 1, "x.y".into(), false)]);
+        let r = run(&[("/a", "x.y\nxzy\n(a+)+$\n")], lit("(a+)+$")).unwrap();
+        assert_eq!(lines(&r)[0].1, 3);
+    }
+
+    #[test]
+    fn reports_each_line_once_with_correct_numbers() {
+        let r = run(&[("/a", "foo foo\nbar\r\nfoo\n\nlast foo")], lit("foo")).unwrap();
+        let got: Vec<(usize, String)> = lines(&r).into_iter().map(|l| (l.1, l.2)).collect();
+        assert_eq!(got, vec![(1, "foo foo".into()), (3, "foo".into()), (5, "last foo".into())]);
+    }
+
+    #[test]
+    fn regex_mode_anchors_per_line_and_handles_crlf() {
+        let opts = GrepOptions { pattern: "^b.r$".into(), regex: true, ..Default::default() };
+        let r = run(&[("/a", "foo\r\nbar\r\nbaz bar\r\n")], opts).unwrap();
+        assert_eq!(lines(&r), vec![("/a".into(), 2, "bar".into(), false)]);
+    }
+
+    #[test]
+    fn regex_that_could_span_lines_only_reports_real_line_matches() {
+        let opts = GrepOptions { pattern: r"a\s+b".into(), regex: true, ..Default::default() };
+        let r = run(&[("/a", "a\nb\na  b\nxa\tb")], opts).unwrap();
+        let got: Vec<usize> = lines(&r).into_iter().map(|l| l.1).collect();
+        assert_eq!(got, vec![3, 4]);
+    }
+
+    #[test]
+    fn invalid_and_oversized_regexes_are_invalid_pattern() {
+        let bad = GrepOptions { pattern: "(".into(), regex: true, ..Default::default() };
+        assert_eq!(run(&[], bad).unwrap_err().code, ErrorCode::InvalidPattern);
+        let huge = GrepOptions { pattern: "\\w{1000}{1000}".into(), regex: true, ..Default::default() };
+        assert_eq!(run(&[], huge).unwrap_err().code, ErrorCode::InvalidPattern);
+    }
+
+    #[test]
+    fn hostile_regex_runs_in_linear_time() {
+        let line = format!("{}!", "a".repeat(200_000));
+        let opts = GrepOptions { pattern: "(a+)+$".into(), regex: true, ..Default::default() };
+        let r = run(&[("/a", &line)], opts).unwrap();
+        assert_eq!(r.matches.unwrap().len(), 0);
+    }
+
+    #[test]
+    fn modes_and_caps() {
+        let files = [("/a", "x\nx\n"), ("/b", "y\n"), ("/c", "x\n")];
+        let f = run(&files, GrepOptions { output_mode: OutputMode::FilesWithMatches, ..lit("x") }).unwrap();
+        assert_eq!(f.files.unwrap(), vec!["/a", "/c"]);
+        let c = run(&files, GrepOptions { output_mode: OutputMode::Count, ..lit("x") }).unwrap();
+        assert_eq!(c.counts.unwrap(), BTreeMap::from([("/a".to_string(), 2), ("/c".to_string(), 1)]));
+        let capped = run(&files, GrepOptions { max_count: Some(2), ..lit("x") }).unwrap();
+        assert!(capped.truncated);
+        assert_eq!(capped.matches.unwrap().len(), 2);
+        let exact = run(&files, GrepOptions { max_count: Some(3), ..lit("x") }).unwrap();
+        assert!(!exact.truncated);
+        let files_cap = run(
+            &files,
+            GrepOptions { max_count: Some(1), output_mode: OutputMode::FilesWithMatches, ..lit("x") },
+        )
+        .unwrap();
+        assert_eq!((files_cap.files.unwrap(), files_cap.truncated), (vec!["/a".to_string()], true));
+    }
+
+    #[test]
+    fn context_lines_are_merged_and_marked() {
+        let text = "1\n2\nhit\n4\nhit\n6\n7\n8\nhit";
+        let r = run(&[("/a", text)], GrepOptions { context: 1, ..lit("hit") }).unwrap();
+        let got: Vec<(usize, bool)> = lines(&r).into_iter().map(|l| (l.1, l.3)).collect();
+        assert_eq!(got, vec![(2, true), (3, false), (4, true), (5, false), (6, true), (8, true), (9, false)]);
+    }
+
+    #[test]
+    fn binary_skipped_invalid_utf8_searched() {
+        let owned = vec![
+            ("/bin".to_string(), b"foo\0bar foo".to_vec()),
+            ("/latin1".to_string(), b"caf\xe9 foo\n".to_vec()),
+        ];
+        let r = grep(owned.iter().map(|(p, d)| (p, d.as_slice())), "/", &lit("foo")).unwrap();
+        assert_eq!(lines(&r), vec![("/latin1".into(), 1, "caf\u{FFFD} foo".into(), false)]);
+    }
+
+    #[test]
+    fn glob_filter_matches_basename_or_relative_path() {
+        let files = [("/src/a.ts", "x"), ("/src/b.js", "x"), ("/src/deep/c.ts", "x")];
+        let by_name = run(&files, GrepOptions { glob: Some("*.ts".into()), ..lit("x") }).unwrap();
+        assert_eq!(lines(&by_name).len(), 2);
+        let by_path = run(&files, GrepOptions { glob: Some("src/*.ts".into()), ..lit("x") }).unwrap();
+        assert_eq!(lines(&by_path).len(), 1);
+    }
+
+    #[test]
+    fn ignore_case_literal_escapes_metacharacters() {
+        let r = run(&[("/a", "A.B\naxb")], GrepOptions { ignore_case: true, ..lit("a.b") }).unwrap();
+        assert_eq!(lines(&r).len(), 1);
+    }
+}

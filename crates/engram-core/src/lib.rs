@@ -1,0 +1,21 @@
+//! Engram's core: the pure-Rust hot path shared by the Node addon and the WebAssembly build.
+//!
+//! No I/O and no clock: callers pass bytes and timestamps in, and get data (never panics) out.
+//! Offsets inside the core are UTF-8 bytes; line numbers are 1-based where they are shown.
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod edit;
+pub mod error;
+pub mod glob;
+pub mod grep;
+pub mod ops;
+pub mod path;
+pub mod read;
+pub mod router;
+pub mod table;
+mod text;
+
+pub use error::{CoreError, CoreResult, ErrorCode};
+pub use router::{Route, Router};
+pub use table::{FileEntry, FileInfo, FileTable};

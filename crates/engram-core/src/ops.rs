@@ -1,0 +1,159 @@
+//! The backend operations over a [`FileTable`]: read, edit, grep and glob.
+
+use crate::edit;
+use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::glob::Glob;
+use crate::grep::{self, GrepOptions, GrepResult};
+use crate::path;
+use crate::read::{self, ReadResult};
+use crate::table::{FileInfo, FileTable};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct EditOptions {
+    pub path: String,
+    pub old_string: String,
+    pub new_string: String,
+    pub replace_all: bool,
+    pub modified_at: f64,
+    pub if_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditResult {
+    pub path: String,
+    pub occurrences: usize,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GlobOptions {
+    pub pattern: String,
+    pub path: Option<String>,
+    pub max_results: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GlobResult {
+    pub files: Vec<FileInfo>,
+    pub truncated: bool,
+}
+
+impl FileTable {
+    fn file_bytes(&self, input: &str) -> CoreResult<(String, &[u8])> {
+        let p = path::normalize(input)?;
+        match self.get(&p) {
+            Some(f) => Ok((p, f.data.as_slice())),
+            None if self.is_dir(&p) => Err(CoreError::of(ErrorCode::IsDirectory, &p)),
+            None => Err(CoreError::of(ErrorCode::FileNotFound, &p)),
+        }
+    }
+
+    /// The whole content of a file.
+    pub fn read_bytes(&self, input: &str) -> CoreResult<&[u8]> {
+        self.file_bytes(input).map(|(_, d)| d)
+    }
+
+    /// Lines `offset .. offset + limit` of a file.
+    pub fn read(&self, input: &str, offset: usize, limit: Option<usize>) -> CoreResult<ReadResult> {
+        let (_, data) = self.file_bytes(input)?;
+        Ok(read::read_lines(data, offset, limit))
+    }
+
+    pub fn edit(&mut self, opts: &EditOptions) -> CoreResult<EditResult> {
+        let (p, data) = self.file_bytes(&opts.path)?;
+        let (updated, occurrences) = edit::edit(&p, data, &opts.old_string, &opts.new_string, opts.replace_all)?;
+        self.write(&p, updated, opts.modified_at, opts.if_version.as_deref())?;
+        let version = self.get(&p).map(|f| f.version.to_string()).unwrap_or_default();
+        Ok(EditResult { path: p, occurrences, version })
+    }
+
+    pub fn grep(&self, opts: &GrepOptions) -> CoreResult<GrepResult> {
+        let root = path::normalize(opts.path.as_deref().unwrap_or("/"))?;
+        if self.get(&root).is_none() && !self.is_dir(&root) {
+            return Err(CoreError::of(ErrorCode::FileNotFound, &root));
+        }
+        let files = self.files_under(&root).map(|(k, f)| (k, f.data.as_slice()));
+        grep::grep(files, &root, opts)
+    }
+
+    /// Files matching a glob, sorted by path. A missing search directory matches nothing.
+    pub fn glob(&self, opts: &GlobOptions) -> CoreResult<GlobResult> {
+        let root = path::normalize(opts.path.as_deref().unwrap_or("/"))?;
+        let glob = Glob::new(&opts.pattern, &root)?;
+        let cap = opts.max_results.unwrap_or(usize::MAX);
+        let mut files = Vec::new();
+        let mut truncated = false;
+        for (p, _) in self.files_under(glob.base()) {
+            if !glob.is_match(p, &root) {
+                continue;
+            }
+            if files.len() == cap {
+                truncated = true;
+                break;
+            }
+            files.push(self.stat(p)?);
+        }
+        Ok(GlobResult { files, truncated })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> FileTable {
+        let mut t = FileTable::new();
+        for (p, c) in [("/src/a.ts", "export const a = 1;\n"), ("/src/lib/b.ts", "a\nb\n"), ("/README.md", "# hi\n")] {
+            t.write(p, c.as_bytes().to_vec(), 5.0, None).unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn read_errors_for_directories_and_missing_files() {
+        let t = table();
+        assert_eq!(t.read("/src", 0, None).unwrap_err().code, ErrorCode::IsDirectory);
+        assert_eq!(t.read("/nope", 0, None).unwrap_err().code, ErrorCode::FileNotFound);
+        assert_eq!(t.read("/src/../README.md", 0, Some(1)).unwrap().content, "# hi");
+    }
+
+    #[test]
+    fn edit_writes_back_and_bumps_version() {
+        let mut t = table();
+        let before = t.stat("/src/lib/b.ts").unwrap().version.unwrap();
+        let opts = EditOptions { path: "/src/lib/b.ts".into(), old_string: "b".into(), new_string: "c".into(), modified_at: 9.0, ..Default::default() };
+        let r = t.edit(&opts).unwrap();
+        assert_eq!(r.occurrences, 1);
+        assert_ne!(r.version, before);
+        assert_eq!(t.read_bytes("/src/lib/b.ts").unwrap(), b"a\nc\n");
+        let stale = EditOptions { if_version: Some(before), ..opts };
+        assert_eq!(t.edit(&stale).unwrap_err().code, ErrorCode::StringNotFound);
+    }
+
+    #[test]
+    fn glob_sorted_and_scoped() {
+        let t = table();
+        let all = t.glob(&GlobOptions { pattern: "**/*.ts".into(), ..Default::default() }).unwrap();
+        let paths: Vec<&str> = all.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["/src/a.ts", "/src/lib/b.ts"]);
+        let scoped = t.glob(&GlobOptions { pattern: "*.ts".into(), path: Some("/src/lib".into()), ..Default::default() }).unwrap();
+        assert_eq!(scoped.files.len(), 1);
+        let capped = t.glob(&GlobOptions { pattern: "**".into(), max_results: Some(2), ..Default::default() }).unwrap();
+        assert_eq!((capped.files.len(), capped.truncated), (2, true));
+        let none = t.glob(&GlobOptions { pattern: "*".into(), path: Some("/missing".into()), ..Default::default() }).unwrap();
+        assert!(none.files.is_empty());
+    }
+
+    #[test]
+    fn grep_scope_must_exist() {
+        let t = table();
+        let opts = GrepOptions { pattern: "a".into(), path: Some("/nope".into()), ..Default::default() };
+        assert_eq!(t.grep(&opts).unwrap_err().code, ErrorCode::FileNotFound);
+        let one_file = GrepOptions { pattern: "a".into(), path: Some("/src/lib/b.ts".into()), ..Default::default() };
+        assert_eq!(t.grep(&one_file).unwrap().matches.unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,123 @@
+//! Longest-prefix routing of virtual paths to mounted backends (DESIGN §4 "Composite").
+
+use crate::error::CoreResult;
+use crate::path;
+use serde::Serialize;
+
+/// Where a path goes: the index of the matching route (in construction order) or `None` for the
+/// default backend, and the path as the mounted backend sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Route {
+    pub route: Option<usize>,
+    pub prefix: Option<String>,
+    pub path: String,
+}
+
+/// Routes are normalised at construction to `/a/b/`; `/memoriesX` never matches `/memories/`.
+#[derive(Debug, Clone)]
+pub struct Router {
+    /// `(normalised prefix with trailing '/', original index)`, longest prefix first.
+    prefixes: Vec<(String, usize)>,
+}
+
+impl Router {
+    pub fn new<S: AsRef<str>>(prefixes: &[S]) -> CoreResult<Router> {
+        let mut normalised = Vec::with_capacity(prefixes.len());
+        for (i, p) in prefixes.iter().enumerate() {
+            normalised.push((path::normalize_dir(p.as_ref())?, i));
+        }
+        normalised.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
+        Ok(Router { prefixes: normalised })
+    }
+
+    /// The normalised prefixes in construction order.
+    pub fn prefixes(&self) -> Vec<String> {
+        let mut v = self.prefixes.clone();
+        v.sort_by_key(|(_, i)| *i);
+        v.into_iter().map(|(p, _)| p).collect()
+    }
+
+    /// Routes a path; the path is normalised first, so escapes are refused here.
+    pub fn route(&self, input: &str) -> CoreResult<Route> {
+        let p = path::normalize(input)?;
+        Ok(self.route_normalised(&p))
+    }
+
+    /// Routes an already normalised path.
+    pub fn route_normalised(&self, p: &str) -> Route {
+        for (prefix, index) in &self.prefixes {
+            if prefix == "/" {
+                return Route { route: Some(*index), prefix: Some(prefix.clone()), path: p.to_string() };
+            }
+            // `/memories` (the mount point itself) and `/memories/...` both belong to `/memories/`.
+            let mount = &prefix[..prefix.len() - 1];
+            if let Some(rest) = p.strip_prefix(mount) {
+                if rest.is_empty() || rest.starts_with('/') {
+                    let inner = if rest.is_empty() { "/".to_string() } else { rest.to_string() };
+                    return Route { route: Some(*index), prefix: Some(prefix.clone()), path: inner };
+                }
+            }
+        }
+        Route { route: None, prefix: None, path: p.to_string() }
+    }
+
+    /// Route prefixes strictly below the normalised directory `dir` (for fan-out of `ls`, `glob`
+    /// and `grep` at a parent of one or more mount points), in construction order.
+    pub fn routes_under(&self, dir: &str) -> Vec<(usize, String)> {
+        let dir = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
+        let mut v: Vec<(usize, String)> = self
+            .prefixes
+            .iter()
+            .filter(|(p, _)| p.len() > dir.len() && p.starts_with(&dir))
+            .map(|(p, i)| (*i, p.clone()))
+            .collect();
+        v.sort_by_key(|(i, _)| *i);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn router() -> Router {
+        Router::new(&["/memories", "/memories/deep/", "//skills//"]).unwrap()
+    }
+
+    #[test]
+    fn longest_prefix_wins() {
+        let r = router();
+        assert_eq!(r.route("/memories/a.md").unwrap().route, Some(0));
+        assert_eq!(r.route("/memories/a.md").unwrap().path, "/a.md");
+        let deep = r.route("/memories/deep/x/y.md").unwrap();
+        assert_eq!((deep.route, deep.path.as_str()), (Some(1), "/x/y.md"));
+        assert_eq!(r.route("/skills/s/SKILL.md").unwrap().route, Some(2));
+    }
+
+    #[test]
+    fn prefix_matches_whole_segments_only() {
+        let r = router();
+        let x = r.route("/memoriesX/a.md").unwrap();
+        assert_eq!((x.route, x.path.as_str()), (None, "/memoriesX/a.md"));
+        let mount = r.route("/memories").unwrap();
+        assert_eq!((mount.route, mount.path.as_str()), (Some(0), "/"));
+    }
+
+    #[test]
+    fn routing_normalises_and_refuses_escapes() {
+        let r = router();
+        assert_eq!(r.route("/x/../memories//a").unwrap().route, Some(0));
+        assert_eq!(r.route("/memories/../../etc").unwrap_err().code, ErrorCode::PathEscape);
+        assert_eq!(r.prefixes(), vec!["/memories/", "/memories/deep/", "/skills/"]);
+    }
+
+    #[test]
+    fn lists_routes_under_a_directory() {
+        let r = router();
+        let under_root: Vec<usize> = r.routes_under("/").into_iter().map(|(i, _)| i).collect();
+        assert_eq!(under_root, vec![0, 1, 2]);
+        assert_eq!(r.routes_under("/memories").len(), 1);
+        assert!(r.routes_under("/skills").is_empty());
+    }
+}

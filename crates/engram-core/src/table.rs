@@ -1,0 +1,334 @@
+//! The resident file table: files kept inside the core, updated incrementally, with a directory
+//! index so `ls` of one directory touches only that directory's children.
+
+use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::path;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// One stored file. `version` changes on every write; `modified_at` is supplied by the caller
+/// (milliseconds since the epoch) because the core has no clock.
+#[derive(Debug, Clone)]
+pub struct FileEntry {
+    pub data: Vec<u8>,
+    pub modified_at: f64,
+    pub version: u64,
+}
+
+/// What `ls`, `glob` and `stat` report about a path. Directories end with `/`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileInfo {
+    pub path: String,
+    pub is_dir: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modified_at: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Child {
+    File,
+    /// A directory and the number of files beneath it; it disappears when that reaches zero.
+    Dir(usize),
+}
+
+/// Files keyed by normalised virtual path, in path order.
+#[derive(Debug, Default, Clone)]
+pub struct FileTable {
+    files: BTreeMap<String, FileEntry>,
+    dirs: HashMap<String, BTreeMap<String, Child>>,
+    last_version: u64,
+}
+
+impl FileTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    pub fn get(&self, normalised: &str) -> Option<&FileEntry> {
+        self.files.get(normalised)
+    }
+
+    pub fn is_dir(&self, normalised: &str) -> bool {
+        normalised == "/" || self.dirs.contains_key(normalised)
+    }
+
+    /// Creates or replaces a file, creating its parent directories. `if_version` makes the write
+    /// a compare-and-swap: it must equal the current version (`"0"` = the file must not exist).
+    pub fn write(
+        &mut self,
+        input: &str,
+        data: Vec<u8>,
+        modified_at: f64,
+        if_version: Option<&str>,
+    ) -> CoreResult<String> {
+        let p = path::normalize(input)?;
+        if p == "/" || self.dirs.contains_key(&p) {
+            return Err(CoreError::of(ErrorCode::IsDirectory, &p));
+        }
+        if let Some(expected) = if_version {
+            let current = self.files.get(&p).map_or(0, |f| f.version);
+            if expected != current.to_string() {
+                return Err(CoreError::of(ErrorCode::Conflict, &p));
+            }
+        }
+        let mut ancestor = path::parent(&p);
+        while ancestor != "/" {
+            if self.files.contains_key(ancestor) {
+                return Err(CoreError::new(ErrorCode::InvalidPath, &p, format!("'{ancestor}' is a file")));
+            }
+            ancestor = path::parent(ancestor);
+        }
+        self.last_version += 1;
+        let entry = FileEntry { data, modified_at, version: self.last_version };
+        if self.files.insert(p.clone(), entry).is_none() {
+            self.index_insert(&p);
+        }
+        Ok(p)
+    }
+
+    /// Removes a file, or a directory with everything beneath it. Returns how many files went.
+    pub fn delete(&mut self, input: &str) -> CoreResult<usize> {
+        let p = path::normalize(input)?;
+        if self.files.remove(&p).is_some() {
+            self.index_remove(&p);
+            return Ok(1);
+        }
+        if !self.dirs.contains_key(&p) && p != "/" {
+            return Err(CoreError::of(ErrorCode::FileNotFound, &p));
+        }
+        let doomed: Vec<String> = self.files_under(&p).map(|(k, _)| k.clone()).collect();
+        for k in &doomed {
+            self.files.remove(k);
+            self.index_remove(k);
+        }
+        Ok(doomed.len())
+    }
+
+    /// Metadata for a file or directory.
+    pub fn stat(&self, input: &str) -> CoreResult<FileInfo> {
+        let p = path::normalize(input)?;
+        if let Some(f) = self.files.get(&p) {
+            return Ok(file_info(&p, f));
+        }
+        if self.is_dir(&p) {
+            return Ok(dir_info(&p));
+        }
+        Err(CoreError::of(ErrorCode::FileNotFound, &p))
+    }
+
+    /// One level of a directory, sorted by path; directories end with `/`. `ls` of a file lists
+    /// that file.
+    pub fn ls(&self, input: &str) -> CoreResult<Vec<FileInfo>> {
+        let p = path::normalize(input)?;
+        if let Some(f) = self.files.get(&p) {
+            return Ok(vec![file_info(&p, f)]);
+        }
+        let Some(children) = self.dirs.get(&p) else {
+            return if p == "/" { Ok(Vec::new()) } else { Err(CoreError::of(ErrorCode::FileNotFound, &p)) };
+        };
+        let mut out: Vec<FileInfo> = children
+            .iter()
+            .map(|(name, kind)| {
+                let child = path::join(&p, name);
+                match kind {
+                    Child::File => file_info(&child, &self.files[&child]),
+                    Child::Dir(_) => dir_info(&child),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    /// Files at or beneath a normalised path, in path order (a file path yields that file).
+    pub fn files_under<'a>(&'a self, normalised: &str) -> Box<dyn Iterator<Item = (&'a String, &'a FileEntry)> + 'a> {
+        if normalised == "/" {
+            return Box::new(self.files.iter());
+        }
+        if let Some((k, v)) = self.files.get_key_value(normalised) {
+            return Box::new(std::iter::once((k, v)));
+        }
+        let prefix = format!("{normalised}/");
+        Box::new(self.files.range(prefix.clone()..).take_while(move |(k, _)| k.starts_with(&prefix)))
+    }
+
+    /// Every file, in path order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &FileEntry)> {
+        self.files.iter()
+    }
+
+    fn index_insert(&mut self, p: &str) {
+        let mut child = p;
+        let mut kind = Child::File;
+        loop {
+            let dir = path::parent(child);
+            let name = path::file_name(child).to_string();
+            let children = self.dirs.entry(dir.to_string()).or_default();
+            match (children.get_mut(&name), kind) {
+                (Some(Child::Dir(n)), Child::Dir(_)) => *n += 1,
+                (_, k) => {
+                    children.insert(name, k);
+                }
+            }
+            if dir == "/" {
+                break;
+            }
+            child = dir;
+            kind = Child::Dir(1);
+        }
+    }
+
+    fn index_remove(&mut self, p: &str) {
+        let mut child = p.to_string();
+        let mut remove_child = true;
+        loop {
+            let dir = path::parent(&child).to_string();
+            let name = path::file_name(&child);
+            if let Some(children) = self.dirs.get_mut(&dir) {
+                if remove_child {
+                    children.remove(name);
+                } else if let Some(Child::Dir(n)) = children.get_mut(name) {
+                    *n -= 1;
+                    if *n == 0 {
+                        children.remove(name);
+                    }
+                }
+                if children.is_empty() && dir != "/" {
+                    self.dirs.remove(&dir);
+                }
+            }
+            if dir == "/" {
+                break;
+            }
+            // The parent lost a descendant; it is removed from its own parent only if now empty.
+            remove_child = !self.dirs.contains_key(&dir);
+            child = dir;
+        }
+    }
+}
+
+fn file_info(p: &str, f: &FileEntry) -> FileInfo {
+    FileInfo {
+        path: p.to_string(),
+        is_dir: false,
+        size: Some(f.data.len() as u64),
+        modified_at: Some(f.modified_at),
+        version: Some(f.version.to_string()),
+    }
+}
+
+fn dir_info(p: &str) -> FileInfo {
+    let shown = if p == "/" { "/".to_string() } else { format!("{p}/") };
+    FileInfo { path: shown, is_dir: true, size: None, modified_at: None, version: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn table(paths: &[&str]) -> FileTable {
+        let mut t = FileTable::new();
+        for p in paths {
+            t.write(p, p.as_bytes().to_vec(), 1.0, None).unwrap();
+        }
+        t
+    }
+
+    fn names(v: &[FileInfo]) -> Vec<&str> {
+        v.iter().map(|f| f.path.as_str()).collect()
+    }
+
+    #[test]
+    fn ls_lists_one_level_sorted_with_dir_slashes() {
+        let t = table(&["/b.txt", "/a/x.md", "/a/y/z.md", "/a.txt", "/c/d/e"]);
+        assert_eq!(names(&t.ls("/").unwrap()), vec!["/a.txt", "/a/", "/b.txt", "/c/"]);
+        assert_eq!(names(&t.ls("/a").unwrap()), vec!["/a/x.md", "/a/y/"]);
+        assert_eq!(t.ls("/nope").unwrap_err().code, ErrorCode::FileNotFound);
+        assert_eq!(names(&t.ls("/b.txt").unwrap()), vec!["/b.txt"]);
+        assert!(FileTable::new().ls("/").unwrap().is_empty());
+    }
+
+    #[test]
+    fn delete_prunes_empty_directories() {
+        let mut t = table(&["/a/b/c.txt", "/a/b/d.txt", "/a/e.txt"]);
+        assert_eq!(t.delete("/a/b/c.txt").unwrap(), 1);
+        assert_eq!(names(&t.ls("/a/b").unwrap()), vec!["/a/b/d.txt"]);
+        assert_eq!(t.delete("/a/b").unwrap(), 1);
+        assert_eq!(names(&t.ls("/a").unwrap()), vec!["/a/e.txt"]);
+        t.delete("/a/e.txt").unwrap();
+        assert!(t.ls("/").unwrap().is_empty());
+        assert_eq!(t.ls("/a").unwrap_err().code, ErrorCode::FileNotFound);
+        assert_eq!(t.delete("/a").unwrap_err().code, ErrorCode::FileNotFound);
+    }
+
+    #[test]
+    fn write_refuses_directories_and_file_parents() {
+        let mut t = table(&["/a/b.txt"]);
+        assert_eq!(t.write("/a", vec![], 0.0, None).unwrap_err().code, ErrorCode::IsDirectory);
+        assert_eq!(t.write("/", vec![], 0.0, None).unwrap_err().code, ErrorCode::IsDirectory);
+        assert_eq!(t.write("/a/b.txt/c", vec![], 0.0, None).unwrap_err().code, ErrorCode::InvalidPath);
+        assert_eq!(t.write("/../x", vec![], 0.0, None).unwrap_err().code, ErrorCode::PathEscape);
+    }
+
+    #[test]
+    fn versions_change_on_every_write_and_guard_cas() {
+        let mut t = FileTable::new();
+        t.write("/m.md", b"1".to_vec(), 0.0, Some("0")).unwrap();
+        let v1 = t.stat("/m.md").unwrap().version.unwrap();
+        assert_eq!(t.write("/m.md", b"x".to_vec(), 0.0, Some("0")).unwrap_err().code, ErrorCode::Conflict);
+        t.write("/m.md", b"2".to_vec(), 0.0, Some(&v1)).unwrap();
+        let v2 = t.stat("/m.md").unwrap().version.unwrap();
+        assert_ne!(v1, v2);
+        assert_eq!(t.write("/m.md", b"3".to_vec(), 0.0, Some(&v1)).unwrap_err().code, ErrorCode::Conflict);
+        assert_eq!(t.get("/m.md").unwrap().data, b"2");
+    }
+
+    #[test]
+    fn files_under_does_not_leak_siblings_with_common_prefix() {
+        let t = table(&["/a/x", "/a.b", "/ab/y", "/a/z/w"]);
+        let under: Vec<&String> = t.files_under("/a").map(|(k, _)| k).collect();
+        assert_eq!(under, vec!["/a/x", "/a/z/w"]);
+    }
+
+    proptest! {
+        /// After any sequence of writes and deletes, the directory index agrees with a listing
+        /// computed by scanning every key.
+        #[test]
+        fn index_matches_a_full_scan(ops in prop::collection::vec((any::<bool>(), "(/[ab]){1,4}"), 1..40)) {
+            let mut t = FileTable::new();
+            for (is_write, p) in &ops {
+                if *is_write { let _ = t.write(p, vec![1], 0.0, None); } else { let _ = t.delete(p); }
+            }
+            let mut dirs: std::collections::BTreeSet<String> = ["/".to_string()].into();
+            for (k, _) in t.iter() {
+                let mut d = path::parent(k);
+                loop { dirs.insert(d.to_string()); if d == "/" { break; } d = path::parent(d); }
+            }
+            for d in &dirs {
+                let mut expected: Vec<String> = t.iter().filter_map(|(k, _)| {
+                    let rest = path::strip_dir(k, d)?;
+                    Some(match rest.split_once('/') { Some((first, _)) => format!("{}/", path::join(d, first)), None => k.clone() })
+                }).collect();
+                expected.sort();
+                expected.dedup();
+                let got: Vec<String> = t.ls(d).unwrap().into_iter().map(|f| f.path).collect();
+                prop_assert_eq!(got, expected);
+            }
+            prop_assert_eq!(t.dirs.len() + usize::from(!t.dirs.contains_key("/")), dirs.len());
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Byte-level line helpers shared by grep, read and edit. Lines end with `\n`; a final `\n`
+//! does not start another line; a `\r` before it belongs to the terminator.
+
+/// Bytes inspected for a NUL when deciding that a file is binary (as git and ripgrep do).
+const BINARY_PROBE_BYTES: usize = 8192;
+
+pub fn is_binary(data: &[u8]) -> bool {
+    memchr::memchr(0, &data[..data.len().min(BINARY_PROBE_BYTES)]).is_some()
+}
+
+/// The line holding byte `at`: `(start, end)` with the `\n` excluded.
+pub fn line_bounds(data: &[u8], at: usize) -> (usize, usize) {
+    let start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
+    (start, end)
+}
+
+/// Number of lines: an empty file has none; a trailing newline ends the last line.
+pub fn count_lines(data: &[u8]) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', data).count();
+    newlines + usize::from(data.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// Byte offset at which every line starts.
+pub fn line_starts(data: &[u8]) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(memchr::memchr_iter(b'\n', data).map(|i| i + 1).filter(|&s| s < data.len()));
+    starts
+}
+
+/// Byte range of line `i` (0-based) given [`line_starts`], terminator excluded.
+pub fn nth_line(data: &[u8], starts: &[usize], i: usize) -> (usize, usize) {
+    let s = starts[i];
+    let e = match starts.get(i + 1) {
+        Some(&next) => next - 1,
+        None => data.len() - usize::from(data.last() == Some(&b'\n')),
+    };
+    (s, e)
+}
+
+/// A line as text: a trailing `\r` dropped, invalid UTF-8 replaced by U+FFFD.
+pub fn lossy_line(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_lines_like_wc_plus_unterminated_last_line() {
+        assert_eq!(count_lines(b""), 0);
+        assert_eq!(count_lines(b"a"), 1);
+        assert_eq!(count_lines(b"a\n"), 1);
+        assert_eq!(count_lines(b"a\nb"), 2);
+        assert_eq!(count_lines(b"\n\n"), 2);
+    }
+
+    #[test]
+    fn line_starts_and_nth_line_agree_with_count() {
+        for data in [&b"a\nbb\r\nccc"[..], b"a\n", b"\n\nx\n", b"x"] {
+            let starts = line_starts(data);
+            assert_eq!(starts.len(), count_lines(data));
+            let rebuilt: Vec<&[u8]> = (0..starts.len()).map(|i| { let (s, e) = nth_line(data, &starts, i); &data[s..e] }).collect();
+            let expected: Vec<&[u8]> = data.strip_suffix(b"\n").unwrap_or(data).split(|&b| b == b'\n').collect();
+            assert_eq!(rebuilt, expected);
+        }
+    }
+
+    #[test]
+    fn binary_and_lossy() {
+        assert!(is_binary(b"ab\0c"));
+        assert!(!is_binary("héllo".as_bytes()));
+        assert_eq!(lossy_line(b"x\xff\r"), "x\u{FFFD}");
+    }
+}
