@@ -87,7 +87,7 @@ impl FileTable {
         let cap = opts.max_results.unwrap_or(usize::MAX);
         let mut files = Vec::new();
         let mut truncated = false;
-        for (p, _) in self.files_under(glob.base()) {
+        for (p, f) in self.files_under(glob.base()) {
             if !glob.is_match(p, &root) {
                 continue;
             }
@@ -95,7 +95,7 @@ impl FileTable {
                 truncated = true;
                 break;
             }
-            files.push(self.stat(p)?);
+            files.push(crate::table::file_info(p, f));
         }
         Ok(GlobResult { files, truncated })
     }

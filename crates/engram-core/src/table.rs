@@ -220,7 +220,7 @@ impl FileTable {
     }
 }
 
-fn file_info(p: &str, f: &FileEntry) -> FileInfo {
+pub(crate) fn file_info(p: &str, f: &FileEntry) -> FileInfo {
     FileInfo {
         path: p.to_string(),
         is_dir: false,

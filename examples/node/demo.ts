@@ -1,0 +1,60 @@
+/**
+ * The Engram core on both builds: a resident file table, a router, grep, glob, read and edit.
+ * Run it with `npm run demo`.
+ */
+import { loadCore, type Core, type CoreKind } from "engram";
+
+const kinds: CoreKind[] = ["native", "wasm"];
+
+function section(title: string): void {
+  console.log(`\n\x1b[1m${title}\x1b[0m`);
+}
+
+function demo(core: Core): void {
+  section(`── ${core.kind} core ──`);
+  const table = core.createFileTable();
+  table.write("/AGENTS.md", "# Memory\n- The user prefers TypeScript.\n- 用户喜欢简洁的回答。\n");
+  table.write("/src/app.ts", 'import { run } from "./run";\n// TODO: handle errors\nrun();\n');
+  table.write("/src/run.ts", "export function run() {\n  console.log('running'); // TODO: logging\n}\n");
+  table.write("/memories/notes.md", "Remember: deploy on Fridays is forbidden.\n");
+
+  const router = core.createRouter(["/memories/"]);
+  for (const p of ["/memories/notes.md", "/memoriesX/a.md", "/src/../memories", "/../etc/passwd"]) {
+    const r = router.route(p);
+    console.log(`route ${p.padEnd(20)} → ${r.error ? `error ${r.error.code}` : `${r.prefix ?? "(default)"} ${r.path}`}`);
+  }
+
+  const todo = table.grep({ pattern: "TODO" });
+  for (const m of todo.matches ?? []) console.log(`grep TODO        ${m.path}:${m.line}: ${m.text.trim()}`);
+  const rx = table.grep({ pattern: "^export\\s+function\\s+(\\w+)", regex: true, outputMode: "files_with_matches" });
+  console.log(`grep regex       ${rx.files?.join(", ")}`);
+  console.log(`glob **/*.ts     ${table.glob({ pattern: "**/*.ts" }).files?.map((f) => f.path).join(", ")}`);
+  console.log(`ls /             ${table.ls("/").entries?.map((e) => e.path).join("  ")}`);
+
+  const edit = table.edit({ path: "/AGENTS.md", oldString: "TypeScript", newString: "TypeScript and Rust" });
+  console.log(`edit AGENTS.md   ${edit.error ? edit.error.message : `${edit.occurrences} replacement, version ${edit.version}`}`);
+  const read = table.read("/AGENTS.md", { offset: 0, limit: 3 });
+  if (!read.error) console.log(core.formatNumbered(read.content, 1));
+  console.log(`bad path         ${table.read("/a/../../x").error?.message}`);
+
+  // A few thousand files, to show the resident table at work.
+  const big = core.createFileTable();
+  for (let i = 0; i < 5000; i++) {
+    const rare = i % 500 === 0 ? "needle_42 " : "";
+    big.write(`/repo/pkg${i % 20}/mod${i % 7}/file${i}.ts`, `// file ${i}\nexport const v${i} = ${i}; ${rare}\n`.repeat(20));
+  }
+  let t = performance.now();
+  const hits = big.grep({ pattern: "needle_42", outputMode: "count" });
+  const grepMs = performance.now() - t;
+  t = performance.now();
+  const globbed = big.glob({ pattern: "**/mod3/*.ts", path: "/repo" });
+  const globMs = performance.now() - t;
+  const total = Object.values(hits.counts ?? {}).reduce((a, b) => a + b, 0);
+  console.log(`5,000 files      grep: ${total} lines in ${grepMs.toFixed(2)} ms · glob: ${globbed.files?.length} files in ${globMs.toFixed(2)} ms`);
+  table.dispose();
+  big.dispose();
+}
+
+for (const kind of kinds) {
+  demo(await loadCore({ core: kind }));
+}

@@ -1,0 +1,154 @@
+/**
+ * Adapts a raw binding (native or WASM: both export the same classes and functions, returning
+ * one JSON string per call) to the typed {@link Core} API. One code path for both cores.
+ * @module
+ */
+import { EngramError } from "../errors.js";
+import type {
+  Core,
+  CoreFileTable,
+  CoreKind,
+  CoreRouter,
+  EditOptions,
+  EditResult,
+  FileInfo,
+  GlobOptions,
+  GlobResult,
+  GrepOptions,
+  GrepResult,
+  ReadOptions,
+  ReadResult,
+  Result,
+  Route,
+  WriteOptions,
+} from "./types.js";
+
+/** @internal What `@engram/native` and `@engram/wasm` both export. */
+export interface RawBinding {
+  normalizePath(path: string): string;
+  formatNumbered(content: string, firstLine: number): string;
+  Router: new (prefixesJson: string) => RawRouter;
+  FileTable: new () => RawFileTable;
+}
+
+interface RawRouter {
+  route(path: string): string;
+  prefixes(): string;
+}
+
+interface RawFileTable {
+  readonly size: number;
+  write(path: string, data: Uint8Array, modifiedAt: number, ifVersion?: string | null): string;
+  writeText(path: string, text: string, modifiedAt: number, ifVersion?: string | null): string;
+  read(path: string, offset: number, limit?: number | null): string;
+  readBytes(path: string): Uint8Array | null | undefined;
+  ls(path: string): string;
+  stat(path: string): string;
+  delete(path: string): string;
+  edit(optionsJson: string): string;
+  grep(optionsJson: string): string;
+  glob(optionsJson: string): string;
+  free?(): void;
+}
+
+const U32_MAX = 0xffff_ffff;
+
+/** Clamps a line index or count to what the core accepts: a non-negative 32-bit integer. */
+function toIndex(n: number | undefined): number | undefined {
+  if (n === undefined) return undefined;
+  if (!Number.isFinite(n)) return n > 0 ? U32_MAX : 0;
+  return Math.min(U32_MAX, Math.max(0, Math.floor(n)));
+}
+
+function parse<T>(json: string): Result<T> {
+  return JSON.parse(json) as Result<T>;
+}
+
+class FileTableHandle implements CoreFileTable {
+  constructor(private readonly raw: RawFileTable) {}
+
+  get size(): number {
+    return this.raw.size;
+  }
+
+  write(path: string, content: string | Uint8Array, options: WriteOptions = {}) {
+    const at = options.modifiedAt ?? Date.now();
+    const json =
+      typeof content === "string"
+        ? this.raw.writeText(path, content, at, options.ifVersion)
+        : this.raw.write(path, content, at, options.ifVersion);
+    return parse<{ path: string; version: string }>(json);
+  }
+
+  read(path: string, options: ReadOptions = {}) {
+    return parse<ReadResult>(
+      this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit)),
+    );
+  }
+
+  readBytes(path: string): Uint8Array | undefined {
+    return this.raw.readBytes(path) ?? undefined;
+  }
+
+  ls(path: string) {
+    return parse<{ entries: FileInfo[] }>(this.raw.ls(path));
+  }
+
+  stat(path: string) {
+    return parse<{ info: FileInfo }>(this.raw.stat(path));
+  }
+
+  delete(path: string) {
+    return parse<{ deleted: number }>(this.raw.delete(path));
+  }
+
+  edit(options: EditOptions) {
+    const payload = { replaceAll: false, ...options, modifiedAt: options.modifiedAt ?? Date.now() };
+    return parse<EditResult>(this.raw.edit(JSON.stringify(payload)));
+  }
+
+  grep(options: GrepOptions) {
+    const payload = {
+      ...options,
+      maxCount: toIndex(options.maxCount),
+      context: toIndex(options.context),
+    };
+    return parse<GrepResult>(this.raw.grep(JSON.stringify(payload)));
+  }
+
+  glob(options: GlobOptions) {
+    const payload = { ...options, maxResults: toIndex(options.maxResults) };
+    return parse<GlobResult>(this.raw.glob(JSON.stringify(payload)));
+  }
+
+  dispose(): void {
+    this.raw.free?.();
+  }
+}
+
+class RouterHandle implements CoreRouter {
+  readonly prefixes: readonly string[];
+  constructor(private readonly raw: RawRouter) {
+    this.prefixes = Object.freeze(JSON.parse(raw.prefixes()) as string[]);
+  }
+  route(path: string) {
+    return parse<Route>(this.raw.route(path));
+  }
+}
+
+/** @internal Wraps a loaded binding as a {@link Core}. */
+export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
+  return {
+    kind,
+    normalizePath: (path) => parse<{ path: string }>(raw.normalizePath(path)),
+    formatNumbered: (content, firstLine) => raw.formatNumbered(content, toIndex(firstLine) ?? 1),
+    createRouter(prefixes) {
+      try {
+        return new RouterHandle(new raw.Router(JSON.stringify(prefixes)));
+      } catch (e) {
+        throw EngramError.fromCoreText(e instanceof Error ? e.message : String(e));
+      }
+    },
+    createFileTable: () => new FileTableHandle(new raw.FileTable()),
+  };
+}

@@ -1,0 +1,2 @@
+export { loadCore, type LoadCoreOptions } from "./loader.js";
+export type * from "./types.js";

@@ -1,0 +1,201 @@
+/**
+ * The `Core` API: what both the native addon and the WebAssembly build offer, in TypeScript
+ * shapes. Results are data: either the result fields or `{ error: { code, message } }`.
+ * @module
+ */
+
+/** The pinned error codes of the backend contract; one message text per code. */
+export type ErrorCode =
+  | "file_not_found"
+  | "is_directory"
+  | "invalid_path"
+  | "path_escape"
+  | "permission_denied"
+  | "string_not_found"
+  | "multiple_matches"
+  | "too_large"
+  | "invalid_pattern"
+  | "conflict"
+  | "unsupported";
+
+/** An error returned as data. */
+export interface ErrorData {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Either the fields of `T` or an `error`, never both; narrow with `if (r.error)`. */
+export type Result<T> = (T & { error?: undefined }) | ({ error: ErrorData } & { [K in keyof T]?: undefined });
+
+/** Which build of the Rust core is in use. */
+export type CoreKind = "native" | "wasm";
+
+/** A file or directory. Directory paths end with `/`. */
+export interface FileInfo {
+  path: string;
+  isDir: boolean;
+  /** Size in bytes (files only). */
+  size?: number;
+  /** Milliseconds since the epoch (files only). */
+  modifiedAt?: number;
+  /** Changes on every write (files only). */
+  version?: string;
+}
+
+/** Options of {@link CoreFileTable.write}. */
+export interface WriteOptions {
+  /** Modification time in milliseconds since the epoch. Default: `Date.now()`. */
+  modifiedAt?: number;
+  /** Compare-and-swap: the write fails with `conflict` unless the file's version equals this
+   * (`"0"` = the file must not exist yet). Default: unconditional. */
+  ifVersion?: string;
+}
+
+/** Options of {@link CoreFileTable.read}. */
+export interface ReadOptions {
+  /** 0-based first line. Default: `0`. */
+  offset?: number;
+  /** Maximum number of lines. Default: all remaining lines. */
+  limit?: number;
+}
+
+/** Lines of a file, raw (no line numbers). */
+export interface ReadResult {
+  /** The lines joined by their original terminators, without the last line's terminator. */
+  content: string;
+  totalLines: number;
+  /** 0-based index of the first returned line. */
+  offset: number;
+  /** Number of lines in `content`. */
+  lines: number;
+}
+
+/** Output modes of grep. */
+export type GrepOutputMode = "content" | "files_with_matches" | "count";
+
+/** Options of {@link CoreFileTable.grep}. */
+export interface GrepOptions {
+  /** Literal text, or a regular expression when `regex` is true. */
+  pattern: string;
+  /** Directory or file to search. Default: `/`. */
+  path?: string;
+  /** Only files matching this glob: a pattern without `/` matches the file name at any depth,
+   * one with `/` the path below `path`. Default: all files. */
+  glob?: string;
+  /** Treat `pattern` as a regular expression (linear-time engine). Default: `false`. */
+  regex?: boolean;
+  /** Case-insensitive matching. Default: `false`. */
+  ignoreCase?: boolean;
+  /** Cap on matching lines (`content`) or files (other modes); `truncated` tells when hit.
+   * Default: no cap. */
+  maxCount?: number;
+  /** Default: `"content"`. */
+  outputMode?: GrepOutputMode;
+  /** Context lines before and after each match (`content` mode). Default: `0`. */
+  context?: number;
+}
+
+/** One line of grep output. */
+export interface GrepMatch {
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  text: string;
+  /** Present and true for a context line rather than a match. */
+  context?: boolean;
+}
+
+/** Grep results; which field is present depends on the output mode. */
+export interface GrepResult {
+  matches?: GrepMatch[];
+  files?: string[];
+  counts?: Record<string, number>;
+  truncated: boolean;
+}
+
+/** Options of {@link CoreFileTable.glob}. */
+export interface GlobOptions {
+  /** `*` and `?` never cross `/`; `**`, `[...]` and `{a,b}` are supported; dotfiles match.
+   * A pattern starting with `/` is anchored at the root. */
+  pattern: string;
+  /** Directory relative patterns are matched from. Default: `/`. */
+  path?: string;
+  /** Cap on results; `truncated` tells when hit. Default: no cap. */
+  maxResults?: number;
+}
+
+/** Files matching a glob, sorted by path. */
+export interface GlobResult {
+  files: FileInfo[];
+  truncated: boolean;
+}
+
+/** Options of {@link CoreFileTable.edit}. */
+export interface EditOptions {
+  path: string;
+  oldString: string;
+  newString: string;
+  /** Replace every occurrence instead of requiring exactly one. Default: `false`. */
+  replaceAll?: boolean;
+  /** Default: `Date.now()`. */
+  modifiedAt?: number;
+  /** Compare-and-swap on the file's version, as in {@link WriteOptions.ifVersion}. */
+  ifVersion?: string;
+}
+
+/** The outcome of an edit. */
+export interface EditResult {
+  path: string;
+  occurrences: number;
+  version: string;
+}
+
+/** Where a path routes: `route` is the index of the matching prefix, or `null` for the default. */
+export interface Route {
+  route: number | null;
+  prefix: string | null;
+  /** The path as the mounted backend sees it. */
+  path: string;
+}
+
+/** A longest-prefix router over mount points such as `/memories/`. */
+export interface CoreRouter {
+  /** The normalised prefixes (trailing `/`), in construction order. */
+  readonly prefixes: readonly string[];
+  route(path: string): Result<Route>;
+}
+
+/**
+ * Files resident inside the core, updated incrementally: nothing is copied across the boundary
+ * except the arguments and results of each call.
+ */
+export interface CoreFileTable {
+  /** Number of files. */
+  readonly size: number;
+  write(path: string, content: string | Uint8Array, options?: WriteOptions): Result<{ path: string; version: string }>;
+  read(path: string, options?: ReadOptions): Result<ReadResult>;
+  /** Raw bytes of a file; `undefined` when missing or a directory. */
+  readBytes(path: string): Uint8Array | undefined;
+  ls(path: string): Result<{ entries: FileInfo[] }>;
+  stat(path: string): Result<{ info: FileInfo }>;
+  /** Deletes a file, or a directory with everything beneath it. */
+  delete(path: string): Result<{ deleted: number }>;
+  edit(options: EditOptions): Result<EditResult>;
+  grep(options: GrepOptions): Result<GrepResult>;
+  glob(options: GlobOptions): Result<GlobResult>;
+  /** Releases the table's memory now instead of at garbage collection. */
+  dispose(): void;
+}
+
+/** The Rust core, native or WebAssembly: the same API either way. */
+export interface Core {
+  readonly kind: CoreKind;
+  /** Normalises a virtual path (`invalid_path` / `path_escape` on bad input). */
+  normalizePath(path: string): Result<{ path: string }>;
+  /** `cat -n` formatting: the 1-based number right-aligned in 6 columns, a tab, the line;
+   * lines over 5000 characters continue on rows `N.1`, `N.2`, ... */
+  formatNumbered(content: string, firstLine: number): string;
+  /** Throws {@link EngramError} when a prefix is not a valid path. */
+  createRouter(prefixes: readonly string[]): CoreRouter;
+  createFileTable(): CoreFileTable;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Installs what is missing and builds what changed; safe to run again and again.
+#   scripts/setup.sh          toolchain + npm deps + both bindings + TypeScript
+#   scripts/setup.sh --test   the same, plus what the test suite needs (Chromium)
+# Nothing is downloaded except from Debian, crates.io and the npm registry (DESIGN §8).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+WANT_TEST_DEPS=0
+[[ "${1:-}" == "--test" ]] && WANT_TEST_DEPS=1
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+apt_install() {
+  local missing=() p
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  local sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo=sudo
+  log "apt-get install ${missing[*]}"
+  if [[ ! -f /tmp/.engram-apt-updated ]]; then
+    $sudo apt-get update -qq && touch /tmp/.engram-apt-updated
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+cargo_install() { # crate version
+  log "cargo install $1 $2"
+  cargo install --locked "$1" --version "=$2" 2>/dev/null || cargo install "$1" --version "=$2"
+}
+
+# --- Rust: rustup's stable toolchain builds the native addon -------------------------------
+command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs) first"
+
+# --- wasm32: rustup's target when it can be had, else Debian's rustc-web with -Zbuild-std ----
+WASM_MODE=rustup
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  if ! rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+    WASM_MODE=build-std
+    apt_install rustc-web cargo-web rust-web-src lld-22
+  fi
+fi
+
+# --- wasm-bindgen-cli at exactly the version in Cargo.lock, and wasm-pack -------------------
+[[ -f Cargo.lock ]] || cargo generate-lockfile
+WBG_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+[[ -n "$WBG_VERSION" ]] || die "wasm-bindgen not found in Cargo.lock"
+if [[ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WBG_VERSION" ]]; then
+  cargo_install wasm-bindgen-cli "$WBG_VERSION"
+fi
+command -v wasm-pack >/dev/null || { log "cargo install wasm-pack"; cargo install --locked wasm-pack; }
+
+# --- npm dependencies ----------------------------------------------------------------------
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json \
+      || package.json -nt node_modules/.package-lock.json ]]; then
+  log "npm install"
+  npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error
+  touch node_modules/.package-lock.json
+fi
+
+if [[ $WANT_TEST_DEPS -eq 1 ]]; then
+  [[ -x /usr/bin/chromium ]] || apt_install chromium
+fi
+
+# --- native addon (napi-rs); cargo makes it incremental ------------------------------------
+log "building @engram/native"
+(cd bindings/node && "$ROOT/node_modules/.bin/napi" build --platform --release >/dev/null 2>.tmp-napi.log \
+  || { cat .tmp-napi.log >&2; exit 1; }) && rm -f bindings/node/.tmp-napi.log
+
+# --- WebAssembly (wasm-pack, target web), then wasm-opt from npm `binaryen` -----------------
+log "building @engram/wasm ($WASM_MODE)"
+wasm_pack=(wasm-pack --quiet build bindings/wasm --mode force --no-opt --no-pack --target web
+           --profile wasm-release --out-dir pkg)
+if [[ $WASM_MODE == build-std ]]; then
+  RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$ROOT/target/wasm-build-std" \
+    "${wasm_pack[@]}" -- -Zbuild-std=std,panic_abort
+else
+  "${wasm_pack[@]}"
+fi
+WASM=bindings/wasm/pkg/engram_wasm_bg.wasm
+STAMP=target/.engram-wasm-opt.sha256
+raw_sum=$(sha256sum "$WASM" | cut -d' ' -f1)
+if [[ -f $STAMP && "$(sed -n 1p "$STAMP")" == "$raw_sum" && -f "$STAMP.wasm" ]]; then
+  cp "$STAMP.wasm" "$WASM"  # wasm-bindgen output unchanged: reuse the optimised module
+else
+  log "wasm-opt"
+  node_modules/.bin/wasm-opt "$WASM" -O3 --strip-debug --strip-producers -o "$WASM.opt"
+  mv "$WASM.opt" "$WASM"
+  mkdir -p target && echo "$raw_sum" > "$STAMP" && cp "$WASM" "$STAMP.wasm"
+fi
+
+# --- TypeScript ------------------------------------------------------------------------------
+log "building TypeScript"
+node_modules/.bin/tsc -b && node_modules/.bin/tsc -p examples/node
+log "ready (wasm: $WASM_MODE)"
