@@ -87,7 +87,10 @@ class FileTableHandle implements CoreFileTable {
   }
 
   readBytes(path: string): Uint8Array | undefined {
-    return this.raw.readBytes(path) ?? undefined;
+    const bytes = this.raw.readBytes(path);
+    if (!bytes) return undefined;
+    // The native core hands out a Node Buffer; present the same plain Uint8Array as WASM does.
+    return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   ls(path: string) {

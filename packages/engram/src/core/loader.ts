@@ -5,7 +5,8 @@
  * @module
  */
 import { EngramError } from "../errors.js";
-import { type RawBinding, wrapBinding } from "./binding.js";
+import { loadNativeBinding, readWasmFile } from "#node-access";
+import { wrapBinding } from "./binding.js";
 import type { Core, CoreKind } from "./types.js";
 
 /** Options of {@link loadCore}. */
@@ -52,10 +53,7 @@ function load(kind: CoreKind, options: LoadCoreOptions): Promise<Core> {
 }
 
 async function loadNative(): Promise<Core> {
-  if (!isNode()) throw new Error("the native core needs Node.js");
-  const { createRequire } = await import("node:module");
-  const require = createRequire(import.meta.url);
-  return wrapBinding("native", require("@engram/native") as RawBinding);
+  return wrapBinding("native", loadNativeBinding());
 }
 
 async function loadWasm(options: LoadCoreOptions): Promise<Core> {
@@ -63,13 +61,11 @@ async function loadWasm(options: LoadCoreOptions): Promise<Core> {
   if (options.wasmModule) {
     glue.initSync({ module: options.wasmModule });
   } else if (isNode()) {
-    const [{ readFile }, { createRequire }] = await Promise.all([import("node:fs/promises"), import("node:module")]);
-    const file = createRequire(import.meta.url).resolve("@engram/wasm/engram_wasm_bg.wasm");
-    glue.initSync({ module: await WebAssembly.compile(await readFile(file)) });
+    glue.initSync({ module: await WebAssembly.compile(await readWasmFile()) });
   } else {
     await glue.default();
   }
-  return wrapBinding("wasm", glue as unknown as RawBinding);
+  return wrapBinding("wasm", glue as unknown as Parameters<typeof wrapBinding>[1]);
 }
 
 function coreFromEnv(): CoreKind | undefined {
