@@ -34,8 +34,11 @@ cargo_install() { # crate version
 command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs) first"
 
 # --- wasm32: rustup's target when it can be had, else Debian's rustc-web with -Zbuild-std ----
-WASM_MODE=rustup
-if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+# ENGRAM_WASM_MODE=build-std forces the Debian path (to test it where rustup's target exists).
+WASM_MODE=${ENGRAM_WASM_MODE:-rustup}
+if [[ $WASM_MODE == build-std ]]; then
+  apt_install rustc-web cargo-web rust-web-src lld-22
+elif ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
   if ! rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
     WASM_MODE=build-std
     apt_install rustc-web cargo-web rust-web-src lld-22
