@@ -140,77 +140,182 @@ impl Matcher {
     }
 }
 
-/// Searches `files` (already restricted to the search root, in path order).
+/// What one file contributed to a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileHits {
+    pub path: String,
+    /// Matching lines (plus context lines) in `content` mode; empty otherwise.
+    pub lines: Vec<GrepMatch>,
+    /// Matching lines found (at most the limit given to [`Searcher::search`]).
+    pub count: usize,
+}
+
+/// A compiled search, reusable across files and threads: each file is searched on its own and
+/// a [`Collector`] merges the results in path order, so sequential (in-memory) and parallel
+/// (filesystem) searches give identical answers.
+pub struct Searcher {
+    matcher: Matcher,
+    filter: Option<PathFilter>,
+    root: String,
+    mode: OutputMode,
+    context: usize,
+}
+
+impl Searcher {
+    /// `root` is the normalised directory (or file) the search is scoped to.
+    pub fn new(opts: &GrepOptions, root: &str) -> CoreResult<Searcher> {
+        Ok(Searcher {
+            matcher: Matcher::new(&opts.pattern, opts.regex, opts.ignore_case)?,
+            filter: opts.glob.as_deref().map(PathFilter::new).transpose()?,
+            root: root.to_string(),
+            mode: opts.output_mode,
+            context: opts.context,
+        })
+    }
+
+    /// Whether the `glob` filter admits this normalised path.
+    pub fn wants(&self, p: &str) -> bool {
+        self.filter.as_ref().is_none_or(|f| {
+            let rel = path::strip_dir(p, &self.root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
+            f.is_match(rel)
+        })
+    }
+
+    /// Searches one file, collecting at most `limit` matching lines. `None` for a binary file
+    /// or one without matches.
+    pub fn search(&self, p: &str, data: &[u8], limit: usize) -> Option<FileHits> {
+        if limit == 0 || is_binary(data) {
+            return None;
+        }
+        let limit = if self.mode == OutputMode::FilesWithMatches { 1 } else { limit };
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        let mut count = 0usize;
+        let keep_ranges = self.mode == OutputMode::Content;
+        self.matcher.for_each_matching_line(data, |s, e| {
+            count += 1;
+            if keep_ranges {
+                ranges.push((s, e));
+            }
+            count < limit
+        });
+        if count == 0 {
+            return None;
+        }
+        let mut lines = Vec::new();
+        emit_lines(p, data, &ranges, self.context, &mut lines);
+        Some(FileHits { path: p.to_string(), lines, count })
+    }
+}
+
+/// Merges per-file hits, in path order, into a [`GrepResult`] under the `maxCount` cap.
+pub struct Collector {
+    mode: OutputMode,
+    cap: usize,
+    taken: usize,
+    result: GrepResult,
+    matches: Vec<GrepMatch>,
+    files: Vec<String>,
+    counts: BTreeMap<String, usize>,
+}
+
+impl Collector {
+    pub fn new(opts: &GrepOptions) -> Collector {
+        Collector {
+            mode: opts.output_mode,
+            cap: opts.max_count.unwrap_or(usize::MAX),
+            taken: 0,
+            result: GrepResult::default(),
+            matches: Vec::new(),
+            files: Vec::new(),
+            counts: BTreeMap::new(),
+        }
+    }
+
+    /// How many more matching lines one file may usefully contribute (one more than fits, so
+    /// that overflow is detected).
+    pub fn limit(&self) -> usize {
+        match self.mode {
+            OutputMode::Content => (self.cap - self.taken).saturating_add(1),
+            _ => usize::MAX,
+        }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.result.truncated
+    }
+
+    /// Adds one file's hits; files must arrive in path order.
+    pub fn push(&mut self, hits: FileHits) {
+        if self.result.truncated {
+            return;
+        }
+        match self.mode {
+            OutputMode::Content => {
+                let room = self.cap - self.taken;
+                if hits.count > room {
+                    self.result.truncated = true;
+                    let mut kept = 0;
+                    for line in hits.lines {
+                        if !line.context {
+                            if kept == room {
+                                break;
+                            }
+                            kept += 1;
+                        }
+                        self.matches.push(line);
+                    }
+                    self.taken = self.cap;
+                } else {
+                    self.taken += hits.count;
+                    self.matches.extend(hits.lines);
+                }
+            }
+            OutputMode::FilesWithMatches | OutputMode::Count => {
+                if self.taken == self.cap {
+                    self.result.truncated = true;
+                    return;
+                }
+                self.taken += 1;
+                if self.mode == OutputMode::Count {
+                    self.counts.insert(hits.path, hits.count);
+                } else {
+                    self.files.push(hits.path);
+                }
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> GrepResult {
+        match self.mode {
+            OutputMode::Content => self.result.matches = Some(self.matches),
+            OutputMode::FilesWithMatches => self.result.files = Some(self.files),
+            OutputMode::Count => self.result.counts = Some(self.counts),
+        }
+        self.result
+    }
+}
+
+/// Searches `files` (already restricted to the search root, in path order), stopping as soon
+/// as the cap is exceeded.
 pub fn grep<'a>(
     files: impl Iterator<Item = (&'a String, &'a [u8])>,
     root: &str,
     opts: &GrepOptions,
 ) -> CoreResult<GrepResult> {
-    let matcher = Matcher::new(&opts.pattern, opts.regex, opts.ignore_case)?;
-    let filter = opts.glob.as_deref().map(PathFilter::new).transpose()?;
-    let cap = opts.max_count.unwrap_or(usize::MAX);
-    let mut out = GrepResult::default();
-    let mut matches = Vec::new();
-    let mut file_list = Vec::new();
-    let mut counts = BTreeMap::new();
-    let mut taken = 0usize;
-
+    let searcher = Searcher::new(opts, root)?;
+    let mut collector = Collector::new(opts);
     for (p, data) in files {
-        if out.truncated {
+        if collector.is_full() {
             break;
         }
-        if let Some(f) = &filter {
-            let rel = path::strip_dir(p, root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
-            if !f.is_match(rel) {
-                continue;
-            }
-        }
-        if is_binary(data) {
+        if !searcher.wants(p) {
             continue;
         }
-        match opts.output_mode {
-            OutputMode::FilesWithMatches | OutputMode::Count => {
-                let mut n = 0usize;
-                let count_all = opts.output_mode == OutputMode::Count;
-                matcher.for_each_matching_line(data, |_, _| {
-                    n += 1;
-                    count_all
-                });
-                if n == 0 {
-                    continue;
-                }
-                if taken == cap {
-                    out.truncated = true;
-                    break;
-                }
-                taken += 1;
-                if count_all {
-                    counts.insert(p.clone(), n);
-                } else {
-                    file_list.push(p.clone());
-                }
-            }
-            OutputMode::Content => {
-                let mut hits: Vec<(usize, usize)> = Vec::new();
-                matcher.for_each_matching_line(data, |s, e| {
-                    if taken == cap {
-                        out.truncated = true;
-                        return false;
-                    }
-                    taken += 1;
-                    hits.push((s, e));
-                    true
-                });
-                emit_lines(p, data, &hits, opts.context, &mut matches);
-            }
+        if let Some(hits) = searcher.search(p, data, collector.limit()) {
+            collector.push(hits);
         }
     }
-    match opts.output_mode {
-        OutputMode::Content => out.matches = Some(matches),
-        OutputMode::FilesWithMatches => out.files = Some(file_list),
-        OutputMode::Count => out.counts = Some(counts),
-    }
-    Ok(out)
+    Ok(collector.finish())
 }
 
 /// Turns matching line ranges into numbered lines, adding merged context around them.

@@ -13,6 +13,7 @@ pub mod ops;
 pub mod path;
 pub mod read;
 pub mod router;
+pub mod snapshot;
 pub mod table;
 mod text;
 

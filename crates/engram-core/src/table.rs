@@ -84,13 +84,7 @@ impl FileTable {
                 return Err(CoreError::of(ErrorCode::Conflict, &p));
             }
         }
-        let mut ancestor = path::parent(&p);
-        while ancestor != "/" {
-            if self.files.contains_key(ancestor) {
-                return Err(CoreError::new(ErrorCode::InvalidPath, &p, format!("'{ancestor}' is a file")));
-            }
-            ancestor = path::parent(ancestor);
-        }
+        self.check_no_file_ancestor(&p)?;
         self.last_version += 1;
         let entry = FileEntry { data, modified_at, version: self.last_version };
         if self.files.insert(p.clone(), entry).is_none() {
@@ -168,6 +162,29 @@ impl FileTable {
     /// Every file, in path order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &FileEntry)> {
         self.files.iter()
+    }
+
+    /// Inserts an entry as it was saved (snapshot restore); keeps versions monotonic.
+    pub(crate) fn restore(&mut self, p: String, entry: FileEntry) -> CoreResult<()> {
+        if self.files.contains_key(&p) || self.dirs.contains_key(&p) {
+            return Err(CoreError::new(ErrorCode::Unsupported, &p, "duplicate path in snapshot"));
+        }
+        self.check_no_file_ancestor(&p)?;
+        self.last_version = self.last_version.max(entry.version);
+        self.files.insert(p.clone(), entry);
+        self.index_insert(&p);
+        Ok(())
+    }
+
+    fn check_no_file_ancestor(&self, p: &str) -> CoreResult<()> {
+        let mut ancestor = path::parent(p);
+        while ancestor != "/" {
+            if self.files.contains_key(ancestor) {
+                return Err(CoreError::new(ErrorCode::InvalidPath, p, format!("'{ancestor}' is a file")));
+            }
+            ancestor = path::parent(ancestor);
+        }
+        Ok(())
     }
 
     fn index_insert(&mut self, p: &str) {
