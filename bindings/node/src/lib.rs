@@ -17,6 +17,18 @@ pub fn format_numbered(content: String, first_line: u32) -> String {
     api::format_numbered(&content, first_line as usize)
 }
 
+/// The canonical `{ error }` JSON for a pinned error code.
+#[napi]
+pub fn error_data(code: String, subject: String, detail: String) -> String {
+    api::error_data(&code, &subject, &detail)
+}
+
+/// Keeps the paths a glob admits (`{ kind: "glob" | "grep", pattern, root, paths }`).
+#[napi]
+pub fn filter_paths(options_json: String) -> String {
+    api::filter_paths(&options_json)
+}
+
 /// Longest-prefix router over normalised mount points.
 #[napi]
 pub struct Router {
@@ -30,7 +42,7 @@ impl Router {
     pub fn new(prefixes_json: String) -> napi::Result<Self> {
         api::router_new(&prefixes_json)
             .map(|inner| Router { inner })
-            .map_err(|e| napi::Error::from_reason(e))
+            .map_err(napi::Error::from_reason)
     }
 
     #[napi]
@@ -55,6 +67,18 @@ impl FileTable {
     #[napi(constructor)]
     pub fn new() -> Self {
         FileTable { inner: CoreTable::new() }
+    }
+
+    /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
+    #[napi(factory)]
+    pub fn from_snapshot(bytes: Uint8Array) -> napi::Result<Self> {
+        api::table_from_snapshot(&bytes).map(|inner| FileTable { inner }).map_err(napi::Error::from_reason)
+    }
+
+    /// Every file, compactly, for a checkpoint.
+    #[napi]
+    pub fn snapshot(&self) -> Buffer {
+        Buffer::from(self.inner.snapshot())
     }
 
     #[napi(getter)]

@@ -16,6 +16,18 @@ pub fn format_numbered(content: &str, first_line: u32) -> String {
     api::format_numbered(content, first_line as usize)
 }
 
+/// The canonical `{ error }` JSON for a pinned error code.
+#[wasm_bindgen(js_name = errorData)]
+pub fn error_data(code: &str, subject: &str, detail: &str) -> String {
+    api::error_data(code, subject, detail)
+}
+
+/// Keeps the paths a glob admits (`{ kind: "glob" | "grep", pattern, root, paths }`).
+#[wasm_bindgen(js_name = filterPaths)]
+pub fn filter_paths(options_json: &str) -> String {
+    api::filter_paths(options_json)
+}
+
 /// Longest-prefix router over normalised mount points.
 #[wasm_bindgen]
 pub struct Router {
@@ -56,6 +68,17 @@ impl FileTable {
     #[wasm_bindgen(constructor)]
     pub fn new() -> FileTable {
         FileTable { inner: CoreTable::new() }
+    }
+
+    /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
+    #[wasm_bindgen(js_name = fromSnapshot)]
+    pub fn from_snapshot(bytes: &[u8]) -> Result<FileTable, JsError> {
+        api::table_from_snapshot(bytes).map(|inner| FileTable { inner }).map_err(|e| JsError::new(&e))
+    }
+
+    /// Every file, compactly, for a checkpoint.
+    pub fn snapshot(&self) -> Vec<u8> {
+        self.inner.snapshot()
     }
 
     #[wasm_bindgen(getter)]

@@ -4,13 +4,14 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::grep::GrepOptions;
+use crate::glob::{Glob, PathFilter};
 use crate::ops::{EditOptions, GlobOptions};
 use crate::read;
 use crate::router::Router;
 use crate::table::FileTable;
 use crate::path;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
@@ -27,6 +28,63 @@ fn error_json(e: &CoreError) -> String {
 
 fn parse<T: DeserializeOwned>(options: &str) -> CoreResult<T> {
     serde_json::from_str(options).map_err(|e| CoreError::new(ErrorCode::Unsupported, "options", format_args!("malformed options: {e}")))
+}
+
+/// The canonical `{ error }` for a code, for errors raised outside the core (a store lookup, a
+/// host error) so every backend says the same thing.
+pub fn error_data(code: &str, subject: &str, detail: &str) -> String {
+    match serde_json::from_value::<ErrorCode>(json!(code)) {
+        Ok(code) => error_json(&CoreError::new(code, subject, detail)),
+        Err(_) => error_json(&CoreError::new(ErrorCode::Unsupported, code, "unknown error code")),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FilterKind {
+    /// `glob` semantics: relative to `root`, or anchored when the pattern starts with `/`.
+    Glob,
+    /// grep's `glob` option: the file name when the pattern has no `/`, else the path below `root`.
+    Grep,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilterOptions {
+    kind: FilterKind,
+    pattern: String,
+    root: String,
+    paths: Vec<String>,
+}
+
+/// Keeps the normalised `paths` a glob admits, with exactly the matching rules of the table's
+/// `glob` and `grep` (used where files live outside a table, e.g. behind a composite route).
+pub fn filter_paths(options: &str) -> String {
+    to_json(parse::<FilterOptions>(options).and_then(|o| {
+        let root = path::normalize(&o.root)?;
+        let kept: Vec<String> = match o.kind {
+            FilterKind::Glob => {
+                let g = Glob::new(&o.pattern, &root)?;
+                o.paths.into_iter().filter(|p| g.is_match(p, &root)).collect()
+            }
+            FilterKind::Grep => {
+                let f = PathFilter::new(&o.pattern)?;
+                o.paths
+                    .into_iter()
+                    .filter(|p| {
+                        let rel = path::strip_dir(p, &root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
+                        f.is_match(rel)
+                    })
+                    .collect()
+            }
+        };
+        Ok(json!({ "paths": kept }))
+    }))
+}
+
+/// A table rebuilt from [`FileTable::snapshot`] bytes; the error is the JSON error text.
+pub fn table_from_snapshot(bytes: &[u8]) -> Result<FileTable, String> {
+    FileTable::from_snapshot(bytes).map_err(|e| error_json(&e))
 }
 
 pub fn normalize_path(input: &str) -> String {
@@ -108,6 +166,17 @@ mod tests {
         let bad = v(table_grep(&t, r#"{"pattern":"x","bogus":1}"#));
         assert_eq!(bad["error"]["code"], "unsupported");
         assert_eq!(v(normalize_path("/a//b/"))["path"], "/a/b");
+    }
+
+    #[test]
+    fn error_data_and_filters() {
+        assert_eq!(v(error_data("file_not_found", "/x", ""))["error"]["message"], "File not found: '/x'");
+        assert_eq!(v(error_data("nope", "/x", ""))["error"]["code"], "unsupported");
+        let g = v(filter_paths(r#"{"kind":"glob","pattern":"**/*.md","root":"/m","paths":["/m/a.md","/m/b/c.md","/x.md"]}"#));
+        assert_eq!(g["paths"], json!(["/m/a.md", "/m/b/c.md"]));
+        let f = v(filter_paths(r#"{"kind":"grep","pattern":"*.md","root":"/","paths":["/a/b.md","/c.txt"]}"#));
+        assert_eq!(f["paths"], json!(["/a/b.md"]));
+        assert_eq!(v(filter_paths(r#"{"kind":"glob","pattern":"[","root":"/","paths":[]}"#))["error"]["code"], "invalid_pattern");
     }
 
     #[test]

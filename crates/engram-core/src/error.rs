@@ -1,11 +1,11 @@
 //! Errors as data: a pinned code plus one message text per code, identical in every backend.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The pinned error codes of the backend contract (DESIGN §4). They cross every boundary as
 /// their `snake_case` name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     FileNotFound,

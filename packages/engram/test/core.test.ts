@@ -310,3 +310,29 @@ describe("scale", () => {
     t.dispose();
   });
 });
+
+describe("snapshots and helpers", () => {
+  it("restores a table from its snapshot, bytes and versions intact", () => {
+    const t = tableWith({ "/a/b.txt": "héllo\n", "/bin": new Uint8Array([0, 255, 1]) });
+    const version = t.stat("/a/b.txt").info?.version;
+    const back = core.restoreFileTable(t.snapshot());
+    expect(back.readBytes("/bin")).toEqual(new Uint8Array([0, 255, 1]));
+    expect(back.read("/a/b.txt").content).toBe("héllo");
+    expect(back.stat("/a/b.txt").info?.version).toBe(version);
+    expect(back.ls("/").entries?.map((e) => e.path)).toEqual(["/a/", "/bin"]);
+    expect(back.write("/a/b.txt", "x").version).not.toBe(version);
+  });
+
+  it("refuses a corrupt snapshot with a typed error", () => {
+    const snap = tableWith({ "/x": "data" }).snapshot();
+    expect(() => core.restoreFileTable(snap.slice(0, snap.length - 1))).toThrow(EngramError);
+    expect(() => core.restoreFileTable(new Uint8Array([1, 2, 3]))).toThrow(/corrupt snapshot/);
+  });
+
+  it("gives canonical error data and glob filtering", () => {
+    expect(core.errorData("file_not_found", "/x")).toEqual({ code: "file_not_found", message: "File not found: '/x'" });
+    expect(core.filterPaths("glob", "**/*.md", "/m", ["/m/a.md", "/m/b/c.md", "/x.md"]).paths).toEqual(["/m/a.md", "/m/b/c.md"]);
+    expect(core.filterPaths("grep", "*.md", "/", ["/a/b.md", "/c.txt"]).paths).toEqual(["/a/b.md"]);
+    expect(core.filterPaths("glob", "[", "/", []).error?.code).toBe("invalid_pattern");
+  });
+});

@@ -11,6 +11,7 @@ import type {
   CoreRouter,
   EditOptions,
   EditResult,
+  ErrorData,
   FileInfo,
   GlobOptions,
   GlobResult,
@@ -27,8 +28,10 @@ import type {
 export interface RawBinding {
   normalizePath(path: string): string;
   formatNumbered(content: string, firstLine: number): string;
+  errorData(code: string, subject: string, detail: string): string;
+  filterPaths(optionsJson: string): string;
   Router: new (prefixesJson: string) => RawRouter;
-  FileTable: new () => RawFileTable;
+  FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
 }
 
 interface RawRouter {
@@ -48,6 +51,7 @@ interface RawFileTable {
   edit(optionsJson: string): string;
   grep(optionsJson: string): string;
   glob(optionsJson: string): string;
+  snapshot(): Uint8Array;
   free?(): void;
 }
 
@@ -62,6 +66,20 @@ function toIndex(n: number | undefined): number | undefined {
 
 function parse<T>(json: string): Result<T> {
   return JSON.parse(json) as Result<T>;
+}
+
+/** The native core hands out Node Buffers; present the same plain Uint8Array as WASM does. */
+function plainBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Runs a throwing binding call, turning its JSON error text into an {@link EngramError}. */
+function orThrow<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (e) {
+    throw EngramError.fromCoreText(e instanceof Error ? e.message : String(e));
+  }
 }
 
 class FileTableHandle implements CoreFileTable {
@@ -88,9 +106,11 @@ class FileTableHandle implements CoreFileTable {
 
   readBytes(path: string): Uint8Array | undefined {
     const bytes = this.raw.readBytes(path);
-    if (!bytes) return undefined;
-    // The native core hands out a Node Buffer; present the same plain Uint8Array as WASM does.
-    return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return bytes ? plainBytes(bytes) : undefined;
+  }
+
+  snapshot(): Uint8Array {
+    return plainBytes(this.raw.snapshot());
   }
 
   ls(path: string) {
@@ -145,13 +165,12 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
     kind,
     normalizePath: (path) => parse<{ path: string }>(raw.normalizePath(path)),
     formatNumbered: (content, firstLine) => raw.formatNumbered(content, toIndex(firstLine) ?? 1),
-    createRouter(prefixes) {
-      try {
-        return new RouterHandle(new raw.Router(JSON.stringify(prefixes)));
-      } catch (e) {
-        throw EngramError.fromCoreText(e instanceof Error ? e.message : String(e));
-      }
-    },
+    errorData: (code, subject, detail = "") =>
+      (JSON.parse(raw.errorData(code, subject, detail)) as { error: ErrorData }).error,
+    filterPaths: (kind, pattern, root, paths) =>
+      parse<{ paths: string[] }>(raw.filterPaths(JSON.stringify({ kind, pattern, root, paths }))),
+    createRouter: (prefixes) => orThrow(() => new RouterHandle(new raw.Router(JSON.stringify(prefixes)))),
     createFileTable: () => new FileTableHandle(new raw.FileTable()),
+    restoreFileTable: (snapshot) => orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot))),
   };
 }

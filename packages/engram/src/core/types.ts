@@ -183,6 +183,9 @@ export interface CoreFileTable {
   edit(options: EditOptions): Result<EditResult>;
   grep(options: GrepOptions): Result<GrepResult>;
   glob(options: GlobOptions): Result<GlobResult>;
+  /** Every file with its metadata, compactly, for a thread checkpoint
+   * (see {@link Core.restoreFileTable}). */
+  snapshot(): Uint8Array;
   /** Releases the table's memory now instead of at garbage collection. */
   dispose(): void;
 }
@@ -198,4 +201,12 @@ export interface Core {
   /** Throws {@link EngramError} when a prefix is not a valid path. */
   createRouter(prefixes: readonly string[]): CoreRouter;
   createFileTable(): CoreFileTable;
+  /** Rebuilds a table from {@link CoreFileTable.snapshot} bytes; throws {@link EngramError} on a
+   * corrupt snapshot (nothing partial is returned). */
+  restoreFileTable(snapshot: Uint8Array): CoreFileTable;
+  /** The canonical error for a code, for errors raised outside the core. */
+  errorData(code: ErrorCode, subject: string, detail?: string): ErrorData;
+  /** Keeps the normalised `paths` that a pattern admits, with exactly the core's rules:
+   * `"glob"` as {@link CoreFileTable.glob}, `"grep"` as the `glob` option of grep. */
+  filterPaths(kind: "glob" | "grep", pattern: string, root: string, paths: string[]): Result<{ paths: string[] }>;
 }
