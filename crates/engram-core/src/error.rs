@@ -60,7 +60,7 @@ impl ErrorCode {
             ErrorCode::IsDirectory => "Is a directory: '{subject}'",
             ErrorCode::InvalidPath => "Invalid path '{subject}': {detail}",
             ErrorCode::PathEscape => "Path escapes the root: '{subject}'",
-            ErrorCode::PermissionDenied => "Permission denied: '{subject}'",
+            ErrorCode::PermissionDenied => "Permission denied: '{subject}' ({detail})",
             ErrorCode::StringNotFound => "String not found in file: '{subject}'",
             ErrorCode::MultipleMatches => {
                 "String appears {detail} times in '{subject}'; pass replaceAll or give more context to make it unique"
@@ -85,10 +85,11 @@ impl CoreError {
     /// characters in hostile input cannot forge extra lines in a model-facing message.
     pub fn new(code: ErrorCode, subject: &str, detail: impl fmt::Display) -> Self {
         let subject: String = subject.escape_debug().collect();
-        let message = code
-            .template()
+        let detail = detail.to_string();
+        let template = if detail.is_empty() { code.template().replace(" ({detail})", "") } else { code.template().to_string() };
+        let message = template
             .replace("{subject}", &subject)
-            .replace("{detail}", &detail.to_string());
+            .replace("{detail}", &detail);
         CoreError { code, message }
     }
 
@@ -123,6 +124,12 @@ mod tests {
     fn messages_escape_control_characters() {
         let e = CoreError::of(ErrorCode::FileNotFound, "/a\nb");
         assert_eq!(e.message, "File not found: '/a\\nb'");
+    }
+
+    #[test]
+    fn optional_detail_is_dropped_cleanly() {
+        assert_eq!(CoreError::of(ErrorCode::PermissionDenied, "/").message, "Permission denied: '/'");
+        assert_eq!(CoreError::new(ErrorCode::PermissionDenied, "/l", "a link").message, "Permission denied: '/l' (a link)");
     }
 
     #[test]

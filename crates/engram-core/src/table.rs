@@ -96,11 +96,15 @@ impl FileTable {
     /// Removes a file, or a directory with everything beneath it. Returns how many files went.
     pub fn delete(&mut self, input: &str) -> CoreResult<usize> {
         let p = path::normalize(input)?;
+        if p == "/" {
+            // Wiping the whole tree is never what one tool call should do.
+            return Err(CoreError::new(ErrorCode::PermissionDenied, &p, ""));
+        }
         if self.files.remove(&p).is_some() {
             self.index_remove(&p);
             return Ok(1);
         }
-        if !self.dirs.contains_key(&p) && p != "/" {
+        if !self.dirs.contains_key(&p) {
             return Err(CoreError::of(ErrorCode::FileNotFound, &p));
         }
         let doomed: Vec<String> = self.files_under(&p).map(|(k, _)| k.clone()).collect();
@@ -290,6 +294,7 @@ mod tests {
         assert!(t.ls("/").unwrap().is_empty());
         assert_eq!(t.ls("/a").unwrap_err().code, ErrorCode::FileNotFound);
         assert_eq!(t.delete("/a").unwrap_err().code, ErrorCode::FileNotFound);
+        assert_eq!(t.delete("/").unwrap_err().code, ErrorCode::PermissionDenied);
     }
 
     #[test]

@@ -1,9 +1,9 @@
 /**
  * Engram: deep agents with durable memory, on a Rust core that runs as a Node native addon or
  * as WebAssembly (workerd, browsers, Deno).
- *
- * This release exposes the core itself; the agent runtime, backends and memory build on it.
  * @packageDocumentation
  */
 export * from "./core/index.js";
+export * from "./backends/index.js";
+export * from "./stores/index.js";
 export { EngramError } from "./errors.js";

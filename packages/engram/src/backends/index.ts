@@ -1,0 +1,11 @@
+export type {
+  Backend,
+  BackendEditOptions,
+  BackendGlobOptions,
+  BackendGrepOptions,
+  BackendWriteOptions,
+  VersionedFileInfo,
+} from "./protocol.js";
+export { StateBackend, type StateBackendOptions } from "./state.js";
+export { StoreBackend, type StoreBackendOptions, type NamespaceContext, type StoredFile } from "./store.js";
+export { CompositeBackend, type CompositeBackendOptions } from "./composite.js";

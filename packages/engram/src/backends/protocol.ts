@@ -1,0 +1,65 @@
+/**
+ * The one backend contract (DESIGN §4): every backend — State, Store, Filesystem, Composite —
+ * implements it with the same paths, ordering and error codes. Methods never throw for bad
+ * input; they resolve to `{ error: { code, message } }`.
+ * @module
+ */
+import type {
+  EditResult,
+  FileInfo,
+  GlobResult,
+  GrepOptions,
+  GrepResult,
+  ReadOptions,
+  ReadResult,
+  Result,
+} from "../core/types.js";
+
+/** Options of {@link Backend.write}. */
+export interface BackendWriteOptions {
+  /** Compare-and-swap: fail with `conflict` unless the file's current version equals this
+   * (`"0"` = the file must not exist). Default: unconditional. */
+  ifVersion?: string;
+}
+
+/** Options of {@link Backend.edit}. */
+export interface BackendEditOptions extends BackendWriteOptions {
+  /** Replace every occurrence instead of requiring exactly one. Default: `false`. */
+  replaceAll?: boolean;
+}
+
+/** Options of {@link Backend.grep}: everything {@link GrepOptions} has but the pattern. */
+export type BackendGrepOptions = Omit<GrepOptions, "pattern">;
+
+/** Options of {@link Backend.glob}. */
+export interface BackendGlobOptions {
+  /** Directory relative patterns are matched from. Default: `/`. */
+  path?: string;
+  /** Cap on results; `truncated` tells when hit. Default: no cap. */
+  maxResults?: number;
+}
+
+/** A file's metadata including its version (which changes on every write). */
+export type VersionedFileInfo = FileInfo & { version: string };
+
+/** The contract every file backend implements. */
+export interface Backend {
+  /** One directory level, sorted by path; directories end with `/`. */
+  ls(path: string): Promise<Result<{ entries: FileInfo[] }>>;
+  /** Raw lines (no numbers) by 0-based `offset` and `limit`. */
+  read(path: string, options?: ReadOptions): Promise<Result<ReadResult>>;
+  /** The whole file as bytes. */
+  readBytes(path: string): Promise<Result<{ data: Uint8Array }>>;
+  /** Creates or overwrites a file, creating parent directories. */
+  write(path: string, content: string | Uint8Array, options?: BackendWriteOptions): Promise<Result<{ path: string; version: string }>>;
+  /** Exact-string replacement; one match required unless `replaceAll`; CRLF files keep CRLF. */
+  edit(path: string, oldString: string, newString: string, options?: BackendEditOptions): Promise<Result<EditResult>>;
+  /** Literal (or `regex: true`) search, sorted by path. */
+  grep(pattern: string, options?: BackendGrepOptions): Promise<Result<GrepResult>>;
+  /** Files matching a glob, sorted by path. */
+  glob(pattern: string, options?: BackendGlobOptions): Promise<Result<GlobResult>>;
+  /** Deletes a file, or a directory with everything beneath it. */
+  delete(path: string): Promise<Result<{ deleted: number }>>;
+  /** Metadata of a file (with `version`) or a directory. */
+  stat(path: string): Promise<Result<{ info: FileInfo }>>;
+}

@@ -1,0 +1,83 @@
+/**
+ * `StateBackend`: thread-scoped files held resident in the core's file table. Checkpoints take
+ * a compact binary snapshot of the table (`snapshot()` / `StateBackend.restore`).
+ * @module
+ */
+import type { Core, CoreFileTable } from "../core/types.js";
+import { type CoreSource, coreRef } from "./core-ref.js";
+import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
+
+/** Options of {@link StateBackend}. */
+export interface StateBackendOptions {
+  /** The core to use. Default: {@link loadCore}'s choice. */
+  core?: Core | Promise<Core>;
+}
+
+/** Files that live with the thread: in memory, inside the core, checkpointed as a snapshot. */
+export class StateBackend implements Backend {
+  readonly #core: () => Promise<Core>;
+  #table: Promise<CoreFileTable> | undefined;
+
+  constructor(options: StateBackendOptions = {}) {
+    this.#core = coreRef(options.core as CoreSource);
+  }
+
+  /** A backend holding the files of a {@link StateBackend.snapshot}. Rejects (with an
+   * `EngramError`) on a corrupt snapshot. */
+  static async restore(snapshot: Uint8Array, options: StateBackendOptions = {}): Promise<StateBackend> {
+    const backend = new StateBackend(options);
+    const core = await backend.#core();
+    backend.#table = Promise.resolve(core.restoreFileTable(snapshot));
+    return backend;
+  }
+
+  /** Every file with its metadata in one compact buffer. */
+  async snapshot(): Promise<Uint8Array> {
+    return (await this.#files()).snapshot();
+  }
+
+  #files(): Promise<CoreFileTable> {
+    return (this.#table ??= this.#core().then((core) => core.createFileTable()));
+  }
+
+  async ls(path: string) {
+    return (await this.#files()).ls(path);
+  }
+
+  async read(path: string, options?: { offset?: number; limit?: number }) {
+    return (await this.#files()).read(path, options);
+  }
+
+  async readBytes(path: string) {
+    const table = await this.#files();
+    const data = table.readBytes(path);
+    if (data) return { data };
+    // No bytes: say why, with the same error a read would give.
+    const why = table.read(path, { limit: 0 });
+    return { error: why.error ?? (await this.#core()).errorData("unsupported", path, "no bytes") };
+  }
+
+  async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
+    return (await this.#files()).write(path, content, options);
+  }
+
+  async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
+    return (await this.#files()).edit({ path, oldString, newString, ...options });
+  }
+
+  async grep(pattern: string, options: BackendGrepOptions = {}) {
+    return (await this.#files()).grep({ ...options, pattern });
+  }
+
+  async glob(pattern: string, options: BackendGlobOptions = {}) {
+    return (await this.#files()).glob({ ...options, pattern });
+  }
+
+  async delete(path: string) {
+    return (await this.#files()).delete(path);
+  }
+
+  async stat(path: string) {
+    return (await this.#files()).stat(path);
+  }
+}

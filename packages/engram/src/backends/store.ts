@@ -1,0 +1,243 @@
+/**
+ * `StoreBackend`: files as items of a {@link Store} namespace, shared across threads. Listings
+ * push the path prefix down to the store; the work on file contents (line reads, edits, grep)
+ * runs in the core, on the items the store returned.
+ * @module
+ */
+import type { Core, CoreFileTable, ErrorCode, FileInfo, ReadOptions, Result } from "../core/types.js";
+import type { Namespace, Store, StoreItem } from "../stores/types.js";
+import { validateNamespace } from "../stores/types.js";
+import { type CoreSource, coreRef } from "./core-ref.js";
+import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
+
+/** Who a namespace is for; a namespace factory receives it. */
+export interface NamespaceContext {
+  userId?: string;
+  assistantId?: string;
+  threadId?: string;
+}
+
+/** Options of {@link StoreBackend}. */
+export interface StoreBackendOptions {
+  store: Store;
+  /** The namespace, or a factory that derives it from the context. Default: `["filesystem"]`. */
+  namespace?: Namespace | ((context: NamespaceContext) => Namespace);
+  /** The context a namespace factory receives. Default: `{}`. */
+  context?: NamespaceContext;
+  /** The core to use. Default: {@link loadCore}'s choice. */
+  core?: Core | Promise<Core>;
+}
+
+/** How a file is kept in the store. Text stays readable; other bytes are base64. */
+export interface StoredFile {
+  content: string;
+  encoding: "utf8" | "base64";
+  size: number;
+  modifiedAt: number;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+function encode(bytes: Uint8Array, modifiedAt: number): StoredFile {
+  try {
+    return { content: utf8.decode(bytes), encoding: "utf8", size: bytes.length, modifiedAt };
+  } catch {
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return { content: btoa(binary), encoding: "base64", size: bytes.length, modifiedAt };
+  }
+}
+
+function decode(file: StoredFile): Uint8Array {
+  if (file.encoding === "utf8") return encoder.encode(file.content);
+  const binary = atob(file.content);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}
+
+function isStoredFile(value: unknown): value is StoredFile {
+  const v = value as StoredFile | null;
+  return typeof v === "object" && v !== null && typeof v.content === "string" && (v.encoding === "utf8" || v.encoding === "base64");
+}
+
+function dirPrefix(path: string): string {
+  return path === "/" ? "/" : `${path}/`;
+}
+
+/** Files in a {@link Store} namespace; the store item's revision is the file's version. */
+export class StoreBackend implements Backend {
+  readonly #options: StoreBackendOptions;
+  readonly #core: () => Promise<Core>;
+  readonly #namespace: Namespace;
+
+  constructor(options: StoreBackendOptions) {
+    this.#options = options;
+    this.#core = coreRef(options.core as CoreSource);
+    const ns = options.namespace ?? ["filesystem"];
+    this.#namespace = validateNamespace(typeof ns === "function" ? ns(options.context ?? {}) : ns);
+  }
+
+  /** The namespace this backend reads and writes. */
+  get namespace(): Namespace {
+    return this.#namespace;
+  }
+
+  /** The same store and factory, bound to another context (e.g. another user). */
+  withContext(context: NamespaceContext): StoreBackend {
+    return new StoreBackend({ ...this.#options, context });
+  }
+
+  async #fail(code: ErrorCode, subject: string, detail?: string): Promise<{ error: ReturnType<Core["errorData"]> }> {
+    return { error: (await this.#core()).errorData(code, subject, detail) };
+  }
+
+  /** Normalises a path with the core's rules. */
+  async #path(path: string): Promise<Result<{ path: string }>> {
+    return (await this.#core()).normalizePath(path);
+  }
+
+  async #file(path: string): Promise<StoreItem<StoredFile> | undefined> {
+    const item = await this.#options.store.get<StoredFile>(this.#namespace, path);
+    return item && isStoredFile(item.value) ? item : undefined;
+  }
+
+  async #isDir(path: string): Promise<boolean> {
+    if (path === "/") return true;
+    const { items, prefixes } = await this.#options.store.list(this.#namespace, { prefix: `${path}/`, delimiter: "/" });
+    return items.length > 0 || prefixes.length > 0;
+  }
+
+  /** Files at or below a normalised path, pushed down to the store as a prefix. */
+  async #filesUnder(path: string): Promise<StoreItem<StoredFile>[]> {
+    const single = await this.#file(path);
+    if (single) return [single];
+    const { items } = await this.#options.store.list<StoredFile>(this.#namespace, { prefix: dirPrefix(path) });
+    return items.filter((i) => isStoredFile(i.value));
+  }
+
+  /** Runs core work over a few files loaded into a throwaway table. */
+  async #withTable<T>(files: StoreItem<StoredFile>[], work: (table: CoreFileTable) => T): Promise<T> {
+    const table = (await this.#core()).createFileTable();
+    try {
+      for (const f of files) table.write(f.key, decode(f.value), { modifiedAt: f.value.modifiedAt });
+      return work(table);
+    } finally {
+      table.dispose();
+    }
+  }
+
+  #info(item: StoreItem<StoredFile>): FileInfo & { version: string } {
+    return { path: item.key, isDir: false, size: item.value.size, modifiedAt: item.value.modifiedAt, version: item.revision };
+  }
+
+  /** The error for a path that holds no file: a directory, or nothing. */
+  async #notAFile(path: string) {
+    return (await this.#isDir(path)) ? this.#fail("is_directory", path) : this.#fail("file_not_found", path);
+  }
+
+  async ls(path: string) {
+    const p = await this.#path(path);
+    if (p.error) return { error: p.error };
+    const file = await this.#file(p.path);
+    if (file) return { entries: [this.#info(file)] };
+    const { items, prefixes } = await this.#options.store.list<StoredFile>(this.#namespace, {
+      prefix: dirPrefix(p.path),
+      delimiter: "/",
+    });
+    if (p.path !== "/" && items.length === 0 && prefixes.length === 0) return this.#fail("file_not_found", p.path);
+    const entries: FileInfo[] = items.filter((i) => isStoredFile(i.value)).map((i) => this.#info(i));
+    for (const dir of prefixes) entries.push({ path: dir, isDir: true });
+    entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return { entries };
+  }
+
+  async read(path: string, options?: ReadOptions) {
+    const p = await this.#path(path);
+    if (p.error) return { error: p.error };
+    const file = await this.#file(p.path);
+    if (!file) return this.#notAFile(p.path);
+    return this.#withTable([file], (t) => t.read(p.path, options));
+  }
+
+  async readBytes(path: string) {
+    const p = await this.#path(path);
+    if (p.error) return { error: p.error };
+    const file = await this.#file(p.path);
+    return file ? { data: decode(file.value) } : this.#notAFile(p.path);
+  }
+
+  async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
+    const p = await this.#path(path);
+    if (p.error) return { error: p.error };
+    if (p.path === "/" || (await this.#isDir(p.path))) return this.#fail("is_directory", p.path);
+    for (let dir = p.path.slice(0, p.path.lastIndexOf("/")); dir; dir = dir.slice(0, dir.lastIndexOf("/"))) {
+      if (await this.#file(dir)) return this.#fail("invalid_path", p.path, `'${dir}' is a file`);
+    }
+    const bytes = typeof content === "string" ? encoder.encode(content) : content;
+    const ifRevision = options.ifVersion === undefined ? undefined : options.ifVersion === "0" ? null : options.ifVersion;
+    const put = await this.#options.store.put(this.#namespace, p.path, encode(bytes, Date.now()), { ifRevision });
+    return put.ok ? { path: p.path, version: put.revision } : this.#fail("conflict", p.path);
+  }
+
+  async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
+    const p = await this.#path(path);
+    if (p.error) return { error: p.error };
+    const file = await this.#file(p.path);
+    if (!file) return this.#notAFile(p.path);
+    if (options.ifVersion !== undefined && options.ifVersion !== file.revision) return this.#fail("conflict", p.path);
+    const edited = await this.#withTable([file], (t): Result<{ occurrences: number; bytes: Uint8Array }> => {
+      const r = t.edit({ path: p.path, oldString, newString, replaceAll: options.replaceAll ?? false });
+      return r.error ? { error: r.error } : { occurrences: r.occurrences, bytes: t.readBytes(p.path) as Uint8Array };
+    });
+    if (edited.error) return { error: edited.error };
+    // The revision read above guards the write: a concurrent writer makes this a conflict
+    // instead of a silently lost update.
+    const put = await this.#options.store.put(this.#namespace, p.path, encode(edited.bytes, Date.now()), {
+      ifRevision: file.revision,
+    });
+    return put.ok ? { path: p.path, occurrences: edited.occurrences, version: put.revision } : this.#fail("conflict", p.path);
+  }
+
+  async grep(pattern: string, options: BackendGrepOptions = {}) {
+    const p = await this.#path(options.path ?? "/");
+    if (p.error) return { error: p.error };
+    const files = await this.#filesUnder(p.path);
+    if (files.length === 0 && p.path !== "/") return this.#fail("file_not_found", p.path);
+    return this.#withTable(files, (t) => t.grep({ ...options, pattern, path: p.path }));
+  }
+
+  async glob(pattern: string, options: BackendGlobOptions = {}) {
+    const p = await this.#path(options.path ?? "/");
+    if (p.error) return { error: p.error };
+    const core = await this.#core();
+    // Anchored patterns may reach outside `path`; the core filter keeps only what matches.
+    const scope = pattern.startsWith("/") ? "/" : p.path;
+    const files = await this.#filesUnder(scope);
+    const kept = core.filterPaths("glob", pattern, p.path, files.map((f) => f.key));
+    if (kept.error) return { error: kept.error };
+    const byPath = new Map(files.map((f) => [f.key, f]));
+    const max = options.maxResults ?? Number.POSITIVE_INFINITY;
+    const matched = kept.paths.map((k) => this.#info(byPath.get(k) as StoreItem<StoredFile>));
+    return { files: matched.slice(0, max), truncated: matched.length > max };
+  }
+
+  async delete(path: string) {
+    const p = await this.#path(path);
+    if (p.error) return { error: p.error };
+    if (p.path === "/") return this.#fail("permission_denied", p.path);
+    const keys = (await this.#filesUnder(p.path)).map((f) => f.key);
+    if (keys.length === 0) return this.#fail("file_not_found", p.path);
+    return { deleted: await this.#options.store.delete(this.#namespace, keys) };
+  }
+
+  async stat(path: string) {
+    const p = await this.#path(path);
+    if (p.error) return { error: p.error };
+    const file = await this.#file(p.path);
+    if (file) return { info: this.#info(file) };
+    if (await this.#isDir(p.path)) return { info: { path: dirPrefix(p.path), isDir: true } };
+    return this.#fail("file_not_found", p.path);
+  }
+}
