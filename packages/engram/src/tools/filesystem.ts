@@ -1,0 +1,154 @@
+/**
+ * The filesystem tools the agent calls: `ls`, `read_file`, `write_file`, `edit_file`, `glob`,
+ * `grep` and `delete`, over any {@link Backend}.
+ * @module
+ */
+import { z } from "zod";
+import type { Backend } from "../backends/protocol.js";
+import { type CoreSource, coreRef } from "../backends/core-ref.js";
+import type { Core } from "../core/types.js";
+import { DEFAULT_MAX_OUTPUT_CHARS, capOutput, errorResult, formatGlob, formatGrep, formatLs, formatRead } from "./format.js";
+import type { Tool, ToolResult } from "./types.js";
+
+/** Names of the filesystem tools; their results are never evicted (they paginate instead). */
+export const FILESYSTEM_TOOL_NAMES = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete"] as const;
+
+/** Options of {@link createFilesystemTools}. */
+export interface FilesystemToolsOptions {
+  backend: Backend;
+  /** The core to use for formatting. Default: {@link loadCore}'s choice. */
+  core?: Core | Promise<Core>;
+  /** Cap on one tool output, in characters. Default: 80,000. */
+  maxOutputChars?: number;
+  /** Lines `read_file` returns when the model gives no limit. Default: 100. */
+  defaultReadLimit?: number;
+  /** Matches (or files) `grep` returns when the model gives no max_count. Default: 1000. */
+  defaultGrepMaxCount?: number;
+}
+
+/** Accepts `path` as an alias of `file_path` (models mix them up). */
+function withPathAlias<T extends z.ZodRawShape>(shape: T) {
+  return z.preprocess((raw) => {
+    if (raw && typeof raw === "object" && !("file_path" in raw) && "path" in raw) {
+      const { path, ...rest } = raw as Record<string, unknown>;
+      return { ...rest, file_path: path };
+    }
+    return raw;
+  }, z.object(shape));
+}
+
+const lineIndex = z.coerce.number().int().min(0);
+const count = z.coerce.number().int().positive();
+const flag = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+
+const schemas = {
+  ls: z.object({ path: z.string().default("/").describe("Directory to list (absolute, e.g. /src).") }),
+  read_file: withPathAlias({
+    file_path: z.string().describe("Absolute path of the file."),
+    offset: lineIndex.optional().describe("0-based line to start at. Default 0."),
+    limit: count.optional().describe("How many lines to read. Default 100."),
+  }),
+  write_file: withPathAlias({
+    file_path: z.string().describe("Absolute path of the file to create or overwrite."),
+    content: z.string().describe("The complete new content."),
+  }),
+  edit_file: withPathAlias({
+    file_path: z.string().describe("Absolute path of the file."),
+    old_string: z.string().describe("Exact text to replace (must be unique unless replace_all)."),
+    new_string: z.string().describe("Replacement text."),
+    replace_all: flag.default(false).describe("Replace every occurrence."),
+  }),
+  glob: z.object({
+    pattern: z.string().describe("Glob such as **/*.ts; * stays within one directory, ** crosses them."),
+    path: z.string().default("/").describe("Directory the pattern is relative to. Default /."),
+  }),
+  grep: z.object({
+    pattern: z.string().describe("Text to find (literal unless regex is true)."),
+    path: z.string().default("/").describe("Directory or file to search. Default /."),
+    glob: z.string().nullish().describe("Only files matching this glob (e.g. *.py)."),
+    output_mode: z
+      .enum(["files_with_matches", "content", "count"])
+      .default("files_with_matches")
+      .describe("files_with_matches (default), content (matching lines) or count."),
+    max_count: count.optional().describe("Stop after this many matches (files in files_with_matches mode)."),
+    regex: flag.default(false).describe("Treat pattern as a regular expression."),
+    ignore_case: flag.default(false).describe("Case-insensitive."),
+    context: lineIndex.optional().describe("Lines of context around each match (content mode)."),
+  }),
+  delete: withPathAlias({ file_path: z.string().describe("File or directory to delete (directories recursively).") }),
+};
+
+/** Builds the seven filesystem tools over a backend. */
+export function createFilesystemTools(options: FilesystemToolsOptions): Tool<never>[] {
+  const { backend } = options;
+  const core = coreRef(options.core as CoreSource);
+  const max = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  const readLimit = options.defaultReadLimit ?? 100;
+  const grepMax = options.defaultGrepMaxCount ?? 1000;
+  const text = (content: string): ToolResult => ({ content: capOutput(content, max) });
+
+  const tools = [
+    tool("ls", "List one directory: files with sizes, directories ending in /.", schemas.ls, async ({ path }) => {
+      const r = await backend.ls(path);
+      return r.error ? errorResult(r.error) : text(formatLs(path, r.entries));
+    }),
+    tool(
+      "read_file",
+      "Read a file with line numbers (cat -n). Use offset and limit to page through long files.",
+      schemas.read_file,
+      async ({ file_path, offset = 0, limit = readLimit }) => {
+        const r = await backend.read(file_path, { offset, limit });
+        return r.error ? errorResult(r.error) : text(formatRead(await core(), file_path, r, limit));
+      },
+    ),
+    tool("write_file", "Create or overwrite a file with the given content.", schemas.write_file, async ({ file_path, content }) => {
+      const r = await backend.write(file_path, content);
+      return r.error ? errorResult(r.error) : text(`Wrote ${r.path}`);
+    }),
+    tool(
+      "edit_file",
+      "Replace exact text in a file. old_string must match exactly once unless replace_all is true.",
+      schemas.edit_file,
+      async ({ file_path, old_string, new_string, replace_all }) => {
+        const r = await backend.edit(file_path, old_string, new_string, { replaceAll: replace_all });
+        if (r.error) return errorResult(r.error);
+        return text(`Replaced ${r.occurrences} occurrence${r.occurrences === 1 ? "" : "s"} in ${r.path}`);
+      },
+    ),
+    tool("glob", "Find files by glob pattern, sorted by path.", schemas.glob, async ({ pattern, path }) => {
+      const r = await backend.glob(pattern, { path });
+      return r.error ? errorResult(r.error) : text(formatGlob(pattern, r.files, r.truncated));
+    }),
+    tool(
+      "grep",
+      "Search file contents (literal text by default). Returns matching files, lines or counts.",
+      schemas.grep,
+      async ({ pattern, path, glob, output_mode, max_count, regex, ignore_case, context }) => {
+        const r = await backend.grep(pattern, {
+          path,
+          ...(glob ? { glob } : {}),
+          outputMode: output_mode,
+          maxCount: max_count ?? grepMax,
+          regex,
+          ignoreCase: ignore_case,
+          ...(context !== undefined ? { context } : {}),
+        });
+        return r.error ? errorResult(r.error) : text(formatGrep(pattern, r));
+      },
+    ),
+    tool("delete", "Delete a file, or a directory and everything in it.", schemas.delete, async ({ file_path }) => {
+      const r = await backend.delete(file_path);
+      return r.error ? errorResult(r.error) : text(`Deleted ${file_path} (${r.deleted} file${r.deleted === 1 ? "" : "s"})`);
+    }),
+  ];
+  return tools as Tool<never>[];
+}
+
+function tool<S extends z.ZodType>(
+  name: string,
+  description: string,
+  schema: S,
+  run: (input: z.output<S>) => Promise<ToolResult>,
+): Tool<z.output<S>> {
+  return { name, description, schema: schema as unknown as z.ZodType<z.output<S>>, run: (input) => run(input) };
+}

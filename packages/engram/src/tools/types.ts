@@ -1,0 +1,41 @@
+/**
+ * Tools as the model sees them: a name, a description, a zod input schema and a function whose
+ * result is text for the model. Bad input becomes an error result, never an exception.
+ * @module
+ */
+import type { z } from "zod";
+
+/** What a tool returns to the model. */
+export interface ToolResult {
+  content: string;
+  /** True when the call failed; the model sees the content as an error message. */
+  isError?: boolean;
+}
+
+/** Per-call information a tool may use. */
+export interface ToolContext {
+  toolCallId?: string;
+  signal?: AbortSignal;
+}
+
+/** A tool the agent can call. `I` is the validated input type. */
+export interface Tool<I = unknown> {
+  name: string;
+  description: string;
+  schema: z.ZodType<I>;
+  run(input: I, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Validates raw model arguments against the tool's schema, then runs it. */
+export async function invokeTool<I>(tool: Tool<I>, args: unknown, context: ToolContext = {}): Promise<ToolResult> {
+  const parsed = tool.schema.safeParse(args ?? {});
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
+    return { content: `Error: invalid arguments for ${tool.name}: ${issues}`, isError: true };
+  }
+  try {
+    return await tool.run(parsed.data, context);
+  } catch (e) {
+    return { content: `Error: ${tool.name} failed: ${e instanceof Error ? e.message : String(e)}`, isError: true };
+  }
+}
