@@ -14,7 +14,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
+/// `{ ...result }` or `{ "error": { code, message } }` as one JSON string.
+pub fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
     let value = match r {
         Ok(v) => serde_json::to_value(v),
         Err(e) => Ok(json!({ "error": e })),
@@ -22,11 +23,13 @@ fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
     value.map(|v| v.to_string()).unwrap_or_else(|e| error_json(&CoreError::new(ErrorCode::Unsupported, "result", e)))
 }
 
-fn error_json(e: &CoreError) -> String {
+/// `{ "error": { code, message } }` as one JSON string.
+pub fn error_json(e: &CoreError) -> String {
     json!({ "error": e }).to_string()
 }
 
-fn parse<T: DeserializeOwned>(options: &str) -> CoreResult<T> {
+/// Parses a JSON options string; malformed options are an `unsupported` error.
+pub fn parse<T: DeserializeOwned>(options: &str) -> CoreResult<T> {
     serde_json::from_str(options).map_err(|e| CoreError::new(ErrorCode::Unsupported, "options", format_args!("malformed options: {e}")))
 }
 
