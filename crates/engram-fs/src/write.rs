@@ -156,7 +156,10 @@ impl RootedFs {
     /// version check (under the per-path lock).
     fn replace(&self, t: &Target, data: &[u8], if_version: Option<&str>) -> CoreResult<FileInfo> {
         let fail = |e: io::Error| io_error(&e, &t.vpath);
-        let _guard = lock_path(&t.host);
+        let dir = t.host.parent().ok_or_else(|| is_directory(&t.vpath))?;
+        // Lock on the real location, so aliases through in-root directory links share a lock.
+        let real_dir = fs::canonicalize(dir).map_err(fail)?;
+        let _guard = lock_path(&real_dir.join(t.host.file_name().unwrap_or_default()));
         let current = match fs::symlink_metadata(&t.host) {
             Ok(m) if m.is_dir() => return Err(is_directory(&t.vpath)),
             Ok(m) => Some(m),
@@ -169,7 +172,6 @@ impl RootedFs {
                 return Err(CoreError::of(ErrorCode::Conflict, &t.vpath));
             }
         }
-        let dir = t.host.parent().ok_or_else(|| is_directory(&t.vpath))?;
         let mut tmp = TempFile::create(dir).map_err(fail)?;
         self.jail.verify_open(&tmp.file, &t.vpath)?;
         tmp.file.write_all(data).map_err(fail)?;
