@@ -18,6 +18,26 @@
 //!
 //! Search results are byte-for-byte those of the in-memory [`engram_core::FileTable`] for the
 //! same files: both use engram-core's per-file `Searcher` and path-ordered `Collector`.
+//!
+//! Choices and limits:
+//! - `stat`/`ls` report a symbolic link as itself (`isDir: false`, its own size, mtime and
+//!   version); `glob` and `grep` skip links; `write` replaces a link, `delete` removes it.
+//! - Ignore rules are those of the rooted tree (walks start at the root and are pruned to the
+//!   searched directory), so an ignored directory stays invisible even when searched directly;
+//!   a file named directly in `grep` is always searched. Only `.gitignore`/`.ignore` files
+//!   inside the root apply (no global excludes, no `.git/info/exclude`, no parent directories).
+//! - Names with no virtual form (non-UTF-8, backslashes, control characters, a leading `~`)
+//!   are not listed or searched.
+//! - Compare-and-swap is exact between writers in one process (a lock per real path). Writers
+//!   in other processes still never corrupt a file (atomic rename) but can race a version
+//!   check.
+//! - Checks and uses are separate system calls: a process that can create symbolic links
+//!   inside the root concurrently could race a walk. Single-file opens are re-verified through
+//!   `/proc/self/fd` on Linux; walks and the file count of a directory `delete` are not (the
+//!   removal itself uses std's link-safe `remove_dir_all`).
+//! - A write's temp file (`.engram-tmp.<pid>.<n>`, beside its target) is visible to a
+//!   concurrent listing while the write runs, and removed if the write fails.
+//! - Unix only.
 #![forbid(unsafe_code)]
 
 #[cfg(not(unix))]

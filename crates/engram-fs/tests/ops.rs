@@ -98,6 +98,35 @@ fn stat_reports_versions_for_files_and_slashes_for_directories() {
 }
 
 #[test]
+fn read_matches_read_lines_on_the_same_bytes() {
+    use engram_core::read::read_lines;
+    let s = Sandbox::new();
+    // Lines straddling the 64 KiB stream-buffer boundaries, multi-byte characters cut by them.
+    let big: Vec<u8> = (0..20_000).flat_map(|i| format!("line {i} {}\r\n", "é".repeat(i % 7)).into_bytes()).collect();
+    let cases: Vec<&[u8]> = vec![
+        b"",
+        b"a",
+        b"a\n",
+        b"\n\n\n",
+        b"l0\nl1\r\nl2\nl3",
+        b"one\r\ntwo\r\n",
+        b"no newline at the end",
+        b"tail\r",
+        b"ok\n\xff\xfe\n\xe6\x96",
+        &big,
+    ];
+    for (i, data) in cases.iter().enumerate() {
+        let p = format!("/f{i}");
+        s.fs.write(&p, data, None).unwrap();
+        for offset in [0, 1, 2, 3, 10, 4_000, 19_999, 20_000, 25_000] {
+            for limit in [None, Some(0), Some(1), Some(2), Some(3_333)] {
+                assert_eq!(s.fs.read(&p, offset, limit).unwrap(), read_lines(data, offset, limit), "{p} {offset} {limit:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn read_errors_and_caps() {
     let s = Sandbox::with(|o| o.max_file_bytes = 16);
     s.put("d/small.txt", "a\nb\nc");
