@@ -5,6 +5,8 @@ use engram_core::{api, Router as CoreRouter, FileTable as CoreTable};
 use napi::bindgen_prelude::{Buffer, Uint8Array};
 use napi_derive::napi;
 
+mod fs;
+
 /// `{ path } | { error }` for a virtual path.
 #[napi]
 pub fn normalize_path(path: String) -> String {

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 impl RootedFs {
     /// Deletes a file (returns 1) or a directory with everything beneath it (returns how many
-    /// non-directory entries went). A symbolic link is removed as a link; its target is never
-    /// touched. Deleting `/` is `permission_denied`; a missing path is `file_not_found`.
+    /// non-directory entries went). Naming a symbolic link is refused; links inside a deleted
+    /// directory are removed as links, their targets never touched. Deleting `/` is `permission_denied`; a missing path is `file_not_found`.
     pub fn delete(&self, vpath: &str) -> CoreResult<usize> {
         let t = self.jail.resolve(vpath)?;
         if t.vpath == "/" {

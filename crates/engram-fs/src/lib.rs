@@ -9,8 +9,9 @@
 //!   canonicalised and must stay under the canonical root (`path_escape` otherwise), so a
 //!   symlinked directory pointing outside is caught, and symlink loops fail instead of hanging.
 //! - **Final components are never followed.** Files are opened with `O_NOFOLLOW`; a symbolic link
-//!   named directly is `path_escape` when it leads outside the root (or nowhere) and
-//!   `permission_denied` when it leads inside. Walks (grep, glob) and deletes never follow links.
+//!   named directly is refused by every operation (read, write, edit, delete, ls, stat, grep,
+//!   glob): `path_escape` when it leads outside the root (or nowhere), `permission_denied` when it
+//!   leads inside. Listings show links as non-directories; walks never follow them.
 //! - **Atomic writes.** Temp file in the same directory, fsync, rename over the target, fsync of
 //!   the directory; an optional compare-and-swap on the version string.
 //! - **Bounded memory.** Paginated reads stream the file; whole-file operations are capped at
@@ -43,6 +44,7 @@
 #[cfg(not(unix))]
 compile_error!("engram-fs supports Unix hosts only (it relies on O_NOFOLLOW and Unix metadata)");
 
+pub mod api;
 mod contain;
 mod delete;
 mod error;

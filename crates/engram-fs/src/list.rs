@@ -9,8 +9,8 @@ use std::fs;
 
 impl RootedFs {
     /// Metadata of a file or directory. Files carry `size`, `modifiedAt` (ms since the epoch)
-    /// and `version` (`"{mtime_nanos}-{size}"`). A symbolic link is reported as itself (its own
-    /// `lstat`, `isDir: false`) without being followed.
+    /// and `version` (`"{mtime_nanos}-{size}"`). Naming a symbolic link is refused (see the crate
+    /// docs).
     pub fn stat(&self, vpath: &str) -> CoreResult<FileInfo> {
         let t = self.jail.resolve(vpath)?;
         match (&t.kind, &t.meta) {
@@ -21,7 +21,7 @@ impl RootedFs {
     }
 
     /// One level of a directory, sorted by emitted path (byte order); directories end with `/`.
-    /// `ls` of a file (or symbolic link) lists that entry. Symbolic links are listed as
+    /// `ls` of a file lists that entry. Symbolic links are listed as
     /// non-directories and never followed. Names that are not valid virtual path segments
     /// (non-UTF-8, backslashes, control characters, a leading `~`) are left out.
     pub fn ls(&self, vpath: &str) -> CoreResult<Vec<FileInfo>> {
