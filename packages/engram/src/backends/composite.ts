@@ -15,6 +15,7 @@ import type {
   Result,
 } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
+import { mapGrepPaths } from "./grep-result.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
 
 /** Options of {@link CompositeBackend}. */
@@ -252,14 +253,7 @@ export class CompositeBackend implements Backend {
   }
 
   #outerGrep(r: GrepResult, m: Mount): GrepResult {
-    return {
-      truncated: r.truncated,
-      ...(r.matches && { matches: r.matches.map((x) => ({ ...x, path: outerPath(m, x.path) })) }),
-      ...(r.files && { files: r.files.map((f) => outerPath(m, f)) }),
-      ...(r.counts && {
-        counts: Object.fromEntries(Object.entries(r.counts).map(([k, v]) => [outerPath(m, k), v])),
-      }),
-    };
+    return mapGrepPaths(r, (p) => outerPath(m, p));
   }
 
   async #dropShadowed(r: GrepResult): Promise<GrepResult> {

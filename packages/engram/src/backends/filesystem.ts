@@ -8,6 +8,7 @@ import { loadNativeBinding } from "#node-access";
 import { EngramError } from "../errors.js";
 import type { Core, ErrorData, FileInfo, GlobResult, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
+import { mapGrepPaths } from "./grep-result.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
 
 /** Options of {@link FilesystemBackend}. */
@@ -170,7 +171,7 @@ export class FilesystemBackend implements Backend {
     return this.#op(
       options.path ?? "/",
       async (v) => parse<GrepResult>(await this.#fs().grep(JSON.stringify({ ...clean, pattern, path: v }))),
-      (r) => (this.#virtual ? r : this.#outGrep(r)),
+      (r) => (this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p))),
     );
   }
 
@@ -181,14 +182,5 @@ export class FilesystemBackend implements Backend {
       async (v) => parse<GlobResult>(await this.#fs().glob(JSON.stringify({ pattern, path: v, maxResults }))),
       (r) => ({ ...r, files: r.files.map(this.#outInfo) }),
     );
-  }
-
-  #outGrep(r: GrepResult): GrepResult {
-    return {
-      truncated: r.truncated,
-      ...(r.matches && { matches: r.matches.map((m) => ({ ...m, path: this.#out(m.path) })) }),
-      ...(r.files && { files: r.files.map((f) => this.#out(f)) }),
-      ...(r.counts && { counts: Object.fromEntries(Object.entries(r.counts).map(([k, n]) => [this.#out(k), n])) }),
-    };
   }
 }
