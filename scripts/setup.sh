@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing and builds what changed; safe to run again and again.
 #   scripts/setup.sh          toolchain + npm deps + both bindings + TypeScript
-#   scripts/setup.sh --test   the same, plus what the test suite needs (Chromium)
+#   scripts/setup.sh --test   the same, plus what tests and benchmarks need (Chromium, ripgrep)
 # Nothing is downloaded except from Debian, crates.io and the npm registry (DESIGN §8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,12 +58,13 @@ command -v wasm-pack >/dev/null || { log "cargo install wasm-pack"; cargo instal
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json \
       || package.json -nt node_modules/.package-lock.json ]]; then
   log "npm install"
-  npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error
+  # `npm install` honours package-lock.json and keeps what is already in node_modules.
+  npm install --no-audit --no-fund --loglevel=error
   touch node_modules/.package-lock.json
 fi
 
 if [[ $WANT_TEST_DEPS -eq 1 ]]; then
-  [[ -x /usr/bin/chromium ]] || apt_install chromium
+  [[ -x /usr/bin/chromium && -x /usr/bin/rg ]] || apt_install chromium ripgrep
 fi
 
 # --- native addon (napi-rs); cargo makes it incremental ------------------------------------
@@ -95,5 +96,5 @@ fi
 
 # --- TypeScript ------------------------------------------------------------------------------
 log "building TypeScript"
-node_modules/.bin/tsc -b && node_modules/.bin/tsc -p examples/node
+node_modules/.bin/tsc -b && node_modules/.bin/tsc -p examples/node && node_modules/.bin/tsc -p benches
 log "ready (wasm: $WASM_MODE)"

@@ -16,11 +16,11 @@ use serde_json::json;
 
 /// `{ ...result }` or `{ "error": { code, message } }` as one JSON string.
 pub fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
-    let value = match r {
-        Ok(v) => serde_json::to_value(v),
-        Err(e) => Ok(json!({ "error": e })),
-    };
-    value.map(|v| v.to_string()).unwrap_or_else(|e| error_json(&CoreError::new(ErrorCode::Unsupported, "result", e)))
+    match r {
+        // Straight to text: large results (100k grep matches) never build a `Value` tree.
+        Ok(v) => serde_json::to_string(&v).unwrap_or_else(|e| error_json(&CoreError::new(ErrorCode::Unsupported, "result", e))),
+        Err(e) => error_json(&e),
+    }
 }
 
 /// `{ "error": { code, message } }` as one JSON string.

@@ -71,6 +71,9 @@ export class StoreBackend implements Backend {
   readonly #options: StoreBackendOptions;
   readonly #core: () => Promise<Core>;
   readonly #namespace: Namespace;
+  /** Resident copy of the files this backend has searched, keyed by store revision. */
+  #mirror: CoreFileTable | undefined;
+  readonly #revisions = new Map<string, string>();
 
   constructor(options: StoreBackendOptions) {
     this.#options = options;
@@ -117,6 +120,50 @@ export class StoreBackend implements Backend {
     return items.filter((i) => isStoredFile(i.value));
   }
 
+  /**
+   * Brings the resident mirror of `path` (a file or a directory prefix) up to date with the
+   * store: keys and revisions are listed without content, and only new or changed files are
+   * fetched. Searches then run in the core without copying the corpus again.
+   */
+  async #sync(path: string): Promise<CoreFileTable> {
+    const mirror = (this.#mirror ??= (await this.#core()).createFileTable());
+    const store = this.#options.store;
+    const scope = dirPrefix(path);
+    // One range listing covers both a file and a directory named `path`.
+    const listed = (await store.list(this.#namespace, { prefix: path, values: false })).items.filter(
+      (i) => i.key === path || i.key.startsWith(scope),
+    );
+    const seen = new Set<string>();
+    const stale: string[] = [];
+    for (const item of listed) {
+      seen.add(item.key);
+      if (this.#revisions.get(item.key) !== item.revision) stale.push(item.key);
+    }
+    for (const key of this.#revisions.keys()) {
+      if ((key === path || key.startsWith(scope)) && !seen.has(key)) this.#forget(key);
+    }
+    // Many changes: one listing with content beats one round trip per file.
+    const wanted = new Set(stale);
+    const fresh =
+      stale.length > 16
+        ? (await store.list<StoredFile>(this.#namespace, { prefix: scope })).items.filter((i) => wanted.has(i.key))
+        : (await Promise.all(stale.map((k) => store.get<StoredFile>(this.#namespace, k)))).filter((i) => i !== undefined);
+    for (const item of fresh) this.#remember(item);
+    return mirror;
+  }
+
+  #remember(item: StoreItem<unknown>, bytes?: Uint8Array): void {
+    if (!this.#mirror || !isStoredFile(item.value)) return;
+    const r = this.#mirror.write(item.key, bytes ?? decode(item.value), { modifiedAt: item.value.modifiedAt });
+    if (r.error) this.#forget(item.key);
+    else this.#revisions.set(item.key, item.revision);
+  }
+
+  #forget(key: string): void {
+    this.#mirror?.delete(key);
+    this.#revisions.delete(key);
+  }
+
   /** Runs core work over a few files loaded into a throwaway table. */
   async #withTable<T>(files: StoreItem<StoredFile>[], work: (table: CoreFileTable) => T): Promise<T> {
     const table = (await this.#core()).createFileTable();
@@ -156,9 +203,7 @@ export class StoreBackend implements Backend {
   async read(path: string, options?: ReadOptions) {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
-    const file = await this.#file(p.path);
-    if (!file) return this.#notAFile(p.path);
-    return this.#withTable([file], (t) => t.read(p.path, options));
+    return (await this.#sync(p.path)).read(p.path, options);
   }
 
   async readBytes(path: string) {
@@ -203,24 +248,18 @@ export class StoreBackend implements Backend {
   async grep(pattern: string, options: BackendGrepOptions = {}) {
     const p = await this.#path(options.path ?? "/");
     if (p.error) return { error: p.error };
-    const files = await this.#filesUnder(p.path);
-    if (files.length === 0 && p.path !== "/") return this.#fail("file_not_found", p.path);
-    return this.#withTable(files, (t) => t.grep({ ...options, pattern, path: p.path }));
+    const mirror = await this.#sync(p.path);
+    return mirror.grep({ ...options, pattern, path: p.path });
   }
 
   async glob(pattern: string, options: BackendGlobOptions = {}) {
     const p = await this.#path(options.path ?? "/");
     if (p.error) return { error: p.error };
-    const core = await this.#core();
-    // Anchored patterns may reach outside `path`; the core filter keeps only what matches.
-    const scope = pattern.startsWith("/") ? "/" : p.path;
-    const files = await this.#filesUnder(scope);
-    const kept = core.filterPaths("glob", pattern, p.path, files.map((f) => f.key));
-    if (kept.error) return { error: kept.error };
-    const byPath = new Map(files.map((f) => [f.key, f]));
-    const max = options.maxResults ?? Number.POSITIVE_INFINITY;
-    const matched = kept.paths.map((k) => this.#info(byPath.get(k) as StoreItem<StoredFile>));
-    return { files: matched.slice(0, max), truncated: matched.length > max };
+    // Anchored patterns may reach outside `path`; the mirror's glob keeps only what matches.
+    const mirror = await this.#sync(pattern.startsWith("/") ? "/" : p.path);
+    const r = mirror.glob({ pattern, path: p.path, ...(options.maxResults !== undefined && { maxResults: options.maxResults }) });
+    if (r.error) return { error: r.error };
+    return { files: r.files.map((f) => ({ ...f, version: this.#revisions.get(f.path) ?? "" })), truncated: r.truncated };
   }
 
   async delete(path: string) {

@@ -79,7 +79,7 @@ export class InMemoryStore implements Store {
     const space = this.#space(namespace, false);
     const result: ListResult<V> = { items: [], prefixes: [] };
     if (!space) return result;
-    const { prefix = "", delimiter } = options;
+    const { prefix = "", delimiter, values = true } = options;
     let i = lowerBound(space.keys, prefix);
     while (i < space.keys.length) {
       const key = space.keys[i] as string;
@@ -93,7 +93,7 @@ export class InMemoryStore implements Store {
         continue;
       }
       const item = space.items.get(key) as StoreItem;
-      result.items.push({ ...item, value: structuredClone(item.value) } as StoreItem<V>);
+      result.items.push({ ...item, value: values ? structuredClone(item.value) : undefined } as StoreItem<V>);
       i++;
     }
     return result;

@@ -35,6 +35,9 @@ export interface ListOptions {
   /** Group keys by the next occurrence of this string after the prefix (S3-style): such keys are
    * reported once in `prefixes` instead of individually. Default: no grouping. */
   delimiter?: string;
+  /** Include values. `false` lists keys and revisions only, which lets a caller find what
+   * changed without transferring content. Default: `true`. */
+  values?: boolean;
 }
 
 /** A listing, sorted by key. */

@@ -1,0 +1,173 @@
+/** docs/benchmarks.md and its SVG charts, from one run's report. */
+import type { Role } from "./subjects.js";
+import type { BenchReport, WorkloadResult } from "./run.js";
+
+const ms = (r: WorkloadResult, role: Role) => {
+  const o = r.outcomes[role];
+  return o?.ok && o.timing ? o.timing.medianMs : undefined;
+};
+
+function fmt(v: number | undefined): string {
+  if (v === undefined) return "—";
+  if (v < 0.01) return `${(v * 1000).toFixed(2)} µs`;
+  if (v < 1) return `${(v * 1000).toFixed(0)} µs`;
+  return `${v.toFixed(v < 10 ? 2 : 1)} ms`;
+}
+
+/** `a / b` when both exist. */
+function ratio(a: number | undefined, b: number | undefined): number | undefined {
+  return a !== undefined && b !== undefined && b > 0 ? a / b : undefined;
+}
+
+function fmtRatio(x: number | undefined): string {
+  if (x === undefined) return "—";
+  return x >= 10 ? `${x.toFixed(0)}×` : `${x.toFixed(2)}×`;
+}
+
+function cell(r: WorkloadResult, role: Role): string {
+  const o = r.outcomes[role];
+  if (!o) return "—";
+  if (!o.ok) return o.note === "not offered" ? "n/a" : `**failed** (${o.note})`;
+  const t = o.timing;
+  return t ? `${fmt(t.medianMs)} <sub>${fmt(t.minMs)}–${fmt(t.maxMs)}</sub>` : "ok";
+}
+
+export interface Target {
+  goal: string;
+  value: number | undefined;
+  met: boolean | undefined;
+  detail: string;
+}
+
+/** The speed targets of the benchmarks issue, evaluated on this run. */
+export function targets(report: BenchReport): Target[] {
+  const by = (id: string) => report.workloads.find((w) => w.id === id);
+  const out: Target[] = [];
+  const floorRatio = (id: string, limit: number, goal: string) => {
+    const w = by(id);
+    const v = w && ratio(ms(w, "ours-native"), ms(w, "floor"));
+    out.push({ goal, value: v, met: v === undefined ? undefined : v <= limit, detail: `native / floor = ${fmtRatio(v)} (goal ≤ ${limit}×)` });
+  };
+  const peerSpeedup = (id: string, limit: number, goal: string) => {
+    const w = by(id);
+    const v = w && ratio(ms(w, "peer"), ms(w, "ours-native"));
+    out.push({ goal, value: v, met: v === undefined ? undefined : v >= limit, detail: `peer / native = ${fmtRatio(v)} (goal ≥ ${limit}×)` });
+  };
+  for (const k of ["state", "store"]) {
+    floorRatio(`${k}.grep-rare`, 1.5, `${k} grep (rare) within 1.5× of the JS floor`);
+    floorRatio(`${k}.grep-common`, 1.5, `${k} grep (common) within 1.5× of the JS floor`);
+    floorRatio(`${k}.glob-ts`, 1.5, `${k} glob within 1.5× of the JS floor`);
+    peerSpeedup(`${k}.grep-rare`, 20, `${k} grep ≥ 20× faster than deepagents`);
+  }
+  peerSpeedup("state.ls", 50, "state ls ≥ 50× faster than deepagents");
+  floorRatio("filesystem.grep-rare", 1, "filesystem grep no slower than ripgrep");
+  floorRatio("filesystem.glob-ts", 1.5, "filesystem glob within 1.5× of find");
+  const memoryKinds = report.workloads.filter((w) => w.kind === "state" || w.kind === "store" || w.kind === "composite");
+  const wasmRatios = memoryKinds.map((w) => ratio(ms(w, "ours-wasm"), ms(w, "ours-native"))).filter((v): v is number => v !== undefined);
+  const worst = wasmRatios.length ? Math.max(...wasmRatios) : undefined;
+  out.push({ goal: "WASM within 2× of native on every in-memory workload", value: worst, met: worst === undefined ? undefined : worst <= 2, detail: `worst wasm / native = ${fmtRatio(worst)}` });
+  out.push({ goal: "memory refresh per model call (unchanged 64 KB AGENTS.md) ≤ 20 µs", value: undefined, met: undefined, detail: "pending: the memory middleware is not built yet" });
+  out.push({ goal: "agent-loop overhead per step ≥ 10× lower than deepagents", value: undefined, met: undefined, detail: "pending: the agent runtime is not built yet" });
+  return out;
+}
+
+/** A horizontal bar chart of ratios on a log scale, 1× in the middle. */
+function chart(title: string, rows: { label: string; value: number | undefined }[], better: "low" | "high"): string {
+  const width = 760;
+  const rowH = 22;
+  const left = 260;
+  const plot = width - left - 70;
+  const max = 3; // ±3 decades
+  const x = (v: number) => left + plot / 2 + (Math.max(-max, Math.min(max, Math.log10(v))) / max) * (plot / 2);
+  const height = 40 + rows.length * rowH + 24;
+  const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<text x="8" y="18" font-size="14" font-weight="bold">${esc(title)}</text>`,
+  ];
+  for (const d of [-3, -2, -1, 0, 1, 2, 3]) {
+    const gx = left + plot / 2 + (d / max) * (plot / 2);
+    parts.push(`<line x1="${gx}" y1="30" x2="${gx}" y2="${height - 20}" stroke="${d === 0 ? "#333" : "#ddd"}"/>`);
+    parts.push(`<text x="${gx}" y="${height - 6}" text-anchor="middle" fill="#555">${10 ** d >= 1 ? `${10 ** d}×` : `1/${10 ** -d}×`}</text>`);
+  }
+  rows.forEach((r, i) => {
+    const y = 36 + i * rowH;
+    parts.push(`<text x="${left - 8}" y="${y + 14}" text-anchor="end">${esc(r.label)}</text>`);
+    if (r.value === undefined) {
+      parts.push(`<text x="${left + plot / 2 + 6}" y="${y + 14}" fill="#999">n/a</text>`);
+      return;
+    }
+    const x0 = left + plot / 2;
+    const x1 = x(r.value);
+    const good = better === "low" ? r.value <= 1 : r.value >= 1;
+    parts.push(`<rect x="${Math.min(x0, x1)}" y="${y + 3}" width="${Math.max(1, Math.abs(x1 - x0))}" height="${rowH - 8}" fill="${good ? "#2e7d32" : "#c62828"}"/>`);
+    parts.push(`<text x="${Math.max(x0, x1) + 4}" y="${y + 14}" fill="#333">${fmtRatio(r.value)}</text>`);
+  });
+  parts.push("</svg>");
+  return `${parts.join("\n")}\n`;
+}
+
+export interface RenderedDocs {
+  markdown: string;
+  charts: Record<string, string>;
+}
+
+export function renderDocs(report: BenchReport): RenderedDocs {
+  const rows = report.workloads;
+  const name = (suffix: string) => `benchmarks-${report.size}-${suffix}.svg`;
+  const charts = {
+    [name("peer")]: chart(
+      "Engram (native) time ÷ deepagents time — lower is better",
+      rows.map((r) => ({ label: r.id, value: ratio(ms(r, "ours-native"), ms(r, "peer")) })),
+      "low",
+    ),
+    [name("floor")]: chart(
+      "Engram (native) time ÷ floor time (ripgrep/find/plain JS) — lower is better",
+      rows.map((r) => ({ label: r.id, value: ratio(ms(r, "ours-native"), ms(r, "floor")) })),
+      "low",
+    ),
+    [name("wasm")]: chart(
+      "Engram WASM time ÷ native time — lower is better",
+      rows.map((r) => ({ label: r.id, value: ratio(ms(r, "ours-wasm"), ms(r, "ours-native")) })),
+      "low",
+    ),
+  };
+  const m = report.machine;
+  const lines = [
+    "# Benchmarks",
+    "",
+    "Generated by `npm run bench -- --size " + report.size + "`; every answer is verified before its time counts.",
+    `Run of ${report.date} on ${m.cores} × ${m.cpus}, ${m.memoryGb} GiB, Node ${m.node}, ${m.platform}.`,
+    `Corpus: ${report.corpus.files.toLocaleString("en-US")} files, ${(report.corpus.bytes / 1e6).toFixed(1)} MB (seeded, source-like, with CJK, emoji and astral lines).`,
+    "",
+    "Times are medians per call with the fastest–slowest sample below them. Ratios are computed within this run,",
+    "pair by pair: the machine is shared and noisy, so absolute times mean less than the ratios.",
+    "",
+    "## Targets",
+    "",
+    "| target | status | measured |",
+    "|---|---|---|",
+    ...targets(report).map((t) => `| ${t.goal} | ${t.met === undefined ? "pending" : t.met ? "met" : "**not met**"} | ${t.detail} |`),
+    "",
+    "## Results",
+    "",
+    "| workload | engram native | engram wasm | deepagents 1.14.1 | floor | native ÷ peer | native ÷ floor | wasm ÷ native | max RSS |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ...rows.map(
+      (r) =>
+        `| \`${r.id}\` ${r.title} | ${cell(r, "ours-native")} | ${cell(r, "ours-wasm")} | ${cell(r, "peer")} | ${cell(r, "floor")} | ` +
+        `${fmtRatio(ratio(ms(r, "ours-native"), ms(r, "peer")))} | ${fmtRatio(ratio(ms(r, "ours-native"), ms(r, "floor")))} | ` +
+        `${fmtRatio(ratio(ms(r, "ours-wasm"), ms(r, "ours-native")))} | ${(r.maxRssKb / 1024).toFixed(0)} MB |`,
+    ),
+    "",
+    "Floor: plain JS (`indexOf`, `endsWith`, `split`) over the same in-memory strings for State, Store and Composite;",
+    "`rg`, `find` and `readdirSync` on the same tree for Filesystem (their times include process start, as the peer's `rg` call does).",
+    "The peer's grep is literal only (regex: n/a). Max RSS is the process high-water mark after the workload.",
+    "",
+    "## Charts",
+    "",
+    ...Object.keys(charts).map((f) => `![${f}](${f})`),
+    "",
+  ];
+  return { markdown: lines.join("\n"), charts };
+}
