@@ -2,7 +2,21 @@
  * The Engram core on both builds: a resident file table, a router, grep, glob, read and edit.
  * Run it with `npm run demo`.
  */
-import { loadCore, type Core, type CoreKind } from "engram";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  CompositeBackend,
+  type Core,
+  type CoreKind,
+  FilesystemBackend,
+  InMemoryStore,
+  StateBackend,
+  StoreBackend,
+  createFilesystemTools,
+  invokeTool,
+  loadCore,
+} from "engram";
 
 const kinds: CoreKind[] = ["native", "wasm"];
 
@@ -55,6 +69,34 @@ function demo(core: Core): void {
   big.dispose();
 }
 
+/** The backends and the model-facing tools over one composite tree. */
+async function backends(core: Core): Promise<void> {
+  section("── backends and tools ──");
+  const project = mkdtempSync(join(tmpdir(), "engram-demo-"));
+  writeFileSync(join(project, "main.py"), "def main():\n    # TODO: parse args\n    print('hi')\n");
+  const backend = new CompositeBackend(
+    new StateBackend({ core }),
+    {
+      "/memories/": new StoreBackend({ store: new InMemoryStore(), namespace: ["users", "demo"], core }),
+      "/workspace/": new FilesystemBackend({ rootDir: project, core }),
+    },
+    { core },
+  );
+  await backend.write("/memories/preferences.md", "- Answer briefly.\n- TODO: learn the user's timezone\n");
+  await backend.write("/scratch/plan.md", "1. read the code\n2. TODO: fix the bug\n");
+  const tools = new Map(createFilesystemTools({ backend, core }).map((t) => [t.name, t]));
+  const call = async (name: string, args: object) => {
+    const r = await invokeTool(tools.get(name)!, args);
+    console.log(`\n> ${name} ${JSON.stringify(args)}\n${r.content}`);
+  };
+  await call("ls", { path: "/" });
+  await call("grep", { pattern: "TODO", output_mode: "content" });
+  await call("read_file", { file_path: "/workspace/main.py", limit: 2 });
+  await call("read_file", { file_path: "/workspace/../../etc/passwd" });
+  rmSync(project, { recursive: true, force: true });
+}
+
 for (const kind of kinds) {
   demo(await loadCore({ core: kind }));
 }
+await backends(await loadCore());
