@@ -184,7 +184,7 @@ impl Searcher {
     /// Searches one file, collecting at most `limit` matching lines. `None` for a binary file
     /// or one without matches.
     pub fn search(&self, p: &str, data: &[u8], limit: usize) -> Option<FileHits> {
-        if limit == 0 || is_binary(data) {
+        if limit == 0 {
             return None;
         }
         let limit = if self.mode == OutputMode::FilesWithMatches { 1 } else { limit };
@@ -198,7 +198,9 @@ impl Searcher {
             }
             count < limit
         });
-        if count == 0 {
+        // Checked only once something matched: most files in a search have no match, and the
+        // probe would otherwise read their first 8 KiB a second time.
+        if count == 0 || is_binary(data) {
             return None;
         }
         let mut lines = Vec::new();
