@@ -98,6 +98,12 @@ impl FileTable {
         api::table_write(&mut self.inner, &path, text.into_bytes(), modified_at, if_version.as_deref())
     }
 
+    /// Appends bytes to a file (created when missing).
+    #[napi]
+    pub fn append(&mut self, path: String, data: Uint8Array, modified_at: f64) -> String {
+        api::table_append(&mut self.inner, &path, &data, modified_at)
+    }
+
     #[napi]
     pub fn read(&self, path: String, offset: u32, limit: Option<u32>) -> String {
         api::table_read(&self.inner, &path, offset as usize, limit.map(|l| l as usize))

@@ -119,6 +119,13 @@ pub fn table_write(t: &mut FileTable, input: &str, data: Vec<u8>, modified_at: f
     }))
 }
 
+pub fn table_append(t: &mut FileTable, input: &str, data: &[u8], modified_at: f64) -> String {
+    to_json(t.append(input, data, modified_at).map(|p| {
+        let version = t.get(&p).map(|f| f.version.to_string());
+        json!({ "path": p, "version": version })
+    }))
+}
+
 pub fn table_read(t: &FileTable, input: &str, offset: usize, limit: Option<usize>) -> String {
     to_json(t.read(input, offset, limit))
 }

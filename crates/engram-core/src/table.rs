@@ -93,6 +93,22 @@ impl FileTable {
         Ok(p)
     }
 
+    /// Appends to a file, creating it (and its parents) when missing: only the new bytes cross
+    /// the boundary, however long the file has grown.
+    pub fn append(&mut self, input: &str, data: &[u8], modified_at: f64) -> CoreResult<String> {
+        let p = path::normalize(input)?;
+        match self.files.get_mut(&p) {
+            Some(f) => {
+                self.last_version += 1;
+                f.data.extend_from_slice(data);
+                f.modified_at = modified_at;
+                f.version = self.last_version;
+                Ok(p)
+            }
+            None => self.write(&p, data.to_vec(), modified_at, None),
+        }
+    }
+
     /// Removes a file, or a directory with everything beneath it. Returns how many files went.
     pub fn delete(&mut self, input: &str) -> CoreResult<usize> {
         let p = path::normalize(input)?;
@@ -317,6 +333,18 @@ mod tests {
         assert_ne!(v1, v2);
         assert_eq!(t.write("/m.md", b"3".to_vec(), 0.0, Some(&v1)).unwrap_err().code, ErrorCode::Conflict);
         assert_eq!(t.get("/m.md").unwrap().data, b"2");
+    }
+
+    #[test]
+    fn append_extends_or_creates_and_bumps_the_version() {
+        let mut t = FileTable::new();
+        t.append("/log/h.md", b"one\n", 1.0).unwrap();
+        let v1 = t.get("/log/h.md").unwrap().version;
+        t.append("/log/h.md", b"two\n", 2.0).unwrap();
+        let f = t.get("/log/h.md").unwrap();
+        assert_eq!((f.data.as_slice(), f.modified_at), (&b"one\ntwo\n"[..], 2.0));
+        assert!(f.version > v1);
+        assert_eq!(t.append("/log", b"x", 0.0).unwrap_err().code, ErrorCode::IsDirectory);
     }
 
     #[test]

@@ -150,6 +150,13 @@ export class CompositeBackend implements Backend {
     return r.error ? { error: this.#outerError(r.error, t) } : { ...r, path: t.outer };
   }
 
+  async append(path: string, content: string | Uint8Array) {
+    const t = await this.#target(path);
+    if (t.error) return { error: t.error };
+    const r = await appendTo(t.backend, t.inner, content);
+    return r.error ? { error: this.#outerError(r.error, t) } : { ...r, path: t.outer };
+  }
+
   async edit(path: string, oldString: string, newString: string, options?: BackendEditOptions) {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
@@ -261,6 +268,19 @@ export class CompositeBackend implements Backend {
     for (const p of grepPaths(r)) if (!(await this.#shadowed(p))) keep.add(p);
     return keepPaths(r, keep);
   }
+}
+
+/** Appends through `backend.append` when it has one, else by read + write. */
+export async function appendTo(backend: Backend, path: string, content: string | Uint8Array) {
+  if (backend.append) return backend.append(path, content);
+  const current = await backend.readBytes(path);
+  if (current.error && current.error.code !== "file_not_found") return { error: current.error };
+  const extra = typeof content === "string" ? new TextEncoder().encode(content) : content;
+  const head = current.data ?? new Uint8Array();
+  const joined = new Uint8Array(head.length + extra.length);
+  joined.set(head);
+  joined.set(extra, head.length);
+  return backend.write(path, joined, current.data ? {} : { ifVersion: "0" });
 }
 
 function grepPaths(r: GrepResult): string[] {

@@ -52,6 +52,8 @@ export interface Backend {
   readBytes(path: string): Promise<Result<{ data: Uint8Array }>>;
   /** Creates or overwrites a file, creating parent directories. */
   write(path: string, content: string | Uint8Array, options?: BackendWriteOptions): Promise<Result<{ path: string; version: string }>>;
+  /** Appends to a file, creating it when missing. Optional: callers fall back to read + write. */
+  append?(path: string, content: string | Uint8Array): Promise<Result<{ path: string; version: string }>>;
   /** Exact-string replacement; one match required unless `replaceAll`; CRLF files keep CRLF. */
   edit(path: string, oldString: string, newString: string, options?: BackendEditOptions): Promise<Result<EditResult>>;
   /** Literal (or `regex: true`) search, sorted by path. */

@@ -61,6 +61,17 @@ export class StateBackend implements Backend {
     return (await this.#files()).write(path, content, options);
   }
 
+  async append(path: string, content: string | Uint8Array) {
+    return (await this.#files()).append(path, content);
+  }
+
+  /** Replaces every file with those of a {@link StateBackend.snapshot} (a thread being resumed).
+   * Rejects with an `EngramError` on a corrupt snapshot, leaving the files as they were. */
+  async loadSnapshot(snapshot: Uint8Array): Promise<void> {
+    const table = (await this.#core()).restoreFileTable(snapshot);
+    this.#table = Promise.resolve(table);
+  }
+
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
     return (await this.#files()).edit({ path, oldString, newString, ...options });
   }

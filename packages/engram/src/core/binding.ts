@@ -43,6 +43,7 @@ interface RawFileTable {
   readonly size: number;
   write(path: string, data: Uint8Array, modifiedAt: number, ifVersion?: string | null): string;
   writeText(path: string, text: string, modifiedAt: number, ifVersion?: string | null): string;
+  append(path: string, data: Uint8Array, modifiedAt: number): string;
   read(path: string, offset: number, limit?: number | null): string;
   readBytes(path: string): Uint8Array | null | undefined;
   ls(path: string): string;
@@ -96,6 +97,11 @@ class FileTableHandle implements CoreFileTable {
         ? this.raw.writeText(path, content, at, options.ifVersion)
         : this.raw.write(path, content, at, options.ifVersion);
     return parse<{ path: string; version: string }>(json);
+  }
+
+  append(path: string, content: string | Uint8Array, options: { modifiedAt?: number } = {}) {
+    const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
+    return parse<{ path: string; version: string }>(this.raw.append(path, bytes, options.modifiedAt ?? Date.now()));
   }
 
   read(path: string, options: ReadOptions = {}) {

@@ -173,6 +173,8 @@ export interface CoreFileTable {
   /** Number of files. */
   readonly size: number;
   write(path: string, content: string | Uint8Array, options?: WriteOptions): Result<{ path: string; version: string }>;
+  /** Appends to a file, creating it when missing; only the new bytes cross the boundary. */
+  append(path: string, content: string | Uint8Array, options?: { modifiedAt?: number }): Result<{ path: string; version: string }>;
   read(path: string, options?: ReadOptions): Result<ReadResult>;
   /** Raw bytes of a file; `undefined` when missing or a directory. */
   readBytes(path: string): Uint8Array | undefined;
