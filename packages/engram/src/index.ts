@@ -7,4 +7,5 @@ export * from "./core/index.js";
 export * from "./backends/index.js";
 export * from "./stores/index.js";
 export * from "./tools/index.js";
+export * from "./models/index.js";
 export { EngramError } from "./errors.js";

@@ -1,0 +1,54 @@
+export {
+  type ChatModel,
+  type Message,
+  ModelError,
+  type ModelErrorCode,
+  type ModelRequest,
+  type ModelResult,
+  type ModelStreamEvent,
+  type Role,
+  type ToolCall,
+  type ToolSpec,
+  type Usage,
+} from "./types.js";
+export { RAW_ARGS_KEY, assistantMessage, parseToolArgs } from "./normalize.js";
+export {
+  FakeChatModel,
+  type FakeChatModelOptions,
+  type FakeScript,
+  type FakeToolCall,
+  type FakeTurn,
+  type RecordedRequest,
+} from "./fake.js";
+export { OpenAICompatibleModel, type OpenAICompatibleOptions } from "./openai-compatible.js";
+export {
+  type LanguageModelAdapterOptions,
+  type LanguageModelCallOptions,
+  type LanguageModelFunctionTool,
+  type LanguageModelLike,
+  type LanguageModelPart,
+  type LanguageModelPromptMessage,
+  type LanguageModelTextPart,
+  type LanguageModelToolCallPart,
+  type LanguageModelToolResultPart,
+  fromLanguageModel,
+  isLanguageModelLike,
+} from "./ai-sdk.js";
+export {
+  DEFAULT_OLLAMA_BASE_URL,
+  MODEL_PROVIDERS,
+  type ModelProviderPackage,
+  type ModelSpec,
+  type ResolveModelOptions,
+  isChatModel,
+  loadModel,
+  parseModelString,
+  resolveModel,
+} from "./resolve.js";
+export {
+  MESSAGE_OVERHEAD_TOKENS,
+  TOOL_CALL_OVERHEAD_TOKENS,
+  estimateMessagesTokens,
+  estimateRequestTokens,
+  estimateTokens,
+} from "./tokens.js";
