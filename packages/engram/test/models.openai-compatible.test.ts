@@ -1,0 +1,289 @@
+/** OpenAICompatibleModel against a real chat-completions server on 127.0.0.1 (no mocked fetch). */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  type ModelRequest,
+  type ModelStreamEvent,
+  ModelError,
+  OpenAICompatibleModel,
+  type ToolSpec,
+} from "../src/index.js";
+import { type ChatServer, chunk, json, raw, sse, startChatServer } from "./fixtures/models/chat-server.js";
+
+let server: ChatServer;
+beforeAll(async () => {
+  server = await startChatServer();
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  server.requests.length = 0;
+});
+
+const weather: ToolSpec = {
+  name: "get_weather",
+  description: "Weather for a city.",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
+
+const request: ModelRequest = {
+  system: "You are terse.",
+  messages: [
+    { role: "user", content: "Weather in Paris?" },
+    { role: "assistant", content: "", toolCalls: [{ id: "call_a", name: "get_weather", args: { city: "Paris" } }] },
+    { role: "tool", content: "18°C, sunny", toolCallId: "call_a" },
+    { role: "user", content: "And Berlin and Rome?" },
+  ],
+  tools: [weather],
+};
+
+function model(extra: Partial<ConstructorParameters<typeof OpenAICompatibleModel>[0]> = {}) {
+  return new OpenAICompatibleModel({ baseURL: `${server.baseURL}/`, model: "llama3.1:8b", ...extra });
+}
+
+async function collect(iterable: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
+  const events: ModelStreamEvent[] = [];
+  for await (const e of iterable) events.push(e);
+  return events;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ModelError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ModelError);
+  return error as ModelError;
+}
+
+describe("OpenAICompatibleModel", () => {
+  it("maps messages and tools to the wire format and parses a non-streaming reply", async () => {
+    server.reply(
+      json({
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        choices: [
+          {
+            index: 0,
+            finish_reason: "tool_calls",
+            message: {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                { id: "call_b", type: "function", function: { name: "get_weather", arguments: '{"city":"Berlin"}' } },
+                { id: "call_r", type: "function", function: { name: "get_weather", arguments: '{"city": "Ro' } },
+              ],
+            },
+          },
+        ],
+        usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
+      }),
+    );
+    const m = model({ apiKey: "sk-ignored", headers: { "x-trace": "t1", Authorization: "Bearer sk-test" }, temperature: 0.2, maxTokens: 256 });
+    expect(m.id).toBe("openai-compatible:llama3.1:8b");
+    const out = await m.invoke(request);
+    expect(out).toEqual({
+      message: {
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "call_b", name: "get_weather", args: { city: "Berlin" } },
+          { id: "call_r", name: "get_weather", args: { __raw: '{"city": "Ro' } },
+        ],
+      },
+      usage: { inputTokens: 42, outputTokens: 7 },
+    });
+
+    expect(server.requests).toHaveLength(1);
+    const [req] = server.requests;
+    expect(req?.method).toBe("POST");
+    expect(req?.url).toBe("/v1/chat/completions");
+    expect(req?.headers.authorization).toBe("Bearer sk-test");
+    expect(req?.headers["x-trace"]).toBe("t1");
+    expect(req?.headers["content-type"]).toBe("application/json");
+    expect(req?.body).toEqual({
+      model: "llama3.1:8b",
+      messages: [
+        { role: "system", content: "You are terse." },
+        { role: "user", content: "Weather in Paris?" },
+        {
+          role: "assistant",
+          content: "",
+          tool_calls: [{ id: "call_a", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+        },
+        { role: "tool", content: "18°C, sunny", tool_call_id: "call_a" },
+        { role: "user", content: "And Berlin and Rome?" },
+      ],
+      tools: [{ type: "function", function: { name: "get_weather", description: "Weather for a city.", parameters: weather.parameters } }],
+      temperature: 0.2,
+      max_tokens: 256,
+      stream: false,
+    });
+  });
+
+  it("returns a plain text reply without toolCalls, omits empty system and tools, sends no auth by default", async () => {
+    server.reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "Hello!" }, finish_reason: "stop" }] }));
+    const out = await model().invoke({ system: "", messages: [{ role: "user", content: "hi" }], tools: [] });
+    expect(out).toEqual({ message: { role: "assistant", content: "Hello!" } });
+    expect("toolCalls" in out.message).toBe(false);
+    const [req] = server.requests;
+    expect(req?.headers.authorization).toBeUndefined();
+    expect(req?.body).toEqual({ model: "llama3.1:8b", messages: [{ role: "user", content: "hi" }], stream: false });
+  });
+
+  it("streams a tool call split across chunks, accumulated by index, with usage from the final chunk", async () => {
+    server.reply(
+      sse(
+        [
+          chunk({ role: "assistant", content: "" }),
+          chunk({ content: "Checking " }),
+          chunk({ content: "both." }),
+          chunk({ tool_calls: [{ index: 0, id: "call_b", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] }),
+          chunk({ tool_calls: [{ index: 1, id: "call_r", type: "function", function: { name: "get_weather", arguments: '{"city"' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: 'ty":"Ber' } }] }),
+          chunk({ tool_calls: [{ index: 1, function: { arguments: ':"Rome"}' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: 'lin"}' } }] }),
+          chunk({}, "tool_calls"),
+          { id: "chatcmpl-1", object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 50, completion_tokens: 20 } },
+        ],
+        { splitWrites: true },
+      ),
+    );
+    const events = await collect(model().stream(request));
+    const calls = [
+      { id: "call_b", name: "get_weather", args: { city: "Berlin" } },
+      { id: "call_r", name: "get_weather", args: { city: "Rome" } },
+    ];
+    expect(events).toEqual([
+      { type: "text_delta", text: "Checking " },
+      { type: "text_delta", text: "both." },
+      { type: "tool_call", call: calls[0] },
+      { type: "tool_call", call: calls[1] },
+      {
+        type: "finish",
+        message: { role: "assistant", content: "Checking both.", toolCalls: calls },
+        usage: { inputTokens: 50, outputTokens: 20 },
+      },
+    ]);
+    const [req] = server.requests;
+    expect(req?.headers.accept).toBe("text/event-stream");
+    expect(req?.body.stream).toBe(true);
+    expect(req?.body.stream_options).toEqual({ include_usage: true });
+    expect(req?.body.model).toBe("llama3.1:8b");
+    expect(req?.body.messages).toHaveLength(5);
+    expect(req?.body.tools).toHaveLength(1);
+  });
+
+  it("yields text deltas as they arrive, before the stream is complete", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    server.reply(
+      sse([chunk({ role: "assistant", content: "Hel" }), chunk({ content: "lo" }), chunk({ content: "!" }, "stop")], {
+        gate: { before: 1, wait: gate },
+      }),
+    );
+    const iterator = model({ streamUsage: false })
+      .stream({ system: "", messages: [{ role: "user", content: "hi" }], tools: [] })
+      [Symbol.asyncIterator]();
+    // The server holds every chunk after the first until released: this delta came over the wire alone.
+    expect(await iterator.next()).toEqual({ done: false, value: { type: "text_delta", text: "Hel" } });
+    release();
+    const rest: ModelStreamEvent[] = [];
+    for (let r = await iterator.next(); !r.done; r = await iterator.next()) rest.push(r.value);
+    expect(rest).toEqual([
+      { type: "text_delta", text: "lo" },
+      { type: "text_delta", text: "!" },
+      { type: "finish", message: { role: "assistant", content: "Hello!" } },
+    ]);
+    expect(server.requests[0]?.body.stream_options).toBeUndefined();
+  });
+
+  it("turns HTTP errors into http_error with the status and a body excerpt", async () => {
+    const body = JSON.stringify({ error: { message: "model crashed", detail: "x".repeat(2000) } });
+    server.reply(raw(500, body), raw(503, "overloaded", "text/plain"));
+    const e1 = await rejection(model().invoke(request));
+    expect(e1.code).toBe("http_error");
+    expect(e1.status).toBe(500);
+    expect(e1.message).toContain("HTTP 500");
+    expect(e1.message).toContain("model crashed");
+    expect(e1.message.length).toBeLessThan(500);
+    const e2 = await rejection(collect(model().stream(request)));
+    expect(e2).toMatchObject({ code: "http_error", status: 503 });
+    expect(e2.message).toContain("overloaded");
+  });
+
+  it("reports malformed JSON as bad_response, in a reply and in a stream chunk", async () => {
+    server.reply(
+      raw(200, "{not json"),
+      json({ object: "chat.completion", choices: [] }),
+      sse([chunk({ content: "ok" }), "{broken"]),
+      sse([chunk({ content: "partial" })], { done: false }),
+    );
+    const e1 = await rejection(model().invoke(request));
+    expect(e1.code).toBe("bad_response");
+    expect(e1.message).toContain("{not json");
+    expect(await rejection(model().invoke(request))).toMatchObject({ code: "bad_response" });
+    expect(await rejection(collect(model().stream(request)))).toMatchObject({ code: "bad_response" });
+    const truncated = await rejection(collect(model().stream(request)));
+    expect(truncated.code).toBe("bad_response");
+    expect(truncated.message).toContain("[DONE]");
+  });
+
+  it("aborts mid-stream with code aborted", async () => {
+    server.reply(sse([chunk({ role: "assistant", content: "thinking" })], { hang: true }));
+    const controller = new AbortController();
+    const seen: ModelStreamEvent[] = [];
+    const error = await rejection(
+      (async () => {
+        for await (const e of model().stream({ ...request, signal: controller.signal })) {
+          seen.push(e);
+          controller.abort();
+        }
+      })(),
+    );
+    expect(error.code).toBe("aborted");
+    expect(seen).toEqual([{ type: "text_delta", text: "thinking" }]);
+  });
+
+  it("aborts mid-stream even when a custom fetch drops the signal", async () => {
+    server.reply(sse([chunk({ role: "assistant", content: "still here" })], { hang: true }));
+    const deaf: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, { ...init, signal: null });
+    const controller = new AbortController();
+    const error = await rejection(
+      (async () => {
+        for await (const _ of model({ fetch: deaf }).stream({ ...request, signal: controller.signal })) controller.abort();
+      })(),
+    );
+    expect(error.code).toBe("aborted");
+  });
+
+  it("aborts a pending non-streaming call, and refuses an already aborted signal without a request", async () => {
+    server.reply((res) => new Promise((resolve) => res.on("close", resolve))); // never answers
+    const controller = new AbortController();
+    const pending = model().invoke({ ...request, signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    expect(await rejection(pending)).toMatchObject({ code: "aborted" });
+    const before = server.requests.length;
+    expect(await rejection(model().invoke({ ...request, signal: AbortSignal.abort() }))).toMatchObject({ code: "aborted" });
+    expect(server.requests.length).toBe(before);
+  });
+
+  it("uses the given fetch and reports connection failures as http_error", async () => {
+    server.reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "via custom fetch" } }] }));
+    const urls: string[] = [];
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      urls.push(String(input));
+      return globalThis.fetch(input, init);
+    };
+    expect((await model({ fetch }).invoke(request)).message.content).toBe("via custom fetch");
+    expect(urls).toEqual([`${server.baseURL}/chat/completions`]);
+
+    const closed = await startChatServer();
+    await closed.close();
+    const down = new OpenAICompatibleModel({ baseURL: closed.baseURL, model: "m" });
+    const error = await rejection(down.invoke(request));
+    expect(error.code).toBe("http_error");
+    expect(error.status).toBeUndefined();
+  });
+});
