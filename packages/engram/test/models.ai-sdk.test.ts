@@ -16,6 +16,7 @@ import { describe, expect, it } from "vitest";
 import {
   EngramError,
   type LanguageModelLike,
+  type LanguageModelPart,
   type ModelRequest,
   type ModelStreamEvent,
   ModelError,
@@ -251,6 +252,32 @@ describe("fromLanguageModel", () => {
       usage: { inputTokens: 4, outputTokens: 3 },
     });
     expect(calls).toHaveLength(2);
+  });
+
+  it("adapts a v4 model (AI SDK 7: same parts, plus ones it ignores such as ping)", async () => {
+    const parts: LanguageModelPart[] = [
+      { type: "stream-start" },
+      { type: "ping" },
+      { type: "text-delta", delta: "v4 " },
+      { type: "custom" },
+      { type: "tool-call", toolCallId: "k", toolName: "ls", input: '{"path":"/"}' },
+      { type: "finish", usage: usageV3(6, 2) },
+    ];
+    const model: LanguageModelLike = {
+      specificationVersion: "v4",
+      provider: "seven",
+      modelId: "m4",
+      doGenerate: async () => ({ content: [{ type: "text", text: "v4 text" }], usage: usageV3(1, 2) }),
+      doStream: async () => ({ stream: new ReadableStream({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }) }),
+    };
+    const chat = fromLanguageModel(model);
+    expect(await chat.invoke(request)).toEqual({ message: { role: "assistant", content: "v4 text" }, usage: { inputTokens: 1, outputTokens: 2 } });
+    const call = { id: "k", name: "ls", args: { path: "/" } };
+    expect(await collect(chat.stream(request))).toEqual([
+      { type: "text_delta", text: "v4 " },
+      { type: "tool_call", call },
+      { type: "finish", message: { role: "assistant", content: "v4 ", toolCalls: [call] }, usage: { inputTokens: 6, outputTokens: 2 } },
+    ]);
   });
 
   it("maps provider errors: API errors → http_error with status, error parts, others → bad_response", async () => {

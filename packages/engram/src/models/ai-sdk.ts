@@ -1,6 +1,6 @@
 /**
  * `fromLanguageModel`: adapts a Vercel AI SDK provider model — the `LanguageModelV2` /
- * `LanguageModelV3` specification with `doGenerate` / `doStream` that `@ai-sdk/openai`,
+ * `V3` / `V4` specification with `doGenerate` / `doStream` that `@ai-sdk/openai`,
  * `@ai-sdk/anthropic`, `@ai-sdk/openai-compatible` and the rest implement — to a
  * {@link ChatModel}. Nothing from the AI SDK is imported: the types below describe the subset
  * of the specification Engram uses, and real provider models satisfy them.
@@ -88,11 +88,12 @@ export interface LanguageModelPart {
 
 /**
  * What {@link fromLanguageModel} needs of an AI SDK model: the provider specification
- * `"v2"` (AI SDK 5) or `"v3"` (AI SDK 6). Any `LanguageModelV2` / `LanguageModelV3` from
- * `@ai-sdk/provider` is one.
+ * `"v2"` (AI SDK 5, `@ai-sdk/provider` 2), `"v3"` (AI SDK 6, provider 3) or `"v4"` (AI SDK 7,
+ * provider 4). Any `LanguageModelV2` / `V3` / `V4` from `@ai-sdk/provider` is one: the parts
+ * Engram uses are the same in all three, except usage (numbers in v2, `{ total }` objects since v3).
  */
 export interface LanguageModelLike {
-  readonly specificationVersion: "v2" | "v3";
+  readonly specificationVersion: "v2" | "v3" | "v4";
   readonly provider: string;
   readonly modelId: string;
   doGenerate(options: LanguageModelCallOptions): PromiseLike<{ content: LanguageModelPart[]; usage?: unknown }>;
@@ -126,14 +127,14 @@ export function isLanguageModelLike(value: unknown): value is LanguageModelLike 
  * `{ __raw }`) and usage come back. Provider errors become {@link ModelError}s: API call errors
  * (anything with a `statusCode`) → `http_error`, an aborted `signal` → `aborted`, anything else
  * → `bad_response`, with the provider's message and the original as `cause`.
- * @throws EngramError (`unsupported`) for a specification version other than `"v2"` / `"v3"`.
+ * @throws EngramError (`unsupported`) for a specification version other than `"v2"`, `"v3"`, `"v4"`.
  */
 export function fromLanguageModel(model: LanguageModelLike, options: LanguageModelAdapterOptions = {}): ChatModel {
   const version: unknown = model.specificationVersion;
-  if (version !== "v2" && version !== "v3") {
+  if (version !== "v2" && version !== "v3" && version !== "v4") {
     throw new EngramError(
       "unsupported",
-      `AI SDK language model specification ${JSON.stringify(version)} is not supported (use a provider built for AI SDK 5 or 6: "v2" or "v3")`,
+      `AI SDK language model specification ${JSON.stringify(version)} is not supported (use a provider built for AI SDK 5, 6 or 7: "v2", "v3", "v4")`,
     );
   }
   return new LanguageModelAdapter(model, options);
@@ -284,7 +285,7 @@ function toToolCall(part: LanguageModelPart): ToolCall | undefined {
   return { id: part.toolCallId ?? "", name: part.toolName ?? "", args: parseToolArgs(part.input) };
 }
 
-/** Usage from a v2 (`inputTokens: number`) or v3 (`inputTokens: { total }`) usage object. */
+/** Usage from a v2 (`inputTokens: number`) or v3/v4 (`inputTokens: { total }`) usage object. */
 export function fromUsage(raw: unknown): Usage | undefined {
   if (!isPlainObject(raw)) return undefined;
   const count = (v: unknown): number | undefined =>
