@@ -9,3 +9,4 @@ export * from "./stores/index.js";
 export * from "./tools/index.js";
 export * from "./models/index.js";
 export { EngramError } from "./errors.js";
+export * from "./agent/index.js";

@@ -16,6 +16,8 @@ export interface ToolResult {
 export interface ToolContext {
   toolCallId?: string;
   signal?: AbortSignal;
+  /** The agent run calling the tool, when there is one. */
+  run?: import("../agent/types.js").RunContext;
 }
 
 /** A tool the agent can call. `I` is the validated input type. */

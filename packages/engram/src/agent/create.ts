@@ -1,0 +1,252 @@
+/**
+ * `createDeepAgent(model, options)`: the agent loop over the 7-slot middleware stack.
+ * @module
+ */
+import { z } from "zod";
+import type { Backend } from "../backends/protocol.js";
+import { StateBackend } from "../backends/state.js";
+import { loadCore } from "../core/loader.js";
+import type { Core } from "../core/types.js";
+import { filesystemMiddleware } from "../middleware/filesystem.js";
+import { applyDecisions, hitlMiddleware } from "../middleware/hitl.js";
+import { patchToolCallsMiddleware } from "../middleware/patch-tool-calls.js";
+import { subagentsMiddleware } from "../middleware/subagents.js";
+import { summarizationMiddleware } from "../middleware/summarization.js";
+import type { ChatModel, Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
+import { invokeTool, type Tool, type ToolResult } from "../tools/types.js";
+import { Channel } from "./channel.js";
+import { type Checkpoint, InMemoryCheckpointer } from "./checkpointer.js";
+import { type AgentState, type HookContext, type Middleware, type ModelResponse, chain } from "./middleware.js";
+import { type DeepAgentOptions, type ResolvedOptions, resolveOptions } from "./options.js";
+import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
+import type { AgentEvent, AgentInput, AgentOutput, Interrupt, RunOptions } from "./types.js";
+
+/** An agent: run it with `invoke` or `stream`; `close` when done. */
+export interface DeepAgent {
+  invoke(input: AgentInput, options?: RunOptions): Promise<AgentOutput>;
+  stream(input: AgentInput, options?: RunOptions): AsyncGenerator<AgentEvent, void>;
+  /** Finishes pending background work (long-term memory). */
+  close(): Promise<void>;
+}
+
+/** A backend that can be saved with the thread (the default per-thread StateBackend). */
+interface Snapshotting {
+  snapshot(): Promise<Uint8Array>;
+  loadSnapshot(snapshot: Uint8Array): Promise<void>;
+}
+
+function snapshotting(b: Backend): Snapshotting | undefined {
+  const s = b as Partial<Snapshotting>;
+  return typeof s.snapshot === "function" && typeof s.loadSnapshot === "function" ? (s as Snapshotting) : undefined;
+}
+
+function toolSpec(tool: Tool<never>): ToolSpec {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: z.toJSONSchema(tool.schema as z.ZodType, { io: "input", unrepresentable: "any" }) as Record<string, unknown>,
+  };
+}
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : Object.assign(new Error("the run was aborted"), { name: "AbortError" });
+}
+
+/**
+ * Creates a deep agent. Throws a {@link ConfigError} for an invalid option.
+ * @param model - any {@link ChatModel} (see `resolveModel` for AI SDK models and strings)
+ */
+export function createDeepAgent(model: ChatModel, options: DeepAgentOptions = {}): DeepAgent {
+  return buildAgent(model, resolveOptions(options), 0);
+}
+
+function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAgent {
+  const checkpointer = o.checkpointer ?? new InMemoryCheckpointer();
+  const corePromise: Promise<Core> = Promise.resolve(o.core ?? loadCore());
+  const backendFor = (threadId: string, userId: string | undefined): Backend => {
+    if (typeof o.backend === "function") return o.backend({ threadId, ...(userId !== undefined && { userId }) });
+    return o.backend ?? new StateBackend({ core: corePromise });
+  };
+
+  /** The stack in DESIGN §2 order; slots 1–2 (memory, skills) arrive with the memory work. */
+  function stack(backend: Backend, core: Core): Middleware[] {
+    const m: Middleware[] = [];
+    if (o.enableFilesystem) m.push(filesystemMiddleware(backend, core, o.evictionThreshold));
+    if (o.enableSubagents) {
+      m.push(
+        subagentsMiddleware(o.subagents, o.maxSubagentDepth, (definition, task, parent) => {
+          const child = buildAgent(definition?.model ?? model, {
+            ...o,
+            // The child shares the backend but not the parent's thread, history or reviewers.
+            backend,
+            checkpointer: new InMemoryCheckpointer(),
+            systemPrompt: definition?.systemPrompt ?? o.systemPrompt,
+            tools: definition?.tools ?? o.tools,
+            interruptOn: {},
+          }, parent.depth + 1);
+          return child.invoke({ messages: [{ role: "user", content: task }] }, {
+            threadId: `${parent.threadId}:task`,
+            ...(parent.userId !== undefined && { userId: parent.userId }),
+            ...(parent.signal && { signal: parent.signal }),
+          });
+        }),
+      );
+    }
+    m.push(
+      summarizationMiddleware({
+        model,
+        backend,
+        maxInputTokens: o.maxInputTokens,
+        threshold: o.summarizationThreshold,
+        keepMessages: o.summarizationKeepMessages,
+        ...(o.beforeSummarize && { beforeSummarize: o.beforeSummarize }),
+      }),
+    );
+    m.push(patchToolCallsMiddleware());
+    m.push(...o.middleware);
+    if (Object.keys(o.interruptOn).length > 0) m.push(hitlMiddleware(o.interruptOn));
+    return m;
+  }
+
+  async function* run(input: AgentInput, opts: RunOptions = {}): AsyncGenerator<AgentEvent, void> {
+    const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
+    const { signal } = opts;
+    const core = await corePromise;
+    const saved = await checkpointer.get(threadId);
+    const backend = backendFor(threadId, opts.userId);
+    const snap = snapshotting(backend);
+    if (snap && saved?.files && o.backend === undefined) await snap.loadSnapshot(saved.files);
+    const state: AgentState = { messages: saved?.messages ?? [], data: saved?.data ?? {} };
+    const events = new Channel<AgentEvent>();
+    let pending: Interrupt | undefined;
+    const usage: Usage = {};
+    const ctx: HookContext = {
+      threadId,
+      ...(opts.userId !== undefined && { userId: opts.userId }),
+      ...(signal && { signal }),
+      depth,
+      state,
+      warn: (message) => events.push({ type: "warning", message }),
+      interrupt: (calls) => {
+        pending = { toolCalls: calls.map(({ call, allow }) => ({ id: call.id, name: call.name, args: call.args, allow })) };
+      },
+    };
+    const middleware = stack(backend, core);
+    const tools = new Map<string, Tool<never>>();
+    for (const t of [...middleware.flatMap((m) => m.tools ?? []), ...o.tools]) tools.set(t.name, t);
+    const specs = [...tools.values()].map(toolSpec);
+    const system = o.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+
+    const save = async (interrupt?: Interrupt) => {
+      const cp: Checkpoint = { messages: state.messages, data: state.data, savedAt: Date.now() };
+      if (snap && o.backend === undefined) cp.files = await snap.snapshot();
+      if (interrupt) cp.interrupt = interrupt;
+      await checkpointer.put(threadId, cp);
+    };
+
+    const callModel = chain<ModelRequest, ModelResponse>(middleware, (m) => m.wrapModelCall, async (request) => {
+      let message: Message | undefined;
+      let turnUsage: Usage | undefined;
+      for await (const ev of model.stream(request)) {
+        if (ev.type === "text_delta") events.push({ type: "model_delta", text: ev.text });
+        else if (ev.type === "finish") {
+          message = ev.message;
+          turnUsage = ev.usage;
+        }
+      }
+      if (!message) throw new Error(`model ${model.id} finished without a message`);
+      return { message, ...(turnUsage && { usage: turnUsage }) };
+    }, ctx);
+
+    const runTool = chain<ToolCall, ToolResult>(middleware, (m) => m.wrapToolCall, async (call) => {
+      const tool = tools.get(call.name);
+      if (!tool) return { content: `Error: unknown tool '${call.name}'. Available: ${[...tools.keys()].join(", ")}`, isError: true };
+      return invokeTool(tool, call.args, { toolCallId: call.id, ...(signal && { signal }), run: ctx });
+    }, ctx);
+
+    /** Runs calls concurrently; results join the history in the order of the calls. */
+    const runTools = async (calls: ToolCall[]) => {
+      for (const call of calls) events.push({ type: "tool_start", call });
+      const results = await Promise.all(
+        calls.map(async (call) => {
+          let r: ToolResult;
+          try {
+            r = await runTool(call);
+          } catch (e) {
+            r = { content: `Error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`, isError: true };
+          }
+          events.push({ type: "tool_end", call, result: r.content, isError: r.isError ?? false });
+          return r;
+        }),
+      );
+      calls.forEach((call, i) => state.messages.push({ role: "tool", toolCallId: call.id, content: (results[i] as ToolResult).content }));
+    };
+
+    const loop = async (): Promise<AgentOutput> => {
+      if ("resume" in input) {
+        const last = state.messages.at(-1);
+        if (!saved?.interrupt || !last || last.role !== "assistant") throw new Error(`thread '${threadId}' has no interrupted run to resume`);
+        const resolution = applyDecisions(last, input.resume, o.interruptOn);
+        if ("error" in resolution) throw new Error(`cannot resume: ${resolution.error}`);
+        state.messages[state.messages.length - 1] = resolution.message;
+        const rejected = new Map(resolution.rejected.map((m) => [m.toolCallId, m]));
+        await runTools(resolution.run);
+        // Rejections answer their calls in the original order too.
+        for (const call of resolution.message.toolCalls ?? []) {
+          const r = rejected.get(call.id);
+          if (r) state.messages.push(r);
+        }
+      } else {
+        for (const m of input.messages) state.messages.push({ ...m });
+        for (const m of middleware) await m.beforeAgent?.(ctx);
+      }
+      for (let turn = 0; turn < o.maxTurns; turn++) {
+        if (signal?.aborted) throw abortError(signal);
+        let request: ModelRequest = { system, messages: [...state.messages], tools: specs, ...(signal && { signal }) };
+        for (const m of middleware) request = (await m.beforeModel?.(request, ctx)) ?? request;
+        let response = await callModel(request);
+        for (const m of middleware) response = (await m.afterModel?.(response, ctx)) ?? response;
+        if (response.usage) {
+          usage.inputTokens = (usage.inputTokens ?? 0) + (response.usage.inputTokens ?? 0);
+          usage.outputTokens = (usage.outputTokens ?? 0) + (response.usage.outputTokens ?? 0);
+        }
+        state.messages.push(response.message);
+        if (pending) {
+          await save(pending);
+          events.push({ type: "interrupt", interrupt: pending });
+          return { messages: state.messages, interrupt: pending, usage };
+        }
+        const calls = response.message.toolCalls ?? [];
+        if (calls.length === 0) {
+          for (const m of middleware) await m.afterAgent?.(ctx);
+          await save();
+          return { messages: state.messages, usage };
+        }
+        if (signal?.aborted) throw abortError(signal);
+        await runTools(calls);
+      }
+      events.push({ type: "warning", message: `stopped after maxTurns (${o.maxTurns}) model calls` });
+      for (const m of middleware) await m.afterAgent?.(ctx);
+      await save();
+      return { messages: state.messages, usage };
+    };
+
+    const done = loop().catch(async (e: unknown) => {
+      // Keep what completed; dangling tool calls are answered by the patch middleware next time.
+      await save().catch(() => undefined);
+      throw e;
+    });
+    yield* events.drainUntil(done);
+    yield { type: "final", output: await done };
+  }
+
+  return {
+    stream: run,
+    async invoke(input, opts) {
+      let output: AgentOutput | undefined;
+      for await (const ev of run(input, opts)) if (ev.type === "final") output = ev.output;
+      return output as AgentOutput;
+    },
+    async close() {},
+  };
+}

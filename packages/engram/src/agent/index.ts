@@ -1,0 +1,24 @@
+export { createDeepAgent, type DeepAgent } from "./create.js";
+export {
+  BUILT_IN_TOOL_NAMES,
+  ConfigError,
+  DEFAULT_OPTIONS,
+  type BackendContext,
+  type DeepAgentOptions,
+  type InterruptConfig,
+  type SubagentDefinition,
+} from "./options.js";
+export { type Checkpoint, type Checkpointer, InMemoryCheckpointer } from "./checkpointer.js";
+export type { AgentState, HookContext, Middleware, ModelResponse } from "./middleware.js";
+export {
+  type AgentEvent,
+  type AgentInput,
+  type AgentOutput,
+  type Decision,
+  type Interrupt,
+  type ResumeInput,
+  type RunContext,
+  type RunOptions,
+  resume,
+} from "./types.js";
+export { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";

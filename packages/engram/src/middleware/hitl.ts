@@ -1,0 +1,73 @@
+/**
+ * Human in the loop (last in slot 7): the run stops before tools named in `interruptOn` run;
+ * a resume applies approve / edit / reject per call.
+ * @module
+ */
+import type { InterruptConfig } from "../agent/options.js";
+import type { Middleware } from "../agent/middleware.js";
+import type { Decision } from "../agent/types.js";
+import type { Message, ToolCall } from "../models/types.js";
+
+type Allowed = ("approve" | "edit" | "reject")[];
+
+function allowed(cfg: InterruptConfig | undefined): Allowed | undefined {
+  if (!cfg) return undefined;
+  return cfg === true ? ["approve", "edit", "reject"] : cfg.allow;
+}
+
+export function hitlMiddleware(interruptOn: Record<string, InterruptConfig>): Middleware {
+  return {
+    name: "human_in_the_loop",
+    afterModel(response, ctx) {
+      const pending = (response.message.toolCalls ?? [])
+        .map((call) => ({ call, allow: allowed(interruptOn[call.name]) }))
+        .filter((p): p is { call: ToolCall; allow: Allowed } => p.allow !== undefined);
+      if (pending.length > 0) ctx.interrupt(pending);
+    },
+  };
+}
+
+/** What to do with each call of an interrupted assistant message. */
+export interface Resolution {
+  /** The calls to run (edited arguments applied). */
+  run: ToolCall[];
+  /** Tool messages for rejected calls. */
+  rejected: Message[];
+  /** The assistant message with edited arguments, to replace the original. */
+  message: Message;
+}
+
+/** Applies decisions; calls without a decision that needed one are an error message. */
+export function applyDecisions(
+  message: Message,
+  decisions: Record<string, Decision>,
+  interruptOn: Record<string, InterruptConfig>,
+): Resolution | { error: string } {
+  const run: ToolCall[] = [];
+  const rejected: Message[] = [];
+  const calls: ToolCall[] = [];
+  for (const call of message.toolCalls ?? []) {
+    const allow = allowed(interruptOn[call.name]);
+    const d = decisions[call.id];
+    if (!allow) {
+      calls.push(call);
+      run.push(call);
+      continue;
+    }
+    if (!d) return { error: `no decision for tool call '${call.id}' (${call.name})` };
+    if (!allow.includes(d.type)) return { error: `'${d.type}' is not allowed for ${call.name} (allowed: ${allow.join(", ")})` };
+    if (d.type === "reject") {
+      calls.push(call);
+      rejected.push({
+        role: "tool",
+        toolCallId: call.id,
+        content: `The user rejected this ${call.name} call${d.message ? `: ${d.message}` : "."} Do not retry it unchanged.`,
+      });
+    } else {
+      const edited = d.type === "edit" ? { ...call, args: d.args } : call;
+      calls.push(edited);
+      run.push(edited);
+    }
+  }
+  return { run, rejected, message: { ...message, toolCalls: calls } };
+}
