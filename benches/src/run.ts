@@ -22,6 +22,7 @@ import {
   generateCorpus,
 } from "./corpus.js";
 import { type Timing, measure } from "./measure.js";
+import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
 import { renderDocs } from "./report.js";
 import { type Kind, ROUTED_FILE, type Role, type Subject, floorSubject, oursSubject, peerSubject } from "./subjects.js";
 
@@ -194,6 +195,32 @@ async function main() {
         : { label: `engram (${core.kind})`, ok, note: "wrong escape count" };
     }
     results.push({ id: "core.paths", title: "resolve 1,000 paths (half of them hostile)", kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
+  }
+  if (wanted("agent.loop")) {
+    const outcomes: WorkloadResult["outcomes"] = {};
+    const opts = quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 300 } : { warmup: 3, samples: 9, minSampleMs: 50, budgetMs: 4000 };
+    const subjects: [Role, string, () => Promise<number>][] = [
+      ["ours-native", "engram (native)", oursTurn(native)],
+      ["ours-wasm", "engram (wasm)", oursTurn(wasm)],
+      ["peer", "deepagents 1.14.1", peerTurn()],
+    ];
+    for (const [role, label, turn] of subjects) {
+      try {
+        const tools = await turn();
+        if (tools !== STEPS) {
+          outcomes[role] = { label, ok: false, note: `wrong answer: ${tools} tool results (expected ${STEPS})` };
+          continue;
+        }
+        const t = await measure(turn, opts);
+        // Per step: one model call plus its tool call; the final answer is one more model call.
+        const per = (ms: number) => ms / (STEPS + 1);
+        outcomes[role] = { label, ok: true, timing: { ...t, medianMs: per(t.medianMs), minMs: per(t.minMs), maxMs: per(t.maxMs) } };
+      } catch (e) {
+        outcomes[role] = { label, ok: false, note: `failed: ${(e as Error).message}` };
+      }
+    }
+    results.push({ id: "agent.loop", title: `agent-loop overhead per step (${STEPS} tool steps, scripted model)`, kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
+    log(`agent.loop: ${Object.values(outcomes).map((o) => `${o?.label} ${o?.ok ? `${o.timing?.medianMs.toFixed(3)} ms/step` : o?.note}`).join(" · ")}`);
   }
   if (wanted("core.cold-start")) {
     results.push({
