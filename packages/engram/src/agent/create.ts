@@ -8,6 +8,7 @@ import { StateBackend } from "../backends/state.js";
 import { loadCore } from "../core/loader.js";
 import type { Core } from "../core/types.js";
 import { filesystemMiddleware } from "../middleware/filesystem.js";
+import { type MemoryCacheEntry, memoryMiddleware } from "../middleware/memory.js";
 import { applyDecisions, hitlMiddleware } from "../middleware/hitl.js";
 import { patchToolCallsMiddleware } from "../middleware/patch-tool-calls.js";
 import { subagentsMiddleware } from "../middleware/subagents.js";
@@ -68,9 +69,22 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
     return o.backend ?? new StateBackend({ core: corePromise });
   };
 
-  /** The stack in DESIGN §2 order; slots 1–2 (memory, skills) arrive with the memory work. */
-  function stack(backend: Backend, core: Core): Middleware[] {
+  /** Memory text by thread, so an unchanged memory file is not read again on the next run. */
+  const memoryCaches = new Map<string, Map<string, MemoryCacheEntry>>();
+  const memoryCache = (threadId: string) => {
+    let cache = memoryCaches.get(threadId);
+    if (!cache) {
+      if (memoryCaches.size >= 256) memoryCaches.delete(memoryCaches.keys().next().value as string);
+      cache = new Map();
+      memoryCaches.set(threadId, cache);
+    }
+    return cache;
+  };
+
+  /** The stack in DESIGN §2 order. */
+  function stack(backend: Backend, core: Core, threadId: string): Middleware[] {
     const m: Middleware[] = [];
+    if (o.enableMemory) m.push(memoryMiddleware({ backend, sources: o.memorySources, cache: memoryCache(threadId) }));
     if (o.enableFilesystem) m.push(filesystemMiddleware(backend, core, o.evictionThreshold));
     if (o.enableSubagents) {
       m.push(
@@ -131,7 +145,7 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
         pending = { toolCalls: calls.map(({ call, allow }) => ({ id: call.id, name: call.name, args: call.args, allow })) };
       },
     };
-    const middleware = stack(backend, core);
+    const middleware = stack(backend, core, threadId);
     const tools = new Map<string, Tool<never>>();
     for (const t of [...middleware.flatMap((m) => m.tools ?? []), ...o.tools]) tools.set(t.name, t);
     const specs = [...tools.values()].map(toolSpec);
