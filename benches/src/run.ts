@@ -23,6 +23,7 @@ import {
 } from "./corpus.js";
 import { type Timing, measure } from "./measure.js";
 import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
+import { memoryRefresh } from "./memory.js";
 import { renderDocs } from "./report.js";
 import { type Kind, ROUTED_FILE, type Role, type Subject, floorSubject, oursSubject, peerSubject } from "./subjects.js";
 
@@ -195,6 +196,27 @@ async function main() {
         : { label: `engram (${core.kind})`, ok, note: "wrong escape count" };
     }
     results.push({ id: "core.paths", title: "resolve 1,000 paths (half of them hostile)", kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
+  }
+  for (const [label, bytes] of [["1 KB", 1024], ["64 KB", 64 * 1024], ["1 MB", 1024 * 1024]] as const) {
+    for (const changed of [false, true]) {
+      const id = `memory.refresh-${label.replace(" ", "").toLowerCase()}-${changed ? "changed" : "unchanged"}`;
+      if (!wanted(id)) continue;
+      const outcomes: WorkloadResult["outcomes"] = {};
+      for (const core of [native, wasm]) {
+        const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
+        const call = await memoryRefresh(core, bytes, changed);
+        outcomes[role] = (await call())
+          ? { label: `engram (${core.kind})`, ok: true, timing: await measure(call, quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 }) }
+          : { label: `engram (${core.kind})`, ok: false, note: "memory missing from the prompt" };
+      }
+      results.push({
+        id,
+        title: `memory refresh per model call, AGENTS.md ${label}, ${changed ? "changed (includes the write)" : "unchanged"}`,
+        kind: "core",
+        outcomes,
+        maxRssKb: process.resourceUsage().maxRSS,
+      });
+    }
   }
   if (wanted("agent.loop")) {
     const outcomes: WorkloadResult["outcomes"] = {};

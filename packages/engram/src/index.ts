@@ -10,3 +10,4 @@ export * from "./tools/index.js";
 export * from "./models/index.js";
 export { EngramError } from "./errors.js";
 export * from "./agent/index.js";
+export * from "./middleware/index.js";

@@ -21,10 +21,11 @@ export interface MemoryMiddlewareOptions {
   cache?: Map<string, MemoryCacheEntry>;
 }
 
-/** What the middleware remembers of a memory file. */
+/** What the middleware remembers of a memory file: its version, and its text as injected
+ * (escaped and capped), so an unchanged file costs one `stat` and no work on the text. */
 export interface MemoryCacheEntry {
   version: string;
-  text: string;
+  rendered: string;
 }
 
 export const MEMORY_GUIDELINES = `<memory_guidelines>
@@ -68,34 +69,34 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
   const cache = options.cache ?? new Map<string, MemoryCacheEntry>();
   const reported = new Set<string>();
 
-  /** Current text of one source: `""` when missing, an error note when unreadable. */
-  async function load(path: string, ctx: HookContext): Promise<{ text: string } | { note: string }> {
+  /** One source as injected: `""` when missing or empty, an error note when unreadable. */
+  async function load(path: string, ctx: HookContext): Promise<string> {
     const stat = await options.backend.stat(path);
     if (stat.error) {
       cache.delete(path);
-      if (stat.error.code === "file_not_found") return { text: "" };
-      return report(path, stat.error.message, ctx);
+      return stat.error.code === "file_not_found" ? "" : report(path, stat.error.message, ctx);
     }
     if (stat.info.isDir) return report(path, "is a directory", ctx);
     const version = stat.info.version ?? "";
     const hit = cache.get(path);
-    if (hit && version !== "" && hit.version === version) return { text: hit.text };
+    if (hit && version !== "" && hit.version === version) return hit.rendered;
     const read = await options.backend.read(path);
     if (read.error) {
       cache.delete(path);
-      return read.error.code === "file_not_found" ? { text: "" } : report(path, read.error.message, ctx);
+      return read.error.code === "file_not_found" ? "" : report(path, read.error.message, ctx);
     }
-    cache.set(path, { version, text: read.content });
+    const rendered = read.content.trim() === "" ? "" : `### ${path}\n${capTokens(escapeMemoryText(read.content), cap, path)}`;
+    cache.set(path, { version, rendered });
     reported.delete(path);
-    return { text: read.content };
+    return rendered;
   }
 
-  function report(path: string, message: string, ctx: HookContext): { note: string } {
+  function report(path: string, message: string, ctx: HookContext): string {
     if (!reported.has(path)) {
       reported.add(path);
       ctx.warn(`memory source ${path} could not be read: ${message}`);
     }
-    return { note: `(${path} could not be read: ${escapeMemoryText(message)})` };
+    return `### ${path}\n(${path} could not be read: ${escapeMemoryText(message)})`;
   }
 
   return {
@@ -103,9 +104,8 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
     async beforeModel(request, ctx) {
       const parts: string[] = [];
       for (const path of options.sources) {
-        const r = await load(path, ctx);
-        if ("note" in r) parts.push(`### ${path}\n${r.note}`);
-        else if (r.text.trim() !== "") parts.push(`### ${path}\n${capTokens(escapeMemoryText(r.text), cap, path)}`);
+        const part = await load(path, ctx);
+        if (part !== "") parts.push(part);
       }
       const body = parts.length > 0 ? parts.join("\n\n") : "(No memory loaded)";
       const extra = options.extra ? await options.extra(ctx, currentRequest(ctx)) : "";
