@@ -13,6 +13,8 @@ import { applyDecisions, hitlMiddleware } from "../middleware/hitl.js";
 import { patchToolCallsMiddleware } from "../middleware/patch-tool-calls.js";
 import { subagentsMiddleware } from "../middleware/subagents.js";
 import { summarizationMiddleware } from "../middleware/summarization.js";
+import type { LanguageModelLike } from "../models/ai-sdk.js";
+import { resolveModel } from "../models/resolve.js";
 import type { ChatModel, Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
 import { invokeTool, type Tool, type ToolResult } from "../tools/types.js";
 import { Channel } from "./channel.js";
@@ -55,10 +57,12 @@ function abortError(signal: AbortSignal): Error {
 
 /**
  * Creates a deep agent. Throws a {@link ConfigError} for an invalid option.
- * @param model - any {@link ChatModel} (see `resolveModel` for AI SDK models and strings)
+ * @param model - a {@link ChatModel}, a Vercel AI SDK language model, or a `"provider:model"`
+ *   string such as `"openai:gpt-4.1"` or `"ollama:llama3.1"` (see {@link resolveModel})
  */
-export function createDeepAgent(model: ChatModel, options: DeepAgentOptions = {}): DeepAgent {
-  return buildAgent(model, resolveOptions(options), 0);
+export function createDeepAgent(model: ChatModel | LanguageModelLike | string, options: DeepAgentOptions = {}): DeepAgent {
+  const resolved = resolveOptions(options);
+  return buildAgent(resolveModel(model), resolved, 0);
 }
 
 function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAgent {
