@@ -13,6 +13,8 @@ import {
   InMemoryStore,
   StateBackend,
   StoreBackend,
+  FakeChatModel,
+  createDeepAgent,
   createFilesystemTools,
   invokeTool,
   loadCore,
@@ -96,7 +98,27 @@ async function backends(core: Core): Promise<void> {
   rmSync(project, { recursive: true, force: true });
 }
 
+/** An offline agent turn: a scripted model saves a preference to memory and sees it next call. */
+async function agentTurn(core: Core): Promise<void> {
+  section("── a scripted agent turn (offline) ──");
+  const backend = new StateBackend({ core });
+  await backend.write("/AGENTS.md", "# Memory\n- (nothing yet)\n");
+  const model = new FakeChatModel([
+    { content: "I'll remember that.", toolCalls: [{ name: "edit_file", args: { file_path: "/AGENTS.md", old_string: "- (nothing yet)", new_string: "- The user prefers short answers." } }] },
+    "Noted — short answers from now on.",
+  ]);
+  const agent = createDeepAgent(model, { core, backend, memoryFile: "/AGENTS.md" });
+  for await (const ev of agent.stream({ messages: [{ role: "user", content: "Please keep answers short." }] }, { threadId: "demo" })) {
+    if (ev.type === "tool_start") console.log(`tool_start  ${ev.call.name} ${JSON.stringify(ev.call.args)}`);
+    if (ev.type === "tool_end") console.log(`tool_end    ${ev.result}`);
+    if (ev.type === "final") console.log(`final       ${ev.output.messages.at(-1)?.content}`);
+  }
+  const seen = /<agent_memory>\n([\s\S]*?)\n<\/agent_memory>/.exec(model.requests[1]?.system ?? "")?.[1];
+  console.log(`memory the model saw on its next call:\n${seen}`);
+}
+
 for (const kind of kinds) {
   demo(await loadCore({ core: kind }));
 }
 await backends(await loadCore());
+await agentTurn(await loadCore());
