@@ -1,0 +1,47 @@
+/**
+ * Slot 2: Agent Skills with progressive disclosure. Before every model call the skill sources
+ * are re-checked (an `ls` per source, a `stat` per `SKILL.md`; only changed files are re-read)
+ * and an index of the skills — name, description, path — is appended to the system prompt. The
+ * model reads a skill's body with `read_file` when it needs it.
+ * @module
+ */
+import type { Middleware } from "../agent/middleware.js";
+import type { Backend } from "../backends/protocol.js";
+import { SkillsLoader } from "../skills/loader.js";
+import { formatSkillsSection } from "../skills/prompt.js";
+
+export { type Skill, parseSkillFile, type ParseSkillResult } from "../skills/parse.js";
+
+/** Options of {@link skillsMiddleware}. */
+export interface SkillsMiddlewareOptions {
+  /** The backend the skills live on (the agent's backend). */
+  backend: Backend;
+  /**
+   * Directories holding `<skill-name>/SKILL.md`, in priority order: a later source wins a name
+   * clash. A missing directory is empty. (The agent's default is `["/skills"]`.)
+   */
+  sources: string[];
+}
+
+/**
+ * The skills middleware (name `"skills"`). Each instance has its own cache; create one per
+ * thread or run. Invalid skills are skipped with a warning (`ctx.warn`) naming the file and the
+ * reason, once per file version; with no valid skills the prompt is left unchanged.
+ */
+export function skillsMiddleware(options: SkillsMiddlewareOptions): Middleware {
+  const loader = new SkillsLoader({ backend: options.backend, sources: [...options.sources] });
+  return {
+    name: "skills",
+    async beforeModel(request, ctx) {
+      let section: string;
+      try {
+        section = formatSkillsSection(await loader.load((message) => ctx.warn(message)));
+      } catch (e) {
+        ctx.warn(`skills not loaded: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      if (section === "") return;
+      return { ...request, system: request.system === "" ? section : `${request.system}\n\n${section}` };
+    },
+  };
+}
