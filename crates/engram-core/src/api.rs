@@ -3,7 +3,7 @@
 //! or `{ "error": { "code", "message" } }`. Keeping it here means the bindings hold no logic.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
-use crate::grep::GrepOptions;
+use crate::grep::{GrepOptions, GrepResult};
 use crate::glob::{Glob, PathFilter};
 use crate::ops::{EditOptions, GlobOptions};
 use crate::read;
@@ -147,11 +147,41 @@ pub fn table_edit(t: &mut FileTable, options: &str) -> String {
 }
 
 pub fn table_grep(t: &FileTable, options: &str) -> String {
-    to_json(parse::<GrepOptions>(options).and_then(|o| t.grep(&o)))
+    grep_json(parse::<GrepOptions>(options).and_then(|o| t.grep(&o)))
+}
+
+/// Grep results on the wire. Content-mode matches travel grouped by file as
+/// `"groups": [[path, [line, text, line, text, ...]], ...]` (a context line has a negative line
+/// number), so a path is sent once per file and no keys repeat per match; the TypeScript side
+/// expands them back into `{ path, line, text, context? }`.
+pub fn grep_json(r: CoreResult<GrepResult>) -> String {
+    let mut result = match r {
+        Ok(result) => result,
+        Err(e) => return error_json(&e),
+    };
+    let Some(matches) = result.matches.take() else { return to_json(Ok(result)) };
+    let mut groups: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
+    for m in matches {
+        if groups.last().is_none_or(|(p, _)| *p != m.path) {
+            groups.push((m.path.clone(), Vec::new()));
+        }
+        if let Some((_, flat)) = groups.last_mut() {
+            let line = m.line as i64;
+            flat.push(json!(if m.context { -line } else { line }));
+            flat.push(serde_json::Value::String(m.text));
+        }
+    }
+    to_json(Ok(json!({ "truncated": result.truncated, "groups": groups })))
 }
 
 pub fn table_glob(t: &FileTable, options: &str) -> String {
     to_json(parse::<GlobOptions>(options).and_then(|o| t.glob(&o)))
+}
+
+/// BM25 relevance of each document to `query`: `documents_json` is a JSON array of strings;
+/// the result is `{ "scores": [number, ...] }` in document order (see [`crate::bm25`]).
+pub fn rank_bm25(query: &str, documents_json: &str) -> String {
+    to_json(parse::<Vec<String>>(documents_json).map(|docs| json!({ "scores": crate::bm25::rank(query, &docs) })))
 }
 
 #[cfg(test)]
@@ -173,6 +203,9 @@ mod tests {
         assert_eq!(e["error"]["code"], "path_escape");
         let g = v(table_grep(&t, r#"{"pattern":"ell","outputMode":"files_with_matches"}"#));
         assert_eq!(g["files"][0], "/a.txt");
+        table_write(&mut t, "/b.txt", b"x\nhello\n".to_vec(), 1.0, None);
+        let c = v(table_grep(&t, r#"{"pattern":"ell","context":1}"#));
+        assert_eq!(c["groups"], json!([["/a.txt", [1, "hello"]], ["/b.txt", [-1, "x", 2, "hello"]]]));
         let bad = v(table_grep(&t, r#"{"pattern":"x","bogus":1}"#));
         assert_eq!(bad["error"]["code"], "unsupported");
         assert_eq!(v(normalize_path("/a//b/"))["path"], "/a/b");
@@ -187,6 +220,15 @@ mod tests {
         let f = v(filter_paths(r#"{"kind":"grep","pattern":"*.md","root":"/","paths":["/a/b.md","/c.txt"]}"#));
         assert_eq!(f["paths"], json!(["/a/b.md"]));
         assert_eq!(v(filter_paths(r#"{"kind":"glob","pattern":"[","root":"/","paths":[]}"#))["error"]["code"], "invalid_pattern");
+    }
+
+    #[test]
+    fn bm25_scores_as_json() {
+        let r = v(rank_bm25("rust", r#"["likes rust", "likes go"]"#));
+        let scores = r["scores"].as_array().unwrap();
+        assert_eq!(scores.len(), 2);
+        assert!(scores[0].as_f64().unwrap() > 0.0 && scores[1].as_f64() == Some(0.0));
+        assert_eq!(v(rank_bm25("x", "{}"))["error"]["code"], "unsupported");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `engram_core::api` (one JSON string per call, errors as `{ "error": { code, message } }`).
 
 use crate::{FsOptions, RootedFs};
-use engram_core::api::{error_json, parse, to_json};
+use engram_core::api::{error_json, grep_json, parse, to_json};
 use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, GlobOptions};
 use serde_json::json;
@@ -42,7 +42,7 @@ pub fn delete(fs: &RootedFs, path: &str) -> String {
 }
 
 pub fn grep(fs: &RootedFs, options: &str) -> String {
-    to_json(parse::<GrepOptions>(options).and_then(|o| fs.grep(&o)))
+    grep_json(parse::<GrepOptions>(options).and_then(|o| fs.grep(&o)))
 }
 
 pub fn glob(fs: &RootedFs, options: &str) -> String {

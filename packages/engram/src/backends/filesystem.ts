@@ -5,8 +5,9 @@
  * @module
  */
 import { loadNativeBinding } from "#node-access";
+import { decodeGrep } from "../core/binding.js";
 import { EngramError } from "../errors.js";
-import type { Core, ErrorData, FileInfo, GlobResult, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
+import type { Core, ErrorData, FileInfo, GlobResult, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import { mapGrepPaths } from "./grep-result.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
@@ -170,7 +171,7 @@ export class FilesystemBackend implements Backend {
     };
     return this.#op(
       options.path ?? "/",
-      async (v) => parse<GrepResult>(await this.#fs().grep(JSON.stringify({ ...clean, pattern, path: v }))),
+      async (v) => decodeGrep(await this.#fs().grep(JSON.stringify({ ...clean, pattern, path: v }))),
       (r) => (this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p))),
     );
   }

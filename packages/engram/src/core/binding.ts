@@ -30,6 +30,7 @@ export interface RawBinding {
   formatNumbered(content: string, firstLine: number): string;
   errorData(code: string, subject: string, detail: string): string;
   filterPaths(optionsJson: string): string;
+  rankBm25(query: string, documentsJson: string): string;
   Router: new (prefixesJson: string) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
 }
@@ -67,6 +68,22 @@ function toIndex(n: number | undefined): number | undefined {
 
 function parse<T>(json: string): Result<T> {
   return JSON.parse(json) as Result<T>;
+}
+
+/** @internal Decodes grep results: content matches arrive grouped by file
+ * (`[path, [line, text, ...]]`, negative line = context) and are expanded here. */
+export function decodeGrep(json: string): Result<GrepResult> {
+  const wire = JSON.parse(json) as Result<GrepResult> & { groups?: [string, (number | string)[]][] };
+  if (!wire.groups) return wire;
+  const matches: GrepResult["matches"] = [];
+  for (const [path, flat] of wire.groups) {
+    for (let i = 0; i < flat.length; i += 2) {
+      const line = flat[i] as number;
+      const text = flat[i + 1] as string;
+      matches.push(line < 0 ? { path, line: -line, text, context: true } : { path, line, text });
+    }
+  }
+  return { matches, truncated: wire.truncated ?? false };
 }
 
 /** The native core hands out Node Buffers; present the same plain Uint8Array as WASM does. */
@@ -142,7 +159,7 @@ class FileTableHandle implements CoreFileTable {
       maxCount: toIndex(options.maxCount),
       context: toIndex(options.context),
     };
-    return parse<GrepResult>(this.raw.grep(JSON.stringify(payload)));
+    return decodeGrep(this.raw.grep(JSON.stringify(payload)));
   }
 
   glob(options: GlobOptions) {
@@ -175,6 +192,11 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       (JSON.parse(raw.errorData(code, subject, detail)) as { error: ErrorData }).error,
     filterPaths: (kind, pattern, root, paths) =>
       parse<{ paths: string[] }>(raw.filterPaths(JSON.stringify({ kind, pattern, root, paths }))),
+    rankBm25: (query, documents) => {
+      const r = parse<{ scores: number[] }>(raw.rankBm25(query, JSON.stringify(documents)));
+      if (r.error) throw new EngramError(r.error.code, r.error.message);
+      return r.scores;
+    },
     createRouter: (prefixes) => orThrow(() => new RouterHandle(new raw.Router(JSON.stringify(prefixes)))),
     createFileTable: () => new FileTableHandle(new raw.FileTable()),
     restoreFileTable: (snapshot) => orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot))),
