@@ -11,3 +11,4 @@ export * from "./models/index.js";
 export { EngramError } from "./errors.js";
 export * from "./agent/index.js";
 export * from "./middleware/index.js";
+export * from "./skills/index.js";

@@ -135,3 +135,40 @@ describe("file memory", () => {
     expect((await backend.read("/AGENTS.md")).content).toMatch(/^- count: [AB]$/);
   });
 });
+
+describe("skills in the agent", () => {
+  it("lists skills in the prompt, refreshes when one is added mid-turn, and warns about a broken one", async () => {
+    const backend = new StateBackend({ core });
+    await backend.write("/skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Split and merge PDF files.\n---\n# Body\nsecret body text\n");
+    await backend.write("/skills/broken/SKILL.md", "---\nname: [unclosed\n---\n");
+    const model = new FakeChatModel([
+      {
+        toolCalls: [
+          {
+            name: "write_file",
+            args: { file_path: "/skills/csv-report/SKILL.md", content: "---\nname: csv-report\ndescription: Summarise CSV files.\n---\nsteps\n" },
+          },
+        ],
+      },
+      "done",
+    ]);
+    const warnings: string[] = [];
+    for await (const ev of createDeepAgent(model, { core, backend }).stream(user("go"))) if (ev.type === "warning") warnings.push(ev.message);
+    const [first, second] = model.requests.map((r) => r.system);
+    expect(first).toContain("pdf-tools");
+    expect(first).toContain("/skills/pdf-tools/SKILL.md");
+    expect(first).not.toContain("secret body text");
+    expect(first).not.toContain("csv-report");
+    expect(second).toContain("csv-report");
+    expect(first?.indexOf("<agent_memory>")).toBeLessThan(first?.indexOf("pdf-tools") ?? -1);
+    expect(warnings.some((w) => w.includes("/skills/broken/SKILL.md"))).toBe(true);
+  });
+
+  it("is absent when enableSkills is false", async () => {
+    const backend = new StateBackend({ core });
+    await backend.write("/skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Split PDFs.\n---\n");
+    const model = new FakeChatModel(["ok"]);
+    await createDeepAgent(model, { core, backend, enableSkills: false }).invoke(user("hi"));
+    expect(model.requests[0]?.system).not.toContain("pdf-tools");
+  });
+});

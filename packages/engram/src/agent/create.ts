@@ -9,6 +9,7 @@ import { loadCore } from "../core/loader.js";
 import type { Core } from "../core/types.js";
 import { filesystemMiddleware } from "../middleware/filesystem.js";
 import { type MemoryCacheEntry, memoryMiddleware } from "../middleware/memory.js";
+import { skillsMiddleware } from "../middleware/skills.js";
 import { applyDecisions, hitlMiddleware } from "../middleware/hitl.js";
 import { patchToolCallsMiddleware } from "../middleware/patch-tool-calls.js";
 import { subagentsMiddleware } from "../middleware/subagents.js";
@@ -89,6 +90,7 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
   function stack(backend: Backend, core: Core, threadId: string): Middleware[] {
     const m: Middleware[] = [];
     if (o.enableMemory) m.push(memoryMiddleware({ backend, sources: o.memorySources, cache: memoryCache(threadId) }));
+    if (o.enableSkills) m.push(skillsMiddleware({ backend, sources: o.skillsSources }));
     if (o.enableFilesystem) m.push(filesystemMiddleware(backend, core, o.evictionThreshold));
     if (o.enableSubagents) {
       m.push(

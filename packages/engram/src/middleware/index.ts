@@ -4,3 +4,4 @@ export { patchToolCallsMiddleware } from "./patch-tool-calls.js";
 export { historyPath, summarizationMiddleware, type SummarizationOptions } from "./summarization.js";
 export { GENERAL_PURPOSE, type SpawnSubagent, subagentsMiddleware } from "./subagents.js";
 export { hitlMiddleware } from "./hitl.js";
+export { type SkillsMiddlewareOptions, skillsMiddleware } from "./skills.js";
