@@ -44,12 +44,16 @@ function snapshotting(b: Backend): Snapshotting | undefined {
   return typeof s.snapshot === "function" && typeof s.loadSnapshot === "function" ? (s as Snapshotting) : undefined;
 }
 
+/** JSON Schemas by zod schema: tools are rebuilt per run, their schemas are not. */
+const jsonSchemas = new WeakMap<object, Record<string, unknown>>();
+
 function toolSpec(tool: Tool<never>): ToolSpec {
-  return {
-    name: tool.name,
-    description: tool.description,
-    parameters: z.toJSONSchema(tool.schema as z.ZodType, { io: "input", unrepresentable: "any" }) as Record<string, unknown>,
-  };
+  let parameters = jsonSchemas.get(tool.schema);
+  if (!parameters) {
+    parameters = z.toJSONSchema(tool.schema as z.ZodType, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    jsonSchemas.set(tool.schema, parameters);
+  }
+  return { name: tool.name, description: tool.description, parameters };
 }
 
 function abortError(signal: AbortSignal): Error {
