@@ -31,6 +31,12 @@ pub fn filter_paths(options_json: String) -> String {
     api::filter_paths(&options_json)
 }
 
+/// BM25 relevance of each document (a JSON array of strings) to `query`: `{ scores } | { error }`.
+#[napi]
+pub fn rank_bm25(query: String, documents_json: String) -> String {
+    api::rank_bm25(&query, &documents_json)
+}
+
 /// Longest-prefix router over normalised mount points.
 #[napi]
 pub struct Router {

@@ -28,6 +28,12 @@ pub fn filter_paths(options_json: &str) -> String {
     api::filter_paths(options_json)
 }
 
+/// BM25 relevance of each document (a JSON array of strings) to `query`: `{ scores } | { error }`.
+#[wasm_bindgen(js_name = rankBm25)]
+pub fn rank_bm25(query: &str, documents_json: &str) -> String {
+    api::rank_bm25(query, documents_json)
+}
+
 /// Longest-prefix router over normalised mount points.
 #[wasm_bindgen]
 pub struct Router {

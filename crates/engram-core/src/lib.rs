@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod bm25;
 pub mod edit;
 pub mod error;
 pub mod glob;

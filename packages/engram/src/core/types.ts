@@ -211,4 +211,8 @@ export interface Core {
   /** Keeps the normalised `paths` that a pattern admits, with exactly the core's rules:
    * `"glob"` as {@link CoreFileTable.glob}, `"grep"` as the `glob` option of grep. */
   filterPaths(kind: "glob" | "grep", pattern: string, root: string, paths: string[]): Result<{ paths: string[] }>;
+  /** Okapi BM25 relevance (k1 = 1.2, b = 0.75) of each document to `query`, in document order;
+   * every score is finite and `>= 0`, and `0` when a document shares no token with the query.
+   * Tokens are lower-cased Unicode words, plus one token per CJK character. */
+  rankBm25(query: string, documents: readonly string[]): number[];
 }
