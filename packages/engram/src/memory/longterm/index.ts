@@ -1,0 +1,39 @@
+/**
+ * Long-term facts memory (DESIGN §5.2), edge-safe: no `node:` import is reachable from here.
+ * `FileMemoryStorage` lives in the Node-only entry `./node.js`.
+ * @module
+ */
+export {
+  LongTermMemory,
+  LONG_TERM_MEMORY_DEFAULTS,
+  type DeleteFactResult,
+  type FactErrorCode,
+  type FactPatch,
+  type FactResult,
+  type LongTermMemoryOptions,
+  type MemoryIdentity,
+  type NewFactInput,
+} from "./longterm.js";
+export {
+  FACT_CATEGORIES,
+  MEMORY_VERSION,
+  createEmptyMemory,
+  isEmptyMemory,
+  memorySchema,
+  parseMemory,
+  type Fact,
+  type FactCategory,
+  type HistoryContext,
+  type MemoryData,
+  type MemorySection,
+  type UserContext,
+} from "./schema.js";
+export { NO_REVISION, safeId, type LoadedMemory, type MemoryStorage, type SaveMemoryResult } from "./storage.js";
+export { StoreMemoryStorage, type StoreMemoryStorageOptions } from "./store-storage.js";
+export { captureConversation, detectSignals, filterForMemory, SIGNAL_WINDOW, type CapturedConversation } from "./capture.js";
+export { UpdateQueue, type UpdateQueueOptions } from "./queue.js";
+export { parseMemoryUpdate, type MemoryUpdate, type NewFact, type SectionUpdate } from "./parse.js";
+export { buildUpdateRequest, DEFAULT_UPDATE_PROMPT_OPTIONS, type UpdatePromptOptions } from "./prompt.js";
+export { applyUpdate, runMemoryUpdate, sanitizeMemory, type UpdateJob, type UpdateOutcome } from "./updater.js";
+export { formatMemoryBlock, scoreFacts, type InjectionOptions, type RecallMode } from "./inject.js";
+export { redactSecrets, REDACTED } from "./redact.js";

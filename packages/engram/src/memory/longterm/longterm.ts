@@ -1,0 +1,393 @@
+/**
+ * `LongTermMemory`: DeerFlow-style facts memory (DESIGN §5.2) — capture after a run, debounced
+ * extraction by a model, compare-and-swap storage, budgeted injection, and a facts API.
+ * @module
+ */
+import type { Core } from "../../core/types.js";
+import { loadCore } from "../../core/loader.js";
+import { EngramError } from "../../errors.js";
+import type { ChatModel, Message } from "../../models/types.js";
+import { InMemoryStore } from "../../stores/memory.js";
+import { captureConversation } from "./capture.js";
+import { type RecallMode, formatMemoryBlock, scoreFacts } from "./inject.js";
+import { DEFAULT_UPDATE_PROMPT_OPTIONS } from "./prompt.js";
+import { UpdateQueue } from "./queue.js";
+import { redactSecrets } from "./redact.js";
+import { FACT_CATEGORIES, type Fact, type FactCategory, type MemoryData, nowIso } from "./schema.js";
+import type { MemoryStorage } from "./storage.js";
+import { StoreMemoryStorage } from "./store-storage.js";
+import { factKey } from "./text.js";
+import { type UpdateJob, type UpdateOutcome, makeFact, runMemoryUpdate, sanitizeMemory } from "./updater.js";
+
+/** Options of {@link LongTermMemory}. */
+export interface LongTermMemoryOptions {
+  /** The model that extracts memory (the agent passes its own). Required. */
+  model: ChatModel;
+  /** Where memory lives. Default: a {@link StoreMemoryStorage} over a new `InMemoryStore`
+   * (nothing survives the process; use `FileMemoryStorage` or a SQLite/Postgres store). */
+  storage?: MemoryStorage;
+  /** Delay between the latest capture of a conversation and its extraction, in ms: `0` or
+   * 1,000–300,000. `0` extracts as soon as the worker is free (tests, scripts). Default: `30_000`. */
+  debounceMs?: number;
+  /** New facts the model is less sure of are dropped (0–1). Default: `0.7`. */
+  confidenceThreshold?: number;
+  /** Facts kept per memory, highest confidence first (≥ 1). Default: `100`. */
+  maxFacts?: number;
+  /** Token budget of the injected `<memory>` block, tags included. Default: `2000`. */
+  maxInjectionTokens?: number;
+  /** Tokens of that budget reserved for corrections, which are chosen first. Default: `500`. */
+  correctionBudgetTokens?: number;
+  /** Fact ranking: `"confidence"`, or `"relevance"` = confidence plus BM25 relevance to the
+   * current request (computed in the core). Default: `"confidence"`. */
+  recall?: RecallMode;
+  /** Compare-and-swap attempts per save before giving up. Default: `10`. */
+  maxSaveAttempts?: number;
+  /** Token budget of the conversation shown to the extraction model. Default: `6000`. */
+  maxConversationTokens?: number;
+  /** Abort an extraction call after this long, in ms. Default: `120_000`. */
+  modelTimeoutMs?: number;
+  /** Receives problems that do not stop anything: failed or rejected extractions, repaired
+   * storage. Default: `console.warn`. */
+  onWarning?: (message: string) => void;
+  /** Called after each extraction with what it did (for logs and tests). Default: none. */
+  onUpdate?: (outcome: UpdateOutcome, identity: MemoryIdentity) => void;
+  /** The core, for BM25 recall. Default: {@link loadCore}, loaded on first relevance recall. */
+  core?: Core | Promise<Core>;
+}
+
+/** Whose conversation a capture is. */
+export interface MemoryIdentity {
+  threadId: string;
+  userId: string;
+  /** Default: none — the memory the user shares across agents. */
+  agentName?: string;
+}
+
+/** A fact to add by hand. */
+export interface NewFactInput {
+  content: string;
+  /** Default: `"context"`. */
+  category?: FactCategory;
+  /** Default: `0.9`. */
+  confidence?: number;
+  /** For corrections: what was wrong. */
+  sourceError?: string;
+}
+
+/** Changes to a fact. */
+export type FactPatch = Partial<Pick<Fact, "content" | "category" | "confidence" | "sourceError">>;
+
+/** Errors of the facts API, as data. */
+export type FactErrorCode =
+  /** No fact has that id. */
+  | "fact_not_found"
+  /** Empty after secret redaction or cleaning, about an upload, or out-of-range values. */
+  | "invalid_fact"
+  /** Another fact already says this (`fact` is that one). */
+  | "duplicate"
+  /** The fact would not survive `maxFacts` trimming (its confidence is too low). */
+  | "over_capacity"
+  /** Every compare-and-swap attempt lost to other writers. */
+  | "conflict";
+
+/** Outcome of a facts API change. */
+export type FactResult = { fact: Fact; error?: undefined } | { error: { code: FactErrorCode; message: string }; fact?: Fact };
+
+/** Outcome of {@link LongTermMemory.deleteFact}. */
+export type DeleteFactResult = { deleted: boolean; error?: undefined } | { error: { code: "conflict"; message: string }; deleted?: undefined };
+
+/** Defaults of {@link LongTermMemoryOptions}. */
+export const LONG_TERM_MEMORY_DEFAULTS = {
+  debounceMs: 30_000,
+  confidenceThreshold: 0.7,
+  maxFacts: 100,
+  maxInjectionTokens: 2000,
+  correctionBudgetTokens: 500,
+  recall: "confidence" as RecallMode,
+  maxSaveAttempts: 10,
+  maxConversationTokens: DEFAULT_UPDATE_PROMPT_OPTIONS.maxConversationTokens,
+  modelTimeoutMs: 120_000,
+};
+
+const memoryKey = (userId: string, agentName: string | undefined) => JSON.stringify([userId, agentName ?? null]);
+
+/**
+ * Long-term facts memory for an agent.
+ *
+ * ```ts
+ * const memory = new LongTermMemory({ model, storage: new FileMemoryStorage({ dir }) });
+ * memory.capture(run.messages, { threadId, userId });          // after each run
+ * system += await memory.inject(userId, undefined, request);   // before each model call
+ * await memory.close();                                        // on shutdown
+ * ```
+ */
+export class LongTermMemory {
+  readonly storage: MemoryStorage;
+  readonly #model: ChatModel;
+  readonly #o: typeof LONG_TERM_MEMORY_DEFAULTS;
+  readonly #queue: UpdateQueue<UpdateJob>;
+  readonly #warn: (message: string) => void;
+  readonly #onUpdate: LongTermMemoryOptions["onUpdate"];
+  readonly #coreOption: LongTermMemoryOptions["core"];
+  #core: Promise<Core> | undefined;
+  /** Latest clear per memory made through this instance (ms), for work already under way. */
+  readonly #cleared = new Map<string, number>();
+  #immediateSeq = 0;
+
+  constructor(options: LongTermMemoryOptions) {
+    if (!options?.model || typeof options.model.invoke !== "function") {
+      throw new EngramError("unsupported", "LongTermMemory needs a `model` (a ChatModel)");
+    }
+    const o = { ...LONG_TERM_MEMORY_DEFAULTS };
+    for (const key of Object.keys(o) as (keyof typeof o)[]) {
+      if (options[key] !== undefined) (o as Record<string, unknown>)[key] = options[key];
+    }
+    validate(o);
+    this.#o = o;
+    this.#model = options.model;
+    this.storage = options.storage ?? new StoreMemoryStorage({ store: new InMemoryStore() });
+    this.#warn = options.onWarning ?? ((m) => console.warn(`[engram] long-term memory: ${m}`));
+    this.#onUpdate = options.onUpdate;
+    this.#coreOption = options.core;
+    this.#queue = new UpdateQueue<UpdateJob>({
+      debounceMs: o.debounceMs,
+      process: (job) => this.#process(job),
+      merge: (older, newer) => ({
+        ...newer,
+        conversation: {
+          ...newer.conversation,
+          correction: older.conversation.correction || newer.conversation.correction,
+          reinforcement: older.conversation.reinforcement || newer.conversation.reinforcement,
+        },
+      }),
+      onError: (error, job) =>
+        this.#warn(`update of user ${JSON.stringify(job.userId)} (thread ${JSON.stringify(job.threadId)}) failed: ${error instanceof Error ? error.message : String(error)}`),
+    });
+  }
+
+  /**
+   * Queues a finished run for extraction; returns whether anything was queued (`false` when the
+   * messages hold no user message and assistant reply after filtering — see
+   * {@link captureConversation}). Identity is fixed now. A pending capture of the same
+   * `(threadId, userId, agentName)` is replaced by this one (pass the whole conversation), its
+   * correction/reinforcement flags kept.
+   *
+   * `immediate: true` extracts without the debounce and never merges with other captures: use
+   * it for messages about to leave the conversation (summarisation), which a later capture of
+   * the thread would no longer contain.
+   */
+  capture(messages: readonly Message[], identity: MemoryIdentity, options: { immediate?: boolean } = {}): boolean {
+    const conversation = captureConversation(messages);
+    if (!conversation) return false;
+    const job: UpdateJob = { conversation, threadId: identity.threadId, userId: identity.userId, capturedAt: Date.now() };
+    if (identity.agentName !== undefined) job.agentName = identity.agentName;
+    const key = JSON.stringify([identity.threadId, identity.userId, identity.agentName ?? null]);
+    if (options.immediate) this.#queue.add(`${key}#${++this.#immediateSeq}`, job, { immediate: true });
+    else this.#queue.add(key, job);
+    return true;
+  }
+
+  /** Extracts everything pending now; resolves when done. */
+  flush(): Promise<void> {
+    return this.#queue.flush();
+  }
+
+  /** Flushes, then stops the queue (later captures throw). Call on shutdown. */
+  close(): Promise<void> {
+    return this.#queue.close();
+  }
+
+  /** Captures waiting for extraction. */
+  get pending(): number {
+    return this.#queue.pending;
+  }
+
+  /**
+   * The `<memory>` block for a model call of this user (and agent), or `""` when memory is
+   * empty. `currentRequest` — the user's latest message — ranks facts when `recall` is
+   * `"relevance"`.
+   */
+  async inject(userId: string, agentName?: string, currentRequest = ""): Promise<string> {
+    const memory = await this.read(userId, agentName);
+    let scores: number[] | undefined;
+    if (this.#o.recall === "relevance" && memory.facts.length > 1 && currentRequest.trim() !== "") {
+      try {
+        scores = scoreFacts(memory.facts, "relevance", currentRequest, await this.#loadCore());
+      } catch (e) {
+        // Ranking is an optimisation: without the core, fall back to confidence.
+        this.#warn(`relevance recall unavailable, ranking by confidence: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    return formatMemoryBlock(memory, {
+      maxTokens: this.#o.maxInjectionTokens,
+      correctionBudgetTokens: this.#o.correctionBudgetTokens,
+      ...(scores ? { scores } : {}),
+    });
+  }
+
+  /** The whole memory document (a copy). */
+  async read(userId: string, agentName?: string): Promise<MemoryData> {
+    const loaded = await this.storage.load(userId, agentName);
+    if (loaded.warning) this.#warn(loaded.warning);
+    return loaded.memory;
+  }
+
+  /** The facts, in stored order. */
+  async listFacts(userId: string, agentName?: string): Promise<Fact[]> {
+    return (await this.read(userId, agentName)).facts;
+  }
+
+  /** Adds a fact (`source: "manual"`; the confidence threshold does not apply). Secrets are
+   * redacted first. */
+  async addFact(userId: string, agentName: string | undefined, input: NewFactInput): Promise<FactResult> {
+    const category = input.category ?? "context";
+    const confidence = input.confidence ?? 0.9;
+    if (typeof input.content !== "string" || !isConfidence(confidence) || !FACT_CATEGORIES.includes(category)) {
+      return invalid("a fact needs text content, a known category and a confidence between 0 and 1");
+    }
+    let created: Fact | undefined;
+    let duplicate: Fact | undefined;
+    const r = await this.#change(userId, agentName, (memory) => {
+      const proposal = { content: input.content, category, confidence, ...(input.sourceError ? { sourceError: input.sourceError } : {}) };
+      created = makeFact(proposal, memory.facts, "manual", nowIso());
+      if (!created) {
+        duplicate = memory.facts.find((f) => sameText(f.content, input.content));
+        return undefined;
+      }
+      memory.facts.push(created);
+      return memory;
+    });
+    if (r.error) return r;
+    if (duplicate) return { error: { code: "duplicate", message: "an equal fact exists" }, fact: duplicate };
+    if (!created) return invalid("the fact is empty after removing secrets, or it is about an uploaded file");
+    const kept = r.memory.facts.find((f) => f.id === created?.id);
+    return kept ? { fact: kept } : { error: { code: "over_capacity", message: `maxFacts (${this.#o.maxFacts}) facts of higher confidence exist` } };
+  }
+
+  /** Changes a fact's text, category, confidence or correction note. */
+  async editFact(userId: string, agentName: string | undefined, id: string, patch: FactPatch): Promise<FactResult> {
+    if (patch.confidence !== undefined && !isConfidence(patch.confidence)) return invalid("confidence must be between 0 and 1");
+    if (patch.category !== undefined && (typeof patch.category !== "string" || patch.category.trim() === "")) return invalid("category must be a non-empty string");
+    let found = false;
+    let duplicate: Fact | undefined;
+    const r = await this.#change(userId, agentName, (memory) => {
+      const fact = memory.facts.find((f) => f.id === id);
+      if (!fact) return undefined;
+      found = true;
+      if (patch.content !== undefined) {
+        duplicate = memory.facts.find((f) => f.id !== id && sameText(f.content, patch.content as string));
+        if (duplicate) return undefined;
+      }
+      if (patch.content !== undefined) fact.content = patch.content;
+      if (patch.category !== undefined) fact.category = patch.category;
+      if (patch.confidence !== undefined) fact.confidence = patch.confidence;
+      if (patch.sourceError !== undefined) {
+        if (patch.sourceError === "") delete fact.sourceError;
+        else fact.sourceError = patch.sourceError;
+      }
+      return memory;
+    });
+    if (r.error) return r;
+    if (!found) return { error: { code: "fact_not_found", message: `no fact ${JSON.stringify(id)}` } };
+    if (duplicate) return { error: { code: "duplicate", message: "an equal fact exists" }, fact: duplicate };
+    const kept = r.memory.facts.find((f) => f.id === id);
+    return kept ? { fact: kept } : invalid("the edited fact is empty after removing secrets, duplicates another, or no longer fits maxFacts");
+  }
+
+  /** Deletes a fact: `{ deleted: false }` when there was none with that id. */
+  async deleteFact(userId: string, agentName: string | undefined, id: string): Promise<DeleteFactResult> {
+    let found = false;
+    const r = await this.#change(userId, agentName, (memory) => {
+      const before = memory.facts.length;
+      memory.facts = memory.facts.filter((f) => f.id !== id);
+      found = memory.facts.length < before;
+      return found ? memory : undefined;
+    });
+    return r.error ? { error: r.error } : { deleted: found };
+  }
+
+  /** Forgets everything about the user (for this agent): deletes the memory, drops pending
+   * captures of it, and makes any extraction already under way discard its result. */
+  async clear(userId: string, agentName?: string): Promise<void> {
+    const key = memoryKey(userId, agentName);
+    this.#cleared.set(key, Date.now());
+    this.#queue.discard((_, job) => memoryKey(job.userId, job.agentName) === key);
+    await this.storage.clear(userId, agentName);
+  }
+
+  async #process(job: UpdateJob): Promise<void> {
+    const outcome = await runMemoryUpdate(job, {
+      model: this.#model,
+      storage: this.storage,
+      confidenceThreshold: this.#o.confidenceThreshold,
+      maxFacts: this.#o.maxFacts,
+      maxAttempts: this.#o.maxSaveAttempts,
+      modelTimeoutMs: this.#o.modelTimeoutMs,
+      prompt: { ...DEFAULT_UPDATE_PROMPT_OPTIONS, maxConversationTokens: this.#o.maxConversationTokens },
+      clearedAt: (j) => this.#cleared.get(memoryKey(j.userId, j.agentName)),
+      onWarning: this.#warn,
+    });
+    const identity: MemoryIdentity = { threadId: job.threadId, userId: job.userId };
+    if (job.agentName !== undefined) identity.agentName = job.agentName;
+    if (outcome.status === "rejected") this.#warn(`extraction for thread ${JSON.stringify(job.threadId)} ignored: ${outcome.reason}`);
+    if (outcome.status === "conflict") this.#warn(`extraction for thread ${JSON.stringify(job.threadId)} dropped after ${outcome.attempts} conflicting saves`);
+    this.#onUpdate?.(outcome, identity);
+  }
+
+  /** Load, change a copy, sanitise, save by compare-and-swap; retried on conflict. `change`
+   * returns `undefined` for "nothing to save". */
+  async #change(
+    userId: string,
+    agentName: string | undefined,
+    change: (memory: MemoryData) => MemoryData | undefined,
+  ): Promise<{ memory: MemoryData; error?: undefined } | { error: { code: "conflict"; message: string } }> {
+    for (let attempt = 1; attempt <= this.#o.maxSaveAttempts; attempt++) {
+      const loaded = await this.storage.load(userId, agentName);
+      if (loaded.warning) this.#warn(loaded.warning);
+      const changed = change(loaded.memory);
+      if (!changed) return { memory: loaded.memory };
+      const next = sanitizeMemory(changed, { maxFacts: this.#o.maxFacts });
+      const saved = await this.storage.save(userId, agentName, next, loaded.revision);
+      if (saved.ok) return { memory: next };
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** attempt) * Math.random()));
+    }
+    return { error: { code: "conflict", message: `gave up after ${this.#o.maxSaveAttempts} conflicting saves` } };
+  }
+
+  #loadCore(): Promise<Core> {
+    this.#core ??= Promise.resolve(this.#coreOption ?? loadCore()).catch((e: unknown) => {
+      this.#core = undefined; // try again next time
+      throw e;
+    });
+    return this.#core;
+  }
+}
+
+function invalid(message: string): FactResult {
+  return { error: { code: "invalid_fact", message } };
+}
+
+function isConfidence(n: unknown): n is number {
+  return typeof n === "number" && Number.isFinite(n) && n >= 0 && n <= 1;
+}
+
+/** Equal as facts: the same duplicate key once secrets are redacted. */
+function sameText(a: string, b: string): boolean {
+  return factKey(redactSecrets(a)) === factKey(redactSecrets(b));
+}
+
+function validate(o: typeof LONG_TERM_MEMORY_DEFAULTS): void {
+  const fail = (message: string) => {
+    throw new EngramError("unsupported", `LongTermMemory: ${message}`);
+  };
+  const int = (n: number) => Number.isInteger(n);
+  if (!(o.debounceMs === 0 || (o.debounceMs >= 1000 && o.debounceMs <= 300_000))) fail("debounceMs must be 0 or 1000–300000");
+  if (!(o.confidenceThreshold >= 0 && o.confidenceThreshold <= 1)) fail("confidenceThreshold must be 0–1");
+  if (!int(o.maxFacts) || o.maxFacts < 1) fail("maxFacts must be a positive integer");
+  if (!int(o.maxInjectionTokens) || o.maxInjectionTokens < 1) fail("maxInjectionTokens must be a positive integer");
+  if (!int(o.correctionBudgetTokens) || o.correctionBudgetTokens < 0) fail("correctionBudgetTokens must be a non-negative integer");
+  if (o.recall !== "confidence" && o.recall !== "relevance") fail('recall must be "confidence" or "relevance"');
+  if (!int(o.maxSaveAttempts) || o.maxSaveAttempts < 1) fail("maxSaveAttempts must be a positive integer");
+  if (!int(o.maxConversationTokens) || o.maxConversationTokens < 100) fail("maxConversationTokens must be an integer >= 100");
+  if (!(o.modelTimeoutMs > 0)) fail("modelTimeoutMs must be positive");
+}
