@@ -12,3 +12,4 @@ export { EngramError } from "./errors.js";
 export * from "./agent/index.js";
 export * from "./middleware/index.js";
 export * from "./skills/index.js";
+export * from "./memory/longterm/index.js";

@@ -8,6 +8,8 @@ import { StateBackend } from "../backends/state.js";
 import { loadCore } from "../core/loader.js";
 import type { Core } from "../core/types.js";
 import { filesystemMiddleware } from "../middleware/filesystem.js";
+import { LongTermMemory } from "../memory/longterm/longterm.js";
+import { StoreMemoryStorage } from "../memory/longterm/store-storage.js";
 import { type MemoryCacheEntry, memoryMiddleware } from "../middleware/memory.js";
 import { skillsMiddleware } from "../middleware/skills.js";
 import { applyDecisions, hitlMiddleware } from "../middleware/hitl.js";
@@ -73,6 +75,20 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
 function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAgent {
   const checkpointer = o.checkpointer ?? new InMemoryCheckpointer();
   const corePromise: Promise<Core> = Promise.resolve(o.core ?? loadCore());
+  const ltmOptions = o.longTermMemory === true ? {} : o.longTermMemory || undefined;
+  const longTerm = ltmOptions
+    ? new LongTermMemory({
+        ...ltmOptions,
+        model: ltmOptions.model ?? model,
+        core: ltmOptions.core ?? corePromise,
+        ...(!ltmOptions.storage && o.store && { storage: new StoreMemoryStorage({ store: o.store }) }),
+      })
+    : undefined;
+  const identity = (ctx: { threadId: string; userId?: string }) => ({
+    threadId: ctx.threadId,
+    userId: ctx.userId ?? ltmOptions?.defaultUserId ?? "default",
+    ...(ltmOptions?.agentName !== undefined && { agentName: ltmOptions.agentName }),
+  });
   const backendFor = (threadId: string, userId: string | undefined): Backend => {
     if (typeof o.backend === "function") return o.backend({ threadId, ...(userId !== undefined && { userId }) });
     return o.backend ?? new StateBackend({ core: corePromise });
@@ -93,7 +109,24 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
   /** The stack in DESIGN §2 order. */
   function stack(backend: Backend, core: Core, threadId: string): Middleware[] {
     const m: Middleware[] = [];
-    if (o.enableMemory) m.push(memoryMiddleware({ backend, sources: o.memorySources, cache: memoryCache(threadId) }));
+    if (o.enableMemory) {
+      m.push(
+        memoryMiddleware({
+          backend,
+          sources: o.memorySources,
+          cache: memoryCache(threadId),
+          ...(longTerm && {
+            extra: (ctx, request) => {
+              const who = identity(ctx);
+              return longTerm.inject(who.userId, who.agentName, request);
+            },
+            afterRun: (ctx) => {
+              longTerm.capture(ctx.state.messages, identity(ctx));
+            },
+          }),
+        }),
+      );
+    }
     if (o.enableSkills) m.push(skillsMiddleware({ backend, sources: o.skillsSources }));
     if (o.enableFilesystem) m.push(filesystemMiddleware(backend, core, o.evictionThreshold));
     if (o.enableSubagents) {
@@ -104,6 +137,8 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
             // The child shares the backend but not the parent's thread, history or reviewers.
             backend,
             checkpointer: new InMemoryCheckpointer(),
+            // Subagent conversations are internal: they neither see nor feed long-term memory.
+            longTermMemory: false,
             systemPrompt: definition?.systemPrompt ?? o.systemPrompt,
             tools: definition?.tools ?? o.tools,
             interruptOn: {},
@@ -123,7 +158,11 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
         maxInputTokens: o.maxInputTokens,
         threshold: o.summarizationThreshold,
         keepMessages: o.summarizationKeepMessages,
-        ...(o.beforeSummarize && { beforeSummarize: o.beforeSummarize }),
+        beforeSummarize: async (dropped, ctx) => {
+          // What is about to be summarised away goes to long-term memory first, without delay.
+          longTerm?.capture(dropped, identity(ctx), { immediate: true });
+          await o.beforeSummarize?.(dropped, ctx);
+        },
       }),
     );
     m.push(patchToolCallsMiddleware());
@@ -271,6 +310,8 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
       for await (const ev of run(input, opts)) if (ev.type === "final") output = ev.output;
       return output as AgentOutput;
     },
-    async close() {},
+    async close() {
+      await longTerm?.close();
+    },
   };
 }

@@ -8,6 +8,7 @@ import type { Core } from "../core/types.js";
 import type { ChatModel, Message } from "../models/types.js";
 import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
+import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { Middleware } from "./middleware.js";
 import type { RunContext } from "./types.js";
@@ -24,6 +25,14 @@ export interface SubagentDefinition {
   tools?: Tool<never>[];
   /** Default: the parent's model. */
   model?: ChatModel;
+}
+
+/** Long-term memory options of an agent: those of `LongTermMemory`, all optional. */
+export interface LongTermMemoryAgentOptions extends Partial<LongTermMemoryOptions> {
+  /** Keeps separate memories per agent for the same user. Default: one memory per user. */
+  agentName?: string;
+  /** Used for runs without a `userId`. Default: `"default"`. */
+  defaultUserId?: string;
 }
 
 /** Who a thread's backend is for. */
@@ -69,8 +78,10 @@ export interface DeepAgentOptions {
   memoryFile?: string;
   /** Memory files, in order. Default: `[memoryFile]`. */
   memorySources?: string[];
-  /** Long-term facts memory (DeerFlow style). Default: off. */
-  longTermMemory?: false | Record<string, unknown>;
+  /** Long-term facts memory (DeerFlow style): facts extracted after each run, per user (and
+   * agent), injected within a token budget. `true` uses every default; the model defaults to the
+   * agent's, the storage to a `StoreMemoryStorage` over `store` (or an in-memory one). Default: off. */
+  longTermMemory?: boolean | LongTermMemoryAgentOptions;
   /** Human review: tool name → `true` (approve/edit/reject) or the decisions allowed.
    * Default: none. */
   interruptOn?: Record<string, InterruptConfig>;

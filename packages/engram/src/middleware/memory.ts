@@ -17,6 +17,8 @@ export interface MemoryMiddlewareOptions {
   maxTokensPerSource?: number;
   /** Extra blocks to inject after the file memory (long-term facts), given the current request. */
   extra?: (ctx: HookContext, request: string) => Promise<string>;
+  /** Runs when a run ends (long-term memory captures the conversation here). */
+  afterRun?: (ctx: HookContext) => void | Promise<void>;
   /** Text by path and version, kept across runs of a thread. Default: a new cache. */
   cache?: Map<string, MemoryCacheEntry>;
 }
@@ -101,6 +103,7 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
 
   return {
     name: "memory",
+    ...(options.afterRun && { afterAgent: options.afterRun }),
     async beforeModel(request, ctx) {
       const parts: string[] = [];
       for (const path of options.sources) {

@@ -1,0 +1,79 @@
+/** Long-term facts memory wired into the agent: capture after a run, injection per user. */
+import { beforeAll, expect, it } from "vitest";
+import { type Core, FakeChatModel, InMemoryStore, createDeepAgent, loadCore } from "../src/index.js";
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+const isExtraction = (system: string) => system.startsWith("You maintain the long-term memory");
+
+it("learns a fact after a run, injects it for that user only, and never stores a secret", async () => {
+  const store = new InMemoryStore();
+  const model = new FakeChatModel((req) => {
+    if (isExtraction(req.system)) {
+      const convo = req.messages[0]?.content ?? "";
+      expect(convo).not.toContain("sk-live-1234567890abcdefghij");
+      return JSON.stringify({
+        user: { workContext: { summary: "Works at Acme on the billing service.", shouldUpdate: true } },
+        newFacts: [
+          { content: "Works at Acme on the billing service", category: "context", confidence: 0.95 },
+          { content: "API key is sk-live-1234567890abcdefghij", category: "knowledge", confidence: 0.9 },
+          { content: "Might like jazz", category: "preference", confidence: 0.3 },
+        ],
+        factsToRemove: [],
+      });
+    }
+    return `ok (${req.messages.length})`;
+  });
+  const agent = createDeepAgent(model, { core, store, longTermMemory: { debounceMs: 0 } });
+  await agent.invoke(
+    { messages: [{ role: "user", content: "I work at Acme on billing. My key is sk-live-1234567890abcdefghij, keep it safe." }] },
+    { threadId: "t1", userId: "alice" },
+  );
+  await agent.close();
+
+  const again = createDeepAgent(model, { core, store, longTermMemory: { debounceMs: 0 } });
+  await again.invoke({ messages: [{ role: "user", content: "what do you know?" }] }, { threadId: "t2", userId: "alice" });
+  await again.invoke({ messages: [{ role: "user", content: "and about me?" }] }, { threadId: "t3", userId: "bob" });
+  await again.close();
+
+  const prompts = model.requests.filter((r) => !isExtraction(r.system)).map((r) => r.system);
+  const alice = prompts.at(-2) ?? "";
+  const bob = prompts.at(-1) ?? "";
+  expect(alice).toContain("<memory>");
+  expect(alice).toContain("Works at Acme on the billing service");
+  expect(alice).not.toContain("Might like jazz");
+  expect(bob).not.toContain("Acme");
+  const stored = JSON.stringify((await store.list(["engram", "longterm", "users", "alice"])).items);
+  expect(stored).toContain("Acme");
+  expect(stored).not.toContain("sk-live-1234567890abcdefghij");
+});
+
+it("sends summarised-away messages to long-term memory before they are dropped", async () => {
+  let extractions = 0;
+  const model = new FakeChatModel((req) => {
+    if (isExtraction(req.system)) {
+      extractions++;
+      return JSON.stringify({ newFacts: [{ content: "Prefers metric units", category: "preference", confidence: 0.9 }] });
+    }
+    if (req.system.startsWith("You compress")) return "summary";
+    return "reply";
+  });
+  const agent = createDeepAgent(model, {
+    core,
+    maxInputTokens: 300,
+    summarizationThreshold: 0.5,
+    summarizationKeepMessages: 2,
+    systemPrompt: "short",
+    longTermMemory: { debounceMs: 30_000 },
+  });
+  for (let i = 0; i < 4; i++) {
+    await agent.invoke({ messages: [{ role: "user", content: `use metric units please ${"x ".repeat(60)}` }] }, { threadId: "s", userId: "u" });
+  }
+  // The immediate capture at summarisation ran without waiting for the 30 s debounce.
+  await new Promise((r) => setTimeout(r, 50));
+  expect(extractions).toBeGreaterThanOrEqual(1);
+  await agent.close();
+});
