@@ -6,6 +6,7 @@ export {
   type BackendContext,
   type DeepAgentOptions,
   type InterruptConfig,
+  type LongTermMemoryAgentOptions,
   type SubagentDefinition,
 } from "./options.js";
 export { type Checkpoint, type Checkpointer, InMemoryCheckpointer } from "./checkpointer.js";

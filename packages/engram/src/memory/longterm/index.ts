@@ -16,7 +16,9 @@ export {
 } from "./longterm.js";
 export {
   FACT_CATEGORIES,
+  HISTORY_SECTIONS,
   MEMORY_VERSION,
+  USER_SECTIONS,
   createEmptyMemory,
   isEmptyMemory,
   memorySchema,
@@ -34,6 +36,15 @@ export { captureConversation, detectSignals, filterForMemory, SIGNAL_WINDOW, typ
 export { UpdateQueue, type UpdateQueueOptions } from "./queue.js";
 export { parseMemoryUpdate, type MemoryUpdate, type NewFact, type SectionUpdate } from "./parse.js";
 export { buildUpdateRequest, DEFAULT_UPDATE_PROMPT_OPTIONS, type UpdatePromptOptions } from "./prompt.js";
-export { applyUpdate, runMemoryUpdate, sanitizeMemory, type UpdateJob, type UpdateOutcome } from "./updater.js";
+export {
+  applyUpdate,
+  runMemoryUpdate,
+  sanitizeMemory,
+  type AppliedUpdate,
+  type SaveRules,
+  type UpdateJob,
+  type UpdateOutcome,
+  type UpdaterContext,
+} from "./updater.js";
 export { formatMemoryBlock, scoreFacts, type InjectionOptions, type RecallMode } from "./inject.js";
 export { redactSecrets, REDACTED } from "./redact.js";
