@@ -77,3 +77,28 @@ it("sends summarised-away messages to long-term memory before they are dropped",
   expect(extractions).toBeGreaterThanOrEqual(1);
   await agent.close();
 });
+
+it("flushes pending long-term memory when the process gets SIGTERM", async () => {
+  const { spawn } = await import("node:child_process");
+  const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const dir = mkdtempSync(join(tmpdir(), "engram-signal-"));
+  try {
+    const child = spawn(join(import.meta.dirname, "../../../node_modules/.bin/tsx"), [join(import.meta.dirname, "fixtures/agent/signal-process.ts"), dir], {
+      env: process.env,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
+      child.on("exit", (code) => reject(new Error(`child exited early (${code})`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code, signal) => resolve(code ?? (signal ? -1 : null))));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(143);
+    const memory = readFileSync(join(dir, "users", "ops", "memory.json"), "utf8");
+    expect(memory).toContain("Deploys on Tuesdays");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

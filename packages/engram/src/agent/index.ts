@@ -23,3 +23,4 @@ export {
   resume,
 } from "./types.js";
 export { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
+export { type SignalProcess, closeOnSignals } from "./shutdown.js";
