@@ -1,32 +1,19 @@
 /** Long-term memory in workerd: the edge entry has no `node:` import and runs end to end on
  * the WASM core (BM25 recall included). */
-import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { bundleEntry } from "./fixtures/bundle.js";
+import { type WorkerHost, startWorker } from "./fixtures/worker-host.js";
 
-let dir: string;
-let mf: Miniflare;
+let host: WorkerHost;
 let bundle: string;
+let mf: WorkerHost["mf"];
 
 beforeAll(async () => {
-  dir = await bundleEntry(join(import.meta.dirname, "fixtures/longterm/worker.ts"), "worker.js");
-  bundle = await readFile(join(dir, "worker.js"), "utf8");
-  mf = new Miniflare({
-    modules: [
-      { type: "ESModule", path: join(dir, "worker.js"), contents: bundle },
-      { type: "CompiledWasm", path: join(dir, "engram_wasm_bg.wasm"), contents: await readFile(join(dir, "engram_wasm_bg.wasm")) },
-    ],
-    modulesRoot: dir,
-    compatibilityDate: "2025-06-01",
-  });
+  host = await startWorker(join(import.meta.dirname, "fixtures/longterm/worker.ts"));
+  ({ bundle, mf } = host);
 });
 
-afterAll(async () => {
-  await mf?.dispose();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => host?.dispose());
 
 it("bundles without any node: import", () => {
   expect(bundle).not.toMatch(/from\s*["']node:|import\(\s*["']node:|require\(\s*["']node:/);
