@@ -416,6 +416,20 @@ describe("store backend", () => {
     expect(seen.every((p) => p.startsWith("/dir3/") || p.startsWith("/dir4/") || p === "/dir4")).toBe(true);
   });
 
+  it("sees changes made through another backend on the same store", async () => {
+    const store = new InMemoryStore();
+    const a = new StoreBackend({ store, core });
+    const b = new StoreBackend({ store, core });
+    await a.write("/x.md", "one");
+    expect((await b.grep("one")).matches?.length).toBe(1);
+    await a.write("/x.md", "two");
+    expect((await b.grep("one")).matches).toEqual([]);
+    expect((await b.read("/x.md")).content).toBe("two");
+    await a.delete("/x.md");
+    expect((await b.grep("two")).matches).toEqual([]);
+    expect((await b.glob("*.md")).files).toEqual([]);
+  });
+
   it("keeps text readable in the store and binary as base64", async () => {
     const store = new InMemoryStore();
     const b = new StoreBackend({ store, namespace: ["fs"], core });

@@ -74,6 +74,8 @@ export class StoreBackend implements Backend {
   /** Resident copy of the files this backend has searched, keyed by store revision. */
   #mirror: CoreFileTable | undefined;
   readonly #revisions = new Map<string, string>();
+  /** Scopes the mirror holds completely as of the store's change token `#token`. */
+  #current: { token: string; scopes: Set<string> } | undefined;
 
   constructor(options: StoreBackendOptions) {
     this.#options = options;
@@ -128,6 +130,11 @@ export class StoreBackend implements Backend {
   async #sync(path: string): Promise<CoreFileTable> {
     const mirror = (this.#mirror ??= (await this.#core()).createFileTable());
     const store = this.#options.store;
+    // Nothing in the namespace changed since a sync that covered `path`: the mirror is current.
+    const token = await store.changeToken?.(this.#namespace);
+    if (token !== undefined && this.#current?.token === token) {
+      for (const s of this.#current.scopes) if (s === "/" || path === s || path.startsWith(`${s}/`)) return mirror;
+    }
     const scope = dirPrefix(path);
     // One range listing covers both a file and a directory named `path`.
     const listed = (await store.list(this.#namespace, { prefix: path, values: false })).items.filter(
@@ -149,6 +156,10 @@ export class StoreBackend implements Backend {
         ? (await store.list<StoredFile>(this.#namespace, { prefix: scope })).items.filter((i) => wanted.has(i.key))
         : (await Promise.all(stale.map((k) => store.get<StoredFile>(this.#namespace, k)))).filter((i) => i !== undefined);
     for (const item of fresh) this.#remember(item);
+    if (token !== undefined) {
+      if (this.#current?.token !== token) this.#current = { token, scopes: new Set() };
+      this.#current.scopes.add(path);
+    }
     return mirror;
   }
 

@@ -9,6 +9,8 @@ import { validateNamespace } from "./types.js";
 interface Space {
   keys: string[];
   items: Map<string, StoreItem>;
+  /** Bumped on every put and delete. */
+  changes: number;
 }
 
 /** First index in sorted `keys` whose key is >= `key`. */
@@ -40,7 +42,7 @@ export class InMemoryStore implements Store {
     const id = JSON.stringify(validateNamespace(namespace));
     let space = this.#spaces.get(id);
     if (!space && create) {
-      space = { keys: [], items: new Map() };
+      space = { keys: [], items: new Map(), changes: 0 };
       this.#spaces.set(id, space);
     }
     return space;
@@ -59,6 +61,7 @@ export class InMemoryStore implements Store {
     }
     const revision = String(++this.#revision);
     if (!current) space.keys.splice(lowerBound(space.keys, key), 0, key);
+    space.changes++;
     space.items.set(key, { key, value: structuredClone(value), revision, updatedAt: Date.now() });
     return { ok: true, revision };
   }
@@ -70,9 +73,14 @@ export class InMemoryStore implements Store {
     for (const key of keys) {
       if (!space.items.delete(key)) continue;
       space.keys.splice(lowerBound(space.keys, key), 1);
+      space.changes++;
       removed++;
     }
     return removed;
+  }
+
+  async changeToken(namespace: Namespace): Promise<string> {
+    return String(this.#space(namespace, false)?.changes ?? 0);
   }
 
   async list<V>(namespace: Namespace, options: ListOptions = {}): Promise<ListResult<V>> {

@@ -54,6 +54,9 @@ export interface Store {
   /** Removes keys; returns how many existed. */
   delete(namespace: Namespace, keys: readonly string[]): Promise<number>;
   list<V = unknown>(namespace: Namespace, options?: ListOptions): Promise<ListResult<V>>;
+  /** Optional: a token that changes whenever anything in the namespace changes, so a caller
+   * holding a copy can tell in one call that it is still current. */
+  changeToken?(namespace: Namespace): Promise<string>;
 }
 
 const COMPONENT = /^[A-Za-z0-9\-_.@+:~]+$/;
