@@ -21,6 +21,7 @@ function ratio(a: number | undefined, b: number | undefined): number | undefined
 
 function fmtRatio(x: number | undefined): string {
   if (x === undefined) return "—";
+  if (x < 0.1) return `1/${Math.round(1 / x)}×`;
   return x >= 10 ? `${x.toFixed(0)}×` : `${x.toFixed(2)}×`;
 }
 
