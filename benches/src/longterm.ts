@@ -1,0 +1,28 @@
+/** Long-term memory injection: choosing what fits a 2,000-token budget out of 1,000 facts. */
+import { type Core, FakeChatModel, InMemoryStore, LongTermMemory, StoreMemoryStorage, createEmptyMemory } from "engram";
+
+const TOPICS = ["deploys", "billing", "tests", "Rust", "TypeScript", "Postgres", "the CLI", "on-call", "reviews", "releases"];
+
+/** A memory with 1,000 facts, and an inject call ranking them by `recall`. */
+export async function injection(core: Core, recall: "confidence" | "relevance"): Promise<() => Promise<boolean>> {
+  const store = new InMemoryStore();
+  const storage = new StoreMemoryStorage({ store });
+  const memory = createEmptyMemory();
+  memory.facts = Array.from({ length: 1000 }, (_, i) => ({
+    id: `fact-${i}`,
+    content: `The user ${i % 7 === 0 ? "prefers" : "mentioned"} ${TOPICS[i % TOPICS.length]} detail number ${i}; 用户备注 ${i}`,
+    category: i % 50 === 0 ? "correction" : "context",
+    confidence: 0.7 + ((i * 37) % 30) / 100,
+    createdAt: new Date(1_700_000_000_000 + i * 1000).toISOString(),
+    source: "bench",
+  }));
+  const loaded = await storage.load("bench-user", undefined);
+  const saved = await storage.save("bench-user", undefined, memory, loaded.revision);
+  if (!saved.ok) throw new Error("could not seed the memory");
+  const ltm = new LongTermMemory({ model: new FakeChatModel([]), storage, core, recall, maxFacts: 1000 });
+  return async () => {
+    const block = await ltm.inject("bench-user", undefined, "How do we handle Postgres releases?");
+    // Corrections always come first; relevance must also surface facts about the request.
+    return block.includes("<memory>") && block.includes("detail number 0;") && (recall === "confidence" || block.includes("Postgres"));
+  };
+}
