@@ -297,15 +297,35 @@ impl Collector {
     }
 }
 
-/// Searches `files` (already restricted to the search root, in path order), stopping as soon
-/// as the cap is exceeded.
+/// Below this many bytes a search stays on one thread: spawning costs more than it saves.
+#[cfg(not(target_arch = "wasm32"))]
+const PARALLEL_MIN_BYTES: usize = 4 << 20;
+
+/// Searches `files` (already restricted to the search root, in path order). Large native
+/// searches are split across threads; results are identical either way.
 pub fn grep<'a>(
     files: impl Iterator<Item = (&'a String, &'a [u8])>,
     root: &str,
     opts: &GrepOptions,
 ) -> CoreResult<GrepResult> {
     let searcher = Searcher::new(opts, root)?;
-    let mut collector = Collector::new(opts);
+    let collector = Collector::new(opts);
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let files: Vec<(&String, &[u8])> = files.collect();
+        let bytes: usize = files.iter().map(|(_, d)| d.len()).sum();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        if threads > 1 && bytes >= PARALLEL_MIN_BYTES {
+            return Ok(parallel(&files, &searcher, collector, threads));
+        }
+        Ok(sequential(files.into_iter(), &searcher, collector))
+    }
+    #[cfg(target_arch = "wasm32")]
+    Ok(sequential(files, &searcher, collector))
+}
+
+/// One file after another, stopping as soon as the cap is exceeded.
+fn sequential<'a>(files: impl Iterator<Item = (&'a String, &'a [u8])>, searcher: &Searcher, mut collector: Collector) -> GrepResult {
     for (p, data) in files {
         if collector.is_full() {
             break;
@@ -317,7 +337,60 @@ pub fn grep<'a>(
             collector.push(hits);
         }
     }
-    Ok(collector.finish())
+    collector.finish()
+}
+
+/// Contiguous chunks on scoped threads, merged in path order. A chunk stops once it alone has
+/// more than the cap, since nothing after that point can be kept.
+#[cfg(not(target_arch = "wasm32"))]
+fn parallel(files: &[(&String, &[u8])], searcher: &Searcher, mut collector: Collector, threads: usize) -> GrepResult {
+    let limit = collector.limit();
+    let per_file = collector.mode != OutputMode::Content;
+    let chunk = files.len().div_ceil(threads).max(1);
+    let parts: Vec<Vec<FileHits>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut found = Vec::new();
+                    let mut taken = 0usize;
+                    for (p, data) in part {
+                        if taken > collector_cap(limit) {
+                            break;
+                        }
+                        if !searcher.wants(p) {
+                            continue;
+                        }
+                        if let Some(hits) = searcher.search(p, data, limit) {
+                            taken = taken.saturating_add(if per_file { 1 } else { hits.count });
+                            found.push(hits);
+                        }
+                    }
+                    found
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(found) => found,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    for hits in parts.into_iter().flatten() {
+        if collector.is_full() {
+            break;
+        }
+        collector.push(hits);
+    }
+    collector.finish()
+}
+
+/// The cap behind a `limit` of cap + 1 (or no cap).
+#[cfg(not(target_arch = "wasm32"))]
+fn collector_cap(limit: usize) -> usize {
+    limit.saturating_sub(1)
 }
 
 /// Turns matching line ranges into numbered lines, adding merged context around them.
@@ -460,6 +533,29 @@ mod tests {
         assert_eq!(lines(&by_name).len(), 2);
         let by_path = run(&files, GrepOptions { glob: Some("src/*.ts".into()), ..lit("x") }).unwrap();
         assert_eq!(lines(&by_path).len(), 1);
+    }
+
+    #[test]
+    fn parallel_search_equals_sequential() {
+        let files: Vec<(String, Vec<u8>)> = (0..300)
+            .map(|i| (format!("/d{}/f{i:03}.txt", i % 7), format!("a\nneedle {i}\nb\n{}", if i % 3 == 0 { "needle again\n" } else { "" }).into_bytes()))
+            .collect();
+        let mut sorted = files.clone();
+        sorted.sort();
+        let refs: Vec<(&String, &[u8])> = sorted.iter().map(|(p, d)| (p, d.as_slice())).collect();
+        for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+            for cap in [None, Some(0), Some(1), Some(7), Some(150), Some(1000)] {
+                for context in [0, 1] {
+                    let opts = GrepOptions { max_count: cap, output_mode: mode, context, ..lit("needle") };
+                    let searcher = Searcher::new(&opts, "/").unwrap();
+                    let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts));
+                    for threads in [2, 3, 8] {
+                        let par = parallel(&refs, &searcher, Collector::new(&opts), threads);
+                        assert_eq!(par, seq, "{mode:?} cap {cap:?} context {context} threads {threads}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
