@@ -66,14 +66,14 @@ pub struct GrepResult {
 
 /// A compiled pattern; build once, run over many buffers.
 pub enum Matcher {
-    Literal(memmem::Finder<'static>),
+    Literal(Box<memmem::Finder<'static>>),
     Regex(Regex),
 }
 
 impl Matcher {
     pub fn new(pattern: &str, regex: bool, ignore_case: bool) -> CoreResult<Matcher> {
         if !regex && !ignore_case {
-            return Ok(Matcher::Literal(memmem::Finder::new(pattern.as_bytes()).into_owned()));
+            return Ok(Matcher::Literal(Box::new(memmem::Finder::new(pattern.as_bytes()).into_owned())));
         }
         let source = if regex { pattern.to_string() } else { regex::escape(pattern) };
         RegexBuilder::new(&source)
@@ -518,7 +518,7 @@ mod tests {
 
     #[test]
     fn binary_skipped_invalid_utf8_searched() {
-        let owned = vec![
+        let owned = [
             ("/bin".to_string(), b"foo\0bar foo".to_vec()),
             ("/latin1".to_string(), b"caf\xe9 foo\n".to_vec()),
         ];
