@@ -70,6 +70,12 @@ pub struct FileTable {
     inner: CoreTable,
 }
 
+impl Default for FileTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[napi]
 impl FileTable {
     #[napi(constructor)]
