@@ -1,6 +1,7 @@
 /** FakeChatModel: scripted turns, recorded requests, streaming, abort and exhaustion. */
 import { describe, expect, it } from "vitest";
 import { FakeChatModel, type ModelRequest, type ModelStreamEvent, ModelError } from "../src/index.js";
+import { collect, rejection } from "./fixtures/models/helpers.js";
 
 const req = (content: string, signal?: AbortSignal): ModelRequest => ({
   system: "sys",
@@ -9,20 +10,6 @@ const req = (content: string, signal?: AbortSignal): ModelRequest => ({
   ...(signal ? { signal } : {}),
 });
 
-async function collect(iterable: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const events: ModelStreamEvent[] = [];
-  for await (const e of iterable) events.push(e);
-  return events;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ModelError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelError);
-  return error as ModelError;
-}
 
 describe("FakeChatModel", () => {
   it("replays text and tool-call turns as assistant messages with generated or given ids", async () => {

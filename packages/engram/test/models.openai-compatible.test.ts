@@ -8,6 +8,7 @@ import {
   type ToolSpec,
 } from "../src/index.js";
 import { type ChatServer, chunk, json, raw, sse, startChatServer } from "./fixtures/models/chat-server.js";
+import { collect, rejection } from "./fixtures/models/helpers.js";
 
 let server: ChatServer;
 beforeAll(async () => {
@@ -39,20 +40,6 @@ function model(extra: Partial<ConstructorParameters<typeof OpenAICompatibleModel
   return new OpenAICompatibleModel({ baseURL: `${server.baseURL}/`, model: "llama3.1:8b", ...extra });
 }
 
-async function collect(iterable: AsyncIterable<ModelStreamEvent>): Promise<ModelStreamEvent[]> {
-  const events: ModelStreamEvent[] = [];
-  for await (const e of iterable) events.push(e);
-  return events;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ModelError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelError);
-  return error as ModelError;
-}
 
 describe("OpenAICompatibleModel", () => {
   it("maps messages and tools to the wire format and parses a non-streaming reply", async () => {
