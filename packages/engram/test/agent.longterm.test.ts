@@ -47,6 +47,11 @@ it("learns a fact after a run, injects it for that user only, and never stores a
   expect(alice).not.toContain("Might like jazz");
   expect(bob).not.toContain("Acme");
   const stored = JSON.stringify((await store.list(["engram", "longterm", "users", "alice"])).items);
+  // The same memory is reachable through the agent for apps: list, then clear.
+  const facts = (await again.longTermMemory?.listFacts("alice")) ?? [];
+  expect(facts.map((f) => f.content)).toContain("Works at Acme on the billing service");
+  await again.longTermMemory?.clear("alice");
+  expect(await again.longTermMemory?.listFacts("alice")).toEqual([]);
   expect(stored).toContain("Acme");
   expect(stored).not.toContain("sk-live-1234567890abcdefghij");
 });

@@ -33,6 +33,9 @@ export interface DeepAgent {
   stream(input: AgentInput, options?: RunOptions): AsyncGenerator<AgentEvent, void>;
   /** Finishes pending background work (long-term memory). */
   close(): Promise<void>;
+  /** The agent's long-term memory, when enabled: list, add, edit and delete facts, or clear a
+   * user's memory. */
+  readonly longTermMemory?: LongTermMemory;
 }
 
 /** A backend that can be saved with the thread (the default per-thread StateBackend). */
@@ -304,6 +307,7 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
   }
 
   return {
+    ...(longTerm && { longTermMemory: longTerm }),
     stream: run,
     async invoke(input, opts) {
       let output: AgentOutput | undefined;
