@@ -107,3 +107,22 @@ it("flushes pending long-term memory when the process gets SIGTERM", async () =>
     rmSync(dir, { recursive: true, force: true });
   }
 }, 60_000);
+
+it("reuses the last injection only while the stored memory is unchanged", async () => {
+  const { LongTermMemory } = await import("../src/index.js");
+  for (const recall of ["confidence", "relevance"] as const) {
+    const ltm = new LongTermMemory({ model: new FakeChatModel([]), core, recall });
+    expect(await ltm.inject("u", undefined, "tea?")).toBe("");
+    const added = await ltm.addFact("u", undefined, { content: "Drinks green tea" });
+    expect(added.error).toBeUndefined();
+    expect(await ltm.inject("u", undefined, "tea?")).toContain("Drinks green tea");
+    const id = (await ltm.listFacts("u"))[0]?.id as string;
+    await ltm.editFact("u", undefined, id, { content: "Drinks black coffee" });
+    const edited = await ltm.inject("u", undefined, "coffee?");
+    expect(edited).toContain("Drinks black coffee");
+    expect(edited).not.toContain("green tea");
+    await ltm.clear("u");
+    expect(await ltm.inject("u", undefined, "coffee?")).toBe("");
+    await ltm.close();
+  }
+});

@@ -132,6 +132,8 @@ export class LongTermMemory {
   #core: Promise<Core> | undefined;
   /** Latest clear per memory made through this instance (ms), for work already under way. */
   readonly #cleared = new Map<string, number>();
+  /** What the last injection per user (and agent) used, keyed by the storage change token. */
+  readonly #injected = new Map<string, { token: string; memory: MemoryData; block?: string }>();
   #immediateSeq = 0;
 
   constructor(options: LongTermMemoryOptions) {
@@ -208,7 +210,23 @@ export class LongTermMemory {
    * `"relevance"`.
    */
   async inject(userId: string, agentName?: string, currentRequest = ""): Promise<string> {
-    const memory = await this.read(userId, agentName);
+    // Unchanged memory (same storage change token) reuses what the last call loaded, and with
+    // confidence recall the block itself: a model call then costs one token check.
+    const key = `${userId}\u0000${agentName ?? ""}`;
+    const token = await this.storage.changeToken?.(userId, agentName);
+    const hit = token === undefined ? undefined : this.#injected.get(key);
+    const fresh = hit?.token === token ? hit : undefined;
+    if (fresh?.block !== undefined) return fresh.block;
+    const memory = fresh?.memory ?? (await this.read(userId, agentName));
+    const block = await this.#format(memory, currentRequest);
+    if (token !== undefined) {
+      if (this.#injected.size >= 1024 && !this.#injected.has(key)) this.#injected.delete(this.#injected.keys().next().value as string);
+      this.#injected.set(key, { token, memory, ...(this.#o.recall === "confidence" && { block }) });
+    }
+    return block;
+  }
+
+  async #format(memory: MemoryData, currentRequest: string): Promise<string> {
     let scores: number[] | undefined;
     if (this.#o.recall === "relevance" && memory.facts.length > 1 && currentRequest.trim() !== "") {
       try {

@@ -40,6 +40,9 @@ export interface MemoryStorage {
   save(userId: string, agentName: string | undefined, memory: MemoryData, expectedRevision: string): Promise<SaveMemoryResult>;
   /** Deletes the document and records the time of the clear (see {@link LoadedMemory.clearedAt}). */
   clear(userId: string, agentName?: string): Promise<void>;
+  /** Optional: a token that changes whenever this user's (and agent's) memory may have changed,
+   * cheaper than {@link MemoryStorage.load}; lets injection reuse its last block. */
+  changeToken?(userId: string, agentName?: string): Promise<string | undefined>;
 }
 
 const PLAIN_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;

@@ -72,6 +72,11 @@ export class StoreMemoryStorage implements MemoryStorage {
     return this.#store.put(ns, MEMORY_KEY, stamped, { ifRevision: expectedRevision === NO_REVISION ? null : expectedRevision });
   }
 
+  /** The store's change token for this user's namespace, when the store has one. */
+  async changeToken(userId: string, agentName?: string): Promise<string | undefined> {
+    return this.#store.changeToken?.(await this.#ns(userId, agentName));
+  }
+
   async clear(userId: string, agentName?: string): Promise<void> {
     const ns = await this.#ns(userId, agentName);
     await this.#store.put(ns, CLEARED_KEY, { at: Date.now() });
