@@ -13,3 +13,4 @@ export * from "./agent/index.js";
 export * from "./middleware/index.js";
 export * from "./skills/index.js";
 export * from "./memory/longterm/index.js";
+export { PROMPT_SECTION_TAGS, escapeTags, neutralizeSectionTags } from "./prompt/escape.js";

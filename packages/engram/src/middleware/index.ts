@@ -1,5 +1,5 @@
 export { filesystemMiddleware } from "./filesystem.js";
-export { MEMORY_GUIDELINES, type MemoryCacheEntry, type MemoryMiddlewareOptions, escapeMemoryText, memoryMiddleware } from "./memory.js";
+export { MEMORY_GUIDELINES, type MemoryCacheEntry, type MemoryMiddlewareOptions, memoryMiddleware } from "./memory.js";
 export { patchToolCallsMiddleware } from "./patch-tool-calls.js";
 export { historyPath, summarizationMiddleware, type SummarizationOptions } from "./summarization.js";
 export { GENERAL_PURPOSE, type SpawnSubagent, subagentsMiddleware } from "./subagents.js";

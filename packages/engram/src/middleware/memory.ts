@@ -7,6 +7,7 @@
 import type { HookContext, Middleware } from "../agent/middleware.js";
 import type { Backend } from "../backends/protocol.js";
 import { estimateTokens } from "../models/tokens.js";
+import { neutralizeSectionTags } from "../prompt/escape.js";
 
 /** Options of {@link memoryMiddleware}. */
 export interface MemoryMiddlewareOptions {
@@ -41,10 +42,6 @@ Never save secrets (passwords, API keys, tokens, private keys) or anything the u
 to keep. If an edit reports a conflict, read the file again and retry the edit.
 </memory_guidelines>`;
 
-/** Neutralises anything in user-editable text that could open or close a memory tag. */
-export function escapeMemoryText(text: string): string {
-  return text.replace(/<(\/?)(agent_memory|memory_guidelines|memory)\b/gi, "&lt;$1$2");
-}
 
 /** Cuts `text` to about `maxTokens`, on a line boundary where possible, with a note. */
 function capTokens(text: string, maxTokens: number, path: string): string {
@@ -87,7 +84,7 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
       cache.delete(path);
       return read.error.code === "file_not_found" ? "" : report(path, read.error.message, ctx);
     }
-    const rendered = read.content.trim() === "" ? "" : `### ${path}\n${capTokens(escapeMemoryText(read.content), cap, path)}`;
+    const rendered = read.content.trim() === "" ? "" : `### ${path}\n${capTokens(neutralizeSectionTags(read.content), cap, path)}`;
     cache.set(path, { version, rendered });
     reported.delete(path);
     return rendered;
@@ -98,7 +95,7 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
       reported.add(path);
       ctx.warn(`memory source ${path} could not be read: ${message}`);
     }
-    return `### ${path}\n(${path} could not be read: ${escapeMemoryText(message)})`;
+    return `### ${path}\n(${path} could not be read: ${neutralizeSectionTags(message)})`;
   }
 
   return {

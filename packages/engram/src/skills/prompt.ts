@@ -3,12 +3,13 @@
  * skills — progressive disclosure, the bodies stay in the files until the model reads them.
  * @module
  */
+import { escapeTags } from "../prompt/escape.js";
 import type { Skill } from "./parse.js";
 
 /** Escapes text for the `<skills>` block so it cannot open or close tags; runs of whitespace
  * (newlines included) become one space, so each field stays on its line. */
 export function escapeSkillText(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\s+/g, " ").trim();
+  return escapeTags(text).replace(/\s+/g, " ").trim();
 }
 
 /**

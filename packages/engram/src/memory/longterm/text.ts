@@ -4,11 +4,7 @@
  * @module
  */
 
-/** Escapes `&`, `<` and `>` so text placed inside a tag-delimited block (`<memory>`,
- * `<conversation>`) can neither close it nor open another. */
-export function escapeTags(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
+export { escapeTags } from "../../prompt/escape.js";
 
 const UPLOADED_BLOCK = /<uploaded_files\b[^>]*>[\s\S]*?(?:<\/uploaded_files\s*>|$)/gi;
 
