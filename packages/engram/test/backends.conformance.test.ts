@@ -416,6 +416,18 @@ describe("store backend", () => {
     expect(seen.every((p) => p.startsWith("/dir3/") || p.startsWith("/dir4/") || p === "/dir4")).toBe(true);
   });
 
+  it("gives concurrent first searches one consistent mirror", async () => {
+    const store = new InMemoryStore();
+    const writer = new StoreBackend({ store, core });
+    for (let i = 0; i < 50; i++) await writer.write(`/d/f${i}.md`, "needle");
+    const fresh = new StoreBackend({ store, core });
+    const results = await Promise.all([fresh.grep("needle", { outputMode: "files_with_matches" }), fresh.glob("**/*.md"), fresh.grep("needle", { path: "/d" })]);
+    expect(results[0].files?.length).toBe(50);
+    expect(results[1].files?.length).toBe(50);
+    expect(results[2].matches?.length).toBe(50);
+    expect((await fresh.grep("needle", { outputMode: "count" })).counts?.["/d/f7.md"]).toBe(1);
+  });
+
   it("sees changes made through another backend on the same store", async () => {
     const store = new InMemoryStore();
     const a = new StoreBackend({ store, core });

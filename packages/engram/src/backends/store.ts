@@ -66,13 +66,14 @@ function dirPrefix(path: string): string {
   return path === "/" ? "/" : `${path}/`;
 }
 
-/** Files in a {@link Store} namespace; the store item's revision is the file's version. */
+/** Files in a {@link Store} namespace; the store item's revision is the file's version. Reads,
+ * edits and searches work on a resident mirror of the namespace kept current by revision. */
 export class StoreBackend implements Backend {
   readonly #options: StoreBackendOptions;
   readonly #core: () => Promise<Core>;
   readonly #namespace: Namespace;
   /** Resident copy of the files this backend has searched, keyed by store revision. */
-  #mirror: CoreFileTable | undefined;
+  #mirror: Promise<CoreFileTable> | undefined;
   readonly #revisions = new Map<string, string>();
   /** Scopes the mirror holds completely as of the store's change token `#token`. */
   #current: { token: string; scopes: Set<string> } | undefined;
@@ -128,7 +129,8 @@ export class StoreBackend implements Backend {
    * fetched. Searches then run in the core without copying the corpus again.
    */
   async #sync(path: string): Promise<CoreFileTable> {
-    const mirror = (this.#mirror ??= (await this.#core()).createFileTable());
+    // Assigned before any await, so concurrent first calls share one mirror.
+    const mirror = await (this.#mirror ??= this.#core().then((core) => core.createFileTable()));
     const store = this.#options.store;
     // Nothing in the namespace changed since a sync that covered `path`: the mirror is current.
     const token = await store.changeToken?.(this.#namespace);
@@ -147,7 +149,7 @@ export class StoreBackend implements Backend {
       if (this.#revisions.get(item.key) !== item.revision) stale.push(item.key);
     }
     for (const key of this.#revisions.keys()) {
-      if ((key === path || key.startsWith(scope)) && !seen.has(key)) this.#forget(key);
+      if ((key === path || key.startsWith(scope)) && !seen.has(key)) this.#forget(mirror, key);
     }
     // Many changes: one listing with content beats one round trip per file.
     const wanted = new Set(stale);
@@ -155,7 +157,7 @@ export class StoreBackend implements Backend {
       stale.length > 16
         ? (await store.list<StoredFile>(this.#namespace, { prefix: scope })).items.filter((i) => wanted.has(i.key))
         : (await Promise.all(stale.map((k) => store.get<StoredFile>(this.#namespace, k)))).filter((i) => i !== undefined);
-    for (const item of fresh) this.#remember(item);
+    for (const item of fresh) this.#remember(mirror, item);
     if (token !== undefined) {
       if (this.#current?.token !== token) this.#current = { token, scopes: new Set() };
       this.#current.scopes.add(path);
@@ -163,27 +165,16 @@ export class StoreBackend implements Backend {
     return mirror;
   }
 
-  #remember(item: StoreItem<unknown>, bytes?: Uint8Array): void {
-    if (!this.#mirror || !isStoredFile(item.value)) return;
-    const r = this.#mirror.write(item.key, bytes ?? decode(item.value), { modifiedAt: item.value.modifiedAt });
-    if (r.error) this.#forget(item.key);
+  #remember(mirror: CoreFileTable, item: StoreItem<unknown>): void {
+    if (!isStoredFile(item.value)) return;
+    const r = mirror.write(item.key, decode(item.value), { modifiedAt: item.value.modifiedAt });
+    if (r.error) this.#forget(mirror, item.key);
     else this.#revisions.set(item.key, item.revision);
   }
 
-  #forget(key: string): void {
-    this.#mirror?.delete(key);
+  #forget(mirror: CoreFileTable, key: string): void {
+    mirror.delete(key);
     this.#revisions.delete(key);
-  }
-
-  /** Runs core work over a few files loaded into a throwaway table. */
-  async #withTable<T>(files: StoreItem<StoredFile>[], work: (table: CoreFileTable) => T): Promise<T> {
-    const table = (await this.#core()).createFileTable();
-    try {
-      for (const f of files) table.write(f.key, decode(f.value), { modifiedAt: f.value.modifiedAt });
-      return work(table);
-    } finally {
-      table.dispose();
-    }
   }
 
   #info(item: StoreItem<StoredFile>): FileInfo & { version: string } {
@@ -220,8 +211,8 @@ export class StoreBackend implements Backend {
   async readBytes(path: string) {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
-    const file = await this.#file(p.path);
-    return file ? { data: decode(file.value) } : this.#notAFile(p.path);
+    const data = (await this.#sync(p.path)).readBytes(p.path);
+    return data ? { data } : this.#notAFile(p.path);
   }
 
   async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
@@ -240,20 +231,22 @@ export class StoreBackend implements Backend {
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
-    const file = await this.#file(p.path);
-    if (!file) return this.#notAFile(p.path);
-    if (options.ifVersion !== undefined && options.ifVersion !== file.revision) return this.#fail("conflict", p.path);
-    const edited = await this.#withTable([file], (t): Result<{ occurrences: number; bytes: Uint8Array }> => {
-      const r = t.edit({ path: p.path, oldString, newString, replaceAll: options.replaceAll ?? false });
-      return r.error ? { error: r.error } : { occurrences: r.occurrences, bytes: t.readBytes(p.path) as Uint8Array };
-    });
+    const mirror = await this.#sync(p.path);
+    const revision = this.#revisions.get(p.path);
+    if (revision === undefined) return this.#notAFile(p.path);
+    if (options.ifVersion !== undefined && options.ifVersion !== revision) return this.#fail("conflict", p.path);
+    const edited = mirror.edit({ path: p.path, oldString, newString, replaceAll: options.replaceAll ?? false });
     if (edited.error) return { error: edited.error };
-    // The revision read above guards the write: a concurrent writer makes this a conflict
-    // instead of a silently lost update.
-    const put = await this.#options.store.put(this.#namespace, p.path, encode(edited.bytes, Date.now()), {
-      ifRevision: file.revision,
-    });
-    return put.ok ? { path: p.path, occurrences: edited.occurrences, version: put.revision } : this.#fail("conflict", p.path);
+    const bytes = mirror.readBytes(p.path) as Uint8Array;
+    // The revision the edit started from guards the write: a concurrent writer makes this a
+    // conflict instead of a silently lost update.
+    const put = await this.#options.store.put(this.#namespace, p.path, encode(bytes, Date.now()), { ifRevision: revision });
+    if (!put.ok) {
+      this.#forget(mirror, p.path); // the mirror holds an edit the store refused
+      return this.#fail("conflict", p.path);
+    }
+    this.#revisions.set(p.path, put.revision);
+    return { path: p.path, occurrences: edited.occurrences, version: put.revision };
   }
 
   async grep(pattern: string, options: BackendGrepOptions = {}) {
