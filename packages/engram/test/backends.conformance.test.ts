@@ -482,3 +482,16 @@ describe("state backend", () => {
     expect((await b.readBytes("/u")).data).toEqual(enc.encode("😀"));
   });
 });
+
+describe("append", () => {
+  it("appends natively or by a version-guarded read + write, for every backend", async () => {
+    const { appendTo } = await import("../src/backends/append.js");
+    for (const factory of backendFactories) {
+      const b = await factory.create(core);
+      const path = `${factory.root}/log/history.md`;
+      expect((await appendTo(b, path, "one\n")).error).toBeUndefined();
+      expect((await appendTo(b, path, "two\n")).error).toBeUndefined();
+      expect((await b.read(path)).content).toBe("one\ntwo");
+    }
+  });
+});

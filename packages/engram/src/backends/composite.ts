@@ -15,6 +15,7 @@ import type {
   Result,
 } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
+import { appendTo } from "./append.js";
 import { mapGrepPaths } from "./grep-result.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
 
@@ -268,19 +269,6 @@ export class CompositeBackend implements Backend {
     for (const p of grepPaths(r)) if (!(await this.#shadowed(p))) keep.add(p);
     return keepPaths(r, keep);
   }
-}
-
-/** Appends through `backend.append` when it has one, else by read + write. */
-export async function appendTo(backend: Backend, path: string, content: string | Uint8Array) {
-  if (backend.append) return backend.append(path, content);
-  const current = await backend.readBytes(path);
-  if (current.error && current.error.code !== "file_not_found") return { error: current.error };
-  const extra = typeof content === "string" ? new TextEncoder().encode(content) : content;
-  const head = current.data ?? new Uint8Array();
-  const joined = new Uint8Array(head.length + extra.length);
-  joined.set(head);
-  joined.set(extra, head.length);
-  return backend.write(path, joined, current.data ? {} : { ifVersion: "0" });
 }
 
 function grepPaths(r: GrepResult): string[] {

@@ -5,7 +5,7 @@
  * @module
  */
 import { loadNativeBinding } from "#node-access";
-import { decodeGrep } from "../core/binding.js";
+import { decodeGrep, toIndex } from "../core/binding.js";
 import { EngramError } from "../errors.js";
 import type { Core, ErrorData, FileInfo, GlobResult, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
@@ -125,8 +125,8 @@ export class FilesystemBackend implements Backend {
   }
 
   async read(path: string, options: ReadOptions = {}) {
-    const offset = Math.max(0, Math.floor(options.offset ?? 0));
-    const limit = options.limit === undefined ? undefined : Math.max(0, Math.floor(options.limit));
+    const offset = toIndex(options.offset) ?? 0;
+    const limit = toIndex(options.limit);
     return this.#op(path, (v) => parse<ReadResult>(this.#fs().read(v, offset, limit)));
   }
 
@@ -163,12 +163,7 @@ export class FilesystemBackend implements Backend {
   }
 
   async grep(pattern: string, options: BackendGrepOptions = {}) {
-    const { maxCount, context } = options;
-    const clean = {
-      ...options,
-      maxCount: maxCount === undefined ? undefined : Math.max(0, Math.floor(maxCount)),
-      context: context === undefined ? undefined : Math.max(0, Math.floor(context)),
-    };
+    const clean = { ...options, maxCount: toIndex(options.maxCount), context: toIndex(options.context) };
     return this.#op(
       options.path ?? "/",
       async (v) => decodeGrep(await this.#fs().grep(JSON.stringify({ ...clean, pattern, path: v }))),
@@ -177,7 +172,7 @@ export class FilesystemBackend implements Backend {
   }
 
   async glob(pattern: string, options: BackendGlobOptions = {}) {
-    const maxResults = options.maxResults === undefined ? undefined : Math.max(0, Math.floor(options.maxResults));
+    const maxResults = toIndex(options.maxResults);
     return this.#op(
       options.path ?? "/",
       async (v) => parse<GlobResult>(await this.#fs().glob(JSON.stringify({ pattern, path: v, maxResults }))),

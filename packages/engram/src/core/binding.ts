@@ -59,8 +59,9 @@ interface RawFileTable {
 
 const U32_MAX = 0xffff_ffff;
 
-/** Clamps a line index or count to what the core accepts: a non-negative 32-bit integer. */
-function toIndex(n: number | undefined): number | undefined {
+/** @internal Clamps a line index or count to what the core accepts: a non-negative 32-bit
+ * integer. */
+export function toIndex(n: number | undefined): number | undefined {
   if (n === undefined) return undefined;
   if (!Number.isFinite(n)) return n > 0 ? U32_MAX : 0;
   return Math.min(U32_MAX, Math.max(0, Math.floor(n)));

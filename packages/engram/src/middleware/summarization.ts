@@ -7,7 +7,7 @@
 import type { Middleware } from "../agent/middleware.js";
 import type { RunContext } from "../agent/types.js";
 import type { Backend } from "../backends/protocol.js";
-import { appendTo } from "../backends/composite.js";
+import { appendTo } from "../backends/append.js";
 import { estimateRequestTokens } from "../models/tokens.js";
 import type { ChatModel, Message } from "../models/types.js";
 
