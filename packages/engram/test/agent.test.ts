@@ -199,14 +199,20 @@ describe("human in the loop", () => {
     await agent.invoke(user("write it"), { threadId: "h3" });
     const done = await agent.invoke(resume({ w1: { type: "reject", message: "not now" } }), { threadId: "h3" });
     expect(done.messages.at(-1)?.content).toContain("The user rejected this write_file call: not now");
-    expect(done.messages.filter((m) => m.role === "tool").map((m) => m.toolCallId)).toEqual(["l1", "w1"]);
+    // Tool results answer the calls in the order the model made them.
+    expect(done.messages.filter((m) => m.role === "tool").map((m) => m.toolCallId)).toEqual(["w1", "l1"]);
   });
 
   it("refuses a resume without a pending interrupt or with a missing decision", async () => {
     const { agent } = setup();
-    await expect(agent.invoke(resume({}), { threadId: "none" })).rejects.toThrow(/no interrupted run/);
+    await expect(agent.invoke(resume({}), { threadId: "none" })).rejects.toMatchObject({ name: "ResumeError", message: expect.stringMatching(/no interrupted run/) });
     await agent.invoke(user("write it"), { threadId: "h4" });
-    await expect(agent.invoke(resume({}), { threadId: "h4" })).rejects.toThrow(/no decision/);
+    await expect(agent.invoke(resume({}), { threadId: "h4" })).rejects.toMatchObject({ name: "ResumeError", message: expect.stringMatching(/no decision/) });
+    await expect(agent.invoke(resume({ w1: { type: "maybe" } as never }), { threadId: "h4" })).rejects.toThrow(/not allowed/);
+    await expect(agent.invoke({ messages: "hi" } as never)).rejects.toThrow(TypeError);
+    // The refused resumes lost nothing: the thread still waits, and a valid decision completes it.
+    const done = await agent.invoke(resume({ w1: { type: "approve" } }), { threadId: "h4" });
+    expect(done.messages.at(-1)?.content).toContain("Wrote /x.md");
   });
 });
 

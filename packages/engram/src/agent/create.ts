@@ -25,7 +25,7 @@ import { type Checkpoint, InMemoryCheckpointer } from "./checkpointer.js";
 import { type AgentState, type HookContext, type Middleware, type ModelResponse, chain } from "./middleware.js";
 import { type DeepAgentOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
-import type { AgentEvent, AgentInput, AgentOutput, Interrupt, RunOptions } from "./types.js";
+import { type AgentEvent, type AgentInput, type AgentOutput, type Interrupt, ResumeError, type RunOptions } from "./types.js";
 
 /** An agent: run it with `invoke` or `stream`; `close` when done. */
 export interface DeepAgent {
@@ -175,6 +175,9 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
   }
 
   async function* run(input: AgentInput, opts: RunOptions = {}): AsyncGenerator<AgentEvent, void> {
+    if (!input || typeof input !== "object" || !("resume" in input ? typeof input.resume === "object" && input.resume !== null : Array.isArray(input.messages))) {
+      throw new TypeError("input must be { messages: Message[] } or resume(decisions)");
+    }
     const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
     const { signal } = opts;
     const core = await corePromise;
@@ -230,11 +233,11 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
       return invokeTool(tool, call.args, { toolCallId: call.id, ...(signal && { signal }), run: ctx });
     }, ctx);
 
-    /** Runs calls concurrently; results join the history in the order of the calls. */
-    const runTools = async (calls: ToolCall[]) => {
+    /** Runs calls concurrently; returns their tool messages in the order of the calls. */
+    const runTools = async (calls: ToolCall[]): Promise<Message[]> => {
       for (const call of calls) events.push({ type: "tool_start", call });
-      const results = await Promise.all(
-        calls.map(async (call) => {
+      return Promise.all(
+        calls.map(async (call): Promise<Message> => {
           let r: ToolResult;
           try {
             r = await runTool(call);
@@ -242,25 +245,23 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
             r = { content: `Error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`, isError: true };
           }
           events.push({ type: "tool_end", call, result: r.content, isError: r.isError ?? false });
-          return r;
+          return { role: "tool", toolCallId: call.id, content: r.content };
         }),
       );
-      calls.forEach((call, i) => state.messages.push({ role: "tool", toolCallId: call.id, content: (results[i] as ToolResult).content }));
     };
 
     const loop = async (): Promise<AgentOutput> => {
       if ("resume" in input) {
         const last = state.messages.at(-1);
-        if (!saved?.interrupt || !last || last.role !== "assistant") throw new Error(`thread '${threadId}' has no interrupted run to resume`);
+        if (!saved?.interrupt || !last || last.role !== "assistant") throw new ResumeError(`thread '${threadId}' has no interrupted run to resume`);
         const resolution = applyDecisions(last, input.resume, o.interruptOn);
-        if ("error" in resolution) throw new Error(`cannot resume: ${resolution.error}`);
+        if ("error" in resolution) throw new ResumeError(`cannot resume: ${resolution.error}`);
         state.messages[state.messages.length - 1] = resolution.message;
-        const rejected = new Map(resolution.rejected.map((m) => [m.toolCallId, m]));
-        await runTools(resolution.run);
-        // Rejections answer their calls in the original order too.
+        // Results of approved calls and rejections answer the calls in their original order.
+        const answers = new Map([...(await runTools(resolution.run)), ...resolution.rejected].map((m) => [m.toolCallId, m]));
         for (const call of resolution.message.toolCalls ?? []) {
-          const r = rejected.get(call.id);
-          if (r) state.messages.push(r);
+          const answer = answers.get(call.id);
+          if (answer) state.messages.push(answer);
         }
       } else {
         for (const m of input.messages) state.messages.push({ ...m });
@@ -289,7 +290,7 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
           return { messages: state.messages, usage };
         }
         if (signal?.aborted) throw abortError(signal);
-        await runTools(calls);
+        state.messages.push(...(await runTools(calls)));
       }
       events.push({ type: "warning", message: `stopped after maxTurns (${o.maxTurns}) model calls` });
       for (const m of middleware) await m.afterAgent?.(ctx);
@@ -298,8 +299,9 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
     };
 
     const done = loop().catch(async (e: unknown) => {
-      // Keep what completed; dangling tool calls are answered by the patch middleware next time.
-      await save().catch(() => undefined);
+      // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise
+      // keep what completed; dangling tool calls are answered by the patch middleware next time.
+      if (!(e instanceof ResumeError)) await save().catch(() => undefined);
       throw e;
     });
     yield* events.drainUntil(done);

@@ -17,6 +17,7 @@ export {
   type AgentOutput,
   type Decision,
   type Interrupt,
+  ResumeError,
   type ResumeInput,
   type RunContext,
   type RunOptions,

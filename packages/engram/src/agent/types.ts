@@ -18,6 +18,12 @@ export interface ResumeInput {
   resume: Record<string, Decision>;
 }
 
+/** Thrown by `invoke`/`stream` for a resume that does not fit the thread: no interrupted run,
+ * a missing decision, or a decision the tool does not allow. */
+export class ResumeError extends Error {
+  override readonly name = "ResumeError";
+}
+
 /** Builds the input that continues an interrupted run: tool call id → decision. */
 export function resume(decisions: Record<string, Decision>): ResumeInput {
   return { resume: decisions };
