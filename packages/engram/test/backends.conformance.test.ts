@@ -428,6 +428,17 @@ describe("store backend", () => {
     expect((await fresh.grep("needle", { outputMode: "count" })).counts?.["/d/f7.md"]).toBe(1);
   });
 
+  it("skips damaged items instead of failing every search", async () => {
+    const store = new InMemoryStore();
+    const b = new StoreBackend({ store, namespace: ["fs"], core });
+    await b.write("/ok.md", "needle");
+    await store.put(["fs"], "/bad.bin", { content: "%%% not base64 %%%", encoding: "base64", size: 3, modifiedAt: 0 });
+    await store.put(["fs"], "/junk", { whatever: true });
+    expect((await b.grep("needle", { outputMode: "files_with_matches" })).files).toEqual(["/ok.md"]);
+    expect((await b.read("/bad.bin")).error?.code).toBe("file_not_found");
+    expect((await store.get(["fs"], "/bad.bin"))?.value).toMatchObject({ content: "%%% not base64 %%%" });
+  });
+
   it("sees changes made through another backend on the same store", async () => {
     const store = new InMemoryStore();
     const a = new StoreBackend({ store, core });

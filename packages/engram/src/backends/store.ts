@@ -167,7 +167,16 @@ export class StoreBackend implements Backend {
 
   #remember(mirror: CoreFileTable, item: StoreItem<unknown>): void {
     if (!isStoredFile(item.value)) return;
-    const r = mirror.write(item.key, decode(item.value), { modifiedAt: item.value.modifiedAt });
+    let bytes: Uint8Array;
+    try {
+      bytes = decode(item.value);
+    } catch {
+      // A damaged item (say, invalid base64 written by another program) is left in the store
+      // untouched and simply not served; everything else keeps working.
+      this.#forget(mirror, item.key);
+      return;
+    }
+    const r = mirror.write(item.key, bytes, { modifiedAt: item.value.modifiedAt });
     if (r.error) this.#forget(mirror, item.key);
     else this.#revisions.set(item.key, item.revision);
   }
