@@ -1,7 +1,7 @@
 //! `@engram/native`: the N-API face of `engram-core`. Each method forwards to
 //! `engram_core::api`, which returns one JSON string per call (see `packages/engram/src/core`).
 
-use engram_core::{api, Router as CoreRouter, FileTable as CoreTable};
+use engram_core::{api, FileTable as CoreTable, Router as CoreRouter};
 use napi::bindgen_prelude::{Buffer, Uint8Array};
 use napi_derive::napi;
 
@@ -48,9 +48,7 @@ impl Router {
     /// `prefixesJson` is a JSON array of strings; an invalid prefix throws the JSON error text.
     #[napi(constructor)]
     pub fn new(prefixes_json: String) -> napi::Result<Self> {
-        api::router_new(&prefixes_json)
-            .map(|inner| Router { inner })
-            .map_err(napi::Error::from_reason)
+        api::router_new(&prefixes_json).map(|inner| Router { inner }).map_err(napi::Error::from_reason)
     }
 
     #[napi]

@@ -3,13 +3,13 @@
 //! or `{ "error": { "code", "message" } }`. Keeping it here means the bindings hold no logic.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
-use crate::grep::{GrepOptions, GrepResult};
 use crate::glob::{Glob, PathFilter};
+use crate::grep::{GrepOptions, GrepResult};
 use crate::ops::{EditOptions, GlobOptions};
+use crate::path;
 use crate::read;
 use crate::router::Router;
 use crate::table::FileTable;
-use crate::path;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -18,7 +18,8 @@ use serde_json::json;
 pub fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
     match r {
         // Straight to text: large results (100k grep matches) never build a `Value` tree.
-        Ok(v) => serde_json::to_string(&v).unwrap_or_else(|e| error_json(&CoreError::new(ErrorCode::Unsupported, "result", e))),
+        Ok(v) => serde_json::to_string(&v)
+            .unwrap_or_else(|e| error_json(&CoreError::new(ErrorCode::Unsupported, "result", e))),
         Err(e) => error_json(&e),
     }
 }
@@ -30,7 +31,8 @@ pub fn error_json(e: &CoreError) -> String {
 
 /// Parses a JSON options string; malformed options are an `unsupported` error.
 pub fn parse<T: DeserializeOwned>(options: &str) -> CoreResult<T> {
-    serde_json::from_str(options).map_err(|e| CoreError::new(ErrorCode::Unsupported, "options", format_args!("malformed options: {e}")))
+    serde_json::from_str(options)
+        .map_err(|e| CoreError::new(ErrorCode::Unsupported, "options", format_args!("malformed options: {e}")))
 }
 
 /// The canonical `{ error }` for a code, for errors raised outside the core (a store lookup, a
@@ -75,7 +77,8 @@ pub fn filter_paths(options: &str) -> String {
                 o.paths
                     .into_iter()
                     .filter(|p| {
-                        let rel = path::strip_dir(p, &root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
+                        let rel =
+                            path::strip_dir(p, &root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
                         f.is_match(rel)
                     })
                     .collect()
@@ -112,7 +115,13 @@ pub fn router_prefixes(router: &Router) -> String {
     json!(router.prefixes()).to_string()
 }
 
-pub fn table_write(t: &mut FileTable, input: &str, data: Vec<u8>, modified_at: f64, if_version: Option<&str>) -> String {
+pub fn table_write(
+    t: &mut FileTable,
+    input: &str,
+    data: Vec<u8>,
+    modified_at: f64,
+    if_version: Option<&str>,
+) -> String {
     to_json(t.write(input, data, modified_at, if_version).map(|p| {
         let version = t.get(&p).map(|f| f.version.to_string());
         json!({ "path": p, "version": version })
@@ -215,11 +224,16 @@ mod tests {
     fn error_data_and_filters() {
         assert_eq!(v(error_data("file_not_found", "/x", ""))["error"]["message"], "File not found: '/x'");
         assert_eq!(v(error_data("nope", "/x", ""))["error"]["code"], "unsupported");
-        let g = v(filter_paths(r#"{"kind":"glob","pattern":"**/*.md","root":"/m","paths":["/m/a.md","/m/b/c.md","/x.md"]}"#));
+        let g = v(filter_paths(
+            r#"{"kind":"glob","pattern":"**/*.md","root":"/m","paths":["/m/a.md","/m/b/c.md","/x.md"]}"#,
+        ));
         assert_eq!(g["paths"], json!(["/m/a.md", "/m/b/c.md"]));
         let f = v(filter_paths(r#"{"kind":"grep","pattern":"*.md","root":"/","paths":["/a/b.md","/c.txt"]}"#));
         assert_eq!(f["paths"], json!(["/a/b.md"]));
-        assert_eq!(v(filter_paths(r#"{"kind":"glob","pattern":"[","root":"/","paths":[]}"#))["error"]["code"], "invalid_pattern");
+        assert_eq!(
+            v(filter_paths(r#"{"kind":"glob","pattern":"[","root":"/","paths":[]}"#))["error"]["code"],
+            "invalid_pattern"
+        );
     }
 
     #[test]

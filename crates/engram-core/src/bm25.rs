@@ -51,9 +51,8 @@ pub fn tokenize(text: &str) -> Vec<String> {
             word.push(c);
             continue;
         }
-        let joins = matches!(c, '\'' | '’' | '.')
-            && !word.is_empty()
-            && chars.get(i + 1).is_some_and(|&n| is_word_char(n));
+        let joins =
+            matches!(c, '\'' | '’' | '.') && !word.is_empty() && chars.get(i + 1).is_some_and(|&n| is_word_char(n));
         if joins {
             word.push(c);
             continue;
@@ -125,7 +124,10 @@ mod tests {
     #[test]
     fn words_are_lowercased_runs_with_inner_apostrophes_and_dots() {
         assert_eq!(tokenize("Hello, World!"), ["hello", "world"]);
-        assert_eq!(tokenize("don't use snake_case in Node.js 3.14."), ["don't", "use", "snake_case", "in", "node.js", "3.14"]);
+        assert_eq!(
+            tokenize("don't use snake_case in Node.js 3.14."),
+            ["don't", "use", "snake_case", "in", "node.js", "3.14"]
+        );
         assert_eq!(tokenize("'quoted' -- a.b. c"), ["quoted", "a.b", "c"]);
         assert_eq!(tokenize("Ünïcödé ΑΒΓ"), ["ünïcödé", "αβγ"]);
         assert!(tokenize("  ... !!! ").is_empty());
@@ -149,7 +151,8 @@ mod tests {
 
     #[test]
     fn rarer_terms_weigh_more_and_shorter_documents_win_ties() {
-        let d = docs(&["the user prefers tabs", "the user likes rust", "the user likes rust and also many other things"]);
+        let d =
+            docs(&["the user prefers tabs", "the user likes rust", "the user likes rust and also many other things"]);
         let s = rank("user rust", &d);
         assert!(s[0] < s[1], "{s:?}");
         assert!(s[1] > s[2], "shorter document with the same match ranks higher: {s:?}");

@@ -86,10 +86,9 @@ impl CoreError {
     pub fn new(code: ErrorCode, subject: &str, detail: impl fmt::Display) -> Self {
         let subject: String = subject.escape_debug().collect();
         let detail = detail.to_string();
-        let template = if detail.is_empty() { code.template().replace(" ({detail})", "") } else { code.template().to_string() };
-        let message = template
-            .replace("{subject}", &subject)
-            .replace("{detail}", &detail);
+        let template =
+            if detail.is_empty() { code.template().replace(" ({detail})", "") } else { code.template().to_string() };
+        let message = template.replace("{subject}", &subject).replace("{detail}", &detail);
         CoreError { code, message }
     }
 
@@ -129,7 +128,10 @@ mod tests {
     #[test]
     fn optional_detail_is_dropped_cleanly() {
         assert_eq!(CoreError::of(ErrorCode::PermissionDenied, "/").message, "Permission denied: '/'");
-        assert_eq!(CoreError::new(ErrorCode::PermissionDenied, "/l", "a link").message, "Permission denied: '/l' (a link)");
+        assert_eq!(
+            CoreError::new(ErrorCode::PermissionDenied, "/l", "a link").message,
+            "Permission denied: '/l' (a link)"
+        );
     }
 
     #[test]

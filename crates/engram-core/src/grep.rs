@@ -325,7 +325,11 @@ pub fn grep<'a>(
 }
 
 /// One file after another, stopping as soon as the cap is exceeded.
-fn sequential<'a>(files: impl Iterator<Item = (&'a String, &'a [u8])>, searcher: &Searcher, mut collector: Collector) -> GrepResult {
+fn sequential<'a>(
+    files: impl Iterator<Item = (&'a String, &'a [u8])>,
+    searcher: &Searcher,
+    mut collector: Collector,
+) -> GrepResult {
     for (p, data) in files {
         if collector.is_full() {
             break;
@@ -500,11 +504,9 @@ mod tests {
         assert_eq!(capped.matches.unwrap().len(), 2);
         let exact = run(&files, GrepOptions { max_count: Some(3), ..lit("x") }).unwrap();
         assert!(!exact.truncated);
-        let files_cap = run(
-            &files,
-            GrepOptions { max_count: Some(1), output_mode: OutputMode::FilesWithMatches, ..lit("x") },
-        )
-        .unwrap();
+        let files_cap =
+            run(&files, GrepOptions { max_count: Some(1), output_mode: OutputMode::FilesWithMatches, ..lit("x") })
+                .unwrap();
         assert_eq!((files_cap.files.unwrap(), files_cap.truncated), (vec!["/a".to_string()], true));
     }
 
@@ -518,10 +520,8 @@ mod tests {
 
     #[test]
     fn binary_skipped_invalid_utf8_searched() {
-        let owned = [
-            ("/bin".to_string(), b"foo\0bar foo".to_vec()),
-            ("/latin1".to_string(), b"caf\xe9 foo\n".to_vec()),
-        ];
+        let owned =
+            [("/bin".to_string(), b"foo\0bar foo".to_vec()), ("/latin1".to_string(), b"caf\xe9 foo\n".to_vec())];
         let r = grep(owned.iter().map(|(p, d)| (p, d.as_slice())), "/", &lit("foo")).unwrap();
         assert_eq!(lines(&r), vec![("/latin1".into(), 1, "caf\u{FFFD} foo".into(), false)]);
     }
@@ -538,7 +538,12 @@ mod tests {
     #[test]
     fn parallel_search_equals_sequential() {
         let files: Vec<(String, Vec<u8>)> = (0..300)
-            .map(|i| (format!("/d{}/f{i:03}.txt", i % 7), format!("a\nneedle {i}\nb\n{}", if i % 3 == 0 { "needle again\n" } else { "" }).into_bytes()))
+            .map(|i| {
+                (
+                    format!("/d{}/f{i:03}.txt", i % 7),
+                    format!("a\nneedle {i}\nb\n{}", if i % 3 == 0 { "needle again\n" } else { "" }).into_bytes(),
+                )
+            })
             .collect();
         let mut sorted = files.clone();
         sorted.sort();

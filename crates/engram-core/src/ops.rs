@@ -125,7 +125,13 @@ mod tests {
     fn edit_writes_back_and_bumps_version() {
         let mut t = table();
         let before = t.stat("/src/lib/b.ts").unwrap().version.unwrap();
-        let opts = EditOptions { path: "/src/lib/b.ts".into(), old_string: "b".into(), new_string: "c".into(), modified_at: 9.0, ..Default::default() };
+        let opts = EditOptions {
+            path: "/src/lib/b.ts".into(),
+            old_string: "b".into(),
+            new_string: "c".into(),
+            modified_at: 9.0,
+            ..Default::default()
+        };
         let r = t.edit(&opts).unwrap();
         assert_eq!(r.occurrences, 1);
         assert_ne!(r.version, before);
@@ -140,11 +146,14 @@ mod tests {
         let all = t.glob(&GlobOptions { pattern: "**/*.ts".into(), ..Default::default() }).unwrap();
         let paths: Vec<&str> = all.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, vec!["/src/a.ts", "/src/lib/b.ts"]);
-        let scoped = t.glob(&GlobOptions { pattern: "*.ts".into(), path: Some("/src/lib".into()), ..Default::default() }).unwrap();
+        let scoped = t
+            .glob(&GlobOptions { pattern: "*.ts".into(), path: Some("/src/lib".into()), ..Default::default() })
+            .unwrap();
         assert_eq!(scoped.files.len(), 1);
         let capped = t.glob(&GlobOptions { pattern: "**".into(), max_results: Some(2), ..Default::default() }).unwrap();
         assert_eq!((capped.files.len(), capped.truncated), (2, true));
-        let none = t.glob(&GlobOptions { pattern: "*".into(), path: Some("/missing".into()), ..Default::default() }).unwrap();
+        let none =
+            t.glob(&GlobOptions { pattern: "*".into(), path: Some("/missing".into()), ..Default::default() }).unwrap();
         assert!(none.files.is_empty());
     }
 

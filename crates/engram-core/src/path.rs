@@ -173,12 +173,7 @@ mod tests {
     }
 
     fn segment() -> impl Strategy<Value = String> {
-        prop_oneof![
-            Just("..".to_string()),
-            Just(".".to_string()),
-            Just("".to_string()),
-            "[a-z.]{1,4}",
-        ]
+        prop_oneof![Just("..".to_string()), Just(".".to_string()), Just("".to_string()), "[a-z.]{1,4}",]
     }
 
     proptest! {

@@ -62,7 +62,12 @@ mod tests {
         for data in [&b"a\nbb\r\nccc"[..], b"a\n", b"\n\nx\n", b"x"] {
             let starts = line_starts(data);
             assert_eq!(starts.len(), count_lines(data));
-            let rebuilt: Vec<&[u8]> = (0..starts.len()).map(|i| { let (s, e) = nth_line(data, &starts, i); &data[s..e] }).collect();
+            let rebuilt: Vec<&[u8]> = (0..starts.len())
+                .map(|i| {
+                    let (s, e) = nth_line(data, &starts, i);
+                    &data[s..e]
+                })
+                .collect();
             let expected: Vec<&[u8]> = data.strip_suffix(b"\n").unwrap_or(data).split(|&b| b == b'\n').collect();
             assert_eq!(rebuilt, expected);
         }

@@ -39,8 +39,7 @@ impl RootedFs {
         let base: PathBuf = base.to_path_buf();
         let prune = base.as_path() != root;
         builder.filter_entry(move |e| {
-            e.file_name() != ".git"
-                && (!prune || e.path().starts_with(&base) || base.starts_with(e.path()))
+            e.file_name() != ".git" && (!prune || e.path().starts_with(&base) || base.starts_with(e.path()))
         });
         let sink = Mutex::new(Vec::new());
         let mut visitors = Visitors { fs: self, visit: &visit, sink: &sink };

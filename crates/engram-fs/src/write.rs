@@ -45,11 +45,7 @@ impl TempFile {
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("{TEMP_PREFIX}{}.{n}", std::process::id()));
-            let opened = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&path);
+            let opened = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(&path);
             match opened {
                 Ok(file) => return Ok(TempFile { path, file, placed: false }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,

@@ -99,7 +99,10 @@ fn rg(args: &[&str], root: &Path) -> Option<(Duration, usize)> {
 #[test]
 #[ignore = "benchmark: run with --release --ignored --nocapture"]
 fn bench_grep_and_glob_on_ten_thousand_files() {
-    let holder = tempfile::tempdir_in(std::env::var("ENGRAM_BENCH_DIR").unwrap_or_else(|_| std::env::temp_dir().display().to_string())).unwrap();
+    let holder = tempfile::tempdir_in(
+        std::env::var("ENGRAM_BENCH_DIR").unwrap_or_else(|_| std::env::temp_dir().display().to_string()),
+    )
+    .unwrap();
     let root = holder.path().join("tree");
     let t = Instant::now();
     let (table, bytes) = generate(&root);

@@ -46,7 +46,7 @@ fn content(rng: &mut Lcg) -> Vec<u8> {
         out.extend_from_slice(eol);
     }
     match rng.below(50) {
-        0 => out.insert(out.len() / 2, 0), // binary
+        0 => out.insert(out.len() / 2, 0),              // binary
         1 => out.truncate(out.len().saturating_sub(1)), // no trailing newline
         _ => {}
     }
@@ -87,7 +87,8 @@ fn assert_same_grep(fs: &RootedFs, t: &FileTable, o: &GrepOptions) {
 }
 
 fn assert_same_glob(fs: &RootedFs, t: &FileTable, o: &GlobOptions) {
-    let paths = |r: engram_core::ops::GlobResult| (r.files.into_iter().map(|f| f.path).collect::<Vec<_>>(), r.truncated);
+    let paths =
+        |r: engram_core::ops::GlobResult| (r.files.into_iter().map(|f| f.path).collect::<Vec<_>>(), r.truncated);
     assert_eq!(fs.glob(o).map(paths), t.glob(o).map(paths), "options {o:?}");
 }
 
@@ -99,13 +100,24 @@ fn ten_thousand_files_search_like_the_file_table() {
     let mut queries = Vec::new();
     // Every mode with every pattern kind, unfiltered and uncapped...
     for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
-        for (pattern, regex, ignore_case) in
-            [("needle", false, false), ("needle", false, true), ("foo.bar", false, false), (r"^alpha\s+be", true, false)]
-        {
-            queries.push(GrepOptions { pattern: pattern.into(), regex, ignore_case, output_mode: mode, ..Default::default() });
+        for (pattern, regex, ignore_case) in [
+            ("needle", false, false),
+            ("needle", false, true),
+            ("foo.bar", false, false),
+            (r"^alpha\s+be", true, false),
+        ] {
+            queries.push(GrepOptions {
+                pattern: pattern.into(),
+                regex,
+                ignore_case,
+                output_mode: mode,
+                ..Default::default()
+            });
         }
         // ...then glob filters and caps (0, 1, and one that truncates mid-file) in each mode.
-        for (glob, max_count) in [(Some("*.ts"), None), (Some("src/**/*.md"), Some(3)), (None, Some(0)), (None, Some(1)), (None, Some(37))] {
+        for (glob, max_count) in
+            [(Some("*.ts"), None), (Some("src/**/*.md"), Some(3)), (None, Some(0)), (None, Some(1)), (None, Some(37))]
+        {
             queries.push(GrepOptions {
                 pattern: "alpha".into(),
                 glob: glob.map(str::to_string),
@@ -115,9 +127,13 @@ fn ten_thousand_files_search_like_the_file_table() {
             });
         }
     }
-    for (path, context, max_count) in
-        [("/src", 2, Some(50)), ("/ünï", 1, None), ("/a b/d3", 3, Some(5)), (single.as_str(), 2, None), ("/", 1, Some(1000))]
-    {
+    for (path, context, max_count) in [
+        ("/src", 2, Some(50)),
+        ("/ünï", 1, None),
+        ("/a b/d3", 3, Some(5)),
+        (single.as_str(), 2, None),
+        ("/", 1, Some(1000)),
+    ] {
         queries.push(GrepOptions {
             pattern: "needle".into(),
             path: Some(path.into()),
@@ -129,7 +145,8 @@ fn ten_thousand_files_search_like_the_file_table() {
     for q in &queries {
         assert_same_grep(&s.fs, &t, q);
     }
-    let truncated = s.fs.grep(&GrepOptions { pattern: "alpha".into(), max_count: Some(37), ..Default::default() }).unwrap();
+    let truncated =
+        s.fs.grep(&GrepOptions { pattern: "alpha".into(), max_count: Some(37), ..Default::default() }).unwrap();
     assert!(truncated.truncated && truncated.matches.unwrap().len() == 37);
 
     for (pattern, path, max_results) in [

@@ -120,7 +120,11 @@ fn read_matches_read_lines_on_the_same_bytes() {
         s.fs.write(&p, data, None).unwrap();
         for offset in [0, 1, 2, 3, 10, 4_000, 19_999, 20_000, 25_000] {
             for limit in [None, Some(0), Some(1), Some(2), Some(3_333)] {
-                assert_eq!(s.fs.read(&p, offset, limit).unwrap(), read_lines(data, offset, limit), "{p} {offset} {limit:?}");
+                assert_eq!(
+                    s.fs.read(&p, offset, limit).unwrap(),
+                    read_lines(data, offset, limit),
+                    "{p} {offset} {limit:?}"
+                );
             }
         }
     }
@@ -286,13 +290,17 @@ fn edit_replaces_keeps_crlf_and_checks_versions() {
     assert_ne!(r.version, before);
     assert_eq!(r.version, s.fs.stat("/crlf.txt").unwrap().version.unwrap());
     assert_eq!(s.fs.read_bytes("/crlf.txt").unwrap(), b"uno\r\ndos\r\nthree\r\n");
-    let stale = EditOptions { old_string: "three".into(), new_string: "3".into(), if_version: Some(before), ..opts.clone() };
+    let stale =
+        EditOptions { old_string: "three".into(), new_string: "3".into(), if_version: Some(before), ..opts.clone() };
     assert_eq!(s.fs.edit(&stale).unwrap_err().code, ErrorCode::Conflict);
     let current = EditOptions { if_version: Some(r.version.clone()), ..stale };
     assert_eq!(s.fs.edit(&current).unwrap().occurrences, 1);
     assert_eq!(s.fs.edit(&opts).unwrap_err().code, ErrorCode::StringNotFound);
     let all = EditOptions { old_string: "\r\n".into(), new_string: "\n".into(), replace_all: true, ..opts.clone() };
-    assert_eq!(s.fs.edit(&EditOptions { replace_all: false, ..all.clone() }).unwrap_err().code, ErrorCode::MultipleMatches);
+    assert_eq!(
+        s.fs.edit(&EditOptions { replace_all: false, ..all.clone() }).unwrap_err().code,
+        ErrorCode::MultipleMatches
+    );
     assert_eq!(s.fs.edit(&all).unwrap().occurrences, 3);
     let missing = EditOptions { path: "/nope".into(), ..opts.clone() };
     assert_eq!(s.fs.edit(&missing).unwrap_err().code, ErrorCode::FileNotFound);
@@ -306,7 +314,8 @@ fn edit_respects_the_size_cap() {
     let s = Sandbox::with(|o| o.max_file_bytes = 10);
     s.put("f", "0123456789");
     s.put("g", "ab");
-    let grow = EditOptions { path: "/g".into(), old_string: "a".into(), new_string: "x".repeat(20), ..Default::default() };
+    let grow =
+        EditOptions { path: "/g".into(), old_string: "a".into(), new_string: "x".repeat(20), ..Default::default() };
     assert_eq!(s.fs.edit(&grow).unwrap_err().code, ErrorCode::TooLarge);
     s.put("f", "01234567890");
     let big = EditOptions { path: "/f".into(), old_string: "0".into(), new_string: "x".into(), ..Default::default() };
@@ -340,21 +349,43 @@ fn gitignore_is_honoured_and_git_is_always_skipped() {
     s.put(".git/objects/x", "needle");
     s.put("src/.ignore", "secret.txt\n");
     s.put("src/.gitignore", "!keep.log\n");
-    for p in ["a.txt", ".env", "ignored/x.txt", "app.log", "build/out.txt", "src/build/kept.txt",
-              "src/secret.txt", "src/keep.log", "src/drop.log", "src/main.ts"] {
+    for p in [
+        "a.txt",
+        ".env",
+        "ignored/x.txt",
+        "app.log",
+        "build/out.txt",
+        "src/build/kept.txt",
+        "src/secret.txt",
+        "src/keep.log",
+        "src/drop.log",
+        "src/main.ts",
+    ] {
         s.put(p, "needle\n");
     }
     let honoured = vec!["/.env", "/a.txt", "/src/build/kept.txt", "/src/keep.log", "/src/main.ts"];
     assert_eq!(grep(&s.fs, "needle", "/"), honoured);
-    assert_eq!(glob(&s.fs, "**"), vec!["/.env", "/.gitignore", "/a.txt", "/src/.gitignore", "/src/.ignore",
-        "/src/build/kept.txt", "/src/keep.log", "/src/main.ts"]);
+    assert_eq!(
+        glob(&s.fs, "**"),
+        vec![
+            "/.env",
+            "/.gitignore",
+            "/a.txt",
+            "/src/.gitignore",
+            "/src/.ignore",
+            "/src/build/kept.txt",
+            "/src/keep.log",
+            "/src/main.ts"
+        ]
+    );
     // A sub-directory search sees the same rules as a whole-tree search.
     assert_eq!(grep(&s.fs, "needle", "/src"), vec!["/src/build/kept.txt", "/src/keep.log", "/src/main.ts"]);
     assert!(grep(&s.fs, "needle", "/ignored").is_empty());
     // A file named directly is searched whatever the ignore rules say.
     assert_eq!(grep(&s.fs, "needle", "/app.log"), vec!["/app.log"]);
 
-    let all = RootedFs::open(FsOptions { root: s.root.clone(), respect_gitignore: false, ..FsOptions::default() }).unwrap();
+    let all =
+        RootedFs::open(FsOptions { root: s.root.clone(), respect_gitignore: false, ..FsOptions::default() }).unwrap();
     let everything = grep(&all, "needle", "/");
     assert_eq!(everything.len(), 10);
     assert!(everything.iter().all(|p| !p.starts_with("/.git/")));
@@ -397,7 +428,8 @@ fn glob_scoping_sorting_and_caps() {
     assert_eq!(glob(&s.fs, "*.md"), vec!["/README.md"]);
     assert_eq!(glob(&s.fs, "/docs/*.md"), vec!["/docs/x.md"]);
     assert_eq!(glob(&s.fs, "src"), Vec::<String>::new(), "directories are not listed");
-    let scoped = s.fs.glob(&GlobOptions { pattern: "*.ts".into(), path: Some("/src/lib".into()), max_results: None }).unwrap();
+    let scoped =
+        s.fs.glob(&GlobOptions { pattern: "*.ts".into(), path: Some("/src/lib".into()), max_results: None }).unwrap();
     assert_eq!(paths(&scoped.files), vec!["/src/lib/b.ts"]);
     assert_eq!(scoped.files[0], s.fs.stat("/src/lib/b.ts").unwrap());
     let capped = s.fs.glob(&GlobOptions { pattern: "**".into(), max_results: Some(2), ..Default::default() }).unwrap();
@@ -405,7 +437,8 @@ fn glob_scoping_sorting_and_caps() {
     let exact = s.fs.glob(&GlobOptions { pattern: "**".into(), max_results: Some(5), ..Default::default() }).unwrap();
     assert!(!exact.truncated);
     for missing in ["/missing", "/README.md"] {
-        let none = s.fs.glob(&GlobOptions { pattern: "*".into(), path: Some(missing.into()), max_results: None }).unwrap();
+        let none =
+            s.fs.glob(&GlobOptions { pattern: "*".into(), path: Some(missing.into()), max_results: None }).unwrap();
         assert!(none.files.is_empty());
     }
     assert!(glob(&s.fs, "nope/deeper/*.ts").is_empty());
