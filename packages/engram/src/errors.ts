@@ -1,27 +1,102 @@
+/**
+ * The one error family: every error Engram throws is an {@link EngramError} with a stable
+ * `code`, so callers can write `if (e instanceof EngramError && e.code === "conflict")`.
+ * Subclasses exist where callers branch on the kind of failure (configuration, resume, model).
+ * Operations on files never throw: they return the same codes as `{ error }` data.
+ * @module
+ */
 import type { ErrorCode, ErrorData } from "./core/types.js";
 
-/**
- * Thrown for misuse (invalid configuration, a core that cannot be loaded). Operations on
- * files never throw: they return `{ error }` data instead.
- */
+/** Pinned {@link ModelError} codes. */
+export type ModelErrorCode =
+  /** The provider answered something that is not a valid response (bad JSON, no choices, a truncated stream). */
+  | "bad_response"
+  /** The request failed: a non-2xx status (see {@link ModelError.status}) or no connection. */
+  | "http_error"
+  /** The request's `signal` fired. */
+  | "aborted"
+  /** A {@link FakeChatModel} was called more often than it has scripted turns. */
+  | "script_exhausted"
+  /** A model string names an unknown provider, is malformed, or its provider package is not installed. */
+  | "unknown_provider";
+
+/** Every code an {@link EngramError} can carry. */
+export type EngramErrorCode =
+  /** The codes backends return as data (DESIGN §4). */
+  | ErrorCode
+  /** Neither core could be loaded, or `ENGRAM_CORE` names one that cannot. */
+  | "core_unavailable"
+  /** An option of `createDeepAgent` (or of another constructor) is invalid: {@link ConfigError}. */
+  | "invalid_config"
+  /** A resume does not fit the thread: {@link ResumeError}. */
+  | "invalid_resume"
+  /** A model call failed: {@link ModelError}. */
+  | ModelErrorCode;
+
+/** The base of every error Engram throws. */
 export class EngramError extends Error {
   override readonly name: string = "EngramError";
   constructor(
-    /** One of the pinned {@link ErrorCode}s, or `"core_unavailable"`. */
-    readonly code: ErrorCode | "core_unavailable",
+    /** Stable; see {@link EngramErrorCode}. */
+    readonly code: EngramErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
   }
 
+  /** The one mapping from an error the core returned as data to a thrown error. */
+  static fromCore(error: ErrorData): EngramError {
+    return new EngramError(error.code, error.message);
+  }
+
   /** Rebuilds an error from the `{ error: { code, message } }` JSON text a core threw. */
   static fromCoreText(text: string): EngramError {
+    let parsed: { error?: Partial<ErrorData> } | undefined;
     try {
-      const { error } = JSON.parse(text) as { error: ErrorData };
-      return new EngramError(error.code, error.message);
+      parsed = JSON.parse(text) as { error?: Partial<ErrorData> };
     } catch {
-      return new EngramError("unsupported", text);
+      // Not the core's data: a conversion failure inside the binding.
     }
+    const error = parsed?.error;
+    if (error && typeof error.code === "string" && typeof error.message === "string") {
+      return EngramError.fromCore(error as ErrorData);
+    }
+    return new EngramError("unsupported", text);
+  }
+}
+
+/** Thrown by `createDeepAgent` (and other constructors) for an invalid option. */
+export class ConfigError extends EngramError {
+  override readonly name: string = "ConfigError";
+  declare readonly code: "invalid_config";
+  constructor(
+    /** The option at fault, as a path (`interruptOn.write_file`). */
+    readonly option: string,
+    message: string,
+  ) {
+    super("invalid_config", `${option}: ${message}`);
+  }
+}
+
+/** Thrown by `invoke`/`stream` for a resume that does not fit the thread: no interrupted run,
+ * a missing decision, or a decision the tool does not allow. */
+export class ResumeError extends EngramError {
+  override readonly name: string = "ResumeError";
+  declare readonly code: "invalid_resume";
+  constructor(message: string) {
+    super("invalid_resume", message);
+  }
+}
+
+/** A model call failed. Thrown (rejected) by every `ChatModel` method. */
+export class ModelError extends EngramError {
+  override readonly name: string = "ModelError";
+  declare readonly code: ModelErrorCode;
+  /** The HTTP status, for `http_error` responses that had one. */
+  readonly status?: number;
+  constructor(code: ModelErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
+    super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.status !== undefined) this.status = options.status;
   }
 }

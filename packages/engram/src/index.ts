@@ -8,7 +8,14 @@ export * from "./backends/index.js";
 export * from "./stores/index.js";
 export * from "./tools/index.js";
 export * from "./models/index.js";
-export { EngramError } from "./errors.js";
+export {
+  ConfigError,
+  EngramError,
+  type EngramErrorCode,
+  ModelError,
+  type ModelErrorCode,
+  ResumeError,
+} from "./errors.js";
 export * from "./agent/index.js";
 export * from "./middleware/index.js";
 export * from "./skills/index.js";

@@ -25,7 +25,8 @@ import { type Checkpoint, InMemoryCheckpointer } from "./checkpointer.js";
 import { type AgentState, type HookContext, type Middleware, type ModelResponse, chain } from "./middleware.js";
 import { type DeepAgentOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
-import { type AgentEvent, type AgentInput, type AgentOutput, type Interrupt, ResumeError, type RunOptions } from "./types.js";
+import { ResumeError } from "../errors.js";
+import type { AgentEvent, AgentInput, AgentOutput, Interrupt, RunOptions } from "./types.js";
 
 /** An agent: run it with `invoke` or `stream`; `close` when done. */
 export interface DeepAgent {
@@ -135,22 +136,29 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
     if (o.enableSubagents) {
       m.push(
         subagentsMiddleware(o.subagents, o.maxSubagentDepth, (definition, task, parent) => {
-          const child = buildAgent(definition?.model ?? model, {
-            ...o,
-            // The child shares the backend but not the parent's thread, history or reviewers.
-            backend,
-            checkpointer: new InMemoryCheckpointer(),
-            // Subagent conversations are internal: they neither see nor feed long-term memory.
-            longTermMemory: false,
-            systemPrompt: definition?.systemPrompt ?? o.systemPrompt,
-            tools: definition?.tools ?? o.tools,
-            interruptOn: {},
-          }, parent.depth + 1);
-          return child.invoke({ messages: [{ role: "user", content: task }] }, {
-            threadId: `${parent.threadId}:task`,
-            ...(parent.userId !== undefined && { userId: parent.userId }),
-            ...(parent.signal && { signal: parent.signal }),
-          });
+          const child = buildAgent(
+            definition?.model ?? model,
+            {
+              ...o,
+              // The child shares the backend but not the parent's thread, history or reviewers.
+              backend,
+              checkpointer: new InMemoryCheckpointer(),
+              // Subagent conversations are internal: they neither see nor feed long-term memory.
+              longTermMemory: false,
+              systemPrompt: definition?.systemPrompt ?? o.systemPrompt,
+              tools: definition?.tools ?? o.tools,
+              interruptOn: {},
+            },
+            parent.depth + 1,
+          );
+          return child.invoke(
+            { messages: [{ role: "user", content: task }] },
+            {
+              threadId: `${parent.threadId}:task`,
+              ...(parent.userId !== undefined && { userId: parent.userId }),
+              ...(parent.signal && { signal: parent.signal }),
+            },
+          );
         }),
       );
     }
@@ -175,7 +183,11 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
   }
 
   async function* run(input: AgentInput, opts: RunOptions = {}): AsyncGenerator<AgentEvent, void> {
-    if (!input || typeof input !== "object" || !("resume" in input ? typeof input.resume === "object" && input.resume !== null : Array.isArray(input.messages))) {
+    if (
+      !input ||
+      typeof input !== "object" ||
+      !("resume" in input ? typeof input.resume === "object" && input.resume !== null : Array.isArray(input.messages))
+    ) {
       throw new TypeError("input must be { messages: Message[] } or resume(decisions)");
     }
     const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
@@ -213,25 +225,35 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
       await checkpointer.put(threadId, cp);
     };
 
-    const callModel = chain<ModelRequest, ModelResponse>(middleware, (m) => m.wrapModelCall, async (request) => {
-      let message: Message | undefined;
-      let turnUsage: Usage | undefined;
-      for await (const ev of model.stream(request)) {
-        if (ev.type === "text_delta") events.push({ type: "model_delta", text: ev.text });
-        else if (ev.type === "finish") {
-          message = ev.message;
-          turnUsage = ev.usage;
+    const callModel = chain<ModelRequest, ModelResponse>(
+      middleware,
+      (m) => m.wrapModelCall,
+      async (request) => {
+        let message: Message | undefined;
+        let turnUsage: Usage | undefined;
+        for await (const ev of model.stream(request)) {
+          if (ev.type === "text_delta") events.push({ type: "model_delta", text: ev.text });
+          else if (ev.type === "finish") {
+            message = ev.message;
+            turnUsage = ev.usage;
+          }
         }
-      }
-      if (!message) throw new Error(`model ${model.id} finished without a message`);
-      return { message, ...(turnUsage && { usage: turnUsage }) };
-    }, ctx);
+        if (!message) throw new Error(`model ${model.id} finished without a message`);
+        return { message, ...(turnUsage && { usage: turnUsage }) };
+      },
+      ctx,
+    );
 
-    const runTool = chain<ToolCall, ToolResult>(middleware, (m) => m.wrapToolCall, async (call) => {
-      const tool = tools.get(call.name);
-      if (!tool) return { content: `Error: unknown tool '${call.name}'. Available: ${[...tools.keys()].join(", ")}`, isError: true };
-      return invokeTool(tool, call.args, { toolCallId: call.id, ...(signal && { signal }), run: ctx });
-    }, ctx);
+    const runTool = chain<ToolCall, ToolResult>(
+      middleware,
+      (m) => m.wrapToolCall,
+      async (call) => {
+        const tool = tools.get(call.name);
+        if (!tool) return { content: `Error: unknown tool '${call.name}'. Available: ${[...tools.keys()].join(", ")}`, isError: true };
+        return invokeTool(tool, call.args, { toolCallId: call.id, ...(signal && { signal }), run: ctx });
+      },
+      ctx,
+    );
 
     /** Runs calls concurrently; returns their tool messages in the order of the calls. */
     const runTools = async (calls: ToolCall[]): Promise<Message[]> => {
@@ -253,7 +275,8 @@ function buildAgent(model: ChatModel, o: ResolvedOptions, depth: number): DeepAg
     const loop = async (): Promise<AgentOutput> => {
       if ("resume" in input) {
         const last = state.messages.at(-1);
-        if (!saved?.interrupt || !last || last.role !== "assistant") throw new ResumeError(`thread '${threadId}' has no interrupted run to resume`);
+        if (!saved?.interrupt || !last || last.role !== "assistant")
+          throw new ResumeError(`thread '${threadId}' has no interrupted run to resume`);
         const resolution = applyDecisions(last, input.resume, o.interruptOn);
         if ("error" in resolution) throw new ResumeError(`cannot resume: ${resolution.error}`);
         state.messages[state.messages.length - 1] = resolution.message;

@@ -1,7 +1,6 @@
 export { createDeepAgent, type DeepAgent } from "./create.js";
 export {
   BUILT_IN_TOOL_NAMES,
-  ConfigError,
   DEFAULT_OPTIONS,
   type BackendContext,
   type DeepAgentOptions,
@@ -17,7 +16,6 @@ export {
   type AgentOutput,
   type Decision,
   type Interrupt,
-  ResumeError,
   type ResumeInput,
   type RunContext,
   type RunOptions,

@@ -12,6 +12,7 @@ import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { Middleware } from "./middleware.js";
 import type { RunContext } from "./types.js";
+import { ConfigError } from "../errors.js";
 
 /** How a tool is reviewed by a human before it runs. */
 export type InterruptConfig = boolean | { allow: ("approve" | "edit" | "reject")[] };
@@ -137,18 +138,6 @@ const KNOWN = new Set<string>([
   ...Object.keys(DEFAULT_OPTIONS),
 ]);
 
-/** Thrown by `createDeepAgent` for an invalid option. */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-  constructor(
-    /** The option at fault. */
-    readonly option: string,
-    message: string,
-  ) {
-    super(`${option}: ${message}`);
-  }
-}
-
 /** Checks options and fills in defaults. */
 export function resolveOptions(options: DeepAgentOptions) {
   if (options === null || typeof options !== "object") throw new ConfigError("options", "must be an object");
@@ -170,7 +159,8 @@ export function resolveOptions(options: DeepAgentOptions) {
   }
   const names = new Set<string>();
   for (const t of o.tools) {
-    if ((BUILT_IN_TOOL_NAMES as readonly string[]).includes(t.name)) throw new ConfigError("tools", `'${t.name}' clashes with a built-in tool`);
+    if ((BUILT_IN_TOOL_NAMES as readonly string[]).includes(t.name))
+      throw new ConfigError("tools", `'${t.name}' clashes with a built-in tool`);
     if (names.has(t.name)) throw new ConfigError("tools", `two tools are named '${t.name}'`);
     names.add(t.name);
   }

@@ -8,20 +8,11 @@ import type { Message, ToolCall, Usage } from "../models/types.js";
 export type AgentInput = { messages: Message[] } | ResumeInput;
 
 /** A human's decision on one pending tool call. */
-export type Decision =
-  | { type: "approve" }
-  | { type: "edit"; args: Record<string, unknown> }
-  | { type: "reject"; message?: string };
+export type Decision = { type: "approve" } | { type: "edit"; args: Record<string, unknown> } | { type: "reject"; message?: string };
 
 /** Continues an interrupted run (see {@link resume}). */
 export interface ResumeInput {
   resume: Record<string, Decision>;
-}
-
-/** Thrown by `invoke`/`stream` for a resume that does not fit the thread: no interrupted run,
- * a missing decision, or a decision the tool does not allow. */
-export class ResumeError extends Error {
-  override readonly name = "ResumeError";
 }
 
 /** Builds the input that continues an interrupted run: tool call id → decision. */

@@ -1,15 +1,13 @@
-export {
-  type ChatModel,
-  type Message,
-  ModelError,
-  type ModelErrorCode,
-  type ModelRequest,
-  type ModelResult,
-  type ModelStreamEvent,
-  type Role,
-  type ToolCall,
-  type ToolSpec,
-  type Usage,
+export type {
+  ChatModel,
+  Message,
+  ModelRequest,
+  ModelResult,
+  ModelStreamEvent,
+  Role,
+  ToolCall,
+  ToolSpec,
+  Usage,
 } from "./types.js";
 export { RAW_ARGS_KEY, assistantMessage, parseToolArgs } from "./normalize.js";
 export {

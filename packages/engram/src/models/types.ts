@@ -83,30 +83,4 @@ export interface ChatModel {
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
 }
 
-/** Pinned {@link ModelError} codes. */
-export type ModelErrorCode =
-  /** The provider answered something that is not a valid response (bad JSON, no choices, a truncated stream). */
-  | "bad_response"
-  /** The request failed: a non-2xx status (see {@link ModelError.status}) or no connection. */
-  | "http_error"
-  /** The request's `signal` fired. */
-  | "aborted"
-  /** A {@link FakeChatModel} was called more often than it has scripted turns. */
-  | "script_exhausted"
-  /** A model string names an unknown provider, is malformed, or its provider package is not installed. */
-  | "unknown_provider";
-
-/** A model call failed. Thrown (rejected) by every {@link ChatModel} method. */
-export class ModelError extends Error {
-  override readonly name: string = "ModelError";
-  /** The HTTP status, for `http_error` responses that had one. */
-  readonly status?: number;
-  constructor(
-    readonly code: ModelErrorCode,
-    message: string,
-    options: { status?: number; cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    if (options.status !== undefined) this.status = options.status;
-  }
-}
+export { ModelError, type ModelErrorCode } from "../errors.js";
