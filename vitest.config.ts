@@ -1,6 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
 // One suite, run once per core; edge tests (workerd, Chromium) load the WASM build themselves.
 const suite = {
   include: ["packages/*/test/**/*.test.ts"],
@@ -10,7 +12,13 @@ const suite = {
 export default defineConfig({
   resolve: {
     // Test the sources: `#node-access` would otherwise resolve to the built file in dist/.
-    alias: { "#node-access": fileURLToPath(new URL("packages/engram/src/core/node-access.ts", import.meta.url)) },
+    // Workspace packages resolve to their sources too, so tests never depend on a stale build.
+    alias: [
+      { find: "#node-access", replacement: src("packages/engram/src/core/node-access.ts") },
+      { find: /^engram$/, replacement: src("packages/engram/src/index.ts") },
+      { find: /^@engram\/sqlite$/, replacement: src("packages/store-sqlite/src/index.ts") },
+      { find: /^@engram\/postgres$/, replacement: src("packages/store-postgres/src/index.ts") },
+    ],
   },
   test: {
     projects: [

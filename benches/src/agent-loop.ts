@@ -12,10 +12,7 @@ export const STEPS = 10;
 export type Turn = () => Promise<number>;
 
 export function oursTurn(core: Core): Turn {
-  const script = [
-    ...Array.from({ length: STEPS }, (_, i) => ({ toolCalls: [{ id: `c${i}`, name: "ls", args: { path: "/" } }] })),
-    "done",
-  ];
+  const script = [...Array.from({ length: STEPS }, (_, i) => ({ toolCalls: [{ id: `c${i}`, name: "ls", args: { path: "/" } }] })), "done"];
   const model = new FakeChatModel((_req, i) => script[i % script.length] as never);
   const agent = createDeepAgent(model, { core, enableSubagents: false });
   return async () => {
@@ -29,7 +26,9 @@ export function peerTurn(): Turn {
   const model = new FakeToolCallingModel({ toolCalls });
   const agent = createPeerAgent({ model: model as never });
   return async () => {
-    const out = (await agent.invoke({ messages: [{ role: "user", content: "go" }] } as never)) as { messages: { type?: string; _getType?: () => string }[] };
+    const out = (await agent.invoke({ messages: [{ role: "user", content: "go" }] } as never)) as {
+      messages: { type?: string; _getType?: () => string }[];
+    };
     return out.messages.filter((m) => (m._getType?.() ?? m.type) === "tool").length;
   };
 }

@@ -49,7 +49,7 @@ function rng(seed: number): () => number {
 }
 
 const WORDS = ["value", "index", "buffer", "config", "handler", "state", "result", "memory", "agent", "route", "token", "cache"];
-const UNICODE = ["// 注释：处理用户输入", "// 😀 emoji in a comment", "const label = \"𝄞 music\";", "// ما هذا؟ 🦀", "// 日本語のテキスト"];
+const UNICODE = ["// 注释：处理用户输入", "// 😀 emoji in a comment", 'const label = "𝄞 music";', "// ما هذا؟ 🦀", "// 日本語のテキスト"];
 const EXTENSIONS = ["ts", "ts", "ts", "js", "md", "py"];
 
 function sourceLine(r: () => number, i: number): string {

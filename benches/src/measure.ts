@@ -35,5 +35,11 @@ export async function measure(fn: () => Promise<unknown>, o: MeasureOptions): Pr
   perCall.sort((a, b) => a - b);
   const mid = perCall.length >> 1;
   const median = perCall.length % 2 ? (perCall[mid] as number) : ((perCall[mid - 1] as number) + (perCall[mid] as number)) / 2;
-  return { medianMs: median, minMs: perCall[0] as number, maxMs: perCall[perCall.length - 1] as number, samples: perCall.length, callsPerSample: calls };
+  return {
+    medianMs: median,
+    minMs: perCall[0] as number,
+    maxMs: perCall[perCall.length - 1] as number,
+    samples: perCall.length,
+    callsPerSample: calls,
+  };
 }

@@ -10,17 +10,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Core, loadCore } from "engram";
-import {
-  BIG_FILE,
-  COMMON_TOKEN,
-  type Corpus,
-  LS_DIR,
-  RARE_REGEX,
-  RARE_TOKEN,
-  SIZES,
-  type SizeName,
-  generateCorpus,
-} from "./corpus.js";
+import { BIG_FILE, COMMON_TOKEN, type Corpus, LS_DIR, RARE_REGEX, RARE_TOKEN, SIZES, type SizeName, generateCorpus } from "./corpus.js";
 import { type Timing, measure } from "./measure.js";
 import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
 import { injection } from "./longterm.js";
@@ -81,8 +71,18 @@ function workloads(c: Corpus): Workload[] {
   let flips = 0;
   const e = c.expected;
   return [
-    { id: "grep-rare", title: `grep literal, rare token (${e.rareLines} lines)`, expected: e.rareLines, run: (s) => s.grepLines(RARE_TOKEN, false) },
-    { id: "grep-common", title: `grep literal, common token (${e.commonLines} lines)`, expected: e.commonLines, run: (s) => s.grepLines(COMMON_TOKEN, false) },
+    {
+      id: "grep-rare",
+      title: `grep literal, rare token (${e.rareLines} lines)`,
+      expected: e.rareLines,
+      run: (s) => s.grepLines(RARE_TOKEN, false),
+    },
+    {
+      id: "grep-common",
+      title: `grep literal, common token (${e.commonLines} lines)`,
+      expected: e.commonLines,
+      run: (s) => s.grepLines(COMMON_TOKEN, false),
+    },
     { id: "grep-regex", title: "grep regex", expected: e.rareLines, run: (s) => s.grepLines(RARE_REGEX, true) },
     { id: "glob-ts", title: `glob **/*.ts (${e.tsFiles} files)`, expected: e.tsFiles, run: (s) => s.globCount("**/*.ts") },
     { id: "ls", title: `ls of one directory (${e.lsEntries} entries)`, expected: e.lsEntries, run: (s) => s.lsCount?.(LS_DIR) },
@@ -127,15 +127,17 @@ async function timeOutcome(s: Subject, w: Workload, quick: boolean): Promise<Out
     return { label: s.label, ok: false, note: `wrong answer: ${JSON.stringify(answer)} (expected ${JSON.stringify(w.expected)})` };
   }
   if (w.mutates && answer !== true) return { label: s.label, ok: false, note: "the operation reported failure" };
-  const timing = await measure(() => w.run(s) as Promise<unknown>, quick
-    ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 }
-    : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2500 });
+  const timing = await measure(
+    () => w.run(s) as Promise<unknown>,
+    quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2500 },
+  );
   return { label: s.label, ok: true, timing };
 }
 
 /** A fresh process: loading and instantiating the core, then its first grep (median of five). */
 function coldStart(kind: "native" | "wasm"): Timing {
-  const script = `const {loadCore}=await import("engram");const t=performance.now();const c=await loadCore({core:"${kind}"});` +
+  const script =
+    `const {loadCore}=await import("engram");const t=performance.now();const c=await loadCore({core:"${kind}"});` +
     `const f=c.createFileTable();f.write("/a","x needle");if(f.grep({pattern:"needle"}).matches.length!==1)process.exit(1);` +
     `console.log(performance.now()-t)`;
   const runs = Array.from({ length: 5 }, () =>
@@ -146,7 +148,13 @@ function coldStart(kind: "native" | "wasm"): Timing {
 
 function pathWorkload(core: Core): () => number {
   const inputs = Array.from({ length: 1000 }, (_, i) =>
-    i % 4 === 0 ? `/a/../../etc/passwd${i}` : i % 4 === 1 ? `//src/./mod${i}/../file${i}.ts` : i % 4 === 2 ? `~/x${i}` : `/docs/${i}/readme.md`,
+    i % 4 === 0
+      ? `/a/../../etc/passwd${i}`
+      : i % 4 === 1
+        ? `//src/./mod${i}/../file${i}.ts`
+        : i % 4 === 2
+          ? `~/x${i}`
+          : `/docs/${i}/readme.md`,
   );
   return () => inputs.filter((p) => core.normalizePath(p).error).length;
 }
@@ -183,7 +191,11 @@ async function main() {
       const outcomes: WorkloadResult["outcomes"] = {};
       for (const s of subjects) outcomes[s.role] = await timeOutcome(s, w, quick);
       results.push({ id: `${kind}.${w.id}`, title: w.title, kind, outcomes, maxRssKb: process.resourceUsage().maxRSS });
-      log(`${kind}.${w.id}: ${Object.values(outcomes).map((o) => `${o?.label} ${o?.ok ? `${o.timing?.medianMs.toFixed(3)} ms` : o?.note}`).join(" · ")}`);
+      log(
+        `${kind}.${w.id}: ${Object.values(outcomes)
+          .map((o) => `${o?.label} ${o?.ok ? `${o.timing?.medianMs.toFixed(3)} ms` : o?.note}`)
+          .join(" · ")}`,
+      );
     }
   }
 
@@ -193,12 +205,29 @@ async function main() {
       const run = pathWorkload(core);
       const ok = run() === 500;
       outcomes[core.kind === "native" ? "ours-native" : "ours-wasm"] = ok
-        ? { label: `engram (${core.kind})`, ok, timing: await measure(async () => run(), quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2000 }) }
+        ? {
+            label: `engram (${core.kind})`,
+            ok,
+            timing: await measure(
+              async () => run(),
+              quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2000 },
+            ),
+          }
         : { label: `engram (${core.kind})`, ok, note: "wrong escape count" };
     }
-    results.push({ id: "core.paths", title: "resolve 1,000 paths (half of them hostile)", kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
+    results.push({
+      id: "core.paths",
+      title: "resolve 1,000 paths (half of them hostile)",
+      kind: "core",
+      outcomes,
+      maxRssKb: process.resourceUsage().maxRSS,
+    });
   }
-  for (const [label, bytes] of [["1 KB", 1024], ["64 KB", 64 * 1024], ["1 MB", 1024 * 1024]] as const) {
+  for (const [label, bytes] of [
+    ["1 KB", 1024],
+    ["64 KB", 64 * 1024],
+    ["1 MB", 1024 * 1024],
+  ] as const) {
     for (const changed of [false, true]) {
       const id = `memory.refresh-${label.replace(" ", "").toLowerCase()}-${changed ? "changed" : "unchanged"}`;
       if (!wanted(id)) continue;
@@ -207,7 +236,16 @@ async function main() {
         const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
         const call = await memoryRefresh(core, bytes, changed);
         outcomes[role] = (await call())
-          ? { label: `engram (${core.kind})`, ok: true, timing: await measure(call, quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 }) }
+          ? {
+              label: `engram (${core.kind})`,
+              ok: true,
+              timing: await measure(
+                call,
+                quick
+                  ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 }
+                  : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 },
+              ),
+            }
           : { label: `engram (${core.kind})`, ok: false, note: "memory missing from the prompt" };
       }
       results.push({
@@ -227,14 +265,29 @@ async function main() {
       const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
       const call = await injection(core, recall);
       outcomes[role] = (await call())
-        ? { label: `engram (${core.kind})`, ok: true, timing: await measure(call, quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 }) }
+        ? {
+            label: `engram (${core.kind})`,
+            ok: true,
+            timing: await measure(
+              call,
+              quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 },
+            ),
+          }
         : { label: `engram (${core.kind})`, ok: false, note: "the injected block misses the expected facts" };
     }
-    results.push({ id, title: `long-term memory injection, 1,000 facts into 2,000 tokens, by ${recall}`, kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
+    results.push({
+      id,
+      title: `long-term memory injection, 1,000 facts into 2,000 tokens, by ${recall}`,
+      kind: "core",
+      outcomes,
+      maxRssKb: process.resourceUsage().maxRSS,
+    });
   }
   if (wanted("agent.loop")) {
     const outcomes: WorkloadResult["outcomes"] = {};
-    const opts = quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 300 } : { warmup: 3, samples: 9, minSampleMs: 50, budgetMs: 4000 };
+    const opts = quick
+      ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 300 }
+      : { warmup: 3, samples: 9, minSampleMs: 50, budgetMs: 4000 };
     const subjects: [Role, string, () => Promise<number>][] = [
       ["ours-native", "engram (native)", oursTurn(native)],
       ["ours-wasm", "engram (wasm)", oursTurn(wasm)],
@@ -255,8 +308,18 @@ async function main() {
         outcomes[role] = { label, ok: false, note: `failed: ${(e as Error).message}` };
       }
     }
-    results.push({ id: "agent.loop", title: `agent-loop overhead per step (${STEPS} tool steps, scripted model)`, kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
-    log(`agent.loop: ${Object.values(outcomes).map((o) => `${o?.label} ${o?.ok ? `${o.timing?.medianMs.toFixed(3)} ms/step` : o?.note}`).join(" · ")}`);
+    results.push({
+      id: "agent.loop",
+      title: `agent-loop overhead per step (${STEPS} tool steps, scripted model)`,
+      kind: "core",
+      outcomes,
+      maxRssKb: process.resourceUsage().maxRSS,
+    });
+    log(
+      `agent.loop: ${Object.values(outcomes)
+        .map((o) => `${o?.label} ${o?.ok ? `${o.timing?.medianMs.toFixed(3)} ms/step` : o?.note}`)
+        .join(" · ")}`,
+    );
   }
   if (wanted("core.cold-start")) {
     results.push({
@@ -294,7 +357,9 @@ async function main() {
   }
   rmSync(disk, { recursive: true, force: true });
   const failures = results.flatMap((r) =>
-    Object.values(r.outcomes).filter((o) => o && !o.ok && o.note !== "not offered").map((o) => `${r.id}: ${o?.label}: ${o?.note}`),
+    Object.values(r.outcomes)
+      .filter((o) => o && !o.ok && o.note !== "not offered")
+      .map((o) => `${r.id}: ${o?.label}: ${o?.note}`),
   );
   log(`wrote ${file}${docs ? " and docs/benchmarks.md" : ""} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   // Only our own wrong answers fail the run; a peer's are reported in the results.

@@ -12,15 +12,7 @@ import {
   StoreBackend as PeerStore,
 } from "deepagents";
 import { InMemoryStore as PeerInMemoryStore } from "@langchain/langgraph";
-import {
-  type Backend,
-  CompositeBackend,
-  type Core,
-  FilesystemBackend,
-  InMemoryStore,
-  StateBackend,
-  StoreBackend,
-} from "engram";
+import { type Backend, CompositeBackend, type Core, FilesystemBackend, InMemoryStore, StateBackend, StoreBackend } from "engram";
 import type { Corpus } from "./corpus.js";
 
 export type Kind = "state" | "store" | "filesystem" | "composite";
@@ -49,7 +41,8 @@ export async function oursSubject(kind: Kind, core: Core, corpus: Corpus, diskRo
   if (kind === "filesystem") {
     backend = new FilesystemBackend({ rootDir: diskRoot, core, respectGitignore: false });
   } else {
-    const base = kind === "store" ? new StoreBackend({ store: new InMemoryStore(), namespace: ["bench"], core }) : new StateBackend({ core });
+    const base =
+      kind === "store" ? new StoreBackend({ store: new InMemoryStore(), namespace: ["bench"], core }) : new StateBackend({ core });
     for (const f of corpus.files) await base.write(f.path, f.content);
     if (kind === "composite") {
       const memories = new StoreBackend({ store: new InMemoryStore(), namespace: ["memories"], core });
@@ -80,7 +73,12 @@ interface PeerBackend {
   ls(path: string): Promise<{ files?: unknown[] }>;
   read(path: string, offset?: number, limit?: number): Promise<{ content?: unknown }>;
   write(path: string, content: string): Promise<{ error?: string; filesUpdate?: Record<string, PeerFileData> | null }>;
-  edit(path: string, a: string, b: string, all?: boolean): Promise<{ error?: string; occurrences?: number; filesUpdate?: Record<string, PeerFileData> | null }>;
+  edit(
+    path: string,
+    a: string,
+    b: string,
+    all?: boolean,
+  ): Promise<{ error?: string; occurrences?: number; filesUpdate?: Record<string, PeerFileData> | null }>;
 }
 
 /** `deepagents`, driven through its backends' own methods. Its grep is literal only. */
@@ -153,11 +151,17 @@ export function floorSubject(kind: Kind, corpus: Corpus, diskRoot: string): Subj
     // rg exits 1 when nothing matches; counts are per file ("path:n").
     let out = "";
     try {
-      out = execFileSync("rg", ["--count", "--no-ignore", "--hidden", "--no-messages", ...args, diskRoot], { encoding: "utf8", maxBuffer: 1 << 28 });
+      out = execFileSync("rg", ["--count", "--no-ignore", "--hidden", "--no-messages", ...args, diskRoot], {
+        encoding: "utf8",
+        maxBuffer: 1 << 28,
+      });
     } catch (e) {
       out = (e as { stdout?: string }).stdout ?? "";
     }
-    return out.split("\n").filter(Boolean).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(":") + 1)), 0);
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(":") + 1)), 0);
   };
   return {
     role: "floor",
@@ -174,7 +178,10 @@ export function floorSubject(kind: Kind, corpus: Corpus, diskRoot: string): Subj
       return n;
     },
     globCount: async () => {
-      if (onDisk) return execFileSync("find", [diskRoot, "-type", "f", "-name", "*.ts"], { encoding: "utf8", maxBuffer: 1 << 28 }).split("\n").filter(Boolean).length;
+      if (onDisk)
+        return execFileSync("find", [diskRoot, "-type", "f", "-name", "*.ts"], { encoding: "utf8", maxBuffer: 1 << 28 })
+          .split("\n")
+          .filter(Boolean).length;
       let n = 0;
       for (const p of contents.keys()) if (p.endsWith(".ts")) n++;
       return n;

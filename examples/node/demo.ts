@@ -44,8 +44,18 @@ function demo(core: Core): void {
   for (const m of todo.matches ?? []) console.log(`grep TODO        ${m.path}:${m.line}: ${m.text.trim()}`);
   const rx = table.grep({ pattern: "^export\\s+function\\s+(\\w+)", regex: true, outputMode: "files_with_matches" });
   console.log(`grep regex       ${rx.files?.join(", ")}`);
-  console.log(`glob **/*.ts     ${table.glob({ pattern: "**/*.ts" }).files?.map((f) => f.path).join(", ")}`);
-  console.log(`ls /             ${table.ls("/").entries?.map((e) => e.path).join("  ")}`);
+  console.log(
+    `glob **/*.ts     ${table
+      .glob({ pattern: "**/*.ts" })
+      .files?.map((f) => f.path)
+      .join(", ")}`,
+  );
+  console.log(
+    `ls /             ${table
+      .ls("/")
+      .entries?.map((e) => e.path)
+      .join("  ")}`,
+  );
 
   const edit = table.edit({ path: "/AGENTS.md", oldString: "TypeScript", newString: "TypeScript and Rust" });
   console.log(`edit AGENTS.md   ${edit.error ? edit.error.message : `${edit.occurrences} replacement, version ${edit.version}`}`);
@@ -66,7 +76,9 @@ function demo(core: Core): void {
   const globbed = big.glob({ pattern: "**/mod3/*.ts", path: "/repo" });
   const globMs = performance.now() - t;
   const total = Object.values(hits.counts ?? {}).reduce((a, b) => a + b, 0);
-  console.log(`5,000 files      grep: ${total} lines in ${grepMs.toFixed(2)} ms · glob: ${globbed.files?.length} files in ${globMs.toFixed(2)} ms`);
+  console.log(
+    `5,000 files      grep: ${total} lines in ${grepMs.toFixed(2)} ms · glob: ${globbed.files?.length} files in ${globMs.toFixed(2)} ms`,
+  );
   table.dispose();
   big.dispose();
 }
@@ -104,7 +116,15 @@ async function agentTurn(core: Core): Promise<void> {
   const backend = new StateBackend({ core });
   await backend.write("/AGENTS.md", "# Memory\n- (nothing yet)\n");
   const model = new FakeChatModel([
-    { content: "I'll remember that.", toolCalls: [{ name: "edit_file", args: { file_path: "/AGENTS.md", old_string: "- (nothing yet)", new_string: "- The user prefers short answers." } }] },
+    {
+      content: "I'll remember that.",
+      toolCalls: [
+        {
+          name: "edit_file",
+          args: { file_path: "/AGENTS.md", old_string: "- (nothing yet)", new_string: "- The user prefers short answers." },
+        },
+      ],
+    },
     "Noted — short answers from now on.",
   ]);
   const agent = createDeepAgent(model, { core, backend, memoryFile: "/AGENTS.md" });

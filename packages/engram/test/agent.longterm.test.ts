@@ -75,7 +75,10 @@ it("sends summarised-away messages to long-term memory before they are dropped",
     longTermMemory: { debounceMs: 30_000 },
   });
   for (let i = 0; i < 4; i++) {
-    await agent.invoke({ messages: [{ role: "user", content: `use metric units please ${"x ".repeat(60)}` }] }, { threadId: "s", userId: "u" });
+    await agent.invoke(
+      { messages: [{ role: "user", content: `use metric units please ${"x ".repeat(60)}` }] },
+      { threadId: "s", userId: "u" },
+    );
   }
   // The immediate capture at summarisation ran without waiting for the 30 s debounce.
   await new Promise((r) => setTimeout(r, 50));
@@ -90,10 +93,14 @@ it("flushes pending long-term memory when the process gets SIGTERM", async () =>
   const { join } = await import("node:path");
   const dir = mkdtempSync(join(tmpdir(), "engram-signal-"));
   try {
-    const child = spawn(join(import.meta.dirname, "../../../node_modules/.bin/tsx"), [join(import.meta.dirname, "fixtures/agent/signal-process.ts"), dir], {
-      env: process.env,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      join(import.meta.dirname, "../../../node_modules/.bin/tsx"),
+      [join(import.meta.dirname, "fixtures/agent/signal-process.ts"), dir],
+      {
+        env: process.env,
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     await new Promise<void>((resolve, reject) => {
       child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
       child.on("exit", (code) => reject(new Error(`child exited early (${code})`)));

@@ -1,6 +1,6 @@
 /** An agent turn through the OpenAI-compatible model against a real chat-completions server. */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Core, OpenAICompatibleModel, createDeepAgent, loadCore } from "../src/index.js";
+import { type AgentOutput, type Core, OpenAICompatibleModel, createDeepAgent, loadCore } from "../src/index.js";
 import { type ChatServer, chunk, sse, startChatServer } from "./fixtures/models/chat-server.js";
 
 let core: Core;
@@ -21,9 +21,12 @@ it("streams text, runs a tool call split across chunks, and sends the result bac
     ]),
     sse([chunk({ role: "assistant", content: "Done: " }), chunk({ content: "saved /n.md." }, "stop")]),
   );
-  const agent = createDeepAgent(new OpenAICompatibleModel({ baseURL: server.baseURL, model: "local-llm" }), { core, enableSubagents: false });
+  const agent = createDeepAgent(new OpenAICompatibleModel({ baseURL: server.baseURL, model: "local-llm" }), {
+    core,
+    enableSubagents: false,
+  });
   const deltas: string[] = [];
-  let final;
+  let final: AgentOutput | undefined;
   for await (const ev of agent.stream({ messages: [{ role: "user", content: "save hi to /n.md" }] }, { threadId: "oa" })) {
     if (ev.type === "model_delta") deltas.push(ev.text);
     if (ev.type === "final") final = ev.output;

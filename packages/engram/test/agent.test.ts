@@ -56,13 +56,32 @@ describe("the agent loop", () => {
     const toolMessages = out.messages.filter((m) => m.role === "tool").map((m) => m.content);
     expect(toolMessages).toEqual(["Wrote /a.md", "echo: x", "     1\talpha", "/a.md"]);
     // The model saw the tools and the static system prompt.
-    expect(model.requests[0]?.tools.map((t) => t.name)).toEqual(["ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete", "echo"]);
+    expect(model.requests[0]?.tools.map((t) => t.name)).toEqual([
+      "ls",
+      "read_file",
+      "write_file",
+      "edit_file",
+      "glob",
+      "grep",
+      "delete",
+      "echo",
+    ]);
     expect(model.requests[0]?.system).toContain("read_file");
   });
 
   it("returns tool errors to the model instead of crashing", async () => {
-    const boom = { name: "boom", description: "fails", schema: z.object({}), run: async () => { throw new Error("kaput"); } } as unknown as Tool<never>;
-    const model = new FakeChatModel([{ toolCalls: [call("boom", {}), call("nope", {}), call("read_file", { file_path: "/missing" })] }, "recovered"]);
+    const boom = {
+      name: "boom",
+      description: "fails",
+      schema: z.object({}),
+      run: async () => {
+        throw new Error("kaput");
+      },
+    } as unknown as Tool<never>;
+    const model = new FakeChatModel([
+      { toolCalls: [call("boom", {}), call("nope", {}), call("read_file", { file_path: "/missing" })] },
+      "recovered",
+    ]);
     const out = await createDeepAgent(model, { core, tools: [boom] }).invoke(user("go"));
     const results = out.messages.filter((m) => m.role === "tool").map((m) => m.content);
     expect(results[0]).toContain("boom failed: kaput");
@@ -104,8 +123,17 @@ describe("the agent loop", () => {
   });
 
   it("evicts a large result of a non-filesystem tool to /large_tool_results", async () => {
-    const big = { name: "dump", description: "big", schema: z.object({}), run: async () => ({ content: "row\n".repeat(30_000) }) } as unknown as Tool<never>;
-    const model = new FakeChatModel([{ toolCalls: [call("dump", {}, "call_big")] }, { toolCalls: [call("read_file", { file_path: "/large_tool_results/call_big.txt", offset: 29_999 })] }, "ok"]);
+    const big = {
+      name: "dump",
+      description: "big",
+      schema: z.object({}),
+      run: async () => ({ content: "row\n".repeat(30_000) }),
+    } as unknown as Tool<never>;
+    const model = new FakeChatModel([
+      { toolCalls: [call("dump", {}, "call_big")] },
+      { toolCalls: [call("read_file", { file_path: "/large_tool_results/call_big.txt", offset: 29_999 })] },
+      "ok",
+    ]);
     const out = await createDeepAgent(model, { core, tools: [big], evictionThreshold: 1000 }).invoke(user("go"));
     const results = out.messages.filter((m) => m.role === "tool").map((m) => m.content);
     expect(results[0]).toContain("saved to /large_tool_results/call_big.txt");
@@ -171,8 +199,12 @@ describe("human in the loop", () => {
     const checkpointer = new InMemoryCheckpointer();
     const model = new FakeChatModel((req) => {
       const last = req.messages.at(-1);
-      if (last?.role === "user") return { toolCalls: [call("write_file", { file_path: "/x.md", content: "draft" }, "w1"), call("ls", { path: "/" }, "l1")] };
-      return `after review: ${req.messages.filter((m) => m.role === "tool").map((m) => m.content).join(" | ")}`;
+      if (last?.role === "user")
+        return { toolCalls: [call("write_file", { file_path: "/x.md", content: "draft" }, "w1"), call("ls", { path: "/" }, "l1")] };
+      return `after review: ${req.messages
+        .filter((m) => m.role === "tool")
+        .map((m) => m.content)
+        .join(" | ")}`;
     });
     const agent = createDeepAgent(model, { core, checkpointer, interruptOn: { write_file: true } });
     return { agent, model, checkpointer };
@@ -181,7 +213,9 @@ describe("human in the loop", () => {
   it("interrupts before the tool runs and approves on resume", async () => {
     const { agent } = setup();
     const first = await agent.invoke(user("write it"), { threadId: "h" });
-    expect(first.interrupt?.toolCalls).toEqual([{ id: "w1", name: "write_file", args: { file_path: "/x.md", content: "draft" }, allow: ["approve", "edit", "reject"] }]);
+    expect(first.interrupt?.toolCalls).toEqual([
+      { id: "w1", name: "write_file", args: { file_path: "/x.md", content: "draft" }, allow: ["approve", "edit", "reject"] },
+    ]);
     const done = await agent.invoke(resume({ w1: { type: "approve" } }), { threadId: "h" });
     expect(done.interrupt).toBeUndefined();
     expect(done.messages.at(-1)?.content).toContain("Wrote /x.md");
@@ -190,7 +224,9 @@ describe("human in the loop", () => {
   it("applies edited arguments", async () => {
     const { agent } = setup();
     await agent.invoke(user("write it"), { threadId: "h2" });
-    const done = await agent.invoke(resume({ w1: { type: "edit", args: { file_path: "/edited.md", content: "final" } } }), { threadId: "h2" });
+    const done = await agent.invoke(resume({ w1: { type: "edit", args: { file_path: "/edited.md", content: "final" } } }), {
+      threadId: "h2",
+    });
     expect(done.messages.at(-1)?.content).toContain("Wrote /edited.md");
   });
 
@@ -205,9 +241,15 @@ describe("human in the loop", () => {
 
   it("refuses a resume without a pending interrupt or with a missing decision", async () => {
     const { agent } = setup();
-    await expect(agent.invoke(resume({}), { threadId: "none" })).rejects.toMatchObject({ name: "ResumeError", message: expect.stringMatching(/no interrupted run/) });
+    await expect(agent.invoke(resume({}), { threadId: "none" })).rejects.toMatchObject({
+      name: "ResumeError",
+      message: expect.stringMatching(/no interrupted run/),
+    });
     await agent.invoke(user("write it"), { threadId: "h4" });
-    await expect(agent.invoke(resume({}), { threadId: "h4" })).rejects.toMatchObject({ name: "ResumeError", message: expect.stringMatching(/no decision/) });
+    await expect(agent.invoke(resume({}), { threadId: "h4" })).rejects.toMatchObject({
+      name: "ResumeError",
+      message: expect.stringMatching(/no decision/),
+    });
     await expect(agent.invoke(resume({ w1: { type: "maybe" } as never }), { threadId: "h4" })).rejects.toThrow(/not allowed/);
     await expect(agent.invoke({ messages: "hi" } as never)).rejects.toThrow(TypeError);
     // The refused resumes lost nothing: the thread still waits, and a valid decision completes it.
@@ -221,8 +263,10 @@ describe("subagents", () => {
     const backend = new StateBackend({ core });
     const model = new FakeChatModel((req) => {
       const first = req.messages[0]?.content ?? "";
-      if (first === "parent task" && req.messages.length === 1) return { toolCalls: [call("task", { description: "child: write the report" })] };
-      if (first.startsWith("child") && req.messages.length === 1) return { toolCalls: [call("write_file", { file_path: "/report.md", content: "by child" })] };
+      if (first === "parent task" && req.messages.length === 1)
+        return { toolCalls: [call("task", { description: "child: write the report" })] };
+      if (first.startsWith("child") && req.messages.length === 1)
+        return { toolCalls: [call("write_file", { file_path: "/report.md", content: "by child" })] };
       if (first.startsWith("child")) return "report written";
       return `parent got: ${req.messages.at(-1)?.content}`;
     });
@@ -277,7 +321,9 @@ describe("summarization", () => {
     expect(history).toContain("summary #1");
     // The model's latest request: a summary first, then only the recent messages.
     const last = model.requests.filter((r) => !r.system.startsWith("You compress")).at(-1);
-    expect(last?.messages[0]?.content).toMatch(/^\[Summary of the earlier conversation; the full history is in \/conversation_history\/s\.md\]/);
+    expect(last?.messages[0]?.content).toMatch(
+      /^\[Summary of the earlier conversation; the full history is in \/conversation_history\/s\.md\]/,
+    );
     expect(last?.messages.length).toBeLessThanOrEqual(4);
   });
 });
@@ -291,7 +337,8 @@ describe("durable human review", () => {
     const dir = mkdtempSync(join(tmpdir(), "engram-hitl-"));
     const script = join(import.meta.dirname, "fixtures/agent/hitl-process.ts");
     const tsx = join(import.meta.dirname, "../../../node_modules/.bin/tsx");
-    const run = (mode: string) => JSON.parse(execFileSync(tsx, [script, mode, dir], { encoding: "utf8", env: process.env }).trim().split("\n").at(-1) as string);
+    const run = (mode: string) =>
+      JSON.parse(execFileSync(tsx, [script, mode, dir], { encoding: "utf8", env: process.env }).trim().split("\n").at(-1) as string);
     try {
       expect(run("start")).toEqual({ interrupted: ["w1"] });
       expect(run("resume")).toEqual({ answer: "final:      1\tstep 1" });

@@ -3,15 +3,7 @@
  * mounted behind a CompositeBackend route, on the core ENGRAM_CORE selects.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  type Backend,
-  CompositeBackend,
-  type Core,
-  InMemoryStore,
-  StateBackend,
-  StoreBackend,
-  loadCore,
-} from "../src/index.js";
+import { type Backend, CompositeBackend, type Core, InMemoryStore, StateBackend, StoreBackend, loadCore } from "../src/index.js";
 import { backendFactories } from "./fixtures/backends.js";
 
 let core: Core;
@@ -36,8 +28,7 @@ for (const factory of backendFactories) {
       return b;
     };
     // A composite's other mount points show up as directories; they are not under test here.
-    const paths = (list: { path: string }[] | undefined) =>
-      list?.map((x) => x.path).filter((p) => !factory.otherMounts?.includes(p));
+    const paths = (list: { path: string }[] | undefined) => list?.map((x) => x.path).filter((p) => !factory.otherMounts?.includes(p));
 
     describe("1. round trip", () => {
       it("write → read → edit → ls → grep → glob", async () => {
@@ -102,12 +93,12 @@ for (const factory of backendFactories) {
         expect(await b.read(P("/empty"))).toMatchObject({ content: "", totalLines: 0 });
         const r = await b.read(P("/u.txt"));
         expect(r.content).toBe(`中文 😀 𝄞\n${long}`);
-        expect(core.formatNumbered(r.content ?? "", 1).split("\n").map((l) => l.split("\t")[0]?.trim())).toEqual([
-          "1",
-          "2.1",
-          "2.2",
-          "2.3",
-        ]);
+        expect(
+          core
+            .formatNumbered(r.content ?? "", 1)
+            .split("\n")
+            .map((l) => l.split("\t")[0]?.trim()),
+        ).toEqual(["1", "2.1", "2.2", "2.3"]);
       });
 
       it("errors with pinned codes naming the full path", async () => {
@@ -263,11 +254,7 @@ for (const factory of backendFactories) {
         await fresh(tree);
         expect(paths((await b.glob("src/?1.md", { path: P("/") })).files)).toEqual([P("/src/x1.md")]);
         expect(paths((await b.glob("src/[de].*", { path: P("/") })).files)).toEqual([P("/src/d.py"), P("/src/e.md")]);
-        expect(paths((await b.glob("src/*.{py,md}", { path: P("/") })).files)).toEqual([
-          P("/src/d.py"),
-          P("/src/e.md"),
-          P("/src/x1.md"),
-        ]);
+        expect(paths((await b.glob("src/*.{py,md}", { path: P("/") })).files)).toEqual([P("/src/d.py"), P("/src/e.md"), P("/src/x1.md")]);
         expect(paths((await b.glob(".*", { path: P("/") })).files)).toEqual([P("/.env")]);
         expect(paths((await b.glob("*.ts", { path: P("/src") })).files)).toEqual([P("/src/b.ts")]);
         expect(paths((await b.glob(`${P("/src")}/*.py`, { path: P("/src/deep") })).files)).toEqual([P("/src/d.py")]);
@@ -331,10 +318,7 @@ describe("composite routing", () => {
     await main.write("/memories/shadowed.md", "hidden by the route");
     await main.write("/notes.md", "n");
     await c.write("/memories/a.md", "a");
-    expect((await c.ls("/")).entries).toEqual([
-      { path: "/memories/", isDir: true },
-      expect.objectContaining({ path: "/notes.md" }),
-    ]);
+    expect((await c.ls("/")).entries).toEqual([{ path: "/memories/", isDir: true }, expect.objectContaining({ path: "/notes.md" })]);
     expect((await c.ls("/memories")).entries?.map((e) => e.path)).toEqual(["/memories/a.md"]);
   });
 
@@ -421,7 +405,11 @@ describe("store backend", () => {
     const writer = new StoreBackend({ store, core });
     for (let i = 0; i < 50; i++) await writer.write(`/d/f${i}.md`, "needle");
     const fresh = new StoreBackend({ store, core });
-    const results = await Promise.all([fresh.grep("needle", { outputMode: "files_with_matches" }), fresh.glob("**/*.md"), fresh.grep("needle", { path: "/d" })]);
+    const results = await Promise.all([
+      fresh.grep("needle", { outputMode: "files_with_matches" }),
+      fresh.glob("**/*.md"),
+      fresh.grep("needle", { path: "/d" }),
+    ]);
     expect(results[0].files?.length).toBe(50);
     expect(results[1].files?.length).toBe(50);
     expect(results[2].matches?.length).toBe(50);

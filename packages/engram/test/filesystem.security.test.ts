@@ -146,7 +146,12 @@ describe("FilesystemBackend host-path mode", () => {
     expect((await host.read(join(outside, "secret.txt"))).error?.code).toBe("path_escape");
     expect((await host.read("/etc/passwd")).error?.code).toBe("path_escape");
     const ls = await host.ls(join(realRoot, "a"));
-    expect(ls.entries?.map((e) => e.path)).toEqual([join(realRoot, "a", "b/"), join(realRoot, "a", "secret_link"), join(realRoot, "a", "up"), join(realRoot, "a", "up2")]);
+    expect(ls.entries?.map((e) => e.path)).toEqual([
+      join(realRoot, "a", "b/"),
+      join(realRoot, "a", "secret_link"),
+      join(realRoot, "a", "up"),
+      join(realRoot, "a", "up2"),
+    ]);
     expect((await host.read(join(realRoot, "missing.txt"))).error?.message).toBe(`File not found: '${join(realRoot, "missing.txt")}'`);
   });
 

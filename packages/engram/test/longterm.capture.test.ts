@@ -2,13 +2,7 @@
  * stripping, tolerant parsing of the model's update. */
 import { describe, expect, it } from "vitest";
 import type { Message } from "../src/models/types.js";
-import {
-  captureConversation,
-  detectSignals,
-  filterForMemory,
-  parseMemoryUpdate,
-  redactSecrets,
-} from "../src/memory/longterm/index.js";
+import { captureConversation, detectSignals, filterForMemory, parseMemoryUpdate, redactSecrets } from "../src/memory/longterm/index.js";
 import { escapeTags, stripUploadMentions } from "../src/memory/longterm/text.js";
 
 const user = (content: string): Message => ({ role: "user", content });
@@ -34,12 +28,7 @@ describe("capture", () => {
       user("and this <uploaded_files>never closed"),
       assistant("ok"),
     ]);
-    expect(kept).toEqual([
-      user("Summarise it  in French please"),
-      assistant("Voici le résumé."),
-      user("and this"),
-      assistant("ok"),
-    ]);
+    expect(kept).toEqual([user("Summarise it  in French please"), assistant("Voici le résumé."), user("and this"), assistant("ok")]);
     expect(JSON.stringify(kept)).not.toContain("report.pdf");
   });
 
@@ -110,14 +99,37 @@ describe("redaction", () => {
   it.each(secrets)("redacts %s", (_, text) => {
     const out = redactSecrets(text);
     expect(out).toContain("[REDACTED]");
-    for (const piece of ["0123456789xyz", "ant-api03", "IOSFODNN7", "0123456789abcdefghij", "11ABCDEFG", "AbCdEfGh", "ghi_jkl", "Hunter2", "s3cr3t", "9f8e7d", "horsebattery", "abc123", "pa55word", "dozjgNry", "MIIEpA", "b3BlbnNz"]) {
+    for (const piece of [
+      "0123456789xyz",
+      "ant-api03",
+      "IOSFODNN7",
+      "0123456789abcdefghij",
+      "11ABCDEFG",
+      "AbCdEfGh",
+      "ghi_jkl",
+      "Hunter2",
+      "s3cr3t",
+      "9f8e7d",
+      "horsebattery",
+      "abc123",
+      "pa55word",
+      "dozjgNry",
+      "MIIEpA",
+      "b3BlbnNz",
+    ]) {
       expect(out).not.toContain(piece);
     }
     expect(redactSecrets(out)).toBe(out); // idempotent
   });
 
   it("leaves ordinary text alone", () => {
-    for (const text of ["The user prefers tabs over spaces.", "the token is expired", "max tokens 2000", "用户喜欢喝咖啡", "sk-learn is a library"]) {
+    for (const text of [
+      "The user prefers tabs over spaces.",
+      "the token is expired",
+      "max tokens 2000",
+      "用户喜欢喝咖啡",
+      "sk-learn is a library",
+    ]) {
       expect(redactSecrets(text)).toBe(text);
     }
   });
@@ -129,7 +141,9 @@ describe("text helpers", () => {
   });
 
   it("strips sentences about uploads, in English and Chinese", () => {
-    expect(stripUploadMentions("Works on Engram. Uploaded the file report.pdf for review. Likes Rust.")).toBe("Works on Engram. Likes Rust.");
+    expect(stripUploadMentions("Works on Engram. Uploaded the file report.pdf for review. Likes Rust.")).toBe(
+      "Works on Engram. Likes Rust.",
+    );
     expect(stripUploadMentions("用户上传了一个文件。喜欢咖啡。")).toBe("喜欢咖啡。");
     expect(stripUploadMentions("Prefers PDF documents.")).toBe("Prefers PDF documents.");
   });
@@ -147,7 +161,7 @@ describe("parsing the model's update", () => {
     const json = JSON.stringify(update);
     for (const reply of [
       json,
-      "```json\n" + json + "\n```",
+      `\`\`\`json\n${json}\n\`\`\``,
       `Sure! Here is the update:\n${json}\nLet me know {if} you need more.`,
       `<think>the user said {"nothing": 1} earlier</think>\n${JSON.stringify(update, null, 2)}`,
     ]) {
@@ -198,7 +212,7 @@ describe("parsing the model's update", () => {
   });
 
   it("rejects replies without an update object", () => {
-    for (const reply of ["I could not find anything worth remembering.", "{not json}", '{"unrelated": true}', "{\"user\": {"]) {
+    for (const reply of ["I could not find anything worth remembering.", "{not json}", '{"unrelated": true}', '{"user": {']) {
       expect(parseMemoryUpdate(reply).ok).toBe(false);
     }
   });

@@ -23,7 +23,14 @@ beforeAll(async () => {
 
 let n = 0;
 function fact(content: string, confidence: number, category = "context", sourceError?: string): Fact {
-  const f: Fact = { id: `fact_${(++n).toString(16).padStart(8, "0")}`, content, category, confidence, createdAt: "2026-01-01T00:00:00.000Z", source: "t" };
+  const f: Fact = {
+    id: `fact_${(++n).toString(16).padStart(8, "0")}`,
+    content,
+    category,
+    confidence,
+    createdAt: "2026-01-01T00:00:00.000Z",
+    source: "t",
+  };
   if (sourceError) f.sourceError = sourceError;
   return f;
 }
@@ -92,7 +99,10 @@ describe("the <memory> block", () => {
     const facts = Array.from({ length: 300 }, (_, i) => fact(text(i), 0.7 + (i % 30) / 100));
     const summary = text(9999).repeat(40);
     for (const maxTokens of [120, 500, 2000]) {
-      const block = formatMemoryBlock(memoryWith(facts, { workContext: summary, topOfMind: summary }), { maxTokens, correctionBudgetTokens: 100 });
+      const block = formatMemoryBlock(memoryWith(facts, { workContext: summary, topOfMind: summary }), {
+        maxTokens,
+        correctionBudgetTokens: 100,
+      });
       expect(estimateTokens(block)).toBeLessThanOrEqual(maxTokens);
       const shown = factLines(block);
       if (maxTokens >= 500) {
@@ -105,7 +115,9 @@ describe("the <memory> block", () => {
   });
 
   it("gives corrections their own budget and places them first even with low confidence", () => {
-    const corrections = Array.from({ length: 50 }, (_, i) => fact(`Correction number ${i}: always run the formatter before committing`, 0.5 + i / 200, "correction", "skipped it"));
+    const corrections = Array.from({ length: 50 }, (_, i) =>
+      fact(`Correction number ${i}: always run the formatter before committing`, 0.5 + i / 200, "correction", "skipped it"),
+    );
     const others = Array.from({ length: 50 }, (_, i) => fact(`Preference number ${i} about editor settings`, 0.99, "preference"));
     const block = formatMemoryBlock(memoryWith([...others, ...corrections]), { maxTokens: 1000, correctionBudgetTokens: 150 });
     const shown = factLines(block);
@@ -129,12 +141,33 @@ describe("LongTermMemory.inject", () => {
     const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
     const model = new FakeChatModel((req) => {
       const who = /I am (\w+)/.exec(req.messages[0]?.content ?? "")?.[1];
-      return JSON.stringify({ newFacts: [{ content: `Secret hobby of ${who}`, confidence: 0.9 }], user: { workContext: { summary: `${who} works on X.`, shouldUpdate: true } } });
+      return JSON.stringify({
+        newFacts: [{ content: `Secret hobby of ${who}`, confidence: 0.9 }],
+        user: { workContext: { summary: `${who} works on X.`, shouldUpdate: true } },
+      });
     });
     const memory = new LongTermMemory({ model, storage, debounceMs: 0, core });
-    memory.capture([{ role: "user", content: "I am alice" }, { role: "assistant", content: "hi" }], { threadId: "t", userId: "alice" });
-    memory.capture([{ role: "user", content: "I am bob" }, { role: "assistant", content: "hi" }], { threadId: "t", userId: "bob" });
-    memory.capture([{ role: "user", content: "I am carol" }, { role: "assistant", content: "hi" }], { threadId: "t", userId: "alice", agentName: "coder" });
+    memory.capture(
+      [
+        { role: "user", content: "I am alice" },
+        { role: "assistant", content: "hi" },
+      ],
+      { threadId: "t", userId: "alice" },
+    );
+    memory.capture(
+      [
+        { role: "user", content: "I am bob" },
+        { role: "assistant", content: "hi" },
+      ],
+      { threadId: "t", userId: "bob" },
+    );
+    memory.capture(
+      [
+        { role: "user", content: "I am carol" },
+        { role: "assistant", content: "hi" },
+      ],
+      { threadId: "t", userId: "alice", agentName: "coder" },
+    );
     await memory.close();
     const a = await memory.inject("alice");
     const b = await memory.inject("bob", undefined, "what do you know about alice?");
@@ -149,7 +182,9 @@ describe("LongTermMemory.inject", () => {
   });
 
   it("uses maxInjectionTokens and correctionBudgetTokens", async () => {
-    const facts = Array.from({ length: 100 }, (_, i) => fact(`Fact number ${i} with a few more words in it`, 0.8, i % 10 === 0 ? "correction" : "context"));
+    const facts = Array.from({ length: 100 }, (_, i) =>
+      fact(`Fact number ${i} with a few more words in it`, 0.8, i % 10 === 0 ? "correction" : "context"),
+    );
     const memory = await seeded(facts, { maxInjectionTokens: 300, correctionBudgetTokens: 40 });
     const block = await memory.inject("u");
     expect(estimateTokens(block)).toBeLessThanOrEqual(300);
@@ -168,7 +203,11 @@ describe("LongTermMemory.inject", () => {
     const relevance = await seeded(facts, { recall: "relevance" });
     const shown = factLines(await relevance.inject("u", undefined, "Which office do I use on Tuesdays?"));
     expect(shown[0]).toContain("Berlin office");
-    expect(shown.slice(1).map((l) => l.replace(/^.*\] /, ""))).toEqual(["Drinks coffee every morning", "Prefers dark mode in every editor", "用户在上海工作"]);
+    expect(shown.slice(1).map((l) => l.replace(/^.*\] /, ""))).toEqual([
+      "Drinks coffee every morning",
+      "Prefers dark mode in every editor",
+      "用户在上海工作",
+    ]);
     const zh = factLines(await relevance.inject("u", undefined, "我在哪里工作？"));
     expect(zh[0]).toContain("上海");
     // Without a request, relevance falls back to confidence.
@@ -179,6 +218,7 @@ describe("LongTermMemory.inject", () => {
 describe("relevance recall without a core", () => {
   it("falls back to confidence ranking and says why", async () => {
     const warnings: string[] = [];
+    // biome-ignore lint/suspicious/noThenProperty: a thenable that rejects, standing in for a failed core load
     const failing = { then: (_: unknown, reject: (e: Error) => void) => reject(new Error("no core here")) } as unknown as Promise<Core>;
     const memory = await seeded([fact("Drinks coffee", 0.95), fact("Works in the Berlin office", 0.8)], {
       recall: "relevance",

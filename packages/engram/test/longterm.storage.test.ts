@@ -26,7 +26,14 @@ afterEach(async () => {
 
 function withFact(memory: MemoryData, content: string): MemoryData {
   const next = structuredClone(memory);
-  next.facts.push({ id: `fact_${(next.facts.length + 1).toString(16).padStart(8, "0")}`, content, category: "context", confidence: 0.9, createdAt: "2026-01-01T00:00:00.000Z", source: "manual" });
+  next.facts.push({
+    id: `fact_${(next.facts.length + 1).toString(16).padStart(8, "0")}`,
+    content,
+    category: "context",
+    confidence: 0.9,
+    createdAt: "2026-01-01T00:00:00.000Z",
+    source: "manual",
+  });
   return next;
 }
 
@@ -171,29 +178,25 @@ describe("FileMemoryStorage", () => {
     expect(JSON.parse(await readFile(`${file}.lock`, "utf8")).token).toBe("held"); // not stolen
   });
 
-  it(
-    "two processes writing one user's memory 100 times each lose no fact",
-    async () => {
-      const script = join(import.meta.dirname, "fixtures/longterm/writer.ts");
-      const tsx = join(import.meta.dirname, "../../../node_modules/.bin/tsx");
-      const run = (name: string) =>
-        new Promise<{ code: number | null; out: string }>((resolve) => {
-          const child = spawn(tsx, [script, dir, name, "100"], { env: process.env, stdio: ["ignore", "pipe", "pipe"] });
-          let out = "";
-          child.stdout.on("data", (d) => (out += d));
-          child.stderr.on("data", (d) => (out += d));
-          child.on("close", (code) => resolve({ code, out }));
-        });
-      const results = await Promise.all([run("A"), run("B")]);
-      for (const r of results) expect(r, r.out).toMatchObject({ code: 0 });
-      const memory = (await new FileMemoryStorage({ dir }).load("shared")).memory;
-      const expected = ["A", "B"].flatMap((n) => Array.from({ length: 100 }, (_, i) => `fact ${n}-${i}`));
-      expect(memory.facts.map((f) => f.content).sort()).toEqual(expected.sort());
-      expect(new Set(memory.facts.map((f) => f.id)).size).toBe(200);
-      expect(await readdir(join(dir, "users", "shared"))).toEqual(["memory.json"]);
-    },
-    120_000,
-  );
+  it("two processes writing one user's memory 100 times each lose no fact", async () => {
+    const script = join(import.meta.dirname, "fixtures/longterm/writer.ts");
+    const tsx = join(import.meta.dirname, "../../../node_modules/.bin/tsx");
+    const run = (name: string) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const child = spawn(tsx, [script, dir, name, "100"], { env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (out += d));
+        child.on("close", (code) => resolve({ code, out }));
+      });
+    const results = await Promise.all([run("A"), run("B")]);
+    for (const r of results) expect(r, r.out).toMatchObject({ code: 0 });
+    const memory = (await new FileMemoryStorage({ dir }).load("shared")).memory;
+    const expected = ["A", "B"].flatMap((n) => Array.from({ length: 100 }, (_, i) => `fact ${n}-${i}`));
+    expect(memory.facts.map((f) => f.content).sort()).toEqual(expected.sort());
+    expect(new Set(memory.facts.map((f) => f.id)).size).toBe(200);
+    expect(await readdir(join(dir, "users", "shared"))).toEqual(["memory.json"]);
+  }, 120_000);
 });
 
 describe("StoreMemoryStorage", () => {

@@ -36,7 +36,10 @@ afterEach(async () => {
 });
 
 /** A memory with immediate extraction whose model serves `turns` in order. */
-function setup(turns: string[] | ((req: ModelRequest, i: number) => string | undefined | Promise<string | undefined>), options: Partial<LongTermMemoryOptions> = {}) {
+function setup(
+  turns: string[] | ((req: ModelRequest, i: number) => string | undefined | Promise<string | undefined>),
+  options: Partial<LongTermMemoryOptions> = {},
+) {
   const model = new FakeChatModel(turns);
   const warnings: string[] = [];
   const outcomes: UpdateOutcome[] = [];
@@ -63,7 +66,12 @@ describe("applying an update", () => {
           { content: "Works at Acme", category: "context", confidence: 0.7 },
         ],
       }),
-      reply({ newFacts: [{ content: "works at acme", confidence: 0.99 }, { content: "Ｗｏｒｋｓ ａｔ ＡＣＭＥ", confidence: 0.99 }] }),
+      reply({
+        newFacts: [
+          { content: "works at acme", confidence: 0.99 },
+          { content: "Ｗｏｒｋｓ ａｔ ＡＣＭＥ", confidence: 0.99 },
+        ],
+      }),
     ]);
     memory.capture(convo("I use pnpm at Acme"), { threadId: "t1", userId: "u" });
     await memory.flush();
@@ -78,7 +86,17 @@ describe("applying an update", () => {
   });
 
   it("honours a custom threshold", async () => {
-    const { memory } = setup([reply({ newFacts: [{ content: "a", confidence: 0.5 }, { content: "b", confidence: 0.4 }] })], { confidenceThreshold: 0.5 });
+    const { memory } = setup(
+      [
+        reply({
+          newFacts: [
+            { content: "a", confidence: 0.5 },
+            { content: "b", confidence: 0.4 },
+          ],
+        }),
+      ],
+      { confidenceThreshold: 0.5 },
+    );
     memory.capture(convo("x"), { threadId: "t", userId: "u" });
     await memory.close();
     expect(contents(await memory.listFacts("u"))).toEqual(["a"]);
@@ -88,7 +106,12 @@ describe("applying an update", () => {
     const { memory } = setup(
       [
         reply({ newFacts: [0.8, 0.95, 0.75, 0.9].map((confidence, i) => ({ content: `fact ${i}`, confidence })) }),
-        reply({ newFacts: [{ content: "fact 4", confidence: 0.85 }, { content: "fact 5", confidence: 0.7 }] }),
+        reply({
+          newFacts: [
+            { content: "fact 4", confidence: 0.85 },
+            { content: "fact 5", confidence: 0.7 },
+          ],
+        }),
       ],
       { maxFacts: 3 },
     );
@@ -103,7 +126,10 @@ describe("applying an update", () => {
   it("replaces summaries marked shouldUpdate, removes listed facts, and records correction notes", async () => {
     let firstId = "";
     const { memory, model } = setup([
-      reply({ newFacts: [{ content: "Uses npm", category: "preference", confidence: 0.8 }], user: { workContext: { summary: "Engineer at Acme.", shouldUpdate: true } } }),
+      reply({
+        newFacts: [{ content: "Uses npm", category: "preference", confidence: 0.8 }],
+        user: { workContext: { summary: "Engineer at Acme.", shouldUpdate: true } },
+      }),
     ]);
     memory.capture(convo("I work at Acme and use npm"), { threadId: "t1", userId: "u" });
     await memory.flush();
@@ -112,7 +138,10 @@ describe("applying an update", () => {
       reply({
         factsToRemove: [firstId, "fact_unknown"],
         newFacts: [{ content: "Uses pnpm, not npm", category: "correction", confidence: 0.97, sourceError: "Suggested npm commands" }],
-        user: { workContext: { summary: "ignored", shouldUpdate: false }, topOfMind: { summary: "Migrating to pnpm.", shouldUpdate: true } },
+        user: {
+          workContext: { summary: "ignored", shouldUpdate: false },
+          topOfMind: { summary: "Migrating to pnpm.", shouldUpdate: true },
+        },
         history: { recentMonths: { summary: "", shouldUpdate: true } },
       }),
     ]);
@@ -121,7 +150,9 @@ describe("applying an update", () => {
     await again.close();
     expect(promptOf(second.requests[0] as ModelRequest)).toContain(firstId); // the model sees ids to remove
     const doc = await again.read("u");
-    expect(doc.facts).toEqual([expect.objectContaining({ content: "Uses pnpm, not npm", category: "correction", sourceError: "Suggested npm commands" })]);
+    expect(doc.facts).toEqual([
+      expect.objectContaining({ content: "Uses pnpm, not npm", category: "correction", sourceError: "Suggested npm commands" }),
+    ]);
     expect(doc.user.workContext.summary).toBe("Engineer at Acme.");
     expect(doc.user.topOfMind.summary).toBe("Migrating to pnpm.");
     expect(doc.user.topOfMind.updatedAt).not.toBe("");
@@ -137,7 +168,7 @@ describe("applying an update", () => {
         reply({ newFacts: [{ content: "Keeps this", confidence: 0.9 }] }),
         JSON.stringify({ newFacts: [{ content: "half", confidence: 0.9 }, { confidence: 1 }], factsToRemove: ["*"] }),
         "I'm sorry, I can't produce JSON today.",
-        "```json\n{\"newFacts\": [{\"content\": \"Fenced fact\", \"confidence\": 0.9}]}\n```",
+        '```json\n{"newFacts": [{"content": "Fenced fact", "confidence": 0.9}]}\n```',
       ],
       { storage },
     );
@@ -239,7 +270,9 @@ describe("secrets never reach storage", () => {
     await memory.close();
 
     const bytes =
-      kind === "file" ? await readFile(await (storage as FileMemoryStorage).pathFor("u"), "utf8") : JSON.stringify(await store.list(["engram", "longterm", "users", "u"]));
+      kind === "file"
+        ? await readFile(await (storage as FileMemoryStorage).pathFor("u"), "utf8")
+        : JSON.stringify(await store.list(["engram", "longterm", "users", "u"]));
     expect(bytes).toContain("[REDACTED]");
     for (const secret of secrets) expect(bytes).not.toContain(secret.slice(4, 20));
     // The model never saw them either.
@@ -287,8 +320,16 @@ describe("compare-and-swap", () => {
 
   it("gives up after maxSaveAttempts and reports it", async () => {
     const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
-    const always: MemoryStorage = { ...storage, load: (u, a) => storage.load(u, a), clear: (u, a) => storage.clear(u, a), save: async () => ({ ok: false, conflict: true }) };
-    const { memory, warnings, outcomes } = setup([reply({ newFacts: [{ content: "x", confidence: 0.9 }] })], { storage: always, maxSaveAttempts: 3 });
+    const always: MemoryStorage = {
+      ...storage,
+      load: (u, a) => storage.load(u, a),
+      clear: (u, a) => storage.clear(u, a),
+      save: async () => ({ ok: false, conflict: true }),
+    };
+    const { memory, warnings, outcomes } = setup([reply({ newFacts: [{ content: "x", confidence: 0.9 }] })], {
+      storage: always,
+      maxSaveAttempts: 3,
+    });
     memory.capture(convo("x"), { threadId: "t", userId: "u" });
     await memory.close();
     expect(outcomes).toEqual([{ status: "conflict", attempts: 3 }]);

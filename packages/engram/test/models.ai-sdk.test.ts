@@ -103,7 +103,9 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 describe("fromLanguageModel", () => {
   it("maps the conversation to the standardized prompt and tools to function tools", async () => {
-    const model = v3Model({ generate: () => ({ content: [], finishReason: { unified: "stop", raw: "stop" }, usage: usageV3(1, 1), warnings: [] }) });
+    const model = v3Model({
+      generate: () => ({ content: [], finishReason: { unified: "stop", raw: "stop" }, usage: usageV3(1, 1), warnings: [] }),
+    });
     const chat = fromLanguageModel(model, { temperature: 0.1, maxOutputTokens: 99 });
     expect(chat.id).toBe("test.chat:test-1");
     const controller = new AbortController();
@@ -140,7 +142,14 @@ describe("fromLanguageModel", () => {
   });
 
   it("leaves out an empty system prompt and tools", async () => {
-    const model = v3Model({ generate: () => ({ content: [{ type: "text", text: "hi" }], finishReason: { unified: "stop", raw: undefined }, usage: usageV3(3, 1), warnings: [] }) });
+    const model = v3Model({
+      generate: () => ({
+        content: [{ type: "text", text: "hi" }],
+        finishReason: { unified: "stop", raw: undefined },
+        usage: usageV3(3, 1),
+        warnings: [],
+      }),
+    });
     const out = await fromLanguageModel(model).invoke({ system: "", messages: [{ role: "user", content: "hello" }], tools: [] });
     expect(out).toEqual({ message: { role: "assistant", content: "hi" }, usage: { inputTokens: 3, outputTokens: 1 } });
     expect(model.calls[0]?.prompt).toEqual([{ role: "user", content: [{ type: "text", text: "hello" }] }]);
@@ -238,7 +247,14 @@ describe("fromLanguageModel", () => {
       },
       async doStream(options) {
         calls.push(options);
-        return { stream: new ReadableStream({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }) };
+        return {
+          stream: new ReadableStream({
+            start: (c) => {
+              for (const p of parts) c.enqueue(p);
+              c.close();
+            },
+          }),
+        };
       },
     };
     const chat = fromLanguageModel(model);
@@ -268,10 +284,20 @@ describe("fromLanguageModel", () => {
       provider: "seven",
       modelId: "m4",
       doGenerate: async () => ({ content: [{ type: "text", text: "v4 text" }], usage: usageV3(1, 2) }),
-      doStream: async () => ({ stream: new ReadableStream({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }) }),
+      doStream: async () => ({
+        stream: new ReadableStream({
+          start: (c) => {
+            for (const p of parts) c.enqueue(p);
+            c.close();
+          },
+        }),
+      }),
     };
     const chat = fromLanguageModel(model);
-    expect(await chat.invoke(request)).toEqual({ message: { role: "assistant", content: "v4 text" }, usage: { inputTokens: 1, outputTokens: 2 } });
+    expect(await chat.invoke(request)).toEqual({
+      message: { role: "assistant", content: "v4 text" },
+      usage: { inputTokens: 1, outputTokens: 2 },
+    });
     const call = { id: "k", name: "ls", args: { path: "/" } };
     expect(await collect(chat.stream(request))).toEqual([
       { type: "text_delta", text: "v4 " },
@@ -289,7 +315,12 @@ describe("fromLanguageModel", () => {
     expect(e1.message).toContain("Too Many Requests");
     expect(e1.cause).toBe(apiError);
 
-    const broken = v3Model({ parts: [{ type: "text-delta", id: "0", delta: "par" }, { type: "error", error: new Error("stream broke") }] });
+    const broken = v3Model({
+      parts: [
+        { type: "text-delta", id: "0", delta: "par" },
+        { type: "error", error: new Error("stream broke") },
+      ],
+    });
     const e2 = (await rejection(collect(fromLanguageModel(broken).stream(request)))) as ModelError;
     expect(e2).toMatchObject({ code: "bad_response" });
     expect(e2.message).toContain("stream broke");

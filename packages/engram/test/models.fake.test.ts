@@ -1,6 +1,6 @@
 /** FakeChatModel: scripted turns, recorded requests, streaming, abort and exhaustion. */
 import { describe, expect, it } from "vitest";
-import { FakeChatModel, type ModelRequest, type ModelStreamEvent, ModelError } from "../src/index.js";
+import { FakeChatModel, type ModelRequest, type ModelStreamEvent } from "../src/index.js";
 import { collect, rejection } from "./fixtures/models/helpers.js";
 
 const req = (content: string, signal?: AbortSignal): ModelRequest => ({
@@ -10,12 +10,23 @@ const req = (content: string, signal?: AbortSignal): ModelRequest => ({
   ...(signal ? { signal } : {}),
 });
 
-
 describe("FakeChatModel", () => {
   it("replays text and tool-call turns as assistant messages with generated or given ids", async () => {
     const model = new FakeChatModel([
-      { toolCalls: [{ name: "ls", args: { path: "/" } }, { name: "grep", args: '{"pattern":"x"}' }] },
-      { role: "user", content: "thinking", toolCalls: [{ id: "mine", name: "ls" }, { name: "bad", args: "{oops" }] },
+      {
+        toolCalls: [
+          { name: "ls", args: { path: "/" } },
+          { name: "grep", args: '{"pattern":"x"}' },
+        ],
+      },
+      {
+        role: "user",
+        content: "thinking",
+        toolCalls: [
+          { id: "mine", name: "ls" },
+          { name: "bad", args: "{oops" },
+        ],
+      },
       "Done.",
       { content: "no calls", toolCalls: [] },
     ]);
@@ -83,9 +94,7 @@ describe("FakeChatModel", () => {
   });
 
   it("calls a script function with each request and its index", async () => {
-    const model = new FakeChatModel((request, index) =>
-      index < 2 ? `echo ${index}: ${request.messages.at(-1)?.content}` : undefined,
-    );
+    const model = new FakeChatModel((request, index) => (index < 2 ? `echo ${index}: ${request.messages.at(-1)?.content}` : undefined));
     expect((await model.invoke(req("a"))).message.content).toBe("echo 0: a");
     expect((await model.invoke(req("b"))).message.content).toBe("echo 1: b");
     expect(await rejection(model.invoke(req("c")))).toMatchObject({ code: "script_exhausted" });

@@ -1,12 +1,6 @@
 /** OpenAICompatibleModel against a real chat-completions server on 127.0.0.1 (no mocked fetch). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  type ModelRequest,
-  type ModelStreamEvent,
-  ModelError,
-  OpenAICompatibleModel,
-  type ToolSpec,
-} from "../src/index.js";
+import { type ModelRequest, type ModelStreamEvent, OpenAICompatibleModel, type ToolSpec } from "../src/index.js";
 import { type ChatServer, chunk, json, raw, sse, startChatServer } from "./fixtures/models/chat-server.js";
 import { collect, rejection } from "./fixtures/models/helpers.js";
 
@@ -40,7 +34,6 @@ function model(extra: Partial<ConstructorParameters<typeof OpenAICompatibleModel
   return new OpenAICompatibleModel({ baseURL: `${server.baseURL}/`, model: "llama3.1:8b", ...extra });
 }
 
-
 describe("OpenAICompatibleModel", () => {
   it("maps messages and tools to the wire format and parses a non-streaming reply", async () => {
     server.reply(
@@ -64,7 +57,12 @@ describe("OpenAICompatibleModel", () => {
         usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
       }),
     );
-    const m = model({ apiKey: "sk-ignored", headers: { "x-trace": "t1", Authorization: "Bearer sk-test" }, temperature: 0.2, maxTokens: 256 });
+    const m = model({
+      apiKey: "sk-ignored",
+      headers: { "x-trace": "t1", Authorization: "Bearer sk-test" },
+      temperature: 0.2,
+      maxTokens: 256,
+    });
     expect(m.id).toBe("openai-compatible:llama3.1:8b");
     const out = await m.invoke(request);
     expect(out).toEqual({

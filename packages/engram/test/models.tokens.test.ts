@@ -66,7 +66,11 @@ describe("estimateMessagesTokens / estimateRequestTokens", () => {
   it("adds the system prompt and tool schemas for a whole request", () => {
     const tools = [{ name: "ls", description: "List a directory.", parameters: { type: "object" } }];
     expect(estimateRequestTokens({ system: "你是助手", messages, tools })).toBe(
-      4 + estimateMessagesTokens(messages) + estimateTokens("ls") + estimateTokens("List a directory.") + estimateTokens('{"type":"object"}'),
+      4 +
+        estimateMessagesTokens(messages) +
+        estimateTokens("ls") +
+        estimateTokens("List a directory.") +
+        estimateTokens('{"type":"object"}'),
     );
   });
 });

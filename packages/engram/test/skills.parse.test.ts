@@ -91,7 +91,9 @@ describe("parseSkillFile", () => {
     expect(parseSkillFile(md(`name: pdf\ndescription: ${"é".repeat(1024)}`), "pdf").skill).toBeDefined();
     expect(error(md(`name: pdf\ndescription: ${"d".repeat(1025)}`))).toBe("'description' must be at most 1024 characters (it has 1025)");
     expect(parseSkillFile(md(`name: pdf\ndescription: d\ncompatibility: ${"c".repeat(500)}`), "pdf").skill).toBeDefined();
-    expect(error(md(`name: pdf\ndescription: d\ncompatibility: ${"c".repeat(501)}`))).toBe("'compatibility' must be at most 500 characters (it has 501)");
+    expect(error(md(`name: pdf\ndescription: d\ncompatibility: ${"c".repeat(501)}`))).toBe(
+      "'compatibility' must be at most 500 characters (it has 501)",
+    );
   });
 
   it("rejects malformed YAML, a non-mapping frontmatter and missing frontmatter", () => {

@@ -1,14 +1,6 @@
 /** The skills middleware (slot 2) driven through `beforeModel`, on the selected core. */
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  type Backend,
-  CompositeBackend,
-  type Core,
-  type HookContext,
-  type ModelRequest,
-  StateBackend,
-  loadCore,
-} from "../src/index.js";
+import { type Backend, CompositeBackend, type Core, type HookContext, type ModelRequest, StateBackend, loadCore } from "../src/index.js";
 import { skillsMiddleware } from "../src/middleware/skills.js";
 
 let core: Core;
@@ -18,7 +10,7 @@ beforeAll(async () => {
 
 const BASE = "BASE PROMPT";
 
-const skillMd = (name: string, description: string, extra = "", body = "# Steps\n\nBODY-OF-" + name + "\n") =>
+const skillMd = (name: string, description: string, extra = "", body = `# Steps\n\nBODY-OF-${name}\n`) =>
   `---\nname: ${name}\ndescription: ${description}\n${extra}---\n${body}`;
 
 /** A backend that records every `read` and `stat` path, optionally failing `ls` for some paths. */

@@ -50,9 +50,9 @@ describe("filesystem tools", () => {
     expect((await call("read_file", { file_path: "/one.md", offset: 9 })).content).toContain("past the end");
     const missing = await call("read_file", { file_path: "/nope.md" });
     expect(missing).toEqual({ content: "Error: File not found: '/nope.md'", isError: true });
-    const escape = await call("read_file", { file_path: "/../etc/passwd" });
-    expect(escape.isError).toBe(true);
-    expect(escape.content).toContain("escapes the root");
+    const escaped = await call("read_file", { file_path: "/../etc/passwd" });
+    expect(escaped.isError).toBe(true);
+    expect(escaped.content).toContain("escapes the root");
   });
 
   it("rejects malformed arguments with a readable error", async () => {
@@ -66,12 +66,10 @@ describe("filesystem tools", () => {
   it("writes, edits and deletes with short confirmations", async () => {
     const { call, backend } = await setup();
     expect((await call("write_file", { file_path: "/a/b.md", content: "one one" })).content).toBe("Wrote /a/b.md");
-    expect((await call("edit_file", { file_path: "/a/b.md", old_string: "one", new_string: "two" })).content).toContain(
-      "appears 2 times",
+    expect((await call("edit_file", { file_path: "/a/b.md", old_string: "one", new_string: "two" })).content).toContain("appears 2 times");
+    expect((await call("edit_file", { file_path: "/a/b.md", old_string: "one", new_string: "two", replace_all: "true" })).content).toBe(
+      "Replaced 2 occurrences in /a/b.md",
     );
-    expect(
-      (await call("edit_file", { file_path: "/a/b.md", old_string: "one", new_string: "two", replace_all: "true" })).content,
-    ).toBe("Replaced 2 occurrences in /a/b.md");
     expect((await backend.read("/a/b.md")).content).toBe("two two");
     expect((await call("delete", { file_path: "/a" })).content).toBe("Deleted /a (1 file)");
   });

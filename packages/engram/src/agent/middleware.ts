@@ -35,10 +35,10 @@ export interface Middleware {
   tools?: Tool<never>[];
   beforeAgent?(ctx: HookContext): void | Promise<void>;
   /** May return a replacement request. */
-  beforeModel?(request: ModelRequest, ctx: HookContext): ModelRequest | void | Promise<ModelRequest | void>;
+  beforeModel?(request: ModelRequest, ctx: HookContext): ModelRequest | undefined | Promise<ModelRequest | undefined>;
   wrapModelCall?(request: ModelRequest, next: (request: ModelRequest) => Promise<ModelResponse>, ctx: HookContext): Promise<ModelResponse>;
   /** May return a replacement response. */
-  afterModel?(response: ModelResponse, ctx: HookContext): ModelResponse | void | Promise<ModelResponse | void>;
+  afterModel?(response: ModelResponse, ctx: HookContext): ModelResponse | undefined | Promise<ModelResponse | undefined>;
   wrapToolCall?(call: ToolCall, next: (call: ToolCall) => Promise<ToolResult>, ctx: HookContext): Promise<ToolResult>;
   afterAgent?(ctx: HookContext): void | Promise<void>;
 }

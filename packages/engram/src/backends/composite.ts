@@ -3,17 +3,7 @@
  * (DESIGN §4 "Composite"). Routing itself is the core's router.
  * @module
  */
-import type {
-  Core,
-  CoreRouter,
-  ErrorData,
-  FileInfo,
-  GlobResult,
-  GrepMatch,
-  GrepResult,
-  ReadOptions,
-  Result,
-} from "../core/types.js";
+import type { Core, CoreRouter, ErrorData, FileInfo, GlobResult, GrepMatch, GrepResult, ReadOptions, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import { appendTo } from "./append.js";
 import { mapGrepPaths } from "./grep-result.js";
@@ -250,7 +240,12 @@ export class CompositeBackend implements Backend {
       sources.push({ mount: m, files: all.files.map((f) => ({ ...f, path: outerPath(m, f.path) })) });
     }
     for (const { files } of sources) {
-      const kept = core.filterPaths("glob", pattern, t.outer, files.map((f) => f.path));
+      const kept = core.filterPaths(
+        "glob",
+        pattern,
+        t.outer,
+        files.map((f) => f.path),
+      );
       if (kept.error) return { error: kept.error };
       const keep = new Set(kept.paths);
       for (const f of files) if (keep.has(f.path)) found.push(f);

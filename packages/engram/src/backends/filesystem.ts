@@ -117,11 +117,19 @@ export class FilesystemBackend implements Backend {
   }
 
   async ls(path: string) {
-    return this.#op(path, (v) => parse<{ entries: FileInfo[] }>(this.#fs().ls(v)), (r) => ({ entries: r.entries.map(this.#outInfo) }));
+    return this.#op(
+      path,
+      (v) => parse<{ entries: FileInfo[] }>(this.#fs().ls(v)),
+      (r) => ({ entries: r.entries.map(this.#outInfo) }),
+    );
   }
 
   async stat(path: string) {
-    return this.#op(path, (v) => parse<{ info: FileInfo }>(this.#fs().stat(v)), (r) => ({ info: this.#outInfo(r.info) }));
+    return this.#op(
+      path,
+      (v) => parse<{ info: FileInfo }>(this.#fs().stat(v)),
+      (r) => ({ info: this.#outInfo(r.info) }),
+    );
   }
 
   async read(path: string, options: ReadOptions = {}) {
@@ -152,7 +160,9 @@ export class FilesystemBackend implements Backend {
       path,
       (v) =>
         parse<{ path: string; occurrences: number; version: string }>(
-          this.#fs().edit(JSON.stringify({ path: v, oldString, newString, replaceAll: options.replaceAll ?? false, ifVersion: options.ifVersion })),
+          this.#fs().edit(
+            JSON.stringify({ path: v, oldString, newString, replaceAll: options.replaceAll ?? false, ifVersion: options.ifVersion }),
+          ),
         ),
       (r) => ({ ...r, path: this.#out(r.path) }),
     );

@@ -4,16 +4,7 @@
  * input; they resolve to `{ error: { code, message } }`.
  * @module
  */
-import type {
-  EditResult,
-  FileInfo,
-  GlobResult,
-  GrepOptions,
-  GrepResult,
-  ReadOptions,
-  ReadResult,
-  Result,
-} from "../core/types.js";
+import type { EditResult, FileInfo, GlobResult, GrepOptions, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
 
 /** Options of {@link Backend.write}. */
 export interface BackendWriteOptions {

@@ -123,9 +123,7 @@ class FileTableHandle implements CoreFileTable {
   }
 
   read(path: string, options: ReadOptions = {}) {
-    return parse<ReadResult>(
-      this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit)),
-    );
+    return parse<ReadResult>(this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit)));
   }
 
   readBytes(path: string): Uint8Array | undefined {
@@ -189,8 +187,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
     kind,
     normalizePath: (path) => parse<{ path: string }>(raw.normalizePath(path)),
     formatNumbered: (content, firstLine) => raw.formatNumbered(content, toIndex(firstLine) ?? 1),
-    errorData: (code, subject, detail = "") =>
-      (JSON.parse(raw.errorData(code, subject, detail)) as { error: ErrorData }).error,
+    errorData: (code, subject, detail = "") => (JSON.parse(raw.errorData(code, subject, detail)) as { error: ErrorData }).error,
     filterPaths: (kind, pattern, root, paths) =>
       parse<{ paths: string[] }>(raw.filterPaths(JSON.stringify({ kind, pattern, root, paths }))),
     rankBm25: (query, documents) => {

@@ -42,7 +42,6 @@ Never save secrets (passwords, API keys, tokens, private keys) or anything the u
 to keep. If an edit reports a conflict, read the file again and retry the edit.
 </memory_guidelines>`;
 
-
 /** Cuts `text` to about `maxTokens`, on a line boundary where possible, with a note. */
 function capTokens(text: string, maxTokens: number, path: string): string {
   const total = estimateTokens(text);

@@ -11,20 +11,22 @@ import type { AgentOutput, RunContext } from "../agent/types.js";
 import type { Tool } from "../tools/types.js";
 
 /** Starts a subagent run at the given depth. */
-export type SpawnSubagent = (
-  definition: SubagentDefinition | undefined,
-  task: string,
-  parent: RunContext,
-) => Promise<AgentOutput>;
+export type SpawnSubagent = (definition: SubagentDefinition | undefined, task: string, parent: RunContext) => Promise<AgentOutput>;
 
 export const GENERAL_PURPOSE = "general-purpose";
 
 export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth: number, spawn: SpawnSubagent): Middleware {
   const byName = new Map(definitions.map((d) => [d.name, d]));
-  const kinds = [`- ${GENERAL_PURPOSE}: any multi-step task, with the same tools as you`, ...definitions.map((d) => `- ${d.name}: ${d.description}`)];
+  const kinds = [
+    `- ${GENERAL_PURPOSE}: any multi-step task, with the same tools as you`,
+    ...definitions.map((d) => `- ${d.name}: ${d.description}`),
+  ];
   const schema = z.object({
     description: z.string().min(1).describe("The complete task, with every detail the subagent needs: it sees nothing else."),
-    subagent_type: z.string().default(GENERAL_PURPOSE).describe(`Which subagent: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}.`),
+    subagent_type: z
+      .string()
+      .default(GENERAL_PURPOSE)
+      .describe(`Which subagent: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}.`),
   });
   const task: Tool<z.output<typeof schema>> = {
     name: "task",
@@ -38,7 +40,10 @@ export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth:
       }
       const definition = byName.get(subagent_type);
       if (!definition && subagent_type !== GENERAL_PURPOSE) {
-        return { content: `Error: unknown subagent '${subagent_type}'. Available: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}`, isError: true };
+        return {
+          content: `Error: unknown subagent '${subagent_type}'. Available: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}`,
+          isError: true,
+        };
       }
       const out = await spawn(definition, description, parent);
       if (out.interrupt) return { content: "Error: the subagent stopped for human review, which subagents cannot ask for.", isError: true };

@@ -32,7 +32,9 @@ export function historyPath(threadId: string): string {
 function transcript(messages: Message[]): string {
   return messages
     .map((m) => {
-      const calls = m.toolCalls?.length ? `\n(tool calls: ${m.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)}`).join("; ")})` : "";
+      const calls = m.toolCalls?.length
+        ? `\n(tool calls: ${m.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)}`).join("; ")})`
+        : "";
       return `## ${m.role}${m.toolCallId ? ` (${m.toolCallId})` : ""}\n\n${m.content}${calls}\n`;
     })
     .join("\n");

@@ -105,8 +105,7 @@ export class FakeChatModel implements ChatModel {
     throwIfAborted(request.signal);
     const index = this.requests.length;
     this.requests.push(record(request));
-    const turn =
-      typeof this.#script === "function" ? await this.#script(request, index) : (this.#script as readonly FakeTurn[])[index];
+    const turn = typeof this.#script === "function" ? await this.#script(request, index) : (this.#script as readonly FakeTurn[])[index];
     if (turn === undefined) {
       const size = typeof this.#script === "function" ? "its function returned no turn" : `only ${this.#script.length} turns`;
       throw new ModelError("script_exhausted", `FakeChatModel has no turn for call ${index + 1}: ${size}`);

@@ -60,7 +60,11 @@ export interface WireSettings {
 
 /** The JSON body of one `/chat/completions` request; `tools` is left out when there are none. */
 export function toRequestBody(request: ModelRequest, settings: WireSettings, stream: boolean): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...settings.body, model: settings.model, messages: toWireMessages(request.system, request.messages) };
+  const body: Record<string, unknown> = {
+    ...settings.body,
+    model: settings.model,
+    messages: toWireMessages(request.system, request.messages),
+  };
   if (request.tools.length > 0) body.tools = toWireTools(request.tools);
   if (settings.temperature !== undefined) body.temperature = settings.temperature;
   if (settings.maxTokens !== undefined) body.max_tokens = settings.maxTokens;
@@ -152,7 +156,11 @@ export class StreamAccumulator {
     if (!isPlainObject(chunk)) throw new ModelError("bad_response", "A stream chunk is not a JSON object");
     if (chunk.error !== undefined) {
       const status = isPlainObject(chunk.error) && typeof chunk.error.code === "number" ? chunk.error.code : undefined;
-      throw new ModelError("http_error", `The server reported an error mid-stream: ${describeWireError(chunk.error)}`, status === undefined ? {} : { status });
+      throw new ModelError(
+        "http_error",
+        `The server reported an error mid-stream: ${describeWireError(chunk.error)}`,
+        status === undefined ? {} : { status },
+      );
     }
     const usage = fromWireUsage(chunk.usage);
     if (usage) this.usage = usage;

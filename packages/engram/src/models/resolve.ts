@@ -101,10 +101,7 @@ export function resolveModel(model: ChatModel | LanguageModelLike | string, opti
   if (typeof model === "string") return resolveString(model, options);
   if (isChatModel(model)) return model;
   if (isLanguageModelLike(model)) return fromLanguageModel(model);
-  throw new EngramError(
-    "unsupported",
-    "A model must be a ChatModel, an AI SDK language model or a \"provider:model\" string",
-  );
+  throw new EngramError("unsupported", 'A model must be a ChatModel, an AI SDK language model or a "provider:model" string');
 }
 
 /**
@@ -118,9 +115,7 @@ export async function loadModel(model: ChatModel | LanguageModelLike | string, o
 
 /** True for an object with a string `id` and `invoke` / `stream` methods. */
 export function isChatModel(value: unknown): value is ChatModel {
-  return (
-    isPlainObject(value) && typeof value.id === "string" && typeof value.invoke === "function" && typeof value.stream === "function"
-  );
+  return isPlainObject(value) && typeof value.id === "string" && typeof value.invoke === "function" && typeof value.stream === "function";
 }
 
 function resolveString(spec: string, options: ResolveModelOptions): ChatModel {
@@ -138,7 +133,10 @@ function resolveString(spec: string, options: ResolveModelOptions): ChatModel {
   const pkg = Object.hasOwn(MODEL_PROVIDERS, provider) ? MODEL_PROVIDERS[provider] : undefined;
   if (!pkg) {
     const known = [...Object.keys(MODEL_PROVIDERS), "openai-compatible", "ollama"].join(", ");
-    throw new ModelError("unknown_provider", `Unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(spec)} (known: ${known})`);
+    throw new ModelError(
+      "unknown_provider",
+      `Unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(spec)} (known: ${known})`,
+    );
   }
   return new ProviderModel(spec, model, pkg, options.importModule ?? defaultImport);
 }
@@ -200,7 +198,10 @@ class ProviderModel implements ChatModel {
     }
     const languageModel: unknown = factory(this.#modelId);
     if (!isLanguageModelLike(languageModel)) {
-      throw new ModelError("unknown_provider", `${packageName}'s ${exportName}(${JSON.stringify(this.#modelId)}) did not return an AI SDK language model`);
+      throw new ModelError(
+        "unknown_provider",
+        `${packageName}'s ${exportName}(${JSON.stringify(this.#modelId)}) did not return an AI SDK language model`,
+      );
     }
     return fromLanguageModel(languageModel, { id: this.id });
   }
@@ -210,6 +211,7 @@ class ProviderModel implements ChatModel {
 function isModuleNotFound(error: unknown, packageName: string): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  const notFound = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || /cannot find|failed to (load|resolve)/i.test(error.message);
+  const notFound =
+    code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || /cannot find|failed to (load|resolve)/i.test(error.message);
   return notFound && error.message.includes(packageName);
 }

@@ -111,7 +111,9 @@ export function parseSkillFile(text: string, dirName: string, path = `${dirName}
   if (compatibility.error) return { error: compatibility.error };
   if (compatibility.value !== undefined) {
     if (length(compatibility.value) > MAX_SKILL_COMPATIBILITY_LENGTH) {
-      return { error: `'compatibility' must be at most ${MAX_SKILL_COMPATIBILITY_LENGTH} characters (it has ${length(compatibility.value)})` };
+      return {
+        error: `'compatibility' must be at most ${MAX_SKILL_COMPATIBILITY_LENGTH} characters (it has ${length(compatibility.value)})`,
+      };
     }
     skill.compatibility = compatibility.value;
   }

@@ -56,7 +56,8 @@ export function formatGrep(pattern: string, r: GrepResult): string {
     for (const [f, n] of Object.entries(r.counts)) lines.push(`${f}: ${n}`);
   }
   if (lines.length === 0) return `No matches found for pattern '${pattern}'`;
-  if (r.truncated) lines.push("", "Note: the search stopped at the maximum count; there are more matches. Narrow the search or raise max_count.");
+  if (r.truncated)
+    lines.push("", "Note: the search stopped at the maximum count; there are more matches. Narrow the search or raise max_count.");
   return lines.join("\n");
 }
 

@@ -17,7 +17,7 @@
  * @module
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { type FileHandle, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { EngramError } from "../../errors.js";
@@ -141,7 +141,7 @@ export class FileMemoryStorage implements MemoryStorage {
   /** The file's revision and parsed content, from the cache when inode, size and mtime match;
    * `undefined` when it does not exist. */
   async #read(file: string): Promise<CachedDoc | undefined> {
-    let fh;
+    let fh: FileHandle;
     try {
       fh = await open(file, "r");
     } catch (e) {

@@ -104,8 +104,14 @@ export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions)
     summaryLeft -= used;
     left -= used;
   };
-  group("User context:", USER_SECTIONS.map((k) => [k, memory.user[k].summary]));
-  group("History:", HISTORY_SECTIONS.map((k) => [k, memory.history[k].summary]));
+  group(
+    "User context:",
+    USER_SECTIONS.map((k) => [k, memory.user[k].summary]),
+  );
+  group(
+    "History:",
+    HISTORY_SECTIONS.map((k) => [k, memory.history[k].summary]),
+  );
 
   // The other facts by score, every one that still fits.
   const facts: string[] = [];
@@ -146,7 +152,10 @@ function fitLine(prefix: string, text: string, budget: number): string | undefin
 export function scoreFacts(facts: readonly Fact[], recall: RecallMode, query: string, core?: Core): number[] {
   const confidence = facts.map((f) => f.confidence);
   if (recall !== "relevance" || !core || query.trim() === "" || facts.length === 0) return confidence;
-  const bm25 = core.rankBm25(query, facts.map((f) => f.content));
+  const bm25 = core.rankBm25(
+    query,
+    facts.map((f) => f.content),
+  );
   const best = Math.max(0, ...bm25);
   return best > 0 ? confidence.map((c, i) => c + (bm25[i] ?? 0) / best) : confidence;
 }

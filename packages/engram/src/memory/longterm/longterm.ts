@@ -94,7 +94,9 @@ export type FactErrorCode =
 export type FactResult = { fact: Fact; error?: undefined } | { error: { code: FactErrorCode; message: string }; fact?: Fact };
 
 /** Outcome of {@link LongTermMemory.deleteFact}. */
-export type DeleteFactResult = { deleted: boolean; error?: undefined } | { error: { code: "conflict"; message: string }; deleted?: undefined };
+export type DeleteFactResult =
+  | { deleted: boolean; error?: undefined }
+  | { error: { code: "conflict"; message: string }; deleted?: undefined };
 
 /** Defaults of {@link LongTermMemoryOptions}. */
 export const LONG_TERM_MEMORY_DEFAULTS = {
@@ -163,7 +165,9 @@ export class LongTermMemory {
         },
       }),
       onError: (error, job) =>
-        this.#warn(`update of user ${JSON.stringify(job.userId)} (thread ${JSON.stringify(job.threadId)}) failed: ${error instanceof Error ? error.message : String(error)}`),
+        this.#warn(
+          `update of user ${JSON.stringify(job.userId)} (thread ${JSON.stringify(job.threadId)}) failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
     });
   }
 
@@ -279,13 +283,16 @@ export class LongTermMemory {
     if (duplicate) return { error: { code: "duplicate", message: "an equal fact exists" }, fact: duplicate };
     if (!created) return invalid("the fact is empty after removing secrets, or it is about an uploaded file");
     const kept = r.memory.facts.find((f) => f.id === created?.id);
-    return kept ? { fact: kept } : { error: { code: "over_capacity", message: `maxFacts (${this.#o.maxFacts}) facts of higher confidence exist` } };
+    return kept
+      ? { fact: kept }
+      : { error: { code: "over_capacity", message: `maxFacts (${this.#o.maxFacts}) facts of higher confidence exist` } };
   }
 
   /** Changes a fact's text, category, confidence or correction note. */
   async editFact(userId: string, agentName: string | undefined, id: string, patch: FactPatch): Promise<FactResult> {
     if (patch.confidence !== undefined && !isConfidence(patch.confidence)) return invalid("confidence must be between 0 and 1");
-    if (patch.category !== undefined && (typeof patch.category !== "string" || patch.category.trim() === "")) return invalid("category must be a non-empty string");
+    if (patch.category !== undefined && (typeof patch.category !== "string" || patch.category.trim() === ""))
+      return invalid("category must be a non-empty string");
     let found = false;
     let duplicate: Fact | undefined;
     const r = await this.#change(userId, agentName, (memory) => {
@@ -309,7 +316,9 @@ export class LongTermMemory {
     if (!found) return { error: { code: "fact_not_found", message: `no fact ${JSON.stringify(id)}` } };
     if (duplicate) return { error: { code: "duplicate", message: "an equal fact exists" }, fact: duplicate };
     const kept = r.memory.facts.find((f) => f.id === id);
-    return kept ? { fact: kept } : invalid("the edited fact is empty after removing secrets, duplicates another, or no longer fits maxFacts");
+    return kept
+      ? { fact: kept }
+      : invalid("the edited fact is empty after removing secrets, duplicates another, or no longer fits maxFacts");
   }
 
   /** Deletes a fact: `{ deleted: false }` when there was none with that id. */
@@ -348,7 +357,8 @@ export class LongTermMemory {
     const identity: MemoryIdentity = { threadId: job.threadId, userId: job.userId };
     if (job.agentName !== undefined) identity.agentName = job.agentName;
     if (outcome.status === "rejected") this.#warn(`extraction for thread ${JSON.stringify(job.threadId)} ignored: ${outcome.reason}`);
-    if (outcome.status === "conflict") this.#warn(`extraction for thread ${JSON.stringify(job.threadId)} dropped after ${outcome.attempts} conflicting saves`);
+    if (outcome.status === "conflict")
+      this.#warn(`extraction for thread ${JSON.stringify(job.threadId)} dropped after ${outcome.attempts} conflicting saves`);
     this.#onUpdate?.(outcome, identity);
   }
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { FACT_CATEGORIES, type FactCategory, HISTORY_SECTIONS, USER_SECTIONS } from "./schema.js";
+import { FACT_CATEGORIES, type FactCategory, type HISTORY_SECTIONS, type USER_SECTIONS } from "./schema.js";
 
 /** A summary the model proposes. */
 export interface SectionUpdate {
@@ -36,7 +36,16 @@ const UPDATE_KEYS = ["user", "history", "newFacts", "factsToRemove"] as const;
 const MAX_CANDIDATES = 200;
 
 const bool = z.union([z.boolean(), z.enum(["true", "false"]).transform((s) => s === "true")]);
-const number = z.union([z.number(), z.string().trim().regex(/^-?\d+(?:\.\d+)?$/).transform(Number)]).pipe(z.number().finite());
+const number = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .trim()
+      .regex(/^-?\d+(?:\.\d+)?$/)
+      .transform(Number),
+  ])
+  .pipe(z.number().finite());
 const optionalText = z
   .string()
   .nullish()

@@ -67,9 +67,9 @@ Never record:
 Return only the JSON object: no prose, no code fences.`;
 
 const CORRECTION_HINT =
-  "Note: the user corrected the assistant in this conversation. Record the correct approach as a \"correction\" fact with confidence >= 0.95, and the mistaken one in \"sourceError\".";
+  'Note: the user corrected the assistant in this conversation. Record the correct approach as a "correction" fact with confidence >= 0.95, and the mistaken one in "sourceError".';
 const REINFORCEMENT_HINT =
-  "Note: the user explicitly approved of what the assistant did. Record what worked as a \"preference\" or \"behavior\" fact with confidence >= 0.9.";
+  'Note: the user explicitly approved of what the assistant did. Record what worked as a "preference" or "behavior" fact with confidence >= 0.9.';
 
 const ROLE_LABEL: Record<Message["role"], string> = { user: "User", assistant: "Assistant", tool: "Tool" };
 

@@ -22,7 +22,11 @@ const UPLOAD_PATH = /\/mnt\/user-data\/uploads|<\/?uploaded_files/i;
 /** True when a sentence talks about files uploaded or attached in a conversation: those are
  * per-session and must not become long-term memory (the agent would look for them later). */
 export function mentionsUpload(sentence: string): boolean {
-  return UPLOAD_PATH.test(sentence) || (EN_UPLOAD.test(sentence) && EN_FILE.test(sentence)) || (ZH_UPLOAD.test(sentence) && ZH_FILE.test(sentence));
+  return (
+    UPLOAD_PATH.test(sentence) ||
+    (EN_UPLOAD.test(sentence) && EN_FILE.test(sentence)) ||
+    (ZH_UPLOAD.test(sentence) && ZH_FILE.test(sentence))
+  );
 }
 
 /** `text` without the sentences that {@link mentionsUpload}. Sentences end at `.`, `!` or `?`

@@ -102,11 +102,7 @@ export interface AppliedUpdate {
  * replaced; `factsToRemove` are deleted; new facts at or above the threshold, not duplicates of
  * a kept fact (trimmed, case-folded), become facts with a fresh id; then {@link sanitizeMemory}.
  */
-export function applyUpdate(
-  memory: MemoryData,
-  update: MemoryUpdate,
-  options: SaveRules & { source: string; now: number },
-): AppliedUpdate {
+export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: SaveRules & { source: string; now: number }): AppliedUpdate {
   const next = copyMemory(memory);
   const at = nowIso(options.now);
   const summaries: string[] = [];
@@ -148,7 +144,12 @@ export function applyUpdate(
 
 /** A new fact from a proposal, or `undefined` when it is empty after cleaning, about an upload,
  * or a duplicate of one of `existing`. */
-export function makeFact(proposal: Omit<NewFact, "category"> & { category: string }, existing: readonly Fact[], source: string, at: string): Fact | undefined {
+export function makeFact(
+  proposal: Omit<NewFact, "category"> & { category: string },
+  existing: readonly Fact[],
+  source: string,
+  at: string,
+): Fact | undefined {
   const content = cleanText(proposal.content, false);
   if (content === "") return undefined;
   const key = factKey(content);
