@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# Every test: Rust unit/property tests, the core suite on both cores, workerd and Chromium, the
-# benchmark harness on a tiny corpus, and a warning-free typedoc build.
+# Every test: the hygiene gates first (fast, so a red run says why in seconds), then Rust
+# unit/property tests, the TypeScript suites on both cores, workerd and Chromium, the benchmark
+# harness on a tiny corpus, and a warning-free typedoc build.
 # Run through `npm test`, which first runs scripts/setup.sh --test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .tmp
+bin=node_modules/.bin
+
+echo "== gates: cargo fmt, clippy, biome, tsc (sources and tests), import cycles, duplicates"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+"$bin/biome" ci --colors=off .
+"$bin/tsc" -p tsconfig.check.json
+"$bin/madge" --circular --extensions ts --ts-config tsconfig.check.json packages/engram/src
+bash scripts/duplicates.sh
 
 echo "== cargo test"
 cargo test --workspace --exclude engram-node --exclude engram-wasm --quiet
 
 echo "== vitest (native, wasm, edge)"
-node_modules/.bin/vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json
+"$bin/vitest" run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json
 
 echo "== benchmark harness (tiny corpus: proves it runs and verifies; times mean nothing here)"
-node_modules/.bin/tsx benches/src/run.ts --size tiny --out .tmp/bench --no-docs
+"$bin/tsx" benches/src/run.ts --size tiny --out .tmp/bench --no-docs
 
 echo "== typedoc"
-node_modules/.bin/typedoc --options docs/typedoc.json --treatWarningsAsErrors --logLevel Warn
+"$bin/typedoc" --options docs/typedoc.json --treatWarningsAsErrors --logLevel Warn
 
 node -e '
   const r = JSON.parse(require("fs").readFileSync(".tmp/vitest.json", "utf8"));

@@ -146,6 +146,14 @@ function coldStart(kind: "native" | "wasm"): Timing {
   return { medianMs: runs[2] as number, minMs: runs[0] as number, maxMs: runs[4] as number, samples: 5, callsPerSample: 1 };
 }
 
+/** Times one of our calls after checking once that it does the job (a falsy result fails the row). */
+async function verifiedOutcome(core: Core, call: () => Promise<unknown>, failNote: string, quick: boolean): Promise<Outcome> {
+  const label = `engram (${core.kind})`;
+  if (!(await call())) return { label, ok: false, note: failNote };
+  const opts = quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 };
+  return { label, ok: true, timing: await measure(call, opts) };
+}
+
 function pathWorkload(core: Core): () => number {
   const inputs = Array.from({ length: 1000 }, (_, i) =>
     i % 4 === 0
@@ -234,19 +242,7 @@ async function main() {
       const outcomes: WorkloadResult["outcomes"] = {};
       for (const core of [native, wasm]) {
         const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
-        const call = await memoryRefresh(core, bytes, changed);
-        outcomes[role] = (await call())
-          ? {
-              label: `engram (${core.kind})`,
-              ok: true,
-              timing: await measure(
-                call,
-                quick
-                  ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 }
-                  : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 },
-              ),
-            }
-          : { label: `engram (${core.kind})`, ok: false, note: "memory missing from the prompt" };
+        outcomes[role] = await verifiedOutcome(core, await memoryRefresh(core, bytes, changed), "memory missing from the prompt", quick);
       }
       results.push({
         id,
@@ -263,17 +259,7 @@ async function main() {
     const outcomes: WorkloadResult["outcomes"] = {};
     for (const core of [native, wasm]) {
       const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
-      const call = await injection(core, recall);
-      outcomes[role] = (await call())
-        ? {
-            label: `engram (${core.kind})`,
-            ok: true,
-            timing: await measure(
-              call,
-              quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 },
-            ),
-          }
-        : { label: `engram (${core.kind})`, ok: false, note: "the injected block misses the expected facts" };
+      outcomes[role] = await verifiedOutcome(core, await injection(core, recall), "the injected block misses the expected facts", quick);
     }
     results.push({
       id,

@@ -120,21 +120,21 @@ export class CompositeBackend implements Backend {
     return { entries: [...merged.values()].sort(byPath) };
   }
 
-  async read(path: string, options?: ReadOptions) {
+  async read(path: string, options?: ReadOptions): ReturnType<Backend["read"]> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const r = await t.backend.read(t.inner, options);
     return r.error ? { error: this.#outerError(r.error, t) } : r;
   }
 
-  async readBytes(path: string) {
+  async readBytes(path: string): ReturnType<Backend["readBytes"]> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const r = await t.backend.readBytes(t.inner);
     return r.error ? { error: this.#outerError(r.error, t) } : r;
   }
 
-  async write(path: string, content: string | Uint8Array, options?: BackendWriteOptions) {
+  async write(path: string, content: string | Uint8Array, options?: BackendWriteOptions): ReturnType<Backend["write"]> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const r = await t.backend.write(t.inner, content, options);
@@ -148,14 +148,14 @@ export class CompositeBackend implements Backend {
     return r.error ? { error: this.#outerError(r.error, t) } : { ...r, path: t.outer };
   }
 
-  async edit(path: string, oldString: string, newString: string, options?: BackendEditOptions) {
+  async edit(path: string, oldString: string, newString: string, options?: BackendEditOptions): ReturnType<Backend["edit"]> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const r = await t.backend.edit(t.inner, oldString, newString, options);
     return r.error ? { error: this.#outerError(r.error, t) } : { ...r, path: t.outer };
   }
 
-  async stat(path: string) {
+  async stat(path: string): ReturnType<Backend["stat"]> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const r = await t.backend.stat(t.inner);
@@ -166,7 +166,7 @@ export class CompositeBackend implements Backend {
     return { error: this.#outerError(r.error, t) };
   }
 
-  async delete(path: string) {
+  async delete(path: string): ReturnType<Backend["delete"]> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     if (t.mount) {

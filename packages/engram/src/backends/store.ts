@@ -5,7 +5,8 @@
  * @module
  */
 import type { Core, CoreFileTable, ErrorCode, FileInfo, ReadOptions, Result } from "../core/types.js";
-import type { Namespace, Store, StoreItem } from "../stores/types.js";
+import { EngramError } from "../errors.js";
+import type { Namespace, PutResult, Store, StoreItem } from "../stores/types.js";
 import { validateNamespace } from "../stores/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
@@ -224,7 +225,12 @@ export class StoreBackend implements Backend {
     return data ? { data } : this.#notAFile(p.path);
   }
 
+  /** Writes a file. Rejects with an `invalid_argument` {@link EngramError} when `content` is
+   * neither a string nor a `Uint8Array` (a caller's bug: nothing is written). */
   async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
+    if (typeof content !== "string" && !(content instanceof Uint8Array)) {
+      throw new EngramError("invalid_argument", `write: content must be a string or a Uint8Array, got ${content === null ? "null" : typeof content}`);
+    }
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
     if (p.path === "/" || (await this.#isDir(p.path))) return this.#fail("is_directory", p.path);
@@ -233,11 +239,18 @@ export class StoreBackend implements Backend {
     }
     const bytes = typeof content === "string" ? encoder.encode(content) : content;
     const ifRevision = options.ifVersion === undefined ? undefined : options.ifVersion === "0" ? null : options.ifVersion;
-    const put = await this.#options.store.put(this.#namespace, p.path, encode(bytes, Date.now()), { ifRevision });
+    let put: PutResult;
+    try {
+      put = await this.#options.store.put(this.#namespace, p.path, encode(bytes, Date.now()), { ifRevision });
+    } catch (e) {
+      // A path the store cannot hold as a key (too long) is a path error, reported as data.
+      if (e instanceof EngramError && e.code === "invalid_argument") return this.#fail("invalid_path", p.path, e.message);
+      throw e;
+    }
     return put.ok ? { path: p.path, version: put.revision } : this.#fail("conflict", p.path);
   }
 
-  async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
+  async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}): ReturnType<Backend["edit"]> {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
     const mirror = await this.#sync(p.path);
