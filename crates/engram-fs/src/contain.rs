@@ -1,19 +1,45 @@
-//! Virtual path → host path, with containment checked on the real path.
+//! Virtual path → an open directory handle plus a final name, resolved from the root's handle one
+//! component at a time.
 //!
-//! The parent chain of a target is checked by canonicalising its deepest existing ancestor
-//! (symlinked directories included); the final component is only ever inspected with `lstat`,
-//! never followed. The operations then open files with `O_NOFOLLOW`.
+//! Every step is an `openat(dir, name, O_DIRECTORY | O_NOFOLLOW)` on the handle obtained by the
+//! previous step, so a concurrent rename or symlink swap can change *which* directory inside the
+//! root a path lands in, but never lead it outside: the kernel never follows a link for us. A
+//! symbolic link met in the parent chain is read (`readlinkat`) and its target resolved by the
+//! same walk, on the same stack of handles (`..` pops our own stack, an absolute target must name
+//! a place under the root), so a link is only ever followed after we vetted it. The final
+//! component is only inspected with `fstatat(AT_SYMLINK_NOFOLLOW)` and opened with `O_NOFOLLOW`.
 
 use crate::error::{escape, io_error, is_directory, link_refused, not_found, not_regular};
-use engram_core::path;
-use engram_core::CoreResult;
-use std::fs::{self, File, Metadata};
-use std::path::{Path, PathBuf};
+use engram_core::{path, CoreError, CoreResult, ErrorCode};
+use rustix::fs::{mkdirat, openat, readlinkat, statat, AtFlags, FileType, Mode, OFlags, Stat};
+use rustix::io::Errno;
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Component, Path, PathBuf};
 
-/// The canonical root every host path must stay under.
+/// Longest virtual path accepted, in bytes (longer input is `invalid_path` before any I/O).
+pub const MAX_PATH_BYTES: usize = 2048;
+/// Most components a virtual path may have.
+pub const MAX_PATH_DEPTH: usize = 128;
+/// Most symbolic links one resolution follows before judging it a loop (`path_escape`).
+const MAX_LINK_HOPS: usize = 40;
+/// Retries when a concurrent change keeps undoing a step (a directory created then removed).
+const MAX_RETRIES: usize = 64;
+
+/// Flags of every directory step: never follow a final link, never inherit into children.
+pub(crate) const DIR_FLAGS: OFlags =
+    OFlags::RDONLY.union(OFlags::DIRECTORY).union(OFlags::NOFOLLOW).union(OFlags::CLOEXEC);
+/// Flags of every file open for reading: no link following, no blocking on a FIFO.
+pub(crate) const READ_FLAGS: OFlags =
+    OFlags::RDONLY.union(OFlags::NOFOLLOW).union(OFlags::NONBLOCK).union(OFlags::CLOEXEC);
+
+/// The root's handle and canonical path (the path is only used to judge absolute link targets).
 #[derive(Debug)]
 pub(crate) struct Jail {
     root: PathBuf,
+    fd: OwnedFd,
 }
 
 /// What the final component of a path is, seen without following it.
@@ -27,75 +53,142 @@ pub(crate) enum Kind {
     Other,
 }
 
-/// A normalised virtual path whose parent chain has passed the containment check.
-#[derive(Debug)]
-pub(crate) struct Target {
-    pub vpath: String,
-    pub host: PathBuf,
-    pub kind: Kind,
-    /// `lstat` of the final component, when it exists.
-    pub meta: Option<Metadata>,
-}
-
-pub(crate) fn kind_of(m: &Metadata) -> Kind {
-    let t = m.file_type();
-    if t.is_symlink() {
-        Kind::Symlink
-    } else if t.is_dir() {
-        Kind::Dir
-    } else if t.is_file() {
-        Kind::File
-    } else {
-        Kind::Other
+pub(crate) fn kind_of(st: &Stat) -> Kind {
+    match FileType::from_raw_mode(st.st_mode as _) {
+        FileType::Symlink => Kind::Symlink,
+        FileType::Directory => Kind::Dir,
+        FileType::RegularFile => Kind::File,
+        _ => Kind::Other,
     }
 }
 
+/// A resolved virtual path: the directory handle holding its final component, and that name.
+#[derive(Debug)]
+pub(crate) struct Target {
+    pub vpath: String,
+    /// The directory holding the final component (the root itself for `/`); `None` when the
+    /// parent chain does not exist (then `kind` is `Missing`).
+    pub dir: Option<OwnedFd>,
+    /// The final component; `.` for the root.
+    pub name: OsString,
+    pub kind: Kind,
+    /// `lstat` of the final component, when it exists.
+    pub stat: Option<Stat>,
+    /// Whether a symbolic link in the parent chain was followed.
+    pub via_link: bool,
+}
+
+impl Target {
+    pub fn is_root(&self) -> bool {
+        self.vpath == "/"
+    }
+
+    /// The parent handle; only absent for a missing chain, which callers have ruled out.
+    pub fn dir(&self) -> CoreResult<BorrowedFd<'_>> {
+        self.dir.as_ref().map(AsFd::as_fd).ok_or_else(|| not_found(&self.vpath))
+    }
+}
+
+/// Where a walk down a chain of directories ended.
+pub(crate) enum Descent {
+    Dir {
+        fd: OwnedFd,
+        via_link: bool,
+    },
+    Missing,
+    /// A non-directory stands in the chain: its virtual path, and how many components were left.
+    NotDir {
+        shown: String,
+        left: usize,
+    },
+}
+
+/// Maps a rustix error on `subject` to a [`CoreError`].
+pub(crate) fn sys(e: Errno, subject: &str) -> CoreError {
+    io_error(&std::io::Error::from(e), subject)
+}
+
+/// Checks the size and depth bounds of raw input before it is parsed.
+pub(crate) fn check_bounds(input: &str) -> CoreResult<()> {
+    if input.len() > MAX_PATH_BYTES {
+        return Err(CoreError::new(
+            ErrorCode::InvalidPath,
+            "path",
+            format_args!("{} bytes; the limit is {MAX_PATH_BYTES}", input.len()),
+        ));
+    }
+    let depth = input.split('/').filter(|s| !s.is_empty() && *s != ".").count();
+    if depth > MAX_PATH_DEPTH {
+        return Err(CoreError::new(
+            ErrorCode::InvalidPath,
+            "path",
+            format_args!("{depth} components; the limit is {MAX_PATH_DEPTH}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Normalises agent input after checking its bounds.
+pub(crate) fn normalize(input: &str) -> CoreResult<String> {
+    check_bounds(input)?;
+    path::normalize(input)
+}
+
 impl Jail {
-    /// `root` must already be canonical.
-    pub fn new(root: PathBuf) -> Jail {
-        Jail { root }
+    /// Opens the root directory; `root` must already be canonical.
+    pub fn open(root: PathBuf, shown: &str) -> CoreResult<Jail> {
+        let fd = rustix::fs::open(&root, DIR_FLAGS, Mode::empty()).map_err(|e| match e {
+            Errno::NOTDIR => CoreError::new(ErrorCode::InvalidPath, shown, "the root is not a directory"),
+            e => sys(e, shown),
+        })?;
+        Ok(Jail { root, fd })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    /// Whether a canonical host path lies at or under the root (component-wise).
-    pub fn contains(&self, real: &Path) -> bool {
-        real.starts_with(&self.root)
+    /// A fresh handle on the root (its own open file description: locks are per description).
+    pub fn root_fd(&self, subject: &str) -> CoreResult<OwnedFd> {
+        openat(&self.fd, ".", DIR_FLAGS, Mode::empty()).map_err(|e| sys(e, subject))
     }
 
-    /// The host path of a normalised virtual path (lexical; no check).
-    pub fn host(&self, vpath: &str) -> PathBuf {
-        match vpath.strip_prefix('/') {
-            Some("") | None => self.root.clone(),
-            Some(rel) => self.root.join(rel),
-        }
-    }
-
-    /// The virtual path of a host path under the root, if it is one a caller could name: UTF-8
-    /// and already in normal form (a file called `a\b` or `~x` has no virtual path).
-    pub fn vpath_of(&self, host: &Path) -> Option<String> {
-        let rel = host.strip_prefix(&self.root).ok()?.to_str()?;
-        let v = format!("/{rel}");
-        (path::normalize(&v).ok()? == v).then_some(v)
-    }
-
-    /// Normalises `input`, checks its parent chain and inspects (without following) its final
-    /// component.
+    /// Normalises `input` and resolves its parent chain without creating anything; the final
+    /// component is inspected, never followed. A final symbolic link is refused (see
+    /// [`Jail::link_error`]).
     pub fn resolve(&self, input: &str) -> CoreResult<Target> {
-        let vpath = path::normalize(input)?;
-        let host = self.host(&vpath);
-        if vpath != "/" {
-            self.check_parents(&vpath, &host)?;
+        let vpath = normalize(input)?;
+        self.resolve_normal(vpath)
+    }
+
+    pub fn resolve_normal(&self, vpath: String) -> CoreResult<Target> {
+        if vpath == "/" {
+            let fd = self.root_fd(&vpath)?;
+            let stat = rustix::fs::fstat(&fd).map_err(|e| sys(e, &vpath))?;
+            return Ok(Target {
+                vpath,
+                dir: Some(fd),
+                name: ".".into(),
+                kind: Kind::Dir,
+                stat: Some(stat),
+                via_link: false,
+            });
         }
-        let meta = match fs::symlink_metadata(&host) {
-            Ok(m) => Some(m),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::ENOTDIR)) => None,
-            Err(e) => return Err(io_error(&e, &vpath)),
+        let (parents, name) = split(&vpath);
+        let name = OsString::from(name);
+        let (dir, via_link) = match self.descend(&parents, false, &vpath)? {
+            Descent::Dir { fd, via_link } => (fd, via_link),
+            Descent::Missing | Descent::NotDir { .. } => {
+                return Ok(Target { vpath, dir: None, name, kind: Kind::Missing, stat: None, via_link: false })
+            }
         };
-        let kind = meta.as_ref().map_or(Kind::Missing, kind_of);
-        let target = Target { vpath, host, kind, meta };
+        let stat = match statat(&dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => Some(st),
+            Err(Errno::NOENT) => None,
+            Err(e) => return Err(sys(e, &vpath)),
+        };
+        let kind = stat.as_ref().map_or(Kind::Missing, kind_of);
+        let target = Target { vpath, dir: Some(dir), name, kind, stat, via_link };
         if kind == Kind::Symlink {
             // One rule for every operation: a link named directly is never used, whether to
             // read through, write over, list, stat or delete it.
@@ -104,36 +197,150 @@ impl Jail {
         Ok(target)
     }
 
-    /// The deepest existing ancestor of `host` must canonicalise to a path under the root.
-    fn check_parents(&self, vpath: &str, host: &Path) -> CoreResult<()> {
-        let mut dir = host.parent().unwrap_or(&self.root);
-        loop {
-            match fs::canonicalize(dir) {
-                Ok(real) => return if self.contains(&real) { Ok(()) } else { Err(escape(vpath)) },
-                Err(e) => match e.raw_os_error() {
-                    // `dir` exists but does not resolve: a dangling link (or one into a missing
-                    // place). Its target is unknowable, so it is not contained.
-                    Some(libc::ENOENT) if fs::symlink_metadata(dir).is_ok() => return Err(escape(vpath)),
-                    // Missing, or a file in the chain: look further up. The operation itself
-                    // then reports `file_not_found` / `invalid_path`.
-                    Some(libc::ENOENT) | Some(libc::ENOTDIR) => {}
-                    Some(libc::ELOOP) => return Err(escape(vpath)),
-                    _ => return Err(io_error(&e, vpath)),
-                },
+    /// The directory that will hold `vpath`, created (`mkdir -p`, one `mkdirat` per missing level)
+    /// when missing. `invalid_path` when a non-directory stands in the chain.
+    pub fn parent_for_create(&self, vpath: &str) -> CoreResult<(OwnedFd, OsString)> {
+        let (parents, name) = split(vpath);
+        match self.descend(&parents, true, vpath)? {
+            Descent::Dir { fd, .. } => Ok((fd, OsString::from(name))),
+            Descent::NotDir { shown, .. } => {
+                Err(CoreError::new(ErrorCode::InvalidPath, vpath, format_args!("'{shown}' is a file")))
             }
-            if dir == self.root {
-                // The root itself vanished.
-                return Err(not_found(vpath));
-            }
-            dir = dir.parent().unwrap_or(&self.root);
+            Descent::Missing => Err(not_found(vpath)),
         }
     }
 
+    /// Walks `comps` from the root, each step an `openat(O_DIRECTORY | O_NOFOLLOW)` on the
+    /// previous handle. Links met on the way are read and resolved on the same stack; a link
+    /// whose target is missing (dangling), climbs above the root, names an absolute place
+    /// outside it, or loops is `path_escape`.
+    pub fn descend<S: AsRef<OsStr>>(&self, comps: &[S], create: bool, subject: &str) -> CoreResult<Descent> {
+        let mut fds: Vec<OwnedFd> = vec![self.root_fd(subject)?];
+        let mut names: Vec<OsString> = Vec::new();
+        // (component, came from a link target)
+        let mut pending: VecDeque<(OsString, bool)> =
+            comps.iter().map(|c| (c.as_ref().to_os_string(), false)).collect();
+        let (mut hops, mut retries, mut via_link) = (0usize, 0usize, false);
+        let busy = |retries: &mut usize| {
+            *retries += 1;
+            if *retries > MAX_RETRIES {
+                Err(CoreError::new(ErrorCode::Conflict, subject, "the directory kept changing"))
+            } else {
+                Ok(())
+            }
+        };
+        while let Some((name, from_link)) = pending.pop_front() {
+            let bytes = name.as_bytes();
+            if bytes.is_empty() || bytes == b"." {
+                continue;
+            }
+            if bytes == b".." {
+                if fds.len() == 1 {
+                    return Err(escape(subject));
+                }
+                fds.pop();
+                names.pop();
+                continue;
+            }
+            let top = fds.last().expect("the root is never popped");
+            match openat(top, name.as_os_str(), DIR_FLAGS, Mode::empty()) {
+                Ok(fd) => {
+                    fds.push(fd);
+                    names.push(name);
+                }
+                Err(Errno::NOENT) => {
+                    if from_link {
+                        return Err(escape(subject));
+                    }
+                    if !create {
+                        return Ok(Descent::Missing);
+                    }
+                    match mkdirat(top, name.as_os_str(), Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(e) => return Err(sys(e, subject)),
+                    }
+                    busy(&mut retries)?;
+                    pending.push_front((name, from_link));
+                }
+                Err(Errno::LOOP) | Err(Errno::NOTDIR) => {
+                    let st = match statat(top, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                        Ok(st) => st,
+                        Err(Errno::NOENT) => {
+                            busy(&mut retries)?;
+                            pending.push_front((name, from_link));
+                            continue;
+                        }
+                        Err(e) => return Err(sys(e, subject)),
+                    };
+                    match kind_of(&st) {
+                        Kind::Symlink => {
+                            hops += 1;
+                            if hops > MAX_LINK_HOPS {
+                                return Err(escape(subject));
+                            }
+                            via_link = true;
+                            let target = match readlinkat(top, name.as_os_str(), Vec::new()) {
+                                Ok(t) => OsString::from_vec(t.into_bytes()),
+                                Err(Errno::NOENT) | Err(Errno::INVAL) => {
+                                    busy(&mut retries)?;
+                                    pending.push_front((name, from_link));
+                                    continue;
+                                }
+                                Err(e) => return Err(sys(e, subject)),
+                            };
+                            let target = PathBuf::from(target);
+                            let rel: &Path = if target.is_absolute() {
+                                match target.strip_prefix(&self.root) {
+                                    Ok(rel) => {
+                                        fds.truncate(1);
+                                        names.clear();
+                                        rel
+                                    }
+                                    Err(_) => return Err(escape(subject)),
+                                }
+                            } else {
+                                &target
+                            };
+                            for c in rel.components().rev() {
+                                match c {
+                                    Component::Normal(s) => pending.push_front((s.to_os_string(), true)),
+                                    Component::ParentDir => pending.push_front(("..".into(), true)),
+                                    _ => {}
+                                }
+                            }
+                        }
+                        // Swapped back to a directory meanwhile: try again.
+                        Kind::Dir => {
+                            busy(&mut retries)?;
+                            pending.push_front((name, from_link));
+                        }
+                        _ => {
+                            let mut shown = String::new();
+                            for n in names.iter().chain(std::iter::once(&name)) {
+                                shown.push('/');
+                                shown.push_str(&n.to_string_lossy());
+                            }
+                            return Ok(Descent::NotDir { shown, left: pending.len() });
+                        }
+                    }
+                }
+                Err(e) => return Err(sys(e, subject)),
+            }
+        }
+        Ok(Descent::Dir { fd: fds.pop().expect("the root is never popped"), via_link })
+    }
+
     /// The error for naming a symbolic link where its target would be used: `path_escape` when
-    /// it leads outside the root or does not resolve, `permission_denied` when it stays inside.
-    pub fn link_error(&self, t: &Target) -> engram_core::CoreError {
-        match fs::canonicalize(&t.host) {
-            Ok(real) if self.contains(&real) => link_refused(&t.vpath),
+    /// it leads outside the root, nowhere, or round in a loop; `permission_denied` when it
+    /// resolves to something inside.
+    pub fn link_error(&self, t: &Target) -> CoreError {
+        let (parents, name) = split(&t.vpath);
+        let mut comps: Vec<OsString> = parents.iter().map(OsString::from).collect();
+        comps.push(name.into());
+        match self.descend(&comps, false, &t.vpath) {
+            // The whole chain (the link's target included) resolved: a directory, or a
+            // non-directory as the very last component.
+            Ok(Descent::Dir { .. }) | Ok(Descent::NotDir { left: 0, .. }) => link_refused(&t.vpath),
             _ => escape(&t.vpath),
         }
     }
@@ -148,53 +355,34 @@ impl Jail {
             Kind::Other => Err(not_regular(&t.vpath)),
         }
     }
+}
 
-    /// Whether the host path reaches its target without passing through any symbolic link
-    /// (walks start from the root and never follow links, so only such paths are reachable).
-    pub fn is_link_free(&self, host: &Path) -> bool {
-        fs::canonicalize(host).is_ok_and(|real| real == host)
-    }
+/// `/a/b/c` → (`["a", "b"]`, `"c"`); the path must be normalised and not `/`.
+pub(crate) fn split(vpath: &str) -> (Vec<&str>, &str) {
+    let rel = vpath.trim_start_matches('/');
+    let mut parts: Vec<&str> = rel.split('/').collect();
+    let name = parts.pop().unwrap_or("");
+    (parts, name)
+}
 
-    /// Defence in depth against a parent directory swapped for a symlink between the check and
-    /// the open: the kernel's view of an open file's path must still lie under the root. Where
-    /// `/proc` is unavailable the check is skipped.
-    pub fn verify_open(&self, file: &File, vpath: &str) -> CoreResult<()> {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            if let Ok(real) = fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-                if !self.contains(&real) {
-                    return Err(escape(vpath));
-                }
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (file, vpath);
-        Ok(())
-    }
+/// Whether `name` is a segment a caller could name (UTF-8, and already in normal form).
+pub(crate) fn virtual_name(dir_vpath: &str, name: &OsStr) -> Option<String> {
+    let name = name.to_str()?;
+    let child = path::join(dir_vpath, name);
+    (path::normalize(&child).ok()? == child).then_some(child)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engram_core::ErrorCode;
+    use std::fs;
     use std::os::unix::fs::symlink;
 
     fn jail() -> (tempfile::TempDir, Jail) {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
-        (dir, Jail::new(root))
-    }
-
-    #[test]
-    fn host_and_vpath_round_trip() {
-        let (_d, j) = jail();
-        assert_eq!(j.host("/"), j.root());
-        assert_eq!(j.host("/a/b"), j.root().join("a/b"));
-        assert_eq!(j.vpath_of(&j.root().join("a/b")).as_deref(), Some("/a/b"));
-        assert_eq!(j.vpath_of(&j.root().join("a\\b")), None);
-        assert_eq!(j.vpath_of(&j.root().join("~x")), None);
-        assert_eq!(j.vpath_of(Path::new("/elsewhere")), None);
+        let j = Jail::open(root, "root").unwrap();
+        (dir, j)
     }
 
     #[test]
@@ -208,21 +396,34 @@ mod tests {
     }
 
     #[test]
-    fn links_in_the_chain_are_judged_by_their_real_path() {
+    fn links_in_the_chain_are_resolved_on_our_own_handles() {
         let (_d, j) = jail();
         let outside = tempfile::tempdir().unwrap();
         fs::create_dir(j.root().join("real")).unwrap();
         symlink(j.root().join("real"), j.root().join("in")).unwrap();
+        symlink("real", j.root().join("in_rel")).unwrap();
         symlink(outside.path(), j.root().join("out")).unwrap();
         symlink(j.root().join("nowhere"), j.root().join("dangling")).unwrap();
         symlink(j.root().join("loop"), j.root().join("loop")).unwrap();
-        assert_eq!(j.resolve("/in/x").unwrap().kind, Kind::Missing);
-        for p in ["/out/x", "/out/a/b", "/dangling/x", "/loop/x"] {
+        symlink("..", j.root().join("real/up")).unwrap();
+        symlink("../..", j.root().join("real/up2")).unwrap();
+        let t = j.resolve("/in/x").unwrap();
+        assert_eq!((t.kind, t.via_link), (Kind::Missing, true));
+        assert_eq!(j.resolve("/in_rel/up/real").unwrap().kind, Kind::Dir);
+        for p in ["/out/x", "/out/a/b", "/dangling/x", "/loop/x", "/real/up2/x", "/real/up/real/up2"] {
             assert_eq!(j.resolve(p).unwrap_err().code, ErrorCode::PathEscape, "{p}");
         }
         assert_eq!(j.resolve("/out").unwrap_err().code, ErrorCode::PathEscape);
         assert_eq!(j.resolve("/in").unwrap_err().code, ErrorCode::PermissionDenied);
-        assert!(j.is_link_free(&j.root().join("real")));
-        assert!(!j.is_link_free(&j.root().join("in")));
+    }
+
+    #[test]
+    fn oversized_and_absurdly_deep_paths_are_refused_before_any_io() {
+        let (_d, j) = jail();
+        let long = format!("/{}", "a".repeat(4096));
+        assert_eq!(j.resolve(&long).unwrap_err().code, ErrorCode::InvalidPath);
+        let deep = "/a".repeat(MAX_PATH_DEPTH + 1);
+        assert_eq!(j.resolve(&deep).unwrap_err().code, ErrorCode::InvalidPath);
+        assert_eq!(j.resolve(&"/a".repeat(MAX_PATH_DEPTH)).unwrap().kind, Kind::Missing);
     }
 }

@@ -1,11 +1,12 @@
-//! `ls` and `stat`: metadata only, links never followed.
+//! `ls` and `stat`: metadata only, by directory handle, links never followed.
 
-use crate::contain::Kind;
-use crate::error::{io_error, not_found};
+use crate::contain::{kind_of, sys, virtual_name, Kind, DIR_FLAGS};
+use crate::error::not_found;
 use crate::meta::{dir_info, file_info};
+use crate::write::TEMP_PREFIX;
 use crate::RootedFs;
-use engram_core::{path, CoreResult, FileInfo};
-use std::fs;
+use engram_core::{CoreResult, FileInfo};
+use rustix::fs::{openat, statat, AtFlags, Dir, Mode};
 
 impl RootedFs {
     /// Metadata of a file or directory. Files carry `size`, `modifiedAt` (ms since the epoch)
@@ -13,42 +14,46 @@ impl RootedFs {
     /// docs).
     pub fn stat(&self, vpath: &str) -> CoreResult<FileInfo> {
         let t = self.jail.resolve(vpath)?;
-        match (&t.kind, &t.meta) {
+        match (&t.kind, &t.stat) {
+            (Kind::Missing, _) | (_, None) => Err(not_found(&t.vpath)),
             (Kind::Dir, _) => Ok(dir_info(&t.vpath)),
-            (_, Some(m)) => Ok(file_info(&t.vpath, m)),
-            (_, None) => Err(not_found(&t.vpath)),
+            (_, Some(st)) => Ok(file_info(&t.vpath, st)),
         }
     }
 
     /// One level of a directory, sorted by emitted path (byte order); directories end with `/`.
-    /// `ls` of a file lists that entry. Symbolic links are listed as
-    /// non-directories and never followed. Names that are not valid virtual path segments
-    /// (non-UTF-8, backslashes, control characters, a leading `~`) are left out.
+    /// `ls` of a file lists that entry. Symbolic links are listed as non-directories (their own
+    /// `lstat`) and never followed. Left out: names that are not valid virtual path segments
+    /// (non-UTF-8, backslashes, control characters, a leading `~`) and in-progress temp files.
     pub fn ls(&self, vpath: &str) -> CoreResult<Vec<FileInfo>> {
         let t = self.jail.resolve(vpath)?;
-        match (&t.kind, &t.meta) {
+        match (&t.kind, &t.stat) {
             (Kind::Dir, _) => {}
-            (_, Some(m)) => return Ok(vec![file_info(&t.vpath, m)]),
-            (_, None) => return Err(not_found(&t.vpath)),
+            (Kind::Missing, _) | (_, None) => return Err(not_found(&t.vpath)),
+            (_, Some(st)) => return Ok(vec![file_info(&t.vpath, st)]),
         }
-        let entries = fs::read_dir(&t.host).map_err(|e| io_error(&e, &t.vpath))?;
+        let fd = openat(t.dir()?, t.name.as_os_str(), DIR_FLAGS, Mode::empty()).map_err(|e| sys(e, &t.vpath))?;
         let mut out = Vec::new();
-        for entry in entries {
+        for entry in Dir::read_from(&fd).map_err(|e| sys(e, &t.vpath))? {
             // An entry that vanished or cannot be inspected is simply not listed.
             let Ok(entry) = entry else { continue };
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
-            let child = path::join(&t.vpath, &name);
-            if path::normalize(&child).ok().as_deref() != Some(child.as_str()) {
+            let name = entry.file_name();
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." || bytes.starts_with(TEMP_PREFIX.as_bytes()) {
                 continue;
             }
-            let Ok(ft) = entry.file_type() else { continue };
-            if ft.is_dir() {
+            let os = std::ffi::OsStr::from_bytes(bytes);
+            let Some(child) = virtual_name(&t.vpath, os) else { continue };
+            let Ok(st) = statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) else { continue };
+            if kind_of(&st) == Kind::Dir {
                 out.push(dir_info(&child));
-            } else if let Ok(m) = entry.metadata() {
-                out.push(file_info(&child, &m));
+            } else {
+                out.push(file_info(&child, &st));
             }
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
 }
+
+use std::os::unix::ffi::OsStrExt;

@@ -1,28 +1,28 @@
 //! [`FileInfo`] and version strings from host metadata.
 
 use engram_core::FileInfo;
-use std::fs::Metadata;
-use std::os::unix::fs::MetadataExt;
+use rustix::fs::Stat;
 
 /// Modification time in nanoseconds since the epoch (negative before 1970).
-pub(crate) fn mtime_nanos(m: &Metadata) -> i128 {
-    i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec())
+pub(crate) fn mtime_nanos(st: &Stat) -> i128 {
+    i128::from(st.st_mtime as i64) * 1_000_000_000 + i128::from(st.st_mtime_nsec as i64)
 }
 
 /// The version string of a file: `"{mtime_nanos}-{size}"`. Writes through [`crate::RootedFs`]
-/// always move the mtime forward, so the version changes on every such write.
-pub(crate) fn version(m: &Metadata) -> String {
-    format!("{}-{}", mtime_nanos(m), m.len())
+/// always move the mtime forward (under the directory's lock), so the version changes on every
+/// such write.
+pub(crate) fn version(st: &Stat) -> String {
+    format!("{}-{}", mtime_nanos(st), st.st_size)
 }
 
 /// Metadata of a non-directory entry (a symbolic link reports its own `lstat`).
-pub(crate) fn file_info(vpath: &str, m: &Metadata) -> FileInfo {
+pub(crate) fn file_info(vpath: &str, st: &Stat) -> FileInfo {
     FileInfo {
         path: vpath.to_string(),
         is_dir: false,
-        size: Some(m.len()),
-        modified_at: Some(mtime_nanos(m) as f64 / 1e6),
-        version: Some(version(m)),
+        size: Some(st.st_size as u64),
+        modified_at: Some(mtime_nanos(st) as f64 / 1e6),
+        version: Some(version(st)),
     }
 }
 

@@ -1,22 +1,17 @@
 //! Reading files: streamed pagination (bounded memory on huge files) and capped whole reads.
 
-use crate::contain::Target;
+use crate::contain::{sys, Target, READ_FLAGS};
 use crate::error::{io_error, is_directory, not_regular};
+use crate::meta::version;
 use crate::RootedFs;
 use engram_core::read::ReadResult;
 use engram_core::CoreResult;
-use std::fs::{File, Metadata, OpenOptions};
+use rustix::fs::{openat, Mode, Stat};
+use rustix::io::Errno;
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
 
 const STREAM_BUFFER: usize = 64 << 10;
-
-/// Opens a file for reading without following a final symbolic link and without blocking on a
-/// FIFO that was swapped in after the check.
-pub(crate) fn open_nofollow(host: &Path) -> io::Result<File> {
-    OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(host)
-}
 
 /// Reads up to `cap + 1` bytes into `buf` (cleared first); more than `cap` means "too large".
 pub(crate) fn read_capped(file: &File, size_hint: u64, cap: u64, buf: &mut Vec<u8>) -> io::Result<()> {
@@ -26,37 +21,36 @@ pub(crate) fn read_capped(file: &File, size_hint: u64, cap: u64, buf: &mut Vec<u
 }
 
 impl RootedFs {
-    /// Opens a contained regular file; the returned metadata comes from the open descriptor.
-    pub(crate) fn open_file(&self, t: &Target) -> CoreResult<(File, Metadata)> {
+    /// Opens a contained regular file by its parent's handle (`O_NOFOLLOW`); the returned
+    /// metadata comes from the open descriptor.
+    pub(crate) fn open_file(&self, t: &Target) -> CoreResult<(File, Stat)> {
         self.jail.require_file(t)?;
-        let file = open_nofollow(&t.host).map_err(|e| match e.raw_os_error() {
+        let fd = openat(t.dir()?, t.name.as_os_str(), READ_FLAGS, Mode::empty()).map_err(|e| match e {
             // The final component became a symlink after the check.
-            Some(libc::ELOOP) => self.jail.link_error(t),
-            _ => io_error(&e, &t.vpath),
+            Errno::LOOP => self.jail.link_error(t),
+            e => sys(e, &t.vpath),
         })?;
-        self.jail.verify_open(&file, &t.vpath)?;
-        let meta = file.metadata().map_err(|e| io_error(&e, &t.vpath))?;
-        if meta.is_dir() {
-            return Err(is_directory(&t.vpath));
+        let st = rustix::fs::fstat(&fd).map_err(|e| sys(e, &t.vpath))?;
+        match crate::contain::kind_of(&st) {
+            crate::contain::Kind::File => Ok((File::from(fd), st)),
+            crate::contain::Kind::Dir => Err(is_directory(&t.vpath)),
+            _ => Err(not_regular(&t.vpath)),
         }
-        if !meta.is_file() {
-            return Err(not_regular(&t.vpath));
-        }
-        Ok((file, meta))
     }
 
     /// Reads a whole file of at most `max_file_bytes` (`too_large` otherwise).
-    pub(crate) fn read_target(&self, t: &Target) -> CoreResult<(Vec<u8>, Metadata)> {
-        let (file, meta) = self.open_file(t)?;
-        if meta.len() > self.max_file_bytes {
-            return Err(self.too_large(&t.vpath, meta.len()));
+    pub(crate) fn read_target(&self, t: &Target) -> CoreResult<(Vec<u8>, Stat)> {
+        let (file, st) = self.open_file(t)?;
+        let size = st.st_size as u64;
+        if size > self.max_file_bytes {
+            return Err(self.too_large(&t.vpath, size));
         }
         let mut data = Vec::new();
-        read_capped(&file, meta.len(), self.max_file_bytes, &mut data).map_err(|e| io_error(&e, &t.vpath))?;
+        read_capped(&file, size, self.max_file_bytes, &mut data).map_err(|e| io_error(&e, &t.vpath))?;
         if data.len() as u64 > self.max_file_bytes {
             return Err(self.too_large(&t.vpath, data.len() as u64));
         }
-        Ok((data, meta))
+        Ok((data, st))
     }
 
     /// Lines `offset .. offset + limit` of a file (all remaining lines when `limit` is `None`),
@@ -77,8 +71,14 @@ impl RootedFs {
 
     /// The whole content of a file; `too_large` over `max_file_bytes`.
     pub fn read_bytes(&self, vpath: &str) -> CoreResult<Vec<u8>> {
+        self.read_versioned(vpath).map(|(data, _)| data)
+    }
+
+    /// The whole content of a file and the version of exactly those bytes (taken from the open
+    /// descriptor), for a later compare-and-swap.
+    pub fn read_versioned(&self, vpath: &str) -> CoreResult<(Vec<u8>, String)> {
         let t = self.jail.resolve(vpath)?;
-        self.read_target(&t).map(|(data, _)| data)
+        self.read_target(&t).map(|(data, st)| (data, version(&st)))
     }
 }
 

@@ -1,97 +1,94 @@
-//! Atomic writes (temp file + fsync + rename), contained `mkdir -p`, compare-and-swap, edit.
+//! Atomic writes (temp file + optional fsync + rename, by directory handle), contained
+//! `mkdir -p`, compare-and-swap under the directory's lock, edit, rename.
 
-use crate::contain::{kind_of, Kind, Target};
-use crate::error::{escape, io_error, is_directory};
+use crate::contain::{kind_of, sys, Kind, Target};
+use crate::error::{is_directory, not_found};
+use crate::lock::{lock_dir, remove_orphan_temps};
 use crate::meta::{file_info, mtime_nanos, version};
-use crate::read::open_nofollow;
-use crate::RootedFs;
+use crate::{Durability, RootedFs};
 use engram_core::ops::{EditOptions, EditResult};
-use engram_core::{path, CoreError, CoreResult, ErrorCode, FileInfo};
-use std::fs::{self, File, Metadata, OpenOptions};
-use std::hash::{Hash, Hasher};
-use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo};
+use rustix::fs::{openat, renameat, statat, unlinkat, AtFlags, Mode, OFlags, Stat};
+use rustix::io::Errno;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-/// Prefix of the temp files a write creates next to its target (removed before it returns).
+/// Prefix of the temp files a write creates next to its target. They exist only while the
+/// directory's lock is held, are never listed or searched, and any found by a later writer
+/// (a writer that was killed) are removed.
 pub(crate) const TEMP_PREFIX: &str = ".engram-tmp.";
 
-/// Serialises check-then-replace per target path within this process (striped by hash), so
-/// two writers in one process cannot both pass the same version check. Writers in other
-/// processes are not covered (see the crate docs).
-static STRIPES: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
-
-fn lock_path(host: &Path) -> MutexGuard<'static, ()> {
-    let mut h = std::hash::DefaultHasher::new();
-    host.hash(&mut h);
-    let stripe = &STRIPES[(h.finish() % STRIPES.len() as u64) as usize];
-    // Nothing panics while holding the lock; a poisoned one is still a valid lock.
-    stripe.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// A temp file that is removed on drop unless it was renamed into place.
-struct TempFile {
-    path: PathBuf,
+struct TempFile<'a> {
+    dir: BorrowedFd<'a>,
+    name: String,
     file: File,
     placed: bool,
 }
 
-impl TempFile {
-    fn create(dir: &Path) -> io::Result<TempFile> {
+impl<'a> TempFile<'a> {
+    fn create(dir: BorrowedFd<'a>, subject: &str) -> CoreResult<TempFile<'a>> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!("{TEMP_PREFIX}{}.{n}", std::process::id()));
-            let opened = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(&path);
-            match opened {
-                Ok(file) => return Ok(TempFile { path, file, placed: false }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
+            let name = format!("{TEMP_PREFIX}{}.{n}", std::process::id());
+            match openat(dir, name.as_str(), flags, Mode::from_raw_mode(0o666)) {
+                Ok(fd) => return Ok(TempFile { dir, name, file: File::from(fd), placed: false }),
+                Err(Errno::EXIST) => continue,
+                Err(e) => return Err(sys(e, subject)),
             }
         }
     }
 }
 
-impl Drop for TempFile {
+impl Drop for TempFile<'_> {
     fn drop(&mut self) {
         if !self.placed {
-            let _ = fs::remove_file(&self.path);
+            let _ = unlinkat(self.dir, self.name.as_str(), AtFlags::empty());
         }
     }
 }
 
 impl RootedFs {
-    /// Creates or replaces a file, creating missing parent directories (each one checked to stay
-    /// inside the root). The replacement is atomic: readers see the old or the new content,
-    /// never a mix. A symbolic link at the target is replaced itself, never written through.
+    /// Creates or replaces a file, creating missing parent directories (by handle, one level at a
+    /// time, inside the root). The replacement is atomic: readers see the old or the new content,
+    /// never a mix, even if the writer is killed midway.
     ///
     /// `if_version` makes the write a compare-and-swap against [`RootedFs::stat`]'s version
-    /// (`"0"`: the file must not exist), `conflict` on mismatch. Errors: `is_directory` for a
-    /// directory, `invalid_path` when a parent is a file, `too_large` over `max_file_bytes`.
+    /// (`"0"`: the file must not exist), checked under the directory's lock, which every writer
+    /// in every process takes: a mismatch is `conflict`, never a lost update. Errors:
+    /// `is_directory` for a directory, `invalid_path` when a parent is a file, `too_large` over
+    /// `max_file_bytes`, a symbolic link at the target is refused as by every operation.
     pub fn write(&self, vpath: &str, data: &[u8], if_version: Option<&str>) -> CoreResult<FileInfo> {
         let t = self.jail.resolve(vpath)?;
-        if t.vpath == "/" || t.kind == Kind::Dir {
+        if t.is_root() || t.kind == Kind::Dir {
             return Err(is_directory(&t.vpath));
         }
         if data.len() as u64 > self.max_file_bytes {
             return Err(self.too_large(&t.vpath, data.len() as u64));
         }
-        self.make_parents(&t)?;
-        self.replace(&t, data, if_version)
+        let (dir, name) = match t.dir {
+            Some(dir) => (dir, t.name),
+            None => self.jail.parent_for_create(&t.vpath)?,
+        };
+        self.replace(dir.as_fd(), &name, &t.vpath, data, if_version)
     }
 
     /// Replaces one exact string in a file (see [`engram_core::edit::edit`]) and writes the
     /// result atomically. The write is a compare-and-swap against the version that was read,
-    /// so a concurrent change is a `conflict`, never a lost update; `opts.if_version`, when
-    /// given, must equal that version too. `opts.modified_at` is ignored: the host clock sets
-    /// the mtime.
+    /// so a concurrent change (from any process) is a `conflict`, never a lost update;
+    /// `opts.if_version`, when given, must equal that version too. `opts.modified_at` is
+    /// ignored: the host clock sets the mtime.
     pub fn edit(&self, opts: &EditOptions) -> CoreResult<EditResult> {
         let t = self.jail.resolve(&opts.path)?;
-        let (data, meta) = self.read_target(&t)?;
-        let seen = version(&meta);
+        let (data, st) = self.read_target(&t)?;
+        let seen = version(&st);
         if opts.if_version.as_deref().is_some_and(|v| v != seen) {
             return Err(CoreError::of(ErrorCode::Conflict, &t.vpath));
         }
@@ -100,101 +97,123 @@ impl RootedFs {
         if updated.len() as u64 > self.max_file_bytes {
             return Err(self.too_large(&t.vpath, updated.len() as u64));
         }
-        let info = self.replace(&t, &updated, Some(&seen))?;
+        let info = self.replace(t.dir()?, &t.name, &t.vpath, &updated, Some(&seen))?;
         Ok(EditResult { path: t.vpath, occurrences, version: info.version.unwrap_or_default() })
     }
 
-    /// `mkdir -p` of the target's parent, one level at a time; every existing level must be a
-    /// directory (or a link resolving to one inside the root).
-    fn make_parents(&self, t: &Target) -> CoreResult<()> {
-        let parent_v = path::parent(&t.vpath);
-        let mut host = self.jail.root().to_path_buf();
-        let mut shown = String::new();
-        for seg in parent_v.split('/').filter(|s| !s.is_empty()) {
-            host.push(seg);
-            shown.push('/');
-            shown.push_str(seg);
-            let a_file = || CoreError::new(ErrorCode::InvalidPath, &t.vpath, format_args!("'{shown}' is a file"));
-            // Two rounds at most: a directory created concurrently is simply inspected again.
-            for attempt in 0..2 {
-                let m = match fs::symlink_metadata(&host) {
-                    Ok(m) => m,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound && attempt == 0 => match fs::create_dir(&host) {
-                        Ok(()) => continue,
-                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                        Err(e) => return Err(io_error(&e, &t.vpath)),
-                    },
-                    Err(e) => return Err(io_error(&e, &t.vpath)),
-                };
-                match kind_of(&m) {
-                    Kind::Dir => break,
-                    Kind::Symlink => match fs::canonicalize(&host) {
-                        Ok(real) if self.jail.contains(&real) && real.is_dir() => break,
-                        Ok(real) if self.jail.contains(&real) => return Err(a_file()),
-                        _ => return Err(escape(&t.vpath)),
-                    },
-                    _ => return Err(a_file()),
-                }
-            }
+    /// Renames a file (never a directory or a link) within the root, replacing a file at `to`;
+    /// `if_version` is checked against `from` under its directory's lock. Parents of `to` are
+    /// created.
+    pub fn rename(&self, from: &str, to: &str, if_version: Option<&str>) -> CoreResult<FileInfo> {
+        let src = self.jail.resolve(from)?;
+        self.jail.require_file(&src)?;
+        let dst = self.jail.resolve(to)?;
+        if dst.is_root() || dst.kind == Kind::Dir {
+            return Err(is_directory(&dst.vpath));
         }
-        // Belt and braces: the finished parent chain must still resolve inside the root.
-        match fs::canonicalize(&host) {
-            Ok(real) if self.jail.contains(&real) && real.is_dir() => Ok(()),
-            Ok(real) if self.jail.contains(&real) => {
-                Err(CoreError::new(ErrorCode::InvalidPath, &t.vpath, "a parent is not a directory"))
-            }
-            Ok(_) => Err(escape(&t.vpath)),
-            Err(e) => Err(io_error(&e, &t.vpath)),
+        let (dst_dir, dst_name) = match dst.dir {
+            Some(dir) => (dir, dst.name),
+            None => self.jail.parent_for_create(&dst.vpath)?,
+        };
+        let src_dir = src.dir()?;
+        let _lock = lock_dir(src_dir, self.lock_timeout, &src.vpath)?;
+        let now = self.current(src_dir, &src.name, &src.vpath)?;
+        let Some(now) = now else { return Err(not_found(&src.vpath)) };
+        if if_version.is_some_and(|v| v != version(&now)) {
+            return Err(CoreError::of(ErrorCode::Conflict, &src.vpath));
+        }
+        renameat(src_dir, src.name.as_os_str(), &dst_dir, dst_name.as_os_str()).map_err(|e| sys(e, &src.vpath))?;
+        if self.durability == Durability::Full {
+            let _ = rustix::fs::fsync(src_dir);
+            let _ = rustix::fs::fsync(&dst_dir);
+        }
+        Ok(file_info(&dst.vpath, &now))
+    }
+
+    /// `lstat` of `name` in `dir`: `None` when missing; a directory is `is_directory`, a symbolic
+    /// link is refused as everywhere.
+    pub(crate) fn current(&self, dir: BorrowedFd<'_>, name: &OsStr, vpath: &str) -> CoreResult<Option<Stat>> {
+        match statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => match kind_of(&st) {
+                Kind::Dir => Err(is_directory(vpath)),
+                Kind::Symlink => Err(self.jail.link_error(&Target {
+                    vpath: vpath.to_string(),
+                    dir: None,
+                    name: OsString::new(),
+                    kind: Kind::Symlink,
+                    stat: Some(st),
+                    via_link: false,
+                })),
+                _ => Ok(Some(st)),
+            },
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(sys(e, vpath)),
         }
     }
 
-    /// Writes `data` to a temp file beside the target and renames it into place, after the
-    /// version check (under the per-path lock).
-    fn replace(&self, t: &Target, data: &[u8], if_version: Option<&str>) -> CoreResult<FileInfo> {
-        let fail = |e: io::Error| io_error(&e, &t.vpath);
-        let dir = t.host.parent().ok_or_else(|| is_directory(&t.vpath))?;
-        // Lock on the real location, so aliases through in-root directory links share a lock.
-        let real_dir = fs::canonicalize(dir).map_err(fail)?;
-        let _guard = lock_path(&real_dir.join(t.host.file_name().unwrap_or_default()));
-        let current = match fs::symlink_metadata(&t.host) {
-            Ok(m) if m.is_dir() => return Err(is_directory(&t.vpath)),
-            Ok(m) => Some(m),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(fail(e)),
-        };
+    /// Under the directory's lock: checks the version, writes `data` to a temp file beside the
+    /// target, syncs it (per [`Durability`]), renames it over the target and syncs the directory.
+    fn replace(
+        &self,
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        vpath: &str,
+        data: &[u8],
+        if_version: Option<&str>,
+    ) -> CoreResult<FileInfo> {
+        let fail = |e: std::io::Error| crate::error::io_error(&e, vpath);
+        let _lock = lock_dir(dir, self.lock_timeout, vpath)?;
+        self.clean_once(dir);
+        let current = self.current(dir, name, vpath)?;
         if let Some(expected) = if_version {
             let now = current.as_ref().map_or_else(|| "0".to_string(), version);
             if expected != now {
-                return Err(CoreError::of(ErrorCode::Conflict, &t.vpath));
+                return Err(CoreError::of(ErrorCode::Conflict, vpath));
             }
         }
-        let mut tmp = TempFile::create(dir).map_err(fail)?;
-        self.jail.verify_open(&tmp.file, &t.vpath)?;
+        let mut tmp = TempFile::create(dir, vpath)?;
         tmp.file.write_all(data).map_err(fail)?;
-        if let Some(old) = current.as_ref().filter(|m| m.is_file()) {
+        if let Some(old) = current.as_ref().filter(|st| kind_of(st) == Kind::File) {
             // Keep the mode of the file being replaced (e.g. an executable script stays one).
-            let _ = tmp.file.set_permissions(old.permissions());
+            let mode = std::fs::Permissions::from_mode(old.st_mode as u32 & 0o7777);
+            let _ = tmp.file.set_permissions(mode);
         }
         if let Some(old) = &current {
             advance_mtime(&tmp.file, old).map_err(fail)?;
         }
-        tmp.file.sync_all().map_err(fail)?;
-        fs::rename(&tmp.path, &t.host).map_err(fail)?;
-        tmp.placed = true;
-        // Make the rename itself durable; best effort (some filesystems refuse fsync on dirs).
-        if let Ok(d) = open_nofollow(dir) {
-            let _ = d.sync_all();
+        if self.durability == Durability::Full {
+            tmp.file.sync_all().map_err(fail)?;
         }
-        let meta = tmp.file.metadata().map_err(fail)?;
-        Ok(file_info(&t.vpath, &meta))
+        renameat(dir, tmp.name.as_str(), dir, name).map_err(|e| sys(e, vpath))?;
+        tmp.placed = true;
+        if self.durability == Durability::Full {
+            // Makes the rename itself durable; best effort (some filesystems refuse it on dirs).
+            let _ = rustix::fs::fsync(dir);
+        }
+        let st = rustix::fs::fstat(&tmp.file).map_err(|e| sys(e, vpath))?;
+        Ok(file_info(vpath, &st))
+    }
+
+    /// Removes orphaned temp files the first time this handle writes into a directory (the
+    /// caller holds the directory's lock).
+    fn clean_once(&self, dir: BorrowedFd<'_>) {
+        let Ok(st) = rustix::fs::fstat(dir) else { return };
+        let key = (st.st_dev as u64, st.st_ino as u64);
+        let mut seen = self.cleaned.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() > 100_000 {
+            seen.clear();
+        }
+        if seen.insert(key) {
+            remove_orphan_temps(dir);
+        }
     }
 }
 
 /// Coarse filesystem clocks can give two quick writes of the same size the same mtime, hence
 /// the same version. Moving the new file's mtime strictly past the old one keeps versions
 /// unique per path, so a compare-and-swap can never be fooled by a same-size rewrite.
-fn advance_mtime(file: &File, old: &Metadata) -> io::Result<()> {
-    let new = file.metadata()?;
+fn advance_mtime(file: &File, old: &Stat) -> std::io::Result<()> {
+    let new = rustix::fs::fstat(file)?;
     let old_ns = mtime_nanos(old);
     if mtime_nanos(&new) > old_ns {
         return Ok(());
