@@ -32,14 +32,26 @@ describe("capture", () => {
     expect(JSON.stringify(kept)).not.toContain("report.pdf");
   });
 
-  it("captures nothing without a user message and an assistant reply", () => {
-    expect(captureConversation([user("hi")])).toBeUndefined();
+  it("captures a run without a final reply (maxTurns, empty answer), but nothing without a user message", () => {
+    // A run stopped at maxTurns: every assistant message has tool calls.
+    const maxTurns: Message[] = [
+      user("I work at Acme; list my files"),
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "ls", args: {} }] },
+      { role: "tool", content: "a.txt", toolCallId: "c1" },
+    ];
+    expect(captureConversation(maxTurns)?.messages).toEqual([user("I work at Acme; list my files")]);
+    expect(captureConversation([user("I live in Lyon"), assistant("")])?.messages).toEqual([user("I live in Lyon")]);
     expect(captureConversation([user("<uploaded_files>a</uploaded_files>"), assistant("got it")])).toBeUndefined();
+    expect(captureConversation([assistant("hello")])).toBeUndefined();
     expect(captureConversation([user("hi"), assistant("hello")])).toEqual({
       messages: [user("hi"), assistant("hello")],
       correction: false,
       reinforcement: false,
+      forget: false,
     });
+    // Damaged input captures what it can and never throws.
+    expect(captureConversation(null as never)).toBeUndefined();
+    expect(captureConversation([null, { role: "user", content: 42 }, user("still here")] as never)?.messages).toEqual([user("still here")]);
   });
 
   it.each([
@@ -196,17 +208,33 @@ describe("parsing the model's update", () => {
         ],
         factsToRemove: [],
       },
+      issues: [],
     });
   });
 
-  it("rejects the whole update when any section is malformed", () => {
-    for (const bad of [
-      { newFacts: [{ content: "ok", confidence: 0.9 }, { confidence: 0.9 }], factsToRemove: ["fact_1"] },
-      { newFacts: "none", factsToRemove: ["fact_1"] },
-      { newFacts: [{ content: "x", confidence: "high" }] },
-      { user: { workContext: "Engineer" }, factsToRemove: ["fact_1"] },
-      { factsToRemove: [{ id: "fact_1" }] },
-    ]) {
+  it("drops a malformed part with a reason and keeps the rest; nothing usable is a rejection", () => {
+    const cases: [object, object, RegExp][] = [
+      [
+        { newFacts: [{ content: "ok", confidence: 0.9 }, { confidence: 0.9 }], factsToRemove: ["fact_1"] },
+        { newFacts: [{ content: "ok", category: "context", confidence: 0.9 }], factsToRemove: ["fact_1"] },
+        /newFacts\.1/,
+      ],
+      [{ newFacts: "none", factsToRemove: ["fact_1"] }, { newFacts: [], factsToRemove: ["fact_1"] }, /newFacts: not an array/],
+      [
+        { user: { workContext: "Engineer" }, factsToRemove: ["fact_1"] },
+        { user: {}, factsToRemove: ["fact_1"] },
+        /workContext: a plain string/,
+      ],
+    ];
+    for (const [bad, kept, issue] of cases) {
+      const r = parseMemoryUpdate(JSON.stringify(bad));
+      expect(r.ok, JSON.stringify(bad)).toBe(true);
+      if (r.ok) {
+        expect(r.update).toMatchObject(kept);
+        expect(r.issues.join("; ")).toMatch(issue);
+      }
+    }
+    for (const bad of [{ newFacts: [{ content: "x", confidence: "high" }] }, { factsToRemove: [{ id: "fact_1" }] }]) {
       expect(parseMemoryUpdate(JSON.stringify(bad)).ok, JSON.stringify(bad)).toBe(false);
     }
   });

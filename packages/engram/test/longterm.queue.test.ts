@@ -176,7 +176,8 @@ describe("LongTermMemory.capture", () => {
 
   it("immediate captures run at once and never merge with the thread's debounced capture", async () => {
     const model = new FakeChatModel((req) => factsReply(promptOf(req).includes("summarised away") ? "Old fact" : "New fact"));
-    const memory = new LongTermMemory({ model, debounceMs: 30_000, onWarning: () => {} });
+    // Queueing is under test, not what the facts say: the user-support check is off.
+    const memory = new LongTermMemory({ model, debounceMs: 30_000, onWarning: () => {}, minUserSupport: 0 });
     memory.capture([user("summarised away: I live in Lyon"), assistant("noted")], ids, { immediate: true });
     memory.capture([user("now: I like tea"), assistant("noted")], ids);
     await sleep(30);
@@ -187,7 +188,7 @@ describe("LongTermMemory.capture", () => {
 
   it("close loses nothing and captures after close throw", async () => {
     const model = new FakeChatModel((req) => factsReply(`fact of ${/thread (\w+)/.exec(promptOf(req))?.[1]}`));
-    const memory = new LongTermMemory({ model, debounceMs: 300_000, onWarning: () => {} });
+    const memory = new LongTermMemory({ model, debounceMs: 300_000, onWarning: () => {}, minUserSupport: 0 });
     for (const t of ["a", "b", "c"]) memory.capture([user(`thread ${t}`), assistant("ok")], { threadId: t, userId: "u1" });
     await memory.close();
     expect((await memory.listFacts("u1")).map((f) => f.content).sort()).toEqual(["fact of a", "fact of b", "fact of c"]);
@@ -197,12 +198,14 @@ describe("LongTermMemory.capture", () => {
   it("a failed extraction is reported and does not stop later ones", async () => {
     const warnings: string[] = [];
     const model = new FakeChatModel((req) => (promptOf(req).includes("explode") ? undefined : factsReply("survived")));
-    const memory = new LongTermMemory({ model, debounceMs: 0, onWarning: (m) => warnings.push(m) });
+    const memory = new LongTermMemory({ model, debounceMs: 0, onWarning: (m) => warnings.push(m), retryBackoffMs: 0 });
     memory.capture([user("explode"), assistant("ok")], { threadId: "x", userId: "u1" });
-    memory.capture([user("fine"), assistant("ok")], { threadId: "y", userId: "u1" });
+    memory.capture([user("I survived"), assistant("ok")], { threadId: "y", userId: "u1" });
     await memory.close();
     expect(warnings.some((w) => /failed/.test(w) && /script_exhausted|no turn/.test(w))).toBe(true);
     expect((await memory.listFacts("u1")).map((f) => f.content)).toEqual(["survived"]);
+    // The failed one is kept for a later retry, not dropped.
+    expect((await memory.pendingWork()).map((e) => e.job.threadId)).toEqual(["x"]);
   });
 
   it("validates its options", () => {

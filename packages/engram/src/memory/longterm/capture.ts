@@ -15,6 +15,9 @@ export interface CapturedConversation {
   correction: boolean;
   /** A recent user message approves ("exactly", "完全正确"); only when there is no correction. */
   reinforcement: boolean;
+  /** A recent user message asks to forget or delete something remembered ("forget that I…",
+   * "忘掉"); lets an update remove many facts at once. Absent = false. */
+  forget?: boolean;
 }
 
 /** How many of the last user messages {@link detectSignals} inspects. */
@@ -36,6 +39,13 @@ const REINFORCEMENT: readonly RegExp[] = [
   /就是这样|完全正确|就是这个意思|正是我想要的|继续保持|做得好|非常好|太好了/,
 ];
 
+const FORGET: readonly RegExp[] = [
+  /\b(?:forget|unlearn|stop remembering|don'?t remember|do not remember)\b/i,
+  /\b(?:delete|remove|erase|drop|clear)\b.{0,40}\b(?:memory|memories|remember(?:ed)?|facts?|what you know)\b/i,
+  /\b(?:no longer|not anymore|any ?more)\b.{0,30}$/i,
+  /忘掉|忘记|别记|不要记|删除.{0,10}(?:记忆|记住)/,
+];
+
 /** Keeps user messages and final assistant replies (assistant messages without tool calls),
  * drops tool messages, removes `<uploaded_files>` blocks, and drops messages left empty. A user
  * turn that held only uploads is dropped with the assistant reply that answered it. */
@@ -43,6 +53,7 @@ export function filterForMemory(messages: readonly Message[]): Message[] {
   const kept: Message[] = [];
   let skipReply = false;
   for (const m of messages) {
+    if (!m || typeof m !== "object" || typeof m.content !== "string") continue; // tolerate damaged history
     if (m.role === "user") {
       const content = stripUploadedFiles(m.content);
       skipReply = content === "";
@@ -64,10 +75,23 @@ export function detectSignals(messages: readonly Message[]): { correction: boole
   return { correction, reinforcement };
 }
 
-/** The part of a run worth remembering, or `undefined` when it has no user message and no
- * assistant reply left after filtering (nothing to learn from). */
+/** True when one of the last {@link SIGNAL_WINDOW} user messages asks to forget something. */
+export function detectForget(messages: readonly Message[]): boolean {
+  return messages
+    .filter((m) => m.role === "user")
+    .slice(-SIGNAL_WINDOW)
+    .some((m) => FORGET.some((re) => re.test(m.content)));
+}
+
+/**
+ * The part of a run worth remembering, or `undefined` when no user message is left after
+ * filtering (nothing to learn from). A run without a final assistant reply — stopped at
+ * `maxTurns`, interrupted, or answered with an empty message — is still captured: what the user
+ * said is what memory keeps. Anything that is not an array of messages captures nothing.
+ */
 export function captureConversation(messages: readonly Message[]): CapturedConversation | undefined {
+  if (!Array.isArray(messages)) return undefined;
   const kept = filterForMemory(messages);
-  if (!kept.some((m) => m.role === "user") || !kept.some((m) => m.role === "assistant")) return undefined;
-  return { messages: kept, ...detectSignals(kept) };
+  if (!kept.some((m) => m.role === "user")) return undefined;
+  return { messages: kept, ...detectSignals(kept), forget: detectForget(kept) };
 }

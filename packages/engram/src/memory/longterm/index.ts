@@ -6,6 +6,8 @@
 export {
   LongTermMemory,
   LONG_TERM_MEMORY_DEFAULTS,
+  LOCAL_MODEL_DEFAULTS,
+  isLocalModelId,
   type DeleteFactResult,
   type FactErrorCode,
   type FactPatch,
@@ -32,16 +34,44 @@ export {
 } from "./schema.js";
 export { NO_REVISION, safeId, type LoadedMemory, type MemoryStorage, type SaveMemoryResult } from "./storage.js";
 export { StoreMemoryStorage, type StoreMemoryStorageOptions } from "./store-storage.js";
-export { captureConversation, detectSignals, filterForMemory, SIGNAL_WINDOW, type CapturedConversation } from "./capture.js";
+export {
+  captureConversation,
+  detectForget,
+  detectSignals,
+  filterForMemory,
+  SIGNAL_WINDOW,
+  type CapturedConversation,
+} from "./capture.js";
+export {
+  InMemoryPendingWork,
+  StorePendingWork,
+  type PendingEntry,
+  type PendingWorkStore,
+  type StorePendingWorkOptions,
+} from "./pending.js";
 export { UpdateQueue, type UpdateQueueOptions } from "./queue.js";
-export { parseMemoryUpdate, type MemoryUpdate, type NewFact, type SectionUpdate } from "./parse.js";
-export { buildUpdateRequest, DEFAULT_UPDATE_PROMPT_OPTIONS, type UpdatePromptOptions } from "./prompt.js";
+export { parseMemoryUpdate, type MemoryUpdate, type NewFact, type ParsedUpdate, type SectionUpdate } from "./parse.js";
+export {
+  buildUpdateRequest,
+  chunkConversation,
+  DEFAULT_UPDATE_PROMPT_OPTIONS,
+  type UpdatePromptOptions,
+  type UpdateRequest,
+} from "./prompt.js";
+export {
+  memoryUpdateSchema,
+  UPDATE_EXAMPLE,
+  UPDATE_JSON_SCHEMA,
+  UPDATE_RESPONSE_FORMAT,
+  type MemoryUpdateShape,
+} from "./update-schema.js";
 export {
   applyUpdate,
   runMemoryUpdate,
   sanitizeMemory,
   type AppliedUpdate,
   type SaveRules,
+  type UpdateRules,
   type UpdateJob,
   type UpdateOutcome,
   type UpdaterContext,

@@ -5,19 +5,21 @@
  */
 import type { Core } from "../../core/types.js";
 import { loadCore } from "../../core/loader.js";
-import { EngramError } from "../../errors.js";
+import { ConfigError, EngramError } from "../../errors.js";
+import { estimateTokens } from "../../models/tokens.js";
 import type { ChatModel, Message } from "../../models/types.js";
 import { InMemoryStore } from "../../stores/memory.js";
+import type { Store } from "../../stores/types.js";
 import { captureConversation } from "./capture.js";
 import { type RecallMode, formatMemoryBlock, scoreFacts } from "./inject.js";
-import { DEFAULT_UPDATE_PROMPT_OPTIONS } from "./prompt.js";
+import { type PendingEntry, type PendingWorkStore, InMemoryPendingWork, StorePendingWork, newPendingId } from "./pending.js";
+import { DEFAULT_UPDATE_PROMPT_OPTIONS, type UpdateRequest } from "./prompt.js";
 import { UpdateQueue } from "./queue.js";
 import { redactSecrets } from "./redact.js";
 import { FACT_CATEGORIES, type Fact, type FactCategory, type MemoryData, nowIso } from "./schema.js";
 import type { MemoryStorage } from "./storage.js";
 import { StoreMemoryStorage } from "./store-storage.js";
-import { factKey } from "./text.js";
-import { type UpdateJob, type UpdateOutcome, makeFact, runMemoryUpdate, sanitizeMemory } from "./updater.js";
+import { type UpdateJob, type UpdateOutcome, findDuplicate, makeFact, runMemoryUpdate, sanitizeMemory } from "./updater.js";
 
 /** Options of {@link LongTermMemory}. */
 export interface LongTermMemoryOptions {
@@ -42,10 +44,40 @@ export interface LongTermMemoryOptions {
   recall?: RecallMode;
   /** Compare-and-swap attempts per save before giving up. Default: `10`. */
   maxSaveAttempts?: number;
-  /** Token budget of the conversation shown to the extraction model. Default: `6000`. */
+  /** Token budget of the conversation in one extraction request; longer conversations are
+   * extracted in chunks of this size, one request each. Default: `6000`, or `1500` for a local
+   * model (see `localModel`). */
   maxConversationTokens?: number;
-  /** Abort an extraction call after this long, in ms. Default: `120_000`. */
+  /** Abort an extraction call after this long, in ms. Default: `120_000`; for a local model
+   * `60_000` plus 150 ms per estimated token of the request (a CPU model reads slowly). */
   modelTimeoutMs?: number;
+  /** Output-token cap of an extraction request (`settings.maxOutputTokens`). Default: none, or
+   * `768` for a local model. */
+  maxOutputTokens?: number;
+  /** Whether the extraction model runs locally (smaller chunks, longer timeouts, an output cap).
+   * Default: detected from the model id (`llama…`, `ollama…`, `localhost`, `127.0.0.1`). */
+  localModel?: boolean;
+  /** Extraction attempts per chunk in one run (first try included) before the work is kept as
+   * pending work (see `pendingWork`). Default: `3`. */
+  extractionAttempts?: number;
+  /** Pause before the first retry of a failed extraction, in ms, doubled for each further retry
+   * (at most 60 s). Default: `2000`. */
+  retryBackoffMs?: number;
+  /** An update that removes more than this share (0–1) of the facts — and more than one — has
+   * its removals ignored, unless the user corrected the assistant or asked to forget.
+   * Default: `0.5`. */
+  maxRemovalShare?: number;
+  /** A new fact needs at least this share (0–1) of its content words in what the user said or
+   * confirmed; the assistant's own claims never become facts. `0` turns the check off.
+   * Default: `0.5`. */
+  minUserSupport?: number;
+  /** Where extraction work that kept failing is kept and retried from (next run, `flush()`).
+   * Default: in `store` when given; else what `storage.pendingWork()` offers (the store of a
+   * {@link StoreMemoryStorage}); else in this process only (a warning says so). With
+   * `FileMemoryStorage`, pass a `FilePendingWork`. */
+  pendingWork?: PendingWorkStore;
+  /** A store for pending work (see `pendingWork`). Default: none. */
+  store?: Store;
   /** Receives problems that do not stop anything: failed or rejected extractions, repaired
    * storage. Default: `console.warn`. */
   onWarning?: (message: string) => void;
@@ -109,7 +141,26 @@ export const LONG_TERM_MEMORY_DEFAULTS = {
   maxSaveAttempts: 10,
   maxConversationTokens: DEFAULT_UPDATE_PROMPT_OPTIONS.maxConversationTokens,
   modelTimeoutMs: 120_000,
+  extractionAttempts: 3,
+  retryBackoffMs: 2000,
+  maxRemovalShare: 0.5,
+  minUserSupport: 0.5,
 };
+
+/** Extraction budgets used instead of the defaults when the model runs locally (see
+ * {@link LongTermMemoryOptions.localModel}). */
+export const LOCAL_MODEL_DEFAULTS = {
+  maxConversationTokens: 1500,
+  /** Base of the timeout; {@link LOCAL_MODEL_DEFAULTS.msPerToken} is added per request token. */
+  modelTimeoutMs: 60_000,
+  msPerToken: 150,
+  maxOutputTokens: 768,
+};
+
+/** True when a model id looks like a model on this machine. */
+export function isLocalModelId(id: string): boolean {
+  return /^(?:llama|llamacpp|llama\.cpp|ollama|lmstudio|local)\b/i.test(id) || /(?:localhost|127\.0\.0\.1|\[::1\])/i.test(id);
+}
 
 const memoryKey = (userId: string, agentName: string | undefined) => JSON.stringify([userId, agentName ?? null]);
 
@@ -137,6 +188,13 @@ export class LongTermMemory {
   /** What the last injection per user (and agent) used, keyed by the storage change token. */
   readonly #injected = new Map<string, { token: string; memory: MemoryData; block?: string }>();
   #immediateSeq = 0;
+  readonly #pendingWork: PendingWorkStore;
+  /** Extraction settings resolved for this model. */
+  readonly #extraction: { maxConversationTokens: number; maxOutputTokens?: number; timeout: (request: UpdateRequest) => number };
+  /** Pending entries queued or running in this instance (not resumed twice). */
+  readonly #resuming = new Set<string>();
+  #lastResume = -Infinity;
+  #closed = false;
 
   constructor(options: LongTermMemoryOptions) {
     if (!options?.model || typeof options.model.invoke !== "function") {
@@ -150,6 +208,30 @@ export class LongTermMemory {
     this.#o = o;
     this.#model = options.model;
     this.storage = options.storage ?? new StoreMemoryStorage({ store: new InMemoryStore() });
+    this.#pendingWork =
+      options.pendingWork ??
+      (options.store ? new StorePendingWork({ store: options.store }) : undefined) ??
+      this.storage.pendingWork?.() ??
+      new InMemoryPendingWork();
+    const local = options.localModel ?? isLocalModelId(options.model.id ?? "");
+    const maxOutputTokens = options.maxOutputTokens ?? (local ? LOCAL_MODEL_DEFAULTS.maxOutputTokens : undefined);
+    if (maxOutputTokens !== undefined && (!Number.isInteger(maxOutputTokens) || maxOutputTokens < 1)) {
+      throw new ConfigError("longTermMemory.maxOutputTokens", "must be a positive integer");
+    }
+    this.#extraction = {
+      maxConversationTokens:
+        options.maxConversationTokens ?? (local ? LOCAL_MODEL_DEFAULTS.maxConversationTokens : o.maxConversationTokens),
+      ...(maxOutputTokens !== undefined && { maxOutputTokens }),
+      timeout:
+        options.modelTimeoutMs !== undefined || !local
+          ? () => o.modelTimeoutMs
+          : (request) =>
+              LOCAL_MODEL_DEFAULTS.modelTimeoutMs +
+              LOCAL_MODEL_DEFAULTS.msPerToken *
+                (estimateTokens(request.system) +
+                  request.messages.reduce((n, m) => n + estimateTokens(m.content), 0) +
+                  (maxOutputTokens ?? 0)),
+    };
     this.#warn = options.onWarning ?? ((m) => console.warn(`[engram] long-term memory: ${m}`));
     this.#onUpdate = options.onUpdate;
     this.#coreOption = options.core;
@@ -183,6 +265,9 @@ export class LongTermMemory {
    * the thread would no longer contain.
    */
   capture(messages: readonly Message[], identity: MemoryIdentity, options: { immediate?: boolean } = {}): boolean {
+    if (typeof identity?.threadId !== "string" || typeof identity.userId !== "string") {
+      throw new EngramError("invalid_argument", "capture needs an identity with string threadId and userId");
+    }
     const conversation = captureConversation(messages);
     if (!conversation) return false;
     const job: UpdateJob = { conversation, threadId: identity.threadId, userId: identity.userId, capturedAt: Date.now() };
@@ -190,17 +275,46 @@ export class LongTermMemory {
     const key = JSON.stringify([identity.threadId, identity.userId, identity.agentName ?? null]);
     if (options.immediate) this.#queue.add(`${key}#${++this.#immediateSeq}`, job, { immediate: true });
     else this.#queue.add(key, job);
+    // Work that failed in an earlier run (or earlier in this one) gets another chance now.
+    if (Date.now() - this.#lastResume >= 60_000) void this.#resumePending().catch((e) => this.#warn(`pending work: ${errorText(e)}`));
     return true;
   }
 
-  /** Extracts everything pending now; resolves when done. */
-  flush(): Promise<void> {
-    return this.#queue.flush();
+  /** Extracts everything pending now — captures waiting for their debounce and pending work from
+   * earlier failed extractions — and resolves when done. Work that fails again stays pending. */
+  async flush(): Promise<void> {
+    if (!this.#closed) {
+      try {
+        await this.#resumePending();
+      } catch (e) {
+        this.#warn(`pending work could not be listed: ${errorText(e)}`);
+      }
+    }
+    await this.#queue.flush();
   }
 
   /** Flushes, then stops the queue (later captures throw). Call on shutdown. */
-  close(): Promise<void> {
-    return this.#queue.close();
+  async close(): Promise<void> {
+    await this.flush();
+    this.#closed = true;
+    await this.#queue.close();
+  }
+
+  /** Extraction work that kept failing, kept for a later retry (every user). */
+  pendingWork(): Promise<PendingEntry[]> {
+    return this.#pendingWork.list();
+  }
+
+  /** Queues every pending entry not already queued here, due now. */
+  async #resumePending(): Promise<void> {
+    this.#lastResume = Date.now();
+    const entries = await this.#pendingWork.list();
+    for (const entry of entries) {
+      if (this.#resuming.has(entry.id) || this.#closed) continue;
+      this.#resuming.add(entry.id);
+      const job: UpdateJob = { ...entry.job, pendingId: entry.id, failures: 0 };
+      this.#queue.add(`pending:${entry.id}`, job, { immediate: true });
+    }
   }
 
   /** Captures waiting for extraction. */
@@ -273,7 +387,7 @@ export class LongTermMemory {
       const proposal = { content: input.content, category, confidence, ...(input.sourceError ? { sourceError: input.sourceError } : {}) };
       created = makeFact(proposal, memory.facts, "manual", nowIso());
       if (!created) {
-        duplicate = memory.facts.find((f) => sameText(f.content, input.content));
+        duplicate = findDuplicate(redactSecrets(input.content).trim(), memory.facts);
         return undefined;
       }
       memory.facts.push(created);
@@ -291,6 +405,7 @@ export class LongTermMemory {
   /** Changes a fact's text, category, confidence or correction note. */
   async editFact(userId: string, agentName: string | undefined, id: string, patch: FactPatch): Promise<FactResult> {
     if (patch.confidence !== undefined && !isConfidence(patch.confidence)) return invalid("confidence must be between 0 and 1");
+    if (patch.content !== undefined && typeof patch.content !== "string") return invalid("content must be a string");
     if (patch.category !== undefined && (typeof patch.category !== "string" || patch.category.trim() === ""))
       return invalid("category must be a non-empty string");
     let found = false;
@@ -300,7 +415,10 @@ export class LongTermMemory {
       if (!fact) return undefined;
       found = true;
       if (patch.content !== undefined) {
-        duplicate = memory.facts.find((f) => f.id !== id && sameText(f.content, patch.content as string));
+        duplicate = findDuplicate(
+          redactSecrets(patch.content).trim(),
+          memory.facts.filter((f) => f.id !== id),
+        );
         if (duplicate) return undefined;
       }
       if (patch.content !== undefined) fact.content = patch.content;
@@ -340,26 +458,72 @@ export class LongTermMemory {
     this.#cleared.set(key, Date.now());
     this.#queue.discard((_, job) => memoryKey(job.userId, job.agentName) === key);
     await this.storage.clear(userId, agentName);
+    for (const entry of await this.#pendingWork.list()) {
+      if (memoryKey(entry.job.userId, entry.job.agentName) === key) await this.#pendingWork.delete(entry.id);
+    }
   }
 
   async #process(job: UpdateJob): Promise<void> {
-    const outcome = await runMemoryUpdate(job, {
-      model: this.#model,
-      storage: this.storage,
-      confidenceThreshold: this.#o.confidenceThreshold,
-      maxFacts: this.#o.maxFacts,
-      maxAttempts: this.#o.maxSaveAttempts,
-      modelTimeoutMs: this.#o.modelTimeoutMs,
-      prompt: { ...DEFAULT_UPDATE_PROMPT_OPTIONS, maxConversationTokens: this.#o.maxConversationTokens },
-      clearedAt: (j) => this.#cleared.get(memoryKey(j.userId, j.agentName)),
-      onWarning: this.#warn,
-    });
     const identity: MemoryIdentity = { threadId: job.threadId, userId: job.userId };
     if (job.agentName !== undefined) identity.agentName = job.agentName;
-    if (outcome.status === "rejected") this.#warn(`extraction for thread ${JSON.stringify(job.threadId)} ignored: ${outcome.reason}`);
-    if (outcome.status === "conflict")
-      this.#warn(`extraction for thread ${JSON.stringify(job.threadId)} dropped after ${outcome.attempts} conflicting saves`);
+    const thread = JSON.stringify(job.threadId);
+    let outcome: UpdateOutcome;
+    try {
+      outcome = await runMemoryUpdate(job, {
+        model: this.#model,
+        storage: this.storage,
+        confidenceThreshold: this.#o.confidenceThreshold,
+        maxFacts: this.#o.maxFacts,
+        maxRemovalShare: this.#o.maxRemovalShare,
+        minUserSupport: this.#o.minUserSupport,
+        maxAttempts: this.#o.maxSaveAttempts,
+        extractionAttempts: this.#o.extractionAttempts,
+        retryBackoffMs: this.#o.retryBackoffMs,
+        modelTimeoutMs: this.#extraction.timeout,
+        prompt: {
+          ...DEFAULT_UPDATE_PROMPT_OPTIONS,
+          maxConversationTokens: this.#extraction.maxConversationTokens,
+          ...(this.#extraction.maxOutputTokens !== undefined && { maxOutputTokens: this.#extraction.maxOutputTokens }),
+        },
+        clearedAt: (j) => this.#cleared.get(memoryKey(j.userId, j.agentName)),
+        onWarning: this.#warn,
+      });
+    } catch (error) {
+      // Storage failed: keep the whole job for later, then report as before.
+      await this.#keepPending(job, job, `storage failed: ${errorText(error)}`, 1).catch(() => undefined);
+      if (job.pendingId) this.#resuming.delete(job.pendingId);
+      throw error;
+    }
+    for (const note of "notes" in outcome ? (outcome.notes ?? []) : []) this.#warn(`extraction for thread ${thread}: ${note}`);
+    if (outcome.status === "pending") {
+      await this.#keepPending(job, outcome.remaining, outcome.reason, outcome.attempts);
+    } else if (outcome.status === "conflict") {
+      this.#warn(`extraction for thread ${thread}: ${outcome.attempts} conflicting saves`);
+      if (outcome.remaining) await this.#keepPending(job, outcome.remaining, `${outcome.attempts} conflicting saves`, 1);
+    } else if (job.pendingId) {
+      await this.#pendingWork.delete(job.pendingId);
+    }
+    if (job.pendingId) this.#resuming.delete(job.pendingId);
     this.#onUpdate?.(outcome, identity);
+  }
+
+  /** Keeps `remaining` (what is left of `job`) as pending work and says so. */
+  async #keepPending(job: UpdateJob, remaining: UpdateJob, reason: string, attempts: number): Promise<void> {
+    const previous = job.pendingId ? (await this.#pendingWork.list()).find((e) => e.id === job.pendingId) : undefined;
+    const { pendingId: _p, failures: _f, ...work } = remaining;
+    const entry: PendingEntry = {
+      id: job.pendingId ?? newPendingId(),
+      job: work,
+      reason,
+      attempts: (previous?.attempts ?? 0) + attempts,
+      updatedAt: Date.now(),
+    };
+    await this.#pendingWork.put(entry);
+    const where =
+      (this.#pendingWork as { durable?: boolean }).durable === false ? " (in this process only: no durable store configured)" : "";
+    this.#warn(
+      `extraction for thread ${JSON.stringify(job.threadId)} kept as pending work ${entry.id}${where} after ${entry.attempts} failed attempt(s): ${reason}; it is retried on the next run or flush()`,
+    );
   }
 
   /** Load, change a copy, sanitise, save by compare-and-swap; retried on conflict. `change`
@@ -391,17 +555,16 @@ export class LongTermMemory {
   }
 }
 
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
 function invalid(message: string): FactResult {
   return { error: { code: "invalid_fact", message } };
 }
 
 function isConfidence(n: unknown): n is number {
   return typeof n === "number" && Number.isFinite(n) && n >= 0 && n <= 1;
-}
-
-/** Equal as facts: the same duplicate key once secrets are redacted. */
-function sameText(a: string, b: string): boolean {
-  return factKey(redactSecrets(a)) === factKey(redactSecrets(b));
 }
 
 function validate(o: typeof LONG_TERM_MEMORY_DEFAULTS): void {
@@ -418,4 +581,8 @@ function validate(o: typeof LONG_TERM_MEMORY_DEFAULTS): void {
   if (!int(o.maxSaveAttempts) || o.maxSaveAttempts < 1) fail("maxSaveAttempts must be a positive integer");
   if (!int(o.maxConversationTokens) || o.maxConversationTokens < 100) fail("maxConversationTokens must be an integer >= 100");
   if (!(o.modelTimeoutMs > 0)) fail("modelTimeoutMs must be positive");
+  if (!int(o.extractionAttempts) || o.extractionAttempts < 1) fail("extractionAttempts must be a positive integer");
+  if (!(o.retryBackoffMs >= 0)) fail("retryBackoffMs must be >= 0");
+  if (!(o.maxRemovalShare >= 0 && o.maxRemovalShare <= 1)) fail("maxRemovalShare must be 0–1");
+  if (!(o.minUserSupport >= 0 && o.minUserSupport <= 1)) fail("minUserSupport must be 0–1");
 }

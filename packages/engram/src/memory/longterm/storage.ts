@@ -4,6 +4,7 @@
  * processes, machines — never lose an update.
  * @module
  */
+import type { PendingWorkStore } from "./pending.js";
 import type { MemoryData } from "./schema.js";
 
 /** The revision of a memory that does not exist yet; `save` with it succeeds only when there is
@@ -43,6 +44,10 @@ export interface MemoryStorage {
   /** Optional: a token that changes whenever this user's (and agent's) memory may have changed,
    * cheaper than {@link MemoryStorage.load}; lets injection reuse its last block. */
   changeToken?(userId: string, agentName?: string): Promise<string | undefined>;
+  /** Optional: where extraction work that kept failing is kept until it succeeds (see
+   * `PendingWorkStore`). Without it, and without a `store` option, pending work lives in the
+   * process only. */
+  pendingWork?(): PendingWorkStore;
 }
 
 const PLAIN_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Namespace, Store } from "../../stores/types.js";
+import { type PendingWorkStore, StorePendingWork } from "./pending.js";
 import { type MemoryData, createEmptyMemory, nowIso, parseMemory } from "./schema.js";
 import { type LoadedMemory, type MemoryStorage, NO_REVISION, type SaveMemoryResult, copyMemory, safeId } from "./storage.js";
 
@@ -77,9 +78,23 @@ export class StoreMemoryStorage implements MemoryStorage {
     return this.#store.changeToken?.(await this.#ns(userId, agentName));
   }
 
+  /** Pending extraction work, in the same store under `[...namespace, "pending"]`. */
+  pendingWork(): PendingWorkStore {
+    return new StorePendingWork({ store: this.#store, namespace: [...this.#namespace, "pending"] });
+  }
+
   async clear(userId: string, agentName?: string): Promise<void> {
     const ns = await this.#ns(userId, agentName);
-    await this.#store.put(ns, CLEARED_KEY, { at: Date.now() });
+    const at = { at: Date.now() };
+    if (this.#store.batch) {
+      // One transaction where the store has them: no reader sees the clear half done.
+      await this.#store.batch([
+        { op: "put", namespace: ns, key: CLEARED_KEY, value: at },
+        { op: "delete", namespace: ns, key: MEMORY_KEY },
+      ]);
+      return;
+    }
+    await this.#store.put(ns, CLEARED_KEY, at);
     await this.#store.delete(ns, [MEMORY_KEY]);
   }
 }

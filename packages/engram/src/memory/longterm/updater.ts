@@ -1,18 +1,22 @@
 /**
- * The memory updater: one model call per captured conversation, then a compare-and-swap save
- * that is re-applied on a fresh copy when another writer got there first. Everything that is
- * saved is sanitised first: secrets redacted, upload mentions stripped, duplicates and
- * low-confidence facts dropped, at most `maxFacts` kept.
+ * The memory updater: one model call per chunk of a captured conversation, then a
+ * compare-and-swap save that is re-applied on a fresh copy when another writer got there first.
+ * A chunk whose reply is unusable or whose call fails or times out is retried with backoff (a
+ * timed-out chunk is split in two first); what still fails is returned as remaining work for the
+ * caller to keep. Everything that is saved is sanitised first: secrets redacted, upload mentions
+ * stripped, meaningless, duplicate and low-confidence facts dropped, at most `maxFacts` kept.
  * @module
  */
-import type { ChatModel } from "../../models/types.js";
-import type { CapturedConversation } from "./capture.js";
+import type { ChatModel, Message } from "../../models/types.js";
+import { type CapturedConversation, detectForget, detectSignals } from "./capture.js";
 import { type MemoryUpdate, type NewFact, parseMemoryUpdate } from "./parse.js";
-import { type UpdatePromptOptions, buildUpdateRequest } from "./prompt.js";
+import { type UpdatePromptOptions, type UpdateRequest, buildUpdateRequest, chunkConversation } from "./prompt.js";
 import { redactSecrets } from "./redact.js";
 import { type Fact, HISTORY_SECTIONS, type MemoryData, type MemorySection, USER_SECTIONS, nowIso } from "./schema.js";
 import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
+import { resolveFactId } from "./update-schema.js";
+import { contentWords, isMeaningless, sameContent, supportShare } from "./words.js";
 
 /** Rules applied to every document before it is saved. */
 export interface SaveRules {
@@ -20,6 +24,16 @@ export interface SaveRules {
   confidenceThreshold: number;
   /** At most this many facts are kept, highest confidence first. */
   maxFacts: number;
+}
+
+/** Rules applied to a model's update on top of {@link SaveRules}. */
+export interface UpdateRules extends SaveRules {
+  /** Removing more than this share (0–1) of the facts in one update is ignored unless the user
+   * asked for a correction or to forget something. */
+  maxRemovalShare: number;
+  /** A new fact needs at least this share (0–1) of its content words in what the user said or
+   * confirmed. `0` turns the check off. */
+  minUserSupport: number;
 }
 
 /** One queued update: a conversation and who it belongs to, fixed when it was captured. */
@@ -30,57 +44,190 @@ export interface UpdateJob {
   agentName?: string;
   /** When it was captured (ms since the epoch); a clear after this cancels the job. */
   capturedAt: number;
+  /** Set when the job was resumed from pending work: the id of that entry. */
+  pendingId?: string;
+  /** Failed attempts in earlier runs (pending work). Default: 0. */
+  failures?: number;
 }
 
 /** What one update did. */
 export type UpdateOutcome =
-  | { status: "saved"; revision: string; added: Fact[]; removed: string[]; summaries: string[] }
-  /** The model proposed nothing new. */
-  | { status: "unchanged" }
-  /** The reply was not a usable update; memory was left as it was. */
+  | { status: "saved"; revision: string; added: Fact[]; removed: string[]; summaries: string[]; notes?: string[] }
+  /** The model proposed nothing new (or nothing that passed the rules, see `notes`). */
+  | { status: "unchanged"; notes?: string[] }
+  /** A reply was not a usable update; memory was left as it was (reported per attempt). */
   | { status: "rejected"; reason: string }
+  /** Extraction kept failing (unusable replies, model errors, timeouts): `remaining` is the work
+   * left, which the caller keeps as pending work and retries later. Chunks before it were saved. */
+  | { status: "pending"; reason: string; attempts: number; remaining: UpdateJob }
   /** Memory was cleared after the conversation was captured; nothing was saved. */
   | { status: "cleared" }
-  /** Every compare-and-swap attempt lost to another writer. */
-  | { status: "conflict"; attempts: number };
+  /** Every compare-and-swap attempt lost to another writer; `remaining` is the work left. */
+  | { status: "conflict"; attempts: number; remaining?: UpdateJob };
 
 /** Everything {@link runMemoryUpdate} needs. */
-export interface UpdaterContext extends SaveRules {
+export interface UpdaterContext extends UpdateRules {
   model: ChatModel;
   storage: MemoryStorage;
   prompt: UpdatePromptOptions;
   /** Compare-and-swap attempts before giving up. */
   maxAttempts: number;
-  /** Abort the model call after this long, in ms. */
-  modelTimeoutMs: number;
+  /** Extraction attempts per chunk (first try included) before the work is handed back as
+   * pending. Default: 3. */
+  extractionAttempts?: number;
+  /** First pause between extraction attempts, in ms; doubled each time, at most 60 s. Default: 0. */
+  retryBackoffMs?: number;
+  /** Abort the model call after this long, in ms: a number, or a function of the request. */
+  modelTimeoutMs: number | ((request: UpdateRequest) => number);
   /** Latest clear known in this process for the job's memory (ms), beyond what storage says. */
   clearedAt?: (job: UpdateJob) => number | undefined;
-  /** Reports storage warnings (e.g. a quarantined document). */
+  /** Reports warnings: storage repairs, dropped parts of an update, failed attempts. */
   onWarning: (message: string) => void;
 }
 
-/** Runs one job: load, ask the model once, apply, save by compare-and-swap (reloading and
- * re-applying the same answer after a conflict). Model and storage errors reject. */
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs one job: the conversation is split into chunks ({@link chunkConversation}); for each,
+ * load, ask the model, apply, save by compare-and-swap (reloading and re-applying the same
+ * answer after a conflict). A failed chunk is retried (see {@link UpdaterContext}); when it
+ * keeps failing the outcome is `pending` with the work left. Storage errors reject.
+ */
 export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Promise<UpdateOutcome> {
-  let update: MemoryUpdate | undefined;
-  for (let attempt = 1; attempt <= ctx.maxAttempts; attempt++) {
+  const maxTries = Math.max(1, ctx.extractionAttempts ?? 3);
+  const work: { messages: Message[]; failures: number }[] = chunkConversation(job.conversation.messages, ctx.prompt).map((messages) => ({
+    messages,
+    failures: job.failures ?? 0,
+  }));
+  const total = { added: [] as Fact[], removed: [] as string[], summaries: [] as string[], notes: [] as string[], revision: "" };
+  let lastError = "";
+  const remainingJob = (): UpdateJob => ({
+    ...job,
+    conversation: { ...job.conversation, messages: work.flatMap((w) => w.messages) },
+    failures: work[0]?.failures ?? 0,
+  });
+
+  while (work.length > 0) {
+    const chunk = work[0] as { messages: Message[]; failures: number };
+    if (chunk.failures >= maxTries) {
+      return { status: "pending", reason: lastError, attempts: chunk.failures, remaining: remainingJob() };
+    }
+    const isLast = work.length === 1;
+    const conversation: CapturedConversation = {
+      messages: chunk.messages,
+      ...detectSignals(chunk.messages),
+      forget: detectForget(chunk.messages),
+    };
+    if (isLast) {
+      conversation.correction ||= job.conversation.correction;
+      conversation.reinforcement = !conversation.correction && (conversation.reinforcement || job.conversation.reinforcement);
+      conversation.forget ||= job.conversation.forget ?? false;
+    }
+
     const loaded = await ctx.storage.load(job.userId, job.agentName);
     if (loaded.warning) ctx.onWarning(loaded.warning);
-    const cleared = Math.max(loaded.clearedAt ?? -Infinity, ctx.clearedAt?.(job) ?? -Infinity);
-    if (cleared >= job.capturedAt) return { status: "cleared" };
-    if (!update) {
-      const request = buildUpdateRequest(loaded.memory, job.conversation, ctx.prompt);
-      request.signal = AbortSignal.timeout(ctx.modelTimeoutMs);
+    if (isCleared(job, loaded.clearedAt, ctx)) return { status: "cleared" };
+    const { request, shortIds } = buildUpdateRequest(loaded.memory, conversation, ctx.prompt);
+    const timeoutMs = typeof ctx.modelTimeoutMs === "function" ? ctx.modelTimeoutMs(request) : ctx.modelTimeoutMs;
+    const signal = AbortSignal.timeout(timeoutMs);
+    request.signal = signal;
+    let update: MemoryUpdate | undefined;
+    try {
       const reply = await ctx.model.invoke(request);
       const parsed = parseMemoryUpdate(reply.message.content);
-      if (!parsed.ok) return { status: "rejected", reason: parsed.error };
-      update = parsed.update;
+      if (parsed.ok) {
+        update = parsed.update;
+        for (const issue of parsed.issues) total.notes.push(`part of the update dropped: ${issue}`);
+      } else lastError = parsed.error;
+    } catch (e) {
+      lastError = signal.aborted
+        ? `the model did not answer within ${Math.round(timeoutMs / 1000)} s`
+        : `the model call failed: ${e instanceof Error ? e.message : String(e)}`;
+      if (signal.aborted && chunk.messages.length > 1) {
+        // Too much for this model in one go: try the halves.
+        const half = Math.ceil(chunk.messages.length / 2);
+        work.splice(
+          0,
+          1,
+          { messages: chunk.messages.slice(0, half), failures: chunk.failures + 1 },
+          { messages: chunk.messages.slice(half), failures: chunk.failures + 1 },
+        );
+        ctx.onWarning(`extraction for thread ${JSON.stringify(job.threadId)}: ${lastError}; retrying in two halves`);
+        await sleep(backoffMs(ctx, chunk.failures + 1));
+        continue;
+      }
     }
-    const applied = applyUpdate(loaded.memory, update, { ...ctx, source: job.threadId, now: Date.now() });
-    if (!applied.changed) return { status: "unchanged" };
+    if (!update) {
+      chunk.failures++;
+      ctx.onWarning(
+        `extraction for thread ${JSON.stringify(job.threadId)} failed (attempt ${chunk.failures} of ${maxTries}): ${lastError}`,
+      );
+      if (chunk.failures < maxTries) await sleep(backoffMs(ctx, chunk.failures));
+      continue;
+    }
+
+    const saved = await saveUpdate(job, ctx, update, conversation, shortIds, loaded);
+    if (saved.status === "cleared") return saved;
+    if (saved.status === "conflict") return { status: "conflict", attempts: saved.attempts, remaining: remainingJob() };
+    work.shift();
+    total.notes.push(...saved.notes);
+    if (saved.status === "saved") {
+      total.added.push(...saved.added);
+      total.removed.push(...saved.removed);
+      total.summaries.push(...saved.summaries.filter((k) => !total.summaries.includes(k)));
+      total.revision = saved.revision;
+    }
+  }
+  const notes = total.notes.length > 0 ? { notes: total.notes } : {};
+  if (total.revision === "") return { status: "unchanged", ...notes };
+  return { status: "saved", revision: total.revision, added: total.added, removed: total.removed, summaries: total.summaries, ...notes };
+}
+
+function backoffMs(ctx: UpdaterContext, failures: number): number {
+  return Math.min(60_000, (ctx.retryBackoffMs ?? 0) * 2 ** Math.max(0, failures - 1));
+}
+
+function isCleared(job: UpdateJob, storedClear: number | undefined, ctx: UpdaterContext): boolean {
+  const cleared = Math.max(storedClear ?? -Infinity, ctx.clearedAt?.(job) ?? -Infinity);
+  return cleared >= job.capturedAt;
+}
+
+/** Applies one parsed update and saves it by compare-and-swap, reloading after a conflict. */
+async function saveUpdate(
+  job: UpdateJob,
+  ctx: UpdaterContext,
+  update: MemoryUpdate,
+  conversation: CapturedConversation,
+  shortIds: ReadonlyMap<string, string>,
+  first: { memory: MemoryData; revision: string; clearedAt?: number },
+): Promise<
+  | { status: "saved"; revision: string; added: Fact[]; removed: string[]; summaries: string[]; notes: string[] }
+  | { status: "unchanged"; notes: string[] }
+  | { status: "cleared" }
+  | { status: "conflict"; attempts: number }
+> {
+  let loaded = first;
+  // A clear made in this process while the model was thinking.
+  if (isCleared(job, first.clearedAt, ctx)) return { status: "cleared" };
+  for (let attempt = 1; attempt <= ctx.maxAttempts; attempt++) {
+    if (attempt > 1) {
+      const again = await ctx.storage.load(job.userId, job.agentName);
+      if (again.warning) ctx.onWarning(again.warning);
+      if (isCleared(job, again.clearedAt, ctx)) return { status: "cleared" };
+      loaded = again;
+    }
+    const applied = applyUpdate(loaded.memory, update, { ...ctx, source: job.threadId, now: Date.now(), conversation, shortIds });
+    if (!applied.changed) return { status: "unchanged", notes: applied.notes };
     const saved = await ctx.storage.save(job.userId, job.agentName, applied.memory, loaded.revision);
     if (saved.ok) {
-      return { status: "saved", revision: saved.revision, added: applied.added, removed: applied.removed, summaries: applied.summaries };
+      return {
+        status: "saved",
+        revision: saved.revision,
+        added: applied.added,
+        removed: applied.removed,
+        summaries: applied.summaries,
+        notes: applied.notes,
+      };
     }
     await backoff(attempt);
   }
@@ -95,21 +242,72 @@ export interface AppliedUpdate {
   removed: string[];
   /** Keys of the summaries replaced. */
   summaries: string[];
+  /** Parts of the update that were refused, and why. */
+  notes: string[];
+}
+
+/** What {@link applyUpdate} needs besides the rules. */
+export interface ApplyContext {
+  /** Stamped on new facts as their `source` (the thread id). */
+  source: string;
+  now: number;
+  /** The conversation the update came from: new facts must be supported by what the user said
+   * or confirmed in it, and its correction/forget signals allow larger removals. Without it the
+   * support check is skipped. */
+  conversation?: CapturedConversation;
+  /** Stored id → the short id the model was shown (ids in `factsToRemove` are resolved through
+   * it). Default: ids are matched as stored. */
+  shortIds?: ReadonlyMap<string, string>;
+}
+
+const AFFIRMATION =
+  /^\s*(?:yes|yeah|yep|yup|correct|exactly|right|true|indeed|that'?s (?:right|correct|true)|sure|ok(?:ay)?|是的?|对|没错|正确)\b/iu;
+
+/** The content words the user said, plus those of assistant messages the user then confirmed
+ * ("yes, exactly"). */
+export function userSupportWords(conversation: CapturedConversation): Set<string> {
+  const words = new Set<string>();
+  const msgs = conversation.messages;
+  msgs.forEach((m, i) => {
+    const next = msgs[i + 1];
+    const confirmed = m.role === "assistant" && next?.role === "user" && AFFIRMATION.test(next.content);
+    if (m.role === "user" || confirmed) for (const w of contentWords(redactSecrets(m.content))) words.add(w);
+  });
+  return words;
+}
+
+/** The fact of `existing` that says the same as `content` (equal duplicate keys, or the same
+ * content words), if any. */
+export function findDuplicate(content: string, existing: readonly Fact[]): Fact | undefined {
+  const key = factKey(content);
+  return existing.find((f) => factKey(f.content) === key) ?? existing.find((f) => sameContent(f.content, content));
 }
 
 /**
- * Applies an update to a copy of `memory`: summaries with `shouldUpdate` and non-empty text are
- * replaced; `factsToRemove` are deleted; new facts at or above the threshold, not duplicates of
- * a kept fact (trimmed, case-folded), become facts with a fresh id; then {@link sanitizeMemory}.
+ * Applies an update to a copy of `memory`:
+ * - summaries with `shouldUpdate` and non-empty, meaningful text are replaced;
+ * - new facts at or above the threshold become facts with a fresh id, unless they are empty or
+ *   meaningless after redaction, say the same as an existing fact (which keeps its id), or are
+ *   not supported by what the user said or confirmed ({@link UpdateRules.minUserSupport});
+ * - `factsToRemove` must name existing facts (short or stored ids); a removal is refused when
+ *   the same update adds the same content again; all removals are ignored when they exceed
+ *   {@link UpdateRules.maxRemovalShare} of the facts (more than one), or when the update adds no
+ *   fact to replace them — unless the user corrected the assistant or asked to forget;
+ * - then {@link sanitizeMemory}.
  */
-export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: SaveRules & { source: string; now: number }): AppliedUpdate {
+export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: UpdateRules & ApplyContext): AppliedUpdate {
   const next = copyMemory(memory);
   const at = nowIso(options.now);
   const summaries: string[] = [];
+  const notes: string[] = [];
   const setSection = (target: MemorySection, proposal: { summary: string; shouldUpdate: boolean } | undefined, key: string) => {
     if (!proposal?.shouldUpdate) return;
     const text = cleanText(proposal.summary, true);
     if (text === "" || text === target.summary) return;
+    if (isMeaningless(text)) {
+      notes.push(`summary ${key} refused: nothing left after redaction`);
+      return;
+    }
     target.summary = text;
     target.updatedAt = at;
     summaries.push(key);
@@ -117,19 +315,55 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: S
   for (const k of USER_SECTIONS) setSection(next.user[k], update.user[k], `user.${k}`);
   for (const k of HISTORY_SECTIONS) setSection(next.history[k], update.history[k], `history.${k}`);
 
-  const removeIds = new Set(update.factsToRemove);
-  const removed = next.facts.filter((f) => removeIds.has(f.id)).map((f) => f.id);
-  next.facts = next.facts.filter((f) => !removeIds.has(f.id));
+  // Removals: existing ids only.
+  const removeIds = new Set<string>();
+  for (const named of update.factsToRemove) {
+    const id = options.shortIds ? resolveFactId(named, options.shortIds) : next.facts.find((f) => f.id === named)?.id;
+    if (id !== undefined && next.facts.some((f) => f.id === id)) removeIds.add(id);
+    else notes.push(`removal of ${JSON.stringify(named)} ignored: no such fact`);
+  }
 
+  // New facts, checked against every existing fact (those proposed for removal included, so a
+  // remove-and-re-add keeps the original).
+  const support = options.conversation ? userSupportWords(options.conversation) : undefined;
   const added: Fact[] = [];
   for (const proposal of update.newFacts) {
     if (proposal.confidence < options.confidenceThreshold) continue;
-    const fact = makeFact(proposal, next.facts, options.source, at);
-    if (fact) {
-      next.facts.push(fact);
-      added.push(fact);
+    const content = cleanText(proposal.content, false);
+    if (content === "") continue;
+    if (isMeaningless(content)) {
+      notes.push(`fact ${JSON.stringify(content)} refused: nothing left after redaction`);
+      continue;
+    }
+    const duplicate = findDuplicate(content, [...next.facts, ...added]);
+    if (duplicate) {
+      if (removeIds.delete(duplicate.id)) notes.push(`removal of ${duplicate.id} refused: the update adds the same fact again`);
+      continue;
+    }
+    if (support && options.minUserSupport > 0 && supportShare(content, support) < options.minUserSupport) {
+      notes.push(`fact ${JSON.stringify(content)} refused: the user did not say or confirm it`);
+      continue;
+    }
+    const fact = makeFact({ ...proposal, content }, [...next.facts, ...added], options.source, at);
+    if (fact) added.push(fact);
+  }
+
+  const explicit = !!options.conversation && (options.conversation.correction || !!options.conversation.forget);
+  if (removeIds.size > 0 && !explicit && options.conversation) {
+    const share = removeIds.size / Math.max(1, next.facts.length);
+    if (removeIds.size > 1 && share > options.maxRemovalShare) {
+      notes.push(
+        `removal of ${removeIds.size} of ${next.facts.length} facts ignored: more than ${Math.round(options.maxRemovalShare * 100)}% at once without a request to forget or a correction`,
+      );
+      removeIds.clear();
+    } else if (added.length === 0) {
+      notes.push(`removal of ${[...removeIds].join(", ")} ignored: nothing replaces it and the user did not ask to forget or correct`);
+      removeIds.clear();
     }
   }
+  const removed = next.facts.filter((f) => removeIds.has(f.id)).map((f) => f.id);
+  next.facts = [...next.facts.filter((f) => !removeIds.has(f.id)), ...added];
+
   const sanitized = sanitizeMemory(next, options);
   const keptIds = new Set(sanitized.facts.map((f) => f.id));
   const reallyAdded = added.filter((f) => keptIds.has(f.id));
@@ -139,11 +373,12 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: S
     added: reallyAdded,
     removed,
     summaries,
+    notes,
   };
 }
 
-/** A new fact from a proposal, or `undefined` when it is empty after cleaning, about an upload,
- * or a duplicate of one of `existing`. */
+/** A new fact from a proposal, or `undefined` when it is empty or meaningless after cleaning,
+ * about an upload, or a duplicate of one of `existing` (see {@link findDuplicate}). */
 export function makeFact(
   proposal: Omit<NewFact, "category"> & { category: string },
   existing: readonly Fact[],
@@ -151,13 +386,12 @@ export function makeFact(
   at: string,
 ): Fact | undefined {
   const content = cleanText(proposal.content, false);
-  if (content === "") return undefined;
-  const key = factKey(content);
-  if (existing.some((f) => factKey(f.content) === key)) return undefined;
+  if (content === "" || isMeaningless(content)) return undefined;
+  if (findDuplicate(content, existing)) return undefined;
   const fact: Fact = {
     id: newFactId(existing),
     content,
-    category: proposal.category,
+    category: cleanCategory(proposal.category),
     confidence: proposal.confidence,
     createdAt: at,
     source,
@@ -167,10 +401,17 @@ export function makeFact(
   return fact;
 }
 
+/** A category as stored: secrets redacted, trimmed; `"context"` when nothing is left. */
+function cleanCategory(category: string): string {
+  const c = redactSecrets(category).trim();
+  return c === "" || isMeaningless(c) ? "context" : c;
+}
+
 /**
  * The rules every saved document obeys, applied to a copy: secrets redacted in summaries,
- * facts and correction notes; upload mentions stripped from summaries and facts about uploads
- * dropped; empty and duplicate facts dropped (the first kept); the `maxFacts` facts of highest
+ * facts, categories and correction notes; upload mentions stripped from summaries and facts
+ * about uploads dropped; empty, meaningless (only redaction placeholders and filler words, see
+ * {@link isMeaningless}) and duplicate facts dropped (the first kept); the `maxFacts` facts of highest
  * confidence kept (newer first on ties), in their original order.
  */
 export function sanitizeMemory(memory: MemoryData, rules: Pick<SaveRules, "maxFacts">): MemoryData {
@@ -182,9 +423,9 @@ export function sanitizeMemory(memory: MemoryData, rules: Pick<SaveRules, "maxFa
   for (const f of next.facts) {
     const content = cleanText(f.content, false);
     const key = factKey(content);
-    if (content === "" || seen.has(key)) continue;
+    if (content === "" || seen.has(key) || isMeaningless(content)) continue;
     seen.add(key);
-    const fact: Fact = { ...f, content };
+    const fact: Fact = { ...f, content, category: cleanCategory(f.category) };
     if (fact.sourceError !== undefined) {
       const note = cleanText(fact.sourceError, true);
       if (note === "") delete fact.sourceError;
