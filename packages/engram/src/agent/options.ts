@@ -10,23 +10,15 @@ import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
 import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
-import type { Middleware } from "./middleware.js";
-import type { RunContext } from "./types.js";
+import type { InterruptConfig } from "../middleware/hitl.js";
+import type { SubagentDefinition } from "../middleware/subagents.js";
+import type { Middleware } from "../middleware/types.js";
+import type { RunContext } from "../tools/types.js";
 import { ConfigError } from "../errors.js";
+import { z } from "zod";
 
-/** How a tool is reviewed by a human before it runs. */
-export type InterruptConfig = boolean | { allow: ("approve" | "edit" | "reject")[] };
-
-/** A named subagent the `task` tool can start. */
-export interface SubagentDefinition {
-  name: string;
-  description: string;
-  systemPrompt: string;
-  /** Extra tools for this subagent (the filesystem tools are always there). Default: none. */
-  tools?: Tool<never>[];
-  /** Default: the parent's model. */
-  model?: ChatModel;
-}
+export type { InterruptConfig } from "../middleware/hitl.js";
+export type { SubagentDefinition } from "../middleware/subagents.js";
 
 /** Long-term memory options of an agent: those of `LongTermMemory`, all optional. */
 export interface LongTermMemoryAgentOptions extends Partial<LongTermMemoryOptions> {
@@ -127,59 +119,238 @@ export const DEFAULT_OPTIONS = {
 /** Names the built-in tools take; user tools must not reuse them. */
 export const BUILT_IN_TOOL_NAMES = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete", "task"] as const;
 
-const KNOWN = new Set<string>([
-  "backend",
-  "checkpointer",
-  "store",
-  "beforeSummarize",
-  "skillsSources",
-  "memorySources",
-  "core",
-  ...Object.keys(DEFAULT_OPTIONS),
-]);
+// ---- validation: one zod schema per options object; every failure is a ConfigError naming the
+// option's path (`interruptOn.write_file`, `subagents[0].model`).
 
-/** Checks options and fills in defaults. */
+const fn = (what = "a function") => z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: `must be ${what}` });
+const hasMethods = (names: string[], what: string) =>
+  z.custom<object>(
+    (v) => typeof v === "object" && v !== null && names.every((n) => typeof (v as Record<string, unknown>)[n] === "function"),
+    {
+      message: `must be ${what} (with ${names.join(", ")})`,
+    },
+  );
+const int = (min: number) =>
+  z
+    .number({ message: "must be a number" })
+    .int({ message: "must be an integer" })
+    .min(min, { message: `must be an integer ≥ ${min}` });
+const bool = z.boolean({ message: "must be true or false" });
+const str = z.string({ message: "must be a string" });
+const nonEmpty = str.min(1, { message: "must not be empty" });
+const absPath = str.regex(/^\//, { message: "must be an absolute path starting with /" });
+const toolName = str.regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be 1–64 letters, digits, _ or -" });
+
+/** A zod 4 schema (classic or mini): tools need one to validate arguments and describe them. */
+const zod4Schema = z.custom<z.ZodType>(
+  (v) => typeof v === "object" && v !== null && "_zod" in v && typeof (v as { safeParse?: unknown }).safeParse === "function",
+  {
+    message: 'must be a zod 4 schema (import { z } from "zod"; a zod 3 schema or a plain JSON Schema is not accepted)',
+  },
+);
+
+/** A tool as an option. */
+export const toolSchema = z.object(
+  {
+    name: toolName,
+    description: str,
+    schema: zod4Schema.refine((s) => schemaConvertible(s), { message: "cannot be described as JSON Schema for the model" }),
+    run: fn("a function (input, context) => Promise<ToolResult>"),
+  },
+  { message: "must be a tool { name, description, schema, run }" },
+);
+
+function schemaConvertible(schema: z.ZodType): boolean {
+  try {
+    z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const decisionType = z.enum(["approve", "edit", "reject"], { message: "must be approve, edit or reject" });
+
+/** One `interruptOn` entry. */
+export const interruptConfigSchema = z.union(
+  [
+    bool,
+    z.strictObject({
+      allow: z
+        .array(decisionType, { message: "must be an array of approve / edit / reject" })
+        .min(1, { message: "must allow at least one decision (an interrupt nobody can resume is refused)" })
+        .refine((a) => new Set(a).size === a.length, { message: "must not repeat a decision" }),
+    }),
+  ],
+  { message: "must be true, false or { allow: [...] }" },
+);
+
+const interruptOnSchema = z.record(str, interruptConfigSchema, { message: "must be an object: tool name → true | { allow }" });
+
+const chatModelLike = z.custom<object | string>(
+  (v) =>
+    (typeof v === "string" && /^[^:\s]+:\S+$/.test(v)) ||
+    (typeof v === "object" &&
+      v !== null &&
+      ((typeof (v as Record<string, unknown>).id === "string" &&
+        typeof (v as Record<string, unknown>).invoke === "function" &&
+        typeof (v as Record<string, unknown>).stream === "function") ||
+        (typeof (v as Record<string, unknown>).doGenerate === "function" &&
+          typeof (v as Record<string, unknown>).doStream === "function"))),
+  { message: 'must be a ChatModel, an AI SDK language model or a "provider:model" string' },
+);
+
+/** A subagent definition. */
+export const subagentSchema = z.strictObject(
+  {
+    name: toolName.refine((n) => n !== "general-purpose", { message: "'general-purpose' is the built-in subagent's name" }),
+    description: nonEmpty,
+    systemPrompt: str,
+    tools: z.array(toolSchema, { message: "must be an array of tools" }).optional(),
+    model: chatModelLike.optional(),
+    interruptOn: interruptOnSchema.optional(),
+  },
+  { message: "must be { name, description, systemPrompt, tools?, model?, interruptOn? }" },
+);
+
+/** Long-term memory options as the agent passes them to `LongTermMemory` (which checks the
+ * ranges it owns). */
+export const longTermMemoryOptionsSchema = z.strictObject({
+  model: chatModelLike.optional(),
+  storage: hasMethods(["load", "save"], "a MemoryStorage").optional(),
+  debounceMs: z.number({ message: "must be a number" }).optional(),
+  confidenceThreshold: z.number({ message: "must be a number" }).min(0).max(1).optional(),
+  maxFacts: int(1).optional(),
+  maxInjectionTokens: int(1).optional(),
+  correctionBudgetTokens: int(0).optional(),
+  recall: z.enum(["confidence", "relevance"], { message: "must be confidence or relevance" }).optional(),
+  maxSaveAttempts: int(1).optional(),
+  maxConversationTokens: int(1).optional(),
+  modelTimeoutMs: int(1).optional(),
+  onWarning: fn().optional(),
+  onUpdate: fn().optional(),
+  core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
+  agentName: nonEmpty.optional(),
+  defaultUserId: nonEmpty.optional(),
+});
+
+const middlewareSchema = z.object(
+  {
+    name: nonEmpty,
+    tools: z.array(toolSchema).optional(),
+    beforeAgent: fn().optional(),
+    beforeModel: fn().optional(),
+    wrapModelCall: fn().optional(),
+    afterModel: fn().optional(),
+    wrapToolCall: fn().optional(),
+    afterAgent: fn().optional(),
+  },
+  { message: "must be a middleware { name, hooks… }" },
+);
+
+/** Every option of {@link createDeepAgent}. */
+export const deepAgentOptionsSchema = z.strictObject(
+  {
+    backend: z
+      .union([fn(), hasMethods(["ls", "read", "write", "edit", "grep", "glob", "delete", "stat"], "a Backend")], {
+        message: "must be a Backend or a function (context) => Backend",
+      })
+      .optional(),
+    systemPrompt: str.optional(),
+    tools: z.array(toolSchema, { message: "must be an array of tools" }).optional(),
+    middleware: z.array(middlewareSchema, { message: "must be an array of middleware" }).optional(),
+    checkpointer: hasMethods(["get", "put", "delete"], "a Checkpointer").optional(),
+    store: hasMethods(["get", "put", "delete", "list"], "a Store").optional(),
+    maxInputTokens: int(1).optional(),
+    summarizationThreshold: z
+      .number({ message: "must be a number" })
+      .gt(0, { message: "must be in (0, 1]" })
+      .max(1, { message: "must be in (0, 1]" })
+      .optional(),
+    summarizationKeepMessages: int(0).optional(),
+    beforeSummarize: fn().optional(),
+    evictionThreshold: int(1).optional(),
+    maxSubagentDepth: int(0).optional(),
+    skillsDir: absPath.optional(),
+    skillsSources: z.array(absPath, { message: "must be an array of paths" }).optional(),
+    memoryFile: nonEmpty.optional(),
+    memorySources: z.array(nonEmpty, { message: "must be an array of paths" }).optional(),
+    longTermMemory: z.union([bool, longTermMemoryOptionsSchema], { message: "must be true, false or an options object" }).optional(),
+    interruptOn: interruptOnSchema.optional(),
+    enableMemory: bool.optional(),
+    enableSkills: bool.optional(),
+    enableFilesystem: bool.optional(),
+    enableSubagents: bool.optional(),
+    subagents: z.array(subagentSchema, { message: "must be an array of subagent definitions" }).optional(),
+    maxTurns: int(1).optional(),
+    core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
+  },
+  { message: "must be an object" },
+);
+
+/** `a.b[0].c` from a zod issue path. */
+function optionPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const k of path) out += typeof k === "number" ? `[${k}]` : out === "" ? String(k) : `.${String(k)}`;
+  return out || "options";
+}
+
+/** The most specific issue: zod reports a failed union as one issue with the branches' issues
+ * inside; pick the branch that got furthest. */
+function deepest(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code === "invalid_union" && issue.errors.length > 0) {
+    const candidates = issue.errors
+      .flat()
+      .filter((i) => i.code !== "invalid_type" || i.path.length > 0)
+      .map((i) => deepest({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));
+    const best = candidates.sort((a, b) => b.path.length - a.path.length)[0];
+    if (best && best.path.length > issue.path.length) return best;
+  }
+  return issue;
+}
+
+function fail(error: z.ZodError): never {
+  const issue = deepest(error.issues[0] as z.core.$ZodIssue);
+  const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0] as string] : issue.path;
+  const message = issue.code === "unrecognized_keys" ? "unknown option" : issue.message;
+  throw new ConfigError(optionPath(path), message);
+}
+
+/** Checks options and fills in defaults. Throws a {@link ConfigError} naming the option. */
 export function resolveOptions(options: DeepAgentOptions) {
-  if (options === null || typeof options !== "object") throw new ConfigError("options", "must be an object");
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new ConfigError(key, "unknown option");
-  }
+  if (options === null || typeof options !== "object" || Array.isArray(options)) throw new ConfigError("options", "must be an object");
+  const parsed = deepAgentOptionsSchema.safeParse(stripUndefined(options));
+  if (!parsed.success) fail(parsed.error);
   const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
-  const positiveInt = (name: keyof typeof o, min = 1) => {
-    const v = o[name] as number;
-    if (!Number.isInteger(v) || v < min) throw new ConfigError(name, `must be an integer ≥ ${min}, got ${v}`);
-  };
-  positiveInt("maxInputTokens");
-  positiveInt("evictionThreshold");
-  positiveInt("maxTurns");
-  positiveInt("maxSubagentDepth", 0);
-  positiveInt("summarizationKeepMessages", 0);
-  if (!(o.summarizationThreshold > 0 && o.summarizationThreshold <= 1)) {
-    throw new ConfigError("summarizationThreshold", `must be in (0, 1], got ${o.summarizationThreshold}`);
-  }
   const names = new Set<string>();
-  for (const t of o.tools) {
+  o.tools.forEach((t, i) => {
     if ((BUILT_IN_TOOL_NAMES as readonly string[]).includes(t.name))
-      throw new ConfigError("tools", `'${t.name}' clashes with a built-in tool`);
-    if (names.has(t.name)) throw new ConfigError("tools", `two tools are named '${t.name}'`);
+      throw new ConfigError(`tools[${i}].name`, `'${t.name}' clashes with a built-in tool`);
+    if (names.has(t.name)) throw new ConfigError(`tools[${i}].name`, `two tools are named '${t.name}'`);
     names.add(t.name);
-  }
+  });
   const mwNames = new Set<string>();
-  for (const m of o.middleware) {
-    if (!m?.name) throw new ConfigError("middleware", "every middleware needs a name");
-    if (mwNames.has(m.name)) throw new ConfigError("middleware", `two middleware are named '${m.name}'`);
+  o.middleware.forEach((m, i) => {
+    if (mwNames.has(m.name)) throw new ConfigError(`middleware[${i}].name`, `two middleware are named '${m.name}'`);
     mwNames.add(m.name);
-  }
-  for (const s of o.subagents) {
-    if (!s?.name || !s.description || typeof s.systemPrompt !== "string") {
-      throw new ConfigError("subagents", "each subagent needs a name, a description and a systemPrompt");
+    for (const t of m.tools ?? []) names.add(t.name);
+  });
+  const subNames = new Set<string>();
+  o.subagents.forEach((s, i) => {
+    if (subNames.has(s.name)) throw new ConfigError(`subagents[${i}].name`, `two subagents are named '${s.name}'`);
+    subNames.add(s.name);
+    for (const t of s.tools ?? []) names.add(t.name);
+  });
+  const known = new Set<string>([...BUILT_IN_TOOL_NAMES, ...names]);
+  const checkTools = (interruptOn: Record<string, InterruptConfig>, prefix: string) => {
+    for (const tool of Object.keys(interruptOn)) {
+      if (!known.has(tool)) throw new ConfigError(`${prefix}.${tool}`, `no tool is named '${tool}' (known: ${[...known].join(", ")})`);
     }
-  }
-  for (const [tool, cfg] of Object.entries(o.interruptOn)) {
-    if (typeof cfg === "object" && (!Array.isArray(cfg.allow) || cfg.allow.some((d) => !["approve", "edit", "reject"].includes(d)))) {
-      throw new ConfigError("interruptOn", `'${tool}': allow must list approve / edit / reject`);
-    }
-  }
+  };
+  checkTools(o.interruptOn, "interruptOn");
+  o.subagents.forEach((s, i) => {
+    if (s.interruptOn) checkTools(s.interruptOn, `subagents[${i}].interruptOn`);
+  });
   return {
     ...o,
     memorySources: options.memorySources ?? [o.memoryFile],

@@ -2,13 +2,14 @@
  * The agent's public types: input, output, events, interrupts and the per-run context.
  * @module
  */
+import type { Decision } from "../middleware/hitl.js";
 import type { Message, ToolCall, Usage } from "../models/types.js";
+
+export type { RunContext } from "../tools/types.js";
+export type { Decision } from "../middleware/hitl.js";
 
 /** What `invoke` and `stream` take: new messages for the thread, or a resume of an interrupt. */
 export type AgentInput = { messages: Message[] } | ResumeInput;
-
-/** A human's decision on one pending tool call. */
-export type Decision = { type: "approve" } | { type: "edit"; args: Record<string, unknown> } | { type: "reject"; message?: string };
 
 /** Continues an interrupted run (see {@link resume}). */
 export interface ResumeInput {
@@ -50,14 +51,3 @@ export type AgentEvent =
   | { type: "interrupt"; interrupt: Interrupt }
   | { type: "warning"; message: string }
   | { type: "final"; output: AgentOutput };
-
-/** What middleware and tools know about the current run. */
-export interface RunContext {
-  threadId: string;
-  userId?: string;
-  signal?: AbortSignal;
-  /** Depth of this agent in a chain of `task` subagents (0 = the top agent). */
-  depth: number;
-  /** Reports a warning event (e.g. a memory file that could not be read). */
-  warn(message: string): void;
-}

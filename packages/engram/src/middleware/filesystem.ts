@@ -3,7 +3,7 @@
  * results to `/large_tool_results/` with a head/tail preview.
  * @module
  */
-import type { Middleware } from "../agent/middleware.js";
+import type { Middleware } from "./types.js";
 import type { Backend } from "../backends/protocol.js";
 import type { Core } from "../core/types.js";
 import { evictLargeResult } from "../tools/eviction.js";

@@ -3,17 +3,24 @@
  * a resume applies approve / edit / reject per call.
  * @module
  */
-import type { InterruptConfig } from "../agent/options.js";
-import type { Middleware } from "../agent/middleware.js";
-import type { Decision } from "../agent/types.js";
 import type { Message, ToolCall } from "../models/types.js";
+import type { DecisionType, Middleware } from "./types.js";
 
-type Allowed = ("approve" | "edit" | "reject")[];
+/** How a tool is reviewed by a human before it runs: `true` allows every decision, `false`
+ * means no review, `{ allow }` lists the decisions allowed (at least one). */
+export type InterruptConfig = boolean | { allow: DecisionType[] };
 
-function allowed(cfg: InterruptConfig | undefined): Allowed | undefined {
+/** A human's decision on one pending tool call. */
+export type Decision = { type: "approve" } | { type: "edit"; args: Record<string, unknown> } | { type: "reject"; message?: string };
+
+type Allowed = DecisionType[];
+
+/** The decisions allowed for a tool, or `undefined` when it is not reviewed. */
+export function allowedDecisions(cfg: InterruptConfig | undefined): Allowed | undefined {
   if (!cfg) return undefined;
   return cfg === true ? ["approve", "edit", "reject"] : cfg.allow;
 }
+const allowed = allowedDecisions;
 
 export function hitlMiddleware(interruptOn: Record<string, InterruptConfig>): Middleware {
   return {

@@ -2,6 +2,6 @@ export { filesystemMiddleware } from "./filesystem.js";
 export { MEMORY_GUIDELINES, type MemoryCacheEntry, type MemoryMiddlewareOptions, memoryMiddleware } from "./memory.js";
 export { patchToolCallsMiddleware } from "./patch-tool-calls.js";
 export { historyPath, summarizationMiddleware, type SummarizationOptions } from "./summarization.js";
-export { GENERAL_PURPOSE, type SpawnSubagent, subagentsMiddleware } from "./subagents.js";
-export { hitlMiddleware } from "./hitl.js";
+export { GENERAL_PURPOSE, type SpawnSubagent, type SubagentRequest, subagentsMiddleware } from "./subagents.js";
+export { allowedDecisions, hitlMiddleware } from "./hitl.js";
 export { type SkillsMiddlewareOptions, skillsMiddleware } from "./skills.js";

@@ -4,7 +4,7 @@
  * prompt, followed by long-term facts (when configured) and the memory guidelines.
  * @module
  */
-import type { HookContext, Middleware } from "../agent/middleware.js";
+import type { HookContext, Middleware } from "./types.js";
 import type { Backend } from "../backends/protocol.js";
 import { estimateTokens } from "../models/tokens.js";
 import { neutralizeSectionTags } from "../prompt/escape.js";

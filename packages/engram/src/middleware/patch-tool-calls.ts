@@ -3,7 +3,7 @@
  * duplicate ids, nameless calls) and answers dangling calls left by an interrupted run.
  * @module
  */
-import type { Middleware } from "../agent/middleware.js";
+import type { Middleware } from "./types.js";
 import type { Message, ToolCall } from "../models/types.js";
 
 function parseArgs(raw: unknown): Record<string, unknown> {

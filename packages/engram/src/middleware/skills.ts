@@ -5,7 +5,7 @@
  * model reads a skill's body with `read_file` when it needs it.
  * @module
  */
-import type { Middleware } from "../agent/middleware.js";
+import type { Middleware } from "./types.js";
 import type { Backend } from "../backends/protocol.js";
 import { SkillsLoader } from "../skills/loader.js";
 import { formatSkillsSection } from "../skills/prompt.js";

@@ -1,17 +1,50 @@
 /**
  * Slot 4: the `task` tool. A subagent gets a fresh context (only the task description), shares
  * the backend, and returns its final answer. Depth is bounded per call chain: each child knows
- * its own depth, so parallel siblings never count against each other.
+ * its own depth, so parallel siblings never count against each other. How a subagent runs is
+ * the agent's business ({@link SpawnSubagent}); this module is the tool the model sees.
  * @module
  */
 import { z } from "zod";
-import type { Middleware } from "../agent/middleware.js";
-import type { SubagentDefinition } from "../agent/options.js";
-import type { AgentOutput, RunContext } from "../agent/types.js";
-import type { Tool } from "../tools/types.js";
+import type { ChatModel } from "../models/types.js";
+import type { RunContext, Tool, ToolResult } from "../tools/types.js";
+import type { InterruptConfig } from "./hitl.js";
+import type { Middleware } from "./types.js";
 
-/** Starts a subagent run at the given depth. */
-export type SpawnSubagent = (definition: SubagentDefinition | undefined, task: string, parent: RunContext) => Promise<AgentOutput>;
+/** A named subagent the `task` tool can start. */
+export interface SubagentDefinition {
+  /** Unique among the subagents; not `"general-purpose"`. */
+  name: string;
+  /** Shown to the model in the `task` tool's description. */
+  description: string;
+  systemPrompt: string;
+  /** Extra tools for this subagent (the filesystem tools are always there). Default: the
+   * parent's extra tools. */
+  tools?: Tool<never>[];
+  /** Default: the parent's model. */
+  model?: ChatModel;
+  /** Human review for this subagent, merged with the parent's `interruptOn`: it can add tools
+   * or narrow the decisions allowed, never remove a review the parent requires.
+   * Default: the parent's policy. */
+  interruptOn?: Record<string, InterruptConfig>;
+}
+
+/** One `task` call to run. */
+export interface SubagentRequest {
+  /** The named definition, or `undefined` for the general-purpose subagent. */
+  definition: SubagentDefinition | undefined;
+  /** The subagent's name (`"general-purpose"` or the definition's). */
+  name: string;
+  /** The task description, the child's only input. */
+  task: string;
+  /** The run calling `task`. */
+  parent: RunContext;
+  /** The id of the `task` tool call. */
+  toolCallId: string;
+}
+
+/** Starts (or resumes) a subagent run and returns what the `task` call answers. */
+export type SpawnSubagent = (request: SubagentRequest) => Promise<ToolResult>;
 
 export const GENERAL_PURPOSE = "general-purpose";
 
@@ -45,10 +78,7 @@ export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth:
           isError: true,
         };
       }
-      const out = await spawn(definition, description, parent);
-      if (out.interrupt) return { content: "Error: the subagent stopped for human review, which subagents cannot ask for.", isError: true };
-      const last = [...out.messages].reverse().find((m) => m.role === "assistant");
-      return { content: last?.content || "(the subagent returned no answer)" };
+      return spawn({ definition, name: subagent_type, task: description, parent, toolCallId: context.toolCallId ?? "" });
     },
   };
   return { name: "subagents", tools: [task as unknown as Tool<never>] };

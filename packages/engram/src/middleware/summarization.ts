@@ -4,8 +4,8 @@
  * summarised by the model, and replaced by that summary; the most recent messages stay verbatim.
  * @module
  */
-import type { Middleware } from "../agent/middleware.js";
-import type { RunContext } from "../agent/types.js";
+import type { Middleware } from "./types.js";
+import type { RunContext } from "../tools/types.js";
 import type { Backend } from "../backends/protocol.js";
 import { appendTo } from "../backends/append.js";
 import { estimateRequestTokens } from "../models/tokens.js";

@@ -17,7 +17,18 @@ export interface ToolContext {
   toolCallId?: string;
   signal?: AbortSignal;
   /** The agent run calling the tool, when there is one. */
-  run?: import("../agent/types.js").RunContext;
+  run?: RunContext;
+}
+
+/** What middleware and tools know about the current agent run. */
+export interface RunContext {
+  threadId: string;
+  userId?: string;
+  signal?: AbortSignal;
+  /** Depth of this agent in a chain of `task` subagents (0 = the top agent). */
+  depth: number;
+  /** Reports a warning event (e.g. a memory file that could not be read). */
+  warn(message: string): void;
 }
 
 /** A tool the agent can call. `I` is the validated input type. */

@@ -1,0 +1,63 @@
+/**
+ * What one agent level runs with: the top agent, or a `task` subagent derived from its parent.
+ * Shared services (core, checkpointer, long-term memory, memory caches) are built once per
+ * `createDeepAgent`; everything per run lives in a {@link RunScope}.
+ * @module
+ */
+import type { Backend } from "../backends/protocol.js";
+import type { Core } from "../core/types.js";
+import type { LongTermMemory } from "../memory/longterm/longterm.js";
+import type { MemoryCacheEntry } from "../middleware/memory.js";
+import type { ChatModel, Usage } from "../models/types.js";
+import type { Channel } from "./channel.js";
+import type { Checkpointer } from "./checkpointer.js";
+import type { LongTermMemoryAgentOptions, ResolvedOptions } from "./options.js";
+import type { AgentEvent } from "./types.js";
+
+/** Built once per agent, shared by every run and every subagent level. */
+export interface AgentServices {
+  core: Promise<Core>;
+  checkpointer: Checkpointer;
+  longTerm: LongTermMemory | undefined;
+  longTermOptions: LongTermMemoryAgentOptions | undefined;
+  /** Memory text by path and version for a thread, so an unchanged file is not read again. */
+  memoryCache(threadId: string): Map<string, MemoryCacheEntry>;
+}
+
+/** One agent level. */
+export interface AgentLevel {
+  model: ChatModel;
+  /** This level's options (a subagent's are derived from its parent's). */
+  options: ResolvedOptions;
+  /** 0 for the top agent. */
+  depth: number;
+  services: AgentServices;
+  /** Whether this level captures conversations into long-term memory (the top agent only). */
+  captureLongTerm: boolean;
+  /** Whether this level sees the long-term memory block. */
+  injectLongTerm: boolean;
+}
+
+/** Everything one run of one level needs besides its state. */
+export interface RunScope {
+  level: AgentLevel;
+  threadId: string;
+  userId?: string;
+  signal?: AbortSignal;
+  backend: Backend;
+  core: Core;
+  /** Events of the whole run (subagents push into their parent's channel). */
+  events: Channel<AgentEvent>;
+  /** Token usage of this level's model calls. */
+  usage: Usage;
+}
+
+/** Whose memory a run reads and writes. */
+export function memoryIdentity(services: AgentServices, ctx: { threadId: string; userId?: string }) {
+  const o = services.longTermOptions;
+  return {
+    threadId: ctx.threadId,
+    userId: ctx.userId ?? o?.defaultUserId ?? "default",
+    ...(o?.agentName !== undefined && { agentName: o.agentName }),
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * The middleware stack of one agent level, one module per slot, in DESIGN §2 order: memory,
+ * skills, filesystem, subagents, summarization, tool-call repair, then user middleware and
+ * human review.
+ * @module
+ */
+import type { Middleware } from "../middleware/types.js";
+import type { RunScope } from "./runtime.js";
+import { filesystemSlot } from "./slots/filesystem.js";
+import { memorySlot } from "./slots/memory.js";
+import { patchToolCallsSlot } from "./slots/patch-tool-calls.js";
+import { skillsSlot } from "./slots/skills.js";
+import { type RunChild, subagentsSlot } from "./slots/subagents.js";
+import { summarizationSlot } from "./slots/summarization.js";
+import { userSlot } from "./slots/user.js";
+
+export function buildStack(scope: RunScope, runChild: RunChild): Middleware[] {
+  const slots: (Middleware | Middleware[] | undefined)[] = [
+    memorySlot(scope),
+    skillsSlot(scope),
+    filesystemSlot(scope),
+    subagentsSlot(scope, runChild),
+    summarizationSlot(scope),
+    patchToolCallsSlot(),
+    userSlot(scope),
+  ];
+  return slots.flat().filter((m): m is Middleware => m !== undefined);
+}

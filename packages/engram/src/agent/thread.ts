@@ -1,0 +1,78 @@
+/**
+ * One run of the top agent on a thread: load the thread's checkpoint and backend, run the loop,
+ * stream its events, save the thread.
+ * @module
+ */
+import type { Backend } from "../backends/protocol.js";
+import { StateBackend } from "../backends/state.js";
+import { ResumeError } from "../errors.js";
+import { Channel } from "./channel.js";
+import type { Checkpoint } from "./checkpointer.js";
+import { type LevelState, runLoop } from "./loop.js";
+import type { AgentLevel, RunScope } from "./runtime.js";
+import type { AgentEvent, AgentInput, RunOptions } from "./types.js";
+
+/** A backend that can be saved with the thread (the default per-thread StateBackend). */
+interface Snapshotting {
+  snapshot(): Promise<Uint8Array>;
+  loadSnapshot(snapshot: Uint8Array): Promise<void>;
+}
+
+function snapshotting(b: Backend): Snapshotting | undefined {
+  const s = b as Partial<Snapshotting>;
+  return typeof s.snapshot === "function" && typeof s.loadSnapshot === "function" ? (s as Snapshotting) : undefined;
+}
+
+function checkInput(input: AgentInput): void {
+  const ok =
+    input &&
+    typeof input === "object" &&
+    ("resume" in input ? typeof input.resume === "object" && input.resume !== null : Array.isArray(input.messages));
+  if (!ok) throw new TypeError("input must be { messages: Message[] } or resume(decisions)");
+}
+
+/** Streams one run of `level` (the top agent) on the thread of `opts`. */
+export async function* runThread(level: AgentLevel, input: AgentInput, opts: RunOptions = {}): AsyncGenerator<AgentEvent, void> {
+  checkInput(input);
+  const o = level.options;
+  const { services } = level;
+  const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
+  const core = await services.core;
+  const saved = await services.checkpointer.get(threadId);
+  const backend: Backend =
+    typeof o.backend === "function"
+      ? o.backend({ threadId, ...(opts.userId !== undefined && { userId: opts.userId }) })
+      : (o.backend ?? new StateBackend({ core: services.core }));
+  const snap = o.backend === undefined ? snapshotting(backend) : undefined;
+  if (snap && saved?.files) await snap.loadSnapshot(saved.files);
+  const state: LevelState = {
+    messages: saved?.messages ?? [],
+    data: saved?.data ?? {},
+    ...(saved?.interrupt && { interrupt: saved.interrupt }),
+  };
+  const events = new Channel<AgentEvent>();
+  const scope: RunScope = {
+    level,
+    threadId,
+    ...(opts.userId !== undefined && { userId: opts.userId }),
+    ...(opts.signal && { signal: opts.signal }),
+    backend,
+    core,
+    events,
+    usage: {},
+  };
+  const save = async (s: LevelState) => {
+    const cp: Checkpoint = { messages: s.messages, data: s.data, savedAt: Date.now() };
+    if (snap) cp.files = await snap.snapshot();
+    if (s.interrupt) cp.interrupt = s.interrupt;
+    await services.checkpointer.put(threadId, cp);
+  };
+  const done = runLoop(scope, state, input, { save }).catch(async (e: unknown) => {
+    // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise
+    // keep what completed; dangling tool calls are answered by the patch middleware next time.
+    if (!(e instanceof ResumeError)) await save({ messages: state.messages, data: state.data }).catch(() => undefined);
+    throw e;
+  });
+  yield* events.drainUntil(done);
+  yield { type: "final", output: await done };
+}
