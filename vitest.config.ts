@@ -16,14 +16,15 @@ export default defineConfig({
     alias: [
       { find: "#node-access", replacement: src("packages/engram/src/core/node-access.ts") },
       { find: /^engram$/, replacement: src("packages/engram/src/index.ts") },
+      { find: /^engram\/testing$/, replacement: src("packages/engram/src/testing/index.ts") },
       { find: /^@engram\/sqlite$/, replacement: src("packages/store-sqlite/src/index.ts") },
       { find: /^@engram\/postgres$/, replacement: src("packages/store-postgres/src/index.ts") },
     ],
   },
   test: {
     projects: [
-      { test: { ...suite, name: "native", env: { ENGRAM_CORE: "native" } } },
-      { test: { ...suite, name: "wasm", env: { ENGRAM_CORE: "wasm" } } },
+      { extends: true, test: { ...suite, name: "native", env: { ENGRAM_CORE: "native" } } },
+      { extends: true, test: { ...suite, name: "wasm", env: { ENGRAM_CORE: "wasm" } } },
       {
         test: {
           name: "edge",

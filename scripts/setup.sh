@@ -55,6 +55,11 @@ fi
 command -v wasm-pack >/dev/null || { log "cargo install wasm-pack"; cargo install --locked wasm-pack; }
 
 # --- npm dependencies ----------------------------------------------------------------------
+# better-sqlite3 (@engram/sqlite) compiles from source here (its prebuilt download is refused):
+# it needs python3, make and g++, and node-gyp must use the local Node headers (/usr/include/node)
+# instead of downloading them.
+apt_install python3 make g++
+[[ -f /usr/include/node/node.h ]] && export npm_config_nodedir=/usr
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json \
       || package.json -nt node_modules/.package-lock.json ]]; then
   log "npm install"
@@ -63,8 +68,48 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
   touch node_modules/.package-lock.json
 fi
 
+# An install that skipped or lost the addon (a failed build, a Node upgrade) is rebuilt.
+if [[ -d node_modules/better-sqlite3 ]] && ! node -e "require('better-sqlite3')" >/dev/null 2>&1; then
+  log "npm rebuild better-sqlite3 (from source)"
+  npm rebuild better-sqlite3 --loglevel=error >/dev/null
+  node -e "require('better-sqlite3')" || die "better-sqlite3 does not load after a rebuild"
+fi
+
 if [[ $WANT_TEST_DEPS -eq 1 ]]; then
   [[ -x /usr/bin/chromium && -x /usr/bin/rg ]] || apt_install chromium ripgrep
+fi
+
+# --- PostgreSQL for the store tests (--test): Debian's cluster on 127.0.0.1, role/db engram ----
+# Tests connect with ENGRAM_PG_URL, default postgres://engram:engram@127.0.0.1:5432/engram.
+start_postgres() {
+  apt_install postgresql
+  local ver
+  ver=$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1)
+  [[ -n "$ver" ]] || die "postgresql is installed but /usr/lib/postgresql is empty"
+  if ! pg_lsclusters -h 2>/dev/null | awk '{print $1" "$2}' | grep -qx "$ver main"; then
+    LC_ALL=C.UTF-8 pg_createcluster "$ver" main >/dev/null
+  fi
+  if ! pg_ctlcluster "$ver" main status >/dev/null 2>&1; then
+    log "starting PostgreSQL $ver/main"
+    LC_ALL=C.UTF-8 pg_ctlcluster "$ver" main start
+  fi
+  local psql=(runuser -u postgres -- psql -v ON_ERROR_STOP=1 -qAtX)
+  [[ $(id -u) -ne 0 ]] && psql=(sudo -u postgres psql -v ON_ERROR_STOP=1 -qAtX)
+  local i
+  for i in $(seq 1 30); do "${psql[@]}" -c "SELECT 1" >/dev/null 2>&1 && break; sleep 0.5; done
+  if [[ $("${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'engram'") != 1 ]]; then
+    "${psql[@]}" -c "CREATE ROLE engram LOGIN PASSWORD 'engram'"
+  fi
+  if [[ $("${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname = 'engram'") != 1 ]]; then
+    "${psql[@]}" -c "CREATE DATABASE engram OWNER engram"
+  fi
+}
+if [[ $WANT_TEST_DEPS -eq 1 && -z "${ENGRAM_PG_URL:-}" ]]; then
+  if [[ $(id -u) -eq 0 ]] || sudo -n true 2>/dev/null; then
+    start_postgres
+  else
+    log "not root: skipping the PostgreSQL install/start (set ENGRAM_PG_URL to a server)"
+  fi
 fi
 
 # --- native addon (napi-rs); cargo makes it incremental ------------------------------------

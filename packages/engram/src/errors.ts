@@ -30,6 +30,11 @@ export type EngramErrorCode =
   | "invalid_config"
   /** A resume does not fit the thread: {@link ResumeError}. */
   | "invalid_resume"
+  /** An argument of the wrong type or shape (a store key with NUL, a non-JSON value, `write(123)`). */
+  | "invalid_argument"
+  /** A store or checkpointer failed: the database is unreachable, its schema or a checkpoint is
+   * newer than this version understands, or a stored record is damaged. */
+  | "store_error"
   /** A model call failed: {@link ModelError}. */
   | ModelErrorCode;
 

@@ -229,7 +229,10 @@ export class StoreBackend implements Backend {
    * neither a string nor a `Uint8Array` (a caller's bug: nothing is written). */
   async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
     if (typeof content !== "string" && !(content instanceof Uint8Array)) {
-      throw new EngramError("invalid_argument", `write: content must be a string or a Uint8Array, got ${content === null ? "null" : typeof content}`);
+      throw new EngramError(
+        "invalid_argument",
+        `write: content must be a string or a Uint8Array, got ${content === null ? "null" : typeof content}`,
+      );
     }
     const p = await this.#path(path);
     if (p.error) return { error: p.error };

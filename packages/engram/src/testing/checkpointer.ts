@@ -1,0 +1,123 @@
+/**
+ * The {@link Checkpointer} conformance suite. Each test uses thread ids of its own, so one
+ * checkpointer instance serves the whole suite.
+ * @module
+ */
+import { CHECKPOINT_VERSION, type Checkpoint, type Checkpointer } from "../agent/checkpointer.js";
+import { type TestApi, uniqueId } from "./api.js";
+
+/** A checkpoint with every kind of content a thread holds. */
+export function sampleCheckpoint(): Checkpoint {
+  const files = new Uint8Array(70_000);
+  for (let i = 0; i < files.length; i++) files[i] = (i * 31) & 0xff;
+  return {
+    messages: [
+      { role: "user", content: "Plan the release — 计划 😀" },
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "w1", name: "write_file", args: { file_path: "/plan.md", content: "step 1\n\u0000" } }],
+      },
+    ],
+    data: { summarizations: 2, nested: { list: [1, "two", null] } },
+    files,
+    interrupt: { toolCalls: [{ id: "w1", name: "write_file", args: { file_path: "/plan.md" }, allow: ["approve", "edit", "reject"] }] },
+    savedAt: 1_700_000_000_123,
+  };
+}
+
+/** Registers the Checkpointer conformance suite for the checkpointer `get` returns. */
+export function checkpointerConformance(name: string, t: TestApi, get: () => Checkpointer | Promise<Checkpointer>): void {
+  const { describe, it, expect } = t;
+  const invalidArgument = { name: "EngramError", code: "invalid_argument" };
+
+  describe(`${name} Checkpointer conformance`, () => {
+    it("round-trips messages, data, files and the interrupt, with the format version", async () => {
+      const cp = await get();
+      const id = uniqueId("thread");
+      expect(await cp.get(id)).toBeUndefined();
+      const sample = sampleCheckpoint();
+      await cp.put(id, sample);
+      const back = await cp.get(id);
+      expect(back?.version).toBe(CHECKPOINT_VERSION);
+      expect(back?.messages).toEqual(sample.messages);
+      expect(back?.data).toEqual(sample.data);
+      expect(back?.interrupt).toEqual(sample.interrupt);
+      expect(back?.savedAt).toBe(sample.savedAt);
+      expect(back?.files).toBeInstanceOf(Uint8Array);
+      expect(Array.from(back?.files ?? []).every((b, i) => b === ((i * 31) & 0xff))).toBe(true);
+      expect(back?.files?.length).toBe(70_000);
+    });
+
+    it("overwrites, drops what the new checkpoint lacks, and deletes", async () => {
+      const cp = await get();
+      const id = uniqueId("thread");
+      await cp.put(id, sampleCheckpoint());
+      await cp.put(id, { messages: [{ role: "user", content: "again" }], data: {}, savedAt: 5 });
+      const back = await cp.get(id);
+      expect(back?.messages).toEqual([{ role: "user", content: "again" }]);
+      expect(back?.files).toBeUndefined();
+      expect(back?.interrupt).toBeUndefined();
+      await cp.delete(id);
+      expect(await cp.get(id)).toBeUndefined();
+      await cp.delete(id); // deleting twice is fine
+    });
+
+    it("isolates threads, whatever their ids", async () => {
+      const cp = await get();
+      const base = uniqueId("t");
+      const ids = [`${base}`, `${base}'; DROP TABLE x; --`, `${base}/../x`, `${base} 😀`, `${base}%_`, `${base}${"x".repeat(900)}`];
+      for (const [i, id] of ids.entries()) await cp.put(id, { messages: [{ role: "user", content: String(i) }], data: {}, savedAt: i });
+      for (const [i, id] of ids.entries()) expect((await cp.get(id))?.messages[0]?.content).toBe(String(i));
+    });
+
+    it("hands out copies: mutating a result changes nothing stored", async () => {
+      const cp = await get();
+      const id = uniqueId("thread");
+      const sample = sampleCheckpoint();
+      await cp.put(id, sample);
+      sample.messages.push({ role: "user", content: "mutated after put" });
+      (sample.files as Uint8Array)[0] = 99;
+      const got = await cp.get(id);
+      got?.messages.pop();
+      expect((await cp.get(id))?.messages.length).toBe(2);
+      expect((await cp.get(id))?.files?.[0]).toBe(0);
+    });
+
+    it("rejects invalid thread ids and checkpoints with typed errors", async () => {
+      const cp = await get();
+      for (const id of ["", "a\u0000b", "\ud800", 7]) {
+        await expect(cp.get(id as string)).rejects.toMatchObject(invalidArgument);
+        await expect(cp.put(id as string, { messages: [], data: {}, savedAt: 0 })).rejects.toMatchObject(invalidArgument);
+      }
+      const id = uniqueId("thread");
+      await expect(cp.put(id, { messages: "no", data: {}, savedAt: 0 } as unknown as Checkpoint)).rejects.toMatchObject(invalidArgument);
+      await expect(cp.put(id, { messages: [], data: {}, files: [1, 2] as unknown as Uint8Array, savedAt: 0 })).rejects.toMatchObject(
+        invalidArgument,
+      );
+      expect(await cp.get(id)).toBeUndefined();
+    });
+
+    it("lists threads in id order, with pages", async () => {
+      const cp = await get();
+      if (!cp.list) return;
+      const base = uniqueId("list");
+      const ids = Array.from({ length: 7 }, (_, i) => `${base}-${i}`);
+      for (const [i, id] of ids.entries()) {
+        await cp.put(id, { messages: [], data: {}, savedAt: 1000 + i, ...(i === 3 && { interrupt: { toolCalls: [] } }) });
+      }
+      const seen: { threadId: string; savedAt: number; interrupted: boolean }[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 10_000; page++) {
+        const r: { threads: typeof seen; cursor?: string } = await cp.list({ limit: 3, ...(cursor !== undefined && { cursor }) });
+        expect(r.threads.length <= 3).toBe(true);
+        seen.push(...r.threads.filter((x) => x.threadId.startsWith(base)));
+        cursor = r.cursor;
+        if (cursor === undefined) break;
+      }
+      expect(seen.map((x) => x.threadId)).toEqual(ids);
+      expect(seen[3]).toEqual({ threadId: ids[3], savedAt: 1003, interrupted: true });
+      expect(seen[0]?.interrupted).toBe(false);
+    });
+  });
+}

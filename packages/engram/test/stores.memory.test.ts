@@ -1,0 +1,85 @@
+/** InMemoryStore and InMemoryCheckpointer against the conformance suites, plus the store rules. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  CHECKPOINT_VERSION,
+  InMemoryCheckpointer,
+  InMemoryStore,
+  StoreBackend,
+  compareKeys,
+  decodeCheckpoint,
+  loadCore,
+  prefixEnd,
+} from "../src/index.js";
+import { checkpointerConformance, storeConformance } from "../src/testing/index.js";
+
+const store = new InMemoryStore();
+storeConformance("InMemoryStore", { describe, it, expect }, () => store, { propertyRounds: 200 });
+checkpointerConformance("InMemoryCheckpointer", { describe, it, expect }, () => new InMemoryCheckpointer());
+
+describe("store rules", () => {
+  it("terminates listings at the top of the code space (prefix \\uffff used to hang)", async () => {
+    const s = new InMemoryStore();
+    for (const k of ["\uffff", "\uffff\uffff", "\uffffa", "\u{10ffff}", "\u{10ffff}\u{10ffff}", "a"]) await s.put(["t"], k, 1);
+    expect((await s.list(["t"], { prefix: "\uffff" })).items.map((i) => i.key)).toEqual(["\uffff", "\uffffa", "\uffff\uffff"]);
+    expect((await s.list(["t"], { prefix: "\uffff", delimiter: "\uffff" })).prefixes).toEqual(["\uffff\uffff"]);
+    expect((await s.list(["t"], { delimiter: "\u{10ffff}" })).prefixes).toEqual(["\u{10ffff}"]);
+    expect((await s.list(["t"], { prefix: "\u{10ffff}", delimiter: "\u{10ffff}" })).prefixes).toEqual(["\u{10ffff}\u{10ffff}"]);
+  });
+
+  it("orders by code point and computes prefix ends across the surrogate gap", () => {
+    expect(["\u{10000}", "\uffff", "\ue000", "z"].sort(compareKeys)).toEqual(["z", "\ue000", "\uffff", "\u{10000}"]);
+    expect(prefixEnd("ab")).toBe("ac");
+    expect(prefixEnd("a\ud7ff")).toBe("a\ue000");
+    expect(prefixEnd("a\uffff")).toBe("a\u{10000}");
+    expect(prefixEnd("a\u{10ffff}")).toBe("b");
+    expect(prefixEnd("\u{10ffff}")).toBeUndefined();
+    expect(prefixEnd("")).toBeUndefined();
+  });
+
+  it("subscribers hear every change with its namespace", async () => {
+    const s = new InMemoryStore();
+    const heard: string[] = [];
+    const off = s.subscribe((ns) => heard.push(ns.join("/")));
+    await s.put(["a", "b"], "k", 1);
+    await s.delete(["a", "b"], ["k"]);
+    await new Promise((r) => setTimeout(r, 0));
+    off();
+    await s.put(["a"], "k", 1);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(heard).toEqual(["a/b", "a/b"]);
+  });
+});
+
+describe("checkpoint format", () => {
+  it("loads the version-less shape of the first releases (fixture) and upgrades it", () => {
+    const legacy = readFileSync(join(import.meta.dirname, "fixtures/stores/checkpoint-v0.json"), "utf8");
+    const cp = decodeCheckpoint(legacy);
+    expect(cp.version).toBe(CHECKPOINT_VERSION);
+    expect(cp.messages.length).toBe(2);
+    expect(cp.interrupt?.toolCalls[0]?.allow).toEqual(["approve", "edit", "reject"]);
+    expect(Array.from(cp.files ?? [])).toEqual([0, 1, 2, 253, 254, 255]);
+    // A JSON-serialised Uint8Array (what JSON.stringify makes of one) is accepted too.
+    const objectBytes = decodeCheckpoint({ messages: [], data: {}, files: { 0: 7, 1: 8 }, savedAt: 1 });
+    expect(Array.from(objectBytes.files ?? [])).toEqual([7, 8]);
+  });
+
+  it("refuses damaged documents and newer formats with store_error", () => {
+    for (const doc of ["{", "null", '{"messages": 3}', '{"version": "x", "messages": []}', '{"version": 99, "messages": []}']) {
+      expect(() => decodeCheckpoint(doc)).toThrow(expect.objectContaining({ name: "EngramError", code: "store_error" }));
+    }
+  });
+});
+
+describe("StoreBackend input checks", () => {
+  it("rejects write(123) with invalid_argument instead of storing an empty file", async () => {
+    const s = new InMemoryStore();
+    const b = new StoreBackend({ store: s, core: await loadCore() });
+    for (const bad of [123, null, undefined, { length: 3 }, [1, 2]]) {
+      await expect(b.write("/x.md", bad as unknown as string)).rejects.toMatchObject({ name: "EngramError", code: "invalid_argument" });
+    }
+    expect((await s.list(["filesystem"])).items).toEqual([]);
+    expect((await b.write("/ok.md", new Uint8Array([104, 105]))).error).toBeUndefined();
+  });
+});

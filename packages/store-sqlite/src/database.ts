@@ -1,0 +1,99 @@
+/**
+ * Opening an Engram SQLite database: WAL, a busy timeout, and schema migrations recorded in a
+ * version table, applied under `BEGIN IMMEDIATE` so processes starting together agree.
+ * @module
+ */
+import { mkdirSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
+import { EngramError } from "engram";
+
+/** A better-sqlite3 connection. */
+export type SqliteDatabase = Database.Database;
+
+/** Options shared by {@link SqliteStore} and {@link SqliteCheckpointer}. */
+export interface SqliteOptions {
+  /** The database file; `":memory:"` for a private in-memory database. Default:
+   * {@link defaultDatabasePath}. The directory is created when missing. */
+  path?: string;
+  /** How long a write waits for another process's transaction, in milliseconds. Default: 5000. */
+  busyTimeoutMs?: number;
+}
+
+/** `$ENGRAM_HOME/engram.db` when `ENGRAM_HOME` is set, else `~/.engram/engram.db`. */
+export function defaultDatabasePath(): string {
+  const home = process.env.ENGRAM_HOME;
+  return home ? join(home, "engram.db") : join(homedir(), ".engram", "engram.db");
+}
+
+/** The schema, one entry per version; never edit a published entry, append a new one. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE engram_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO engram_counters (name, value) VALUES ('revision', 0);
+   CREATE TABLE engram_items (
+     ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+     revision INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+     PRIMARY KEY (ns, key)) WITHOUT ROWID;
+   CREATE TABLE engram_namespaces (ns TEXT PRIMARY KEY, token INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE TABLE engram_checkpoints (
+     thread_id TEXT PRIMARY KEY, format INTEGER NOT NULL, doc TEXT NOT NULL, files BLOB,
+     saved_at INTEGER NOT NULL, interrupted INTEGER NOT NULL) WITHOUT ROWID;`,
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** A database failure as a `store_error` {@link EngramError} (Engram errors pass through). */
+export function storeError(e: unknown): EngramError {
+  if (e instanceof EngramError) return e;
+  return new EngramError("store_error", `sqlite: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+}
+
+/** Runs `fn`, turning a database failure into a `store_error` {@link EngramError}. */
+export function guard<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw storeError(e);
+  }
+}
+
+/** Opens (creating and migrating when needed) the database at `options.path`. */
+export function openDatabase(options: SqliteOptions = {}): SqliteDatabase {
+  const path = options.path ?? defaultDatabasePath();
+  const busy = options.busyTimeoutMs ?? 5000;
+  if (!Number.isInteger(busy) || busy < 0)
+    throw new EngramError("invalid_argument", `busyTimeoutMs must be a non-negative integer, got ${busy}`);
+  return guard(() => {
+    if (path !== ":memory:" && path !== "") mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path, { timeout: busy });
+    try {
+      db.pragma(`busy_timeout = ${busy}`);
+      if (path !== ":memory:") db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      migrate(db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+    return db;
+  });
+}
+
+function migrate(db: SqliteDatabase): void {
+  db.transaction(() => {
+    db.exec("CREATE TABLE IF NOT EXISTS engram_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+    const current = (db.prepare("SELECT max(version) FROM engram_migrations").pluck().get() as number | null) ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new EngramError(
+        "store_error",
+        `the database schema (version ${current}) is newer than this Engram understands (${SCHEMA_VERSION}): upgrade Engram`,
+      );
+    }
+    for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
+      db.exec(MIGRATIONS[v - 1] as string);
+      db.prepare("INSERT INTO engram_migrations (version, applied_at) VALUES (?, ?)").run(v, Date.now());
+    }
+  }).immediate();
+}

@@ -1,0 +1,89 @@
+/** Child processes for the multi-process store tests (real processes, real files/servers). */
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "../../..");
+export const TSX = join(root, "node_modules/.bin/tsx");
+export const WORKER = join(import.meta.dirname, "fixtures/worker.ts");
+
+/** A running fixture process whose stdout lines are collected. */
+export class Child {
+  readonly proc: ChildProcess;
+  readonly lines: string[] = [];
+  stderr = "";
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  #waiters: (() => void)[] = [];
+
+  constructor(script: string, args: string[]) {
+    this.proc = spawn(TSX, [script, ...args], { stdio: ["pipe", "pipe", "pipe"], env: process.env });
+    let buf = "";
+    this.proc.stdout?.setEncoding("utf8").on("data", (d: string) => {
+      buf += d;
+      let nl = buf.indexOf("\n");
+      while (nl >= 0) {
+        this.lines.push(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        nl = buf.indexOf("\n");
+      }
+      for (const w of this.#waiters.splice(0)) w();
+    });
+    this.proc.stderr?.setEncoding("utf8").on("data", (d: string) => {
+      this.stderr += d;
+    });
+    this.exited = new Promise((resolve) => {
+      this.proc.on("exit", (code, signal) => {
+        for (const w of this.#waiters.splice(0)) w();
+        resolve({ code, signal });
+      });
+    });
+  }
+
+  /** Resolves when a line satisfies `pred` (or rejects after `ms` or on exit). */
+  async waitFor(pred: (line: string) => boolean, ms = 30_000): Promise<string> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const hit = this.lines.find(pred);
+      if (hit !== undefined) return hit;
+      if (this.proc.exitCode !== null || this.proc.signalCode !== null)
+        throw new Error(`child exited without the expected line; stderr: ${this.stderr}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for a line; stderr: ${this.stderr}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 200);
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  send(line: string): void {
+    this.proc.stdin?.write(`${line}\n`);
+  }
+
+  kill(): void {
+    this.proc.kill("SIGKILL");
+  }
+}
+
+/** Starts one worker per argument list, waits until all are ready, lets them go together and
+ * returns each one's last output line (parsed) once all exited cleanly. */
+export async function raceWorkers(argLists: string[][], ms = 50_000): Promise<unknown[]> {
+  const children = argLists.map((a) => new Child(WORKER, a));
+  try {
+    await Promise.all(children.map((c) => c.waitFor((l) => l === '"ready"', ms)));
+    for (const c of children) c.send("go");
+    const results = await Promise.all(
+      children.map(async (c) => {
+        const timer = setTimeout(() => c.kill(), ms);
+        const { code } = await c.exited;
+        clearTimeout(timer);
+        if (code !== 0) throw new Error(`worker failed (${code}): ${c.stderr}`);
+        return JSON.parse(c.lines.at(-1) as string) as unknown;
+      }),
+    );
+    return results;
+  } finally {
+    for (const c of children) if (c.proc.exitCode === null) c.kill();
+  }
+}

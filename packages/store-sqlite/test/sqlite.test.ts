@@ -1,0 +1,123 @@
+/** SqliteStore and SqliteCheckpointer: the conformance suites plus SQLite's own guarantees. */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { type Core, StoreBackend, loadCore } from "engram";
+import { checkpointerConformance, storeConformance } from "engram/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SCHEMA_VERSION, SqliteCheckpointer, SqliteStore, defaultDatabasePath } from "@engram/sqlite";
+
+const dir = mkdtempSync(join(process.platform === "linux" ? "/dev/shm" : tmpdir(), "engram-sqlite-"));
+const path = join(dir, "conformance.db");
+let store: SqliteStore;
+let checkpointer: SqliteCheckpointer;
+beforeAll(() => {
+  store = new SqliteStore({ path });
+  checkpointer = new SqliteCheckpointer({ path });
+});
+afterAll(() => {
+  store.close();
+  checkpointer.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+storeConformance("SqliteStore", { describe, it, expect }, () => store);
+checkpointerConformance("SqliteCheckpointer", { describe, it, expect }, () => checkpointer);
+
+describe("SqliteStore on disk", () => {
+  it("uses WAL, a busy timeout and a migrations table", () => {
+    const db = store.database;
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
+    expect(db.prepare("SELECT max(version) FROM engram_migrations").pluck().get()).toBe(SCHEMA_VERSION);
+  });
+
+  it("lists a prefix with a range on the primary key index, never a scan", () => {
+    const plan = store.database
+      .prepare("EXPLAIN QUERY PLAN SELECT key, revision FROM engram_items WHERE ns = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?")
+      .all("ns", "/a/", "/a0", 10) as { detail: string }[];
+    const detail = plan.map((p) => p.detail).join("\n");
+    expect(detail).toMatch(/SEARCH engram_items USING PRIMARY KEY \(ns=\? AND key>\? AND key<\?\)/);
+    expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
+  });
+
+  it("sees another connection's commit on the next changeToken (PRAGMA data_version)", async () => {
+    const other = new SqliteStore({ path });
+    try {
+      const ns = ["dv", "t"];
+      const before = await store.changeToken(ns);
+      expect(await store.changeToken(ns)).toBe(before);
+      await other.put(ns, "x", 1);
+      const after = await store.changeToken(ns);
+      expect(after).not.toBe(before);
+      expect(after).toBe(await other.changeToken(ns));
+      await other.delete(ns, ["x"]);
+      expect(await store.changeToken(ns)).not.toBe(after);
+    } finally {
+      other.close();
+    }
+  });
+
+  it("keeps working through StoreBackend, with its mirror refreshed by change token", async () => {
+    const core: Core = await loadCore();
+    const a = new StoreBackend({ store, namespace: ["fs", "shared"], core });
+    const other = new SqliteStore({ path });
+    try {
+      const b = new StoreBackend({ store: other, namespace: ["fs", "shared"], core });
+      await a.write("/notes/a.md", "needle one\n");
+      expect((await b.grep("needle", { outputMode: "files_with_matches" })).files).toEqual(["/notes/a.md"]);
+      await a.write("/notes/a.md", "changed\n");
+      expect((await b.grep("needle")).matches).toEqual([]);
+      expect((await b.ls("/notes")).entries?.map((e) => e.path)).toEqual(["/notes/a.md"]);
+      await expect(a.write("/x.md", 123 as unknown as string)).rejects.toMatchObject({ code: "invalid_argument" });
+      expect((await a.read("/x.md")).error?.code).toBe("file_not_found");
+      const long = await a.write(`/${"d".repeat(2000)}`, "x");
+      expect("error" in long && long.error?.code).toBe("invalid_path");
+    } finally {
+      other.close();
+    }
+  });
+
+  it("loads a checkpoint row written in the version-less format of the first releases", async () => {
+    const legacy = readFileSync(join(import.meta.dirname, "../../engram/test/fixtures/stores/checkpoint-v0.json"), "utf8");
+    store.database.prepare("INSERT OR REPLACE INTO engram_checkpoints VALUES (?, 0, ?, NULL, 0, 1)").run("legacy", legacy);
+    const cp = await checkpointer.get("legacy");
+    expect(cp?.version).toBe(1);
+    expect(cp?.messages.at(-1)?.toolCalls?.[0]?.name).toBe("write_file");
+    expect(cp?.interrupt?.toolCalls[0]?.id).toBe("w1");
+    expect(cp?.data).toEqual({ summarizations: 1 });
+    expect(Array.from(cp?.files ?? [])).toEqual([0, 1, 2, 253, 254, 255]);
+  });
+
+  it("refuses a database whose schema is newer, and a damaged checkpoint, with store_error", async () => {
+    const p = join(dir, "newer.db");
+    new SqliteStore({ path: p }).close();
+    const db = new Database(p);
+    db.prepare("INSERT INTO engram_migrations VALUES (?, 0)").run(SCHEMA_VERSION + 1);
+    db.prepare("INSERT INTO engram_checkpoints VALUES ('bad', 1, '{not json', NULL, 0, 0)").run();
+    db.close();
+    expect(() => new SqliteStore({ path: p })).toThrow(expect.objectContaining({ code: "store_error" }));
+    store.database.prepare("INSERT OR REPLACE INTO engram_checkpoints VALUES ('bad', 1, '{not json', NULL, 0, 0)").run();
+    await expect(checkpointer.get("bad")).rejects.toMatchObject({ code: "store_error" });
+    store.database
+      .prepare("INSERT OR REPLACE INTO engram_checkpoints VALUES ('future', 9, '{\"version\":9,\"messages\":[]}', NULL, 0, 0)")
+      .run();
+    await expect(checkpointer.get("future")).rejects.toMatchObject({ code: "store_error" });
+  });
+
+  it("puts the default database under ENGRAM_HOME, else ~/.engram", () => {
+    const saved = process.env.ENGRAM_HOME;
+    try {
+      process.env.ENGRAM_HOME = join(dir, "home");
+      expect(defaultDatabasePath()).toBe(join(dir, "home", "engram.db"));
+      const s = new SqliteStore();
+      s.close();
+      delete process.env.ENGRAM_HOME;
+      expect(defaultDatabasePath()).toMatch(/[/\\]\.engram[/\\]engram\.db$/);
+    } finally {
+      if (saved === undefined) delete process.env.ENGRAM_HOME;
+      else process.env.ENGRAM_HOME = saved;
+    }
+  });
+});
