@@ -149,21 +149,21 @@ describe("LongTermMemory.inject", () => {
     const memory = new LongTermMemory({ model, storage, debounceMs: 0, core });
     memory.capture(
       [
-        { role: "user", content: "I am alice" },
+        { role: "user", content: "I am alice; my secret hobby is chess" },
         { role: "assistant", content: "hi" },
       ],
       { threadId: "t", userId: "alice" },
     );
     memory.capture(
       [
-        { role: "user", content: "I am bob" },
+        { role: "user", content: "I am bob; my secret hobby is chess" },
         { role: "assistant", content: "hi" },
       ],
       { threadId: "t", userId: "bob" },
     );
     memory.capture(
       [
-        { role: "user", content: "I am carol" },
+        { role: "user", content: "I am carol; my secret hobby is chess" },
         { role: "assistant", content: "hi" },
       ],
       { threadId: "t", userId: "alice", agentName: "coder" },
