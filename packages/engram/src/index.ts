@@ -20,4 +20,5 @@ export * from "./agent/index.js";
 export * from "./middleware/index.js";
 export * from "./skills/index.js";
 export * from "./memory/longterm/index.js";
+export * from "./memory/history/index.js";
 export { PROMPT_SECTION_TAGS, escapeTags, neutralizeSectionTags } from "./prompt/escape.js";

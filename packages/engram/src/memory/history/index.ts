@@ -1,0 +1,12 @@
+export {
+  type ListChangesOptions,
+  type MemoryActor,
+  type MemoryChange,
+  MemoryHistory,
+  type MemoryHistoryOptions,
+  type MemoryKind,
+  type MemoryRetention,
+  type NewMemoryChange,
+  type RestoreFn,
+} from "./history.js";
+export { type RecordMemoryChangesOptions, recordMemoryChanges, restoreThrough } from "./recording-backend.js";
