@@ -1,13 +1,15 @@
 /**
  * `FilesystemBackend`: real files under one host directory, through the native `engram-fs`
- * crate (Node only): containment on the real path, no symlink following, atomic writes,
- * streamed paginated reads, parallel grep and glob that honour `.gitignore`.
+ * crate (Node only): every operation resolves from an open handle of the root one component at
+ * a time (race-safe containment, see SECURITY.md), atomic compare-and-swap writes across
+ * processes, streamed paginated reads, bounded parallel grep and glob that honour `.gitignore`.
+ * Every call runs off the JavaScript thread; searches can be cancelled with an `AbortSignal`.
  * @module
  */
 import { loadNativeBinding } from "#node-access";
 import { decodeGrep, toIndex } from "../core/binding.js";
 import { EngramError } from "../errors.js";
-import type { Core, ErrorData, FileInfo, GlobResult, ReadOptions, ReadResult, Result } from "../core/types.js";
+import type { Core, ErrorData, FileInfo, GlobResult, GrepSkip, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import { mapGrepPaths } from "./grep-result.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
@@ -24,27 +26,103 @@ export interface FilesystemBackendOptions {
   maxFileSizeMb?: number;
   /** Honour `.gitignore`/`.ignore` in grep and glob; `.git/` is skipped regardless. Default: `true`. */
   respectGitignore?: boolean;
+  /** Ceiling of a grep's `maxCount` and a glob's `maxResults` (whatever the model asks for), and
+   * their value when absent; results beyond it set `truncated`. Default: `10_000`. */
+  maxResults?: number;
+  /** `"full"`: fsync each written file and its directory; `"relaxed"`: no fsync (a machine crash
+   * may lose recent writes). Both are atomic. Default: `"full"`. */
+  durability?: "full" | "relaxed";
+  /** How long a write waits for another writer (any process) holding the same directory's lock
+   * before returning `conflict`. Default: `10_000` ms. */
+  lockTimeoutMs?: number;
+  /** Cancels every grep and glob of this backend still running (and refuses new ones) once it
+   * fires: they reject with an {@link EngramError} `aborted`. Default: none. */
+  signal?: AbortSignal;
   /** The core used for canonical error texts. Default: {@link loadCore}'s choice. */
   core?: Core | Promise<Core>;
 }
 
-/** @internal The N-API handle of `engram_fs::RootedFs`. */
+/** @internal The N-API handle of `engram_fs::RootedFs`; every call runs on the libuv pool. */
 export interface RawRootedFs {
   root(): string;
-  ls(path: string): string;
-  stat(path: string): string;
-  read(path: string, offset: number, limit?: number | null): string;
+  ls(path: string): Promise<string>;
+  stat(path: string): Promise<string>;
+  read(path: string, offset: number, limit?: number | null): Promise<string>;
   /** Bytes, or the JSON error text. */
-  readBytes(path: string): Uint8Array | string;
-  write(path: string, data: Uint8Array, ifVersion?: string | null): string;
-  edit(optionsJson: string): string;
-  delete(path: string): string;
-  grep(optionsJson: string): Promise<string>;
-  glob(optionsJson: string): Promise<string>;
+  readBytes(path: string): Promise<Uint8Array | string>;
+  /** Bytes and the version of exactly those bytes, or the JSON error text. */
+  readVersioned(path: string): Promise<{ data: Uint8Array; version: string } | string>;
+  write(path: string, data: Uint8Array, ifVersion?: string | null): Promise<string>;
+  edit(optionsJson: string): Promise<string>;
+  delete(path: string, ifVersion?: string | null): Promise<string>;
+  rename(from: string, to: string, ifVersion?: string | null): Promise<string>;
+  grep(optionsJson: string, cancel: RawFsCancel): Promise<string>;
+  glob(optionsJson: string, cancel: RawFsCancel): Promise<string>;
 }
 
-interface RawFsBinding {
+/** @internal */
+export interface RawFsCancel {
+  cancel(): void;
+}
+
+/** @internal */
+export interface RawFsBinding {
   RootedFs: { open(optionsJson: string): RawRootedFs };
+  FsCancel: new () => RawFsCancel;
+}
+
+/** Per-call options of {@link FilesystemBackend.grep} and {@link FilesystemBackend.glob}. */
+export interface FilesystemSearchOptions {
+  /** Stops the search (it rejects with an {@link EngramError} `aborted`). Default: none. */
+  signal?: AbortSignal;
+}
+
+/** @internal Opens the native handle for `root` (shared with the file memory storage). */
+export function openRootedFs(options: {
+  rootDir: string;
+  maxFileSizeMb?: number | undefined;
+  respectGitignore?: boolean | undefined;
+  maxResults?: number | undefined;
+  durability?: "full" | "relaxed" | undefined;
+  lockTimeoutMs?: number | undefined;
+}): { fs: RawRootedFs; binding: RawFsBinding } {
+  const binding = loadNativeBinding() as unknown as RawFsBinding;
+  const maxFileBytes = Math.round((options.maxFileSizeMb ?? 10) * 1024 * 1024);
+  const json = {
+    root: options.rootDir,
+    maxFileBytes,
+    respectGitignore: options.respectGitignore ?? true,
+    maxResults: toIndex(options.maxResults) ?? 10_000,
+    durability: options.durability ?? "full",
+    lockTimeoutMs: toIndex(options.lockTimeoutMs) ?? 10_000,
+  };
+  try {
+    return { fs: binding.RootedFs.open(JSON.stringify(json)), binding };
+  } catch (e) {
+    throw EngramError.fromCoreText(e instanceof Error ? e.message : String(e));
+  }
+}
+
+/** Runs a cancellable native search: rejects with `aborted` when either signal fires. */
+async function cancellable<T>(
+  binding: RawFsBinding,
+  signals: (AbortSignal | undefined)[],
+  what: string,
+  run: (c: RawFsCancel) => Promise<T>,
+): Promise<T> {
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  const aborted = () => new EngramError("aborted", `${what} was cancelled`);
+  if (live.some((s) => s.aborted)) throw aborted();
+  const token = new binding.FsCancel();
+  const stop = () => token.cancel();
+  for (const s of live) s.addEventListener("abort", stop, { once: true });
+  try {
+    const out = await run(token);
+    if (live.some((s) => s.aborted)) throw aborted();
+    return out;
+  } finally {
+    for (const s of live) s.removeEventListener("abort", stop);
+  }
 }
 
 const encoder = new TextEncoder();
@@ -55,6 +133,7 @@ export class FilesystemBackend implements Backend {
   readonly #options: FilesystemBackendOptions;
   readonly #core: () => Promise<Core>;
   #handle: RawRootedFs | undefined;
+  #binding: RawFsBinding | undefined;
 
   /** Throws an {@link EngramError} when `rootDir` is missing or not a directory. */
   constructor(options: FilesystemBackendOptions) {
@@ -71,14 +150,9 @@ export class FilesystemBackend implements Backend {
 
   #fs(): RawRootedFs {
     if (!this.#handle) {
-      const binding = loadNativeBinding() as unknown as RawFsBinding;
-      const maxFileBytes = Math.round((this.#options.maxFileSizeMb ?? 10) * 1024 * 1024);
-      const options = { root: this.#options.rootDir, maxFileBytes, respectGitignore: this.#options.respectGitignore ?? true };
-      try {
-        this.#handle = binding.RootedFs.open(JSON.stringify(options));
-      } catch (e) {
-        throw EngramError.fromCoreText(e instanceof Error ? e.message : String(e));
-      }
+      const { fs, binding } = openRootedFs(this.#options);
+      this.#handle = fs;
+      this.#binding = binding;
     }
     return this.#handle;
   }
@@ -119,7 +193,7 @@ export class FilesystemBackend implements Backend {
   async ls(path: string) {
     return this.#op(
       path,
-      (v) => parse<{ entries: FileInfo[] }>(this.#fs().ls(v)),
+      async (v) => parse<{ entries: FileInfo[] }>(await this.#fs().ls(v)),
       (r) => ({ entries: r.entries.map(this.#outInfo) }),
     );
   }
@@ -127,7 +201,7 @@ export class FilesystemBackend implements Backend {
   async stat(path: string) {
     return this.#op(
       path,
-      (v) => parse<{ info: FileInfo }>(this.#fs().stat(v)),
+      async (v) => parse<{ info: FileInfo }>(await this.#fs().stat(v)),
       (r) => ({ info: this.#outInfo(r.info) }),
     );
   }
@@ -135,12 +209,12 @@ export class FilesystemBackend implements Backend {
   async read(path: string, options: ReadOptions = {}) {
     const offset = toIndex(options.offset) ?? 0;
     const limit = toIndex(options.limit);
-    return this.#op(path, (v) => parse<ReadResult>(this.#fs().read(v, offset, limit)));
+    return this.#op(path, async (v) => parse<ReadResult>(await this.#fs().read(v, offset, limit)));
   }
 
   async readBytes(path: string) {
-    return this.#op(path, (v): Result<{ data: Uint8Array }> => {
-      const r = this.#fs().readBytes(v);
+    return this.#op(path, async (v): Promise<Result<{ data: Uint8Array }>> => {
+      const r = await this.#fs().readBytes(v);
       if (typeof r === "string") return parse<{ data: Uint8Array }>(r);
       return { data: new Uint8Array(r.buffer, r.byteOffset, r.byteLength) };
     });
@@ -150,7 +224,7 @@ export class FilesystemBackend implements Backend {
     const data = typeof content === "string" ? encoder.encode(content) : content;
     return this.#op(
       path,
-      (v) => parse<{ path: string; version: string }>(this.#fs().write(v, data, options.ifVersion)),
+      async (v) => parse<{ path: string; version: string }>(await this.#fs().write(v, data, options.ifVersion)),
       (r) => ({ ...r, path: this.#out(r.path) }),
     );
   }
@@ -158,9 +232,9 @@ export class FilesystemBackend implements Backend {
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
     return this.#op(
       path,
-      (v) =>
+      async (v) =>
         parse<{ path: string; occurrences: number; version: string }>(
-          this.#fs().edit(
+          await this.#fs().edit(
             JSON.stringify({ path: v, oldString, newString, replaceAll: options.replaceAll ?? false, ifVersion: options.ifVersion }),
           ),
         ),
@@ -169,23 +243,45 @@ export class FilesystemBackend implements Backend {
   }
 
   async delete(path: string) {
-    return this.#op(path, (v) => parse<{ deleted: number }>(this.#fs().delete(v)));
+    return this.#op(path, async (v) => parse<{ deleted: number }>(await this.#fs().delete(v)));
   }
 
-  async grep(pattern: string, options: BackendGrepOptions = {}) {
-    const clean = { ...options, maxCount: toIndex(options.maxCount), context: toIndex(options.context) };
+  /** Searches file contents; `maxCount` is clamped to `maxResults`; files that could not be
+   * searched are listed in `skipped`; `options.signal` (or the backend's) cancels the walk. */
+  async grep(pattern: string, options: BackendGrepOptions & FilesystemSearchOptions = {}) {
+    const { signal, ...rest } = options;
+    const clean = { ...rest, maxCount: toIndex(rest.maxCount), context: toIndex(rest.context) };
     return this.#op(
       options.path ?? "/",
-      async (v) => decodeGrep(await this.#fs().grep(JSON.stringify({ ...clean, pattern, path: v }))),
-      (r) => (this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p))),
+      async (v) => {
+        const fs = this.#fs();
+        const json = await cancellable(this.#binding as RawFsBinding, [signal, this.#options.signal], "grep", (c) =>
+          fs.grep(JSON.stringify({ ...clean, pattern, path: v }), c),
+        );
+        const decoded = decodeGrep(json);
+        const skipped = (JSON.parse(json) as { skipped?: GrepSkip[] }).skipped;
+        return skipped && !decoded.error ? { ...decoded, skipped } : decoded;
+      },
+      (r) => {
+        const out = this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p));
+        return r.skipped && !this.#virtual ? { ...out, skipped: r.skipped.map((s) => ({ ...s, path: this.#out(s.path) })) } : out;
+      },
     );
   }
 
-  async glob(pattern: string, options: BackendGlobOptions = {}) {
+  /** Files matching a glob; `maxResults` is clamped to the backend's `maxResults`;
+   * `options.signal` (or the backend's) cancels the walk. */
+  async glob(pattern: string, options: BackendGlobOptions & FilesystemSearchOptions = {}) {
     const maxResults = toIndex(options.maxResults);
     return this.#op(
       options.path ?? "/",
-      async (v) => parse<GlobResult>(await this.#fs().glob(JSON.stringify({ pattern, path: v, maxResults }))),
+      async (v) => {
+        const fs = this.#fs();
+        const json = await cancellable(this.#binding as RawFsBinding, [options.signal, this.#options.signal], "glob", (c) =>
+          fs.glob(JSON.stringify({ pattern, path: v, maxResults }), c),
+        );
+        return parse<GlobResult>(json);
+      },
       (r) => ({ ...r, files: r.files.map(this.#outInfo) }),
     );
   }

@@ -111,6 +111,16 @@ export interface GrepResult {
   files?: string[];
   counts?: Record<string, number>;
   truncated: boolean;
+  /** Files or directories the search could not look into (FilesystemBackend: over
+   * `maxFileSizeMb`, unreadable, too deep), smallest paths first, at most 100. Absent when none. */
+  skipped?: GrepSkip[];
+}
+
+/** One entry a search skipped, and why. */
+export interface GrepSkip {
+  path: string;
+  /** `too_large`, `permission_denied`, `unreadable` or `too_deep`. */
+  reason: string;
 }
 
 /** Options of {@link CoreFileTable.glob}. */
