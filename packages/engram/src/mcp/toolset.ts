@@ -53,6 +53,7 @@ export interface McpTool extends Tool<Record<string, unknown>> {
   /** The server's own name for the tool (before namespacing). */
   mcpName: string;
   server: string;
+  run(input: Record<string, unknown>, context: ToolContext): Promise<McpToolResult>;
 }
 
 /** What {@link McpTool}s return: a tool result plus any binary parts. */
