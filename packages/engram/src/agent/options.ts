@@ -16,6 +16,7 @@ import type { Middleware } from "../middleware/types.js";
 import type { RunContext } from "../tools/types.js";
 import { ConfigError } from "../errors.js";
 import { z } from "zod";
+import { resolveModel } from "../models/resolve.js";
 
 export type { InterruptConfig } from "../middleware/hitl.js";
 export type { SubagentDefinition } from "../middleware/subagents.js";
@@ -88,10 +89,37 @@ export interface DeepAgentOptions {
   enableSubagents?: boolean;
   /** Named subagents for `task`; a general-purpose one is always there. Default: none. */
   subagents?: SubagentDefinition[];
-  /** Model calls per run at most. Default: 100. */
+  /** Model turns of one agent level per run at most (each subagent has its own count); the
+   * level then stops with `stopReason: "max_turns"`. Default: 100. */
   maxTurns?: number;
   /** The core. Default: {@link loadCore}'s choice. */
   core?: Core | Promise<Core>;
+  /** Sampling settings copied into every model request of the run (`request.settings`),
+   * subagents included. Default: none (the provider's defaults). */
+  modelSettings?: AgentModelSettings;
+  /** What to do when a model stops at its output limit (`finishReason: "length"`):
+   * `"continue"` asks it once to continue where it stopped, then fails with a `ModelError`
+   * of code `truncated`; `"error"` fails at once. Default: `"continue"`. */
+  onTruncated?: "continue" | "error";
+  /** Model calls per run at most, counting every nested subagent's calls (one budget per
+   * `invoke`/`stream`); the run then stops with `stopReason: "max_model_calls"`. Default: 200. */
+  maxModelCalls?: number;
+  /** Tool calls of one model turn executed at the same time, at most (the rest wait).
+   * Default: 8. */
+  maxParallelToolCalls?: number;
+  /** Whether `task` subagents see the user's long-term memory block (read-only: they never
+   * capture) and the AGENTS.md memory. Default: `true`. */
+  subagentMemory?: boolean;
+}
+
+/** Sampling settings for every model request (the contract's `ModelSettings`). */
+export interface AgentModelSettings {
+  temperature?: number;
+  maxOutputTokens?: number;
+  topP?: number;
+  seed?: number;
+  /** Passed through to the provider as is. */
+  providerOptions?: Record<string, unknown>;
 }
 
 /** The defaults of every option, in one place. */
@@ -114,6 +142,11 @@ export const DEFAULT_OPTIONS = {
   enableSubagents: true,
   subagents: [] as SubagentDefinition[],
   maxTurns: 100,
+  modelSettings: undefined as AgentModelSettings | undefined,
+  onTruncated: "continue" as "continue" | "error",
+  maxModelCalls: 200,
+  maxParallelToolCalls: 8,
+  subagentMemory: true,
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
@@ -283,6 +316,22 @@ export const deepAgentOptionsSchema = z.strictObject(
     enableSubagents: bool.optional(),
     subagents: z.array(subagentSchema, { message: "must be an array of subagent definitions" }).optional(),
     maxTurns: int(1).optional(),
+    modelSettings: z
+      .strictObject(
+        {
+          temperature: z.number({ message: "must be a number" }).min(0).max(2).optional(),
+          maxOutputTokens: int(1).optional(),
+          topP: z.number({ message: "must be a number" }).gt(0).max(1).optional(),
+          seed: z.number({ message: "must be a number" }).int({ message: "must be an integer" }).optional(),
+          providerOptions: z.record(str, z.unknown(), { message: "must be an object" }).optional(),
+        },
+        { message: "must be { temperature?, maxOutputTokens?, topP?, seed?, providerOptions? }" },
+      )
+      .optional(),
+    onTruncated: z.enum(["continue", "error"], { message: "must be continue or error" }).optional(),
+    maxModelCalls: int(1).optional(),
+    maxParallelToolCalls: int(1).optional(),
+    subagentMemory: bool.optional(),
     core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
   },
   { message: "must be an object" },
@@ -295,25 +344,28 @@ function optionPath(path: readonly PropertyKey[]): string {
   return out || "options";
 }
 
+/** An issue's option path; an unknown key is named in it. */
+function issuePath(issue: z.core.$ZodIssue): PropertyKey[] {
+  return issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0] as string] : [...issue.path];
+}
+
 /** The most specific issue: zod reports a failed union as one issue with the branches' issues
- * inside; pick the branch that got furthest. */
+ * inside; pick the branch that got furthest (a plain type mismatch of a branch says nothing). */
 function deepest(issue: z.core.$ZodIssue): z.core.$ZodIssue {
   if (issue.code === "invalid_union" && issue.errors.length > 0) {
     const candidates = issue.errors
       .flat()
       .filter((i) => i.code !== "invalid_type" || i.path.length > 0)
       .map((i) => deepest({ ...i, path: [...issue.path, ...i.path] } as z.core.$ZodIssue));
-    const best = candidates.sort((a, b) => b.path.length - a.path.length)[0];
-    if (best && best.path.length > issue.path.length) return best;
+    const best = candidates.sort((a, b) => issuePath(b).length - issuePath(a).length)[0];
+    if (best && issuePath(best).length > issue.path.length) return best;
   }
   return issue;
 }
 
 function fail(error: z.ZodError): never {
   const issue = deepest(error.issues[0] as z.core.$ZodIssue);
-  const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0] as string] : issue.path;
-  const message = issue.code === "unrecognized_keys" ? "unknown option" : issue.message;
-  throw new ConfigError(optionPath(path), message);
+  throw new ConfigError(optionPath(issuePath(issue)), issue.code === "unrecognized_keys" ? "unknown option" : issue.message);
 }
 
 /** Checks options and fills in defaults. Throws a {@link ConfigError} naming the option. */
@@ -336,10 +388,16 @@ export function resolveOptions(options: DeepAgentOptions) {
     for (const t of m.tools ?? []) names.add(t.name);
   });
   const subNames = new Set<string>();
-  o.subagents.forEach((s, i) => {
+  const subagents = o.subagents.map((s, i): SubagentDefinition => {
     if (subNames.has(s.name)) throw new ConfigError(`subagents[${i}].name`, `two subagents are named '${s.name}'`);
     subNames.add(s.name);
     for (const t of s.tools ?? []) names.add(t.name);
+    if (s.model === undefined) return s;
+    try {
+      return { ...s, model: resolveModel(s.model) };
+    } catch (e) {
+      throw new ConfigError(`subagents[${i}].model`, e instanceof Error ? e.message : String(e));
+    }
   });
   const known = new Set<string>([...BUILT_IN_TOOL_NAMES, ...names]);
   const checkTools = (interruptOn: Record<string, InterruptConfig>, prefix: string) => {
@@ -353,6 +411,7 @@ export function resolveOptions(options: DeepAgentOptions) {
   });
   return {
     ...o,
+    subagents,
     memorySources: options.memorySources ?? [o.memoryFile],
     skillsSources: options.skillsSources ?? [o.skillsDir],
   };

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "zod";
+import type { LanguageModelLike } from "../models/ai-sdk.js";
 import type { ChatModel } from "../models/types.js";
 import type { RunContext, Tool, ToolResult } from "../tools/types.js";
 import type { InterruptConfig } from "./hitl.js";
@@ -21,8 +22,9 @@ export interface SubagentDefinition {
   /** Extra tools for this subagent (the filesystem tools are always there). Default: the
    * parent's extra tools. */
   tools?: Tool<never>[];
-  /** Default: the parent's model. */
-  model?: ChatModel;
+  /** A {@link ChatModel}, an AI SDK language model or a `"provider:model"` string (resolved
+   * when the agent is created). Default: the parent's model. */
+  model?: ChatModel | LanguageModelLike | string;
   /** Human review for this subagent, merged with the parent's `interruptOn`: it can add tools
    * or narrow the decisions allowed, never remove a review the parent requires.
    * Default: the parent's policy. */

@@ -3,6 +3,7 @@
  * agent on the same backend with a fresh context.
  * @module
  */
+import { resolveModel } from "../../models/resolve.js";
 import { type SubagentDefinition, subagentsMiddleware } from "../../middleware/subagents.js";
 import type { Middleware } from "../../middleware/types.js";
 import type { AgentLevel, RunScope } from "../runtime.js";
@@ -16,7 +17,7 @@ export type RunChild = (child: AgentLevel, scope: RunScope, task: string) => Pro
 export function childLevel(parent: AgentLevel, definition: SubagentDefinition | undefined): AgentLevel {
   const o = parent.options;
   return {
-    model: definition?.model ?? parent.model,
+    model: definition?.model === undefined ? parent.model : resolveModel(definition.model),
     options: {
       ...o,
       systemPrompt: definition?.systemPrompt ?? o.systemPrompt,
