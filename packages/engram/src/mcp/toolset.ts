@@ -72,9 +72,13 @@ type Client = InstanceType<Sdk["Client"]>;
 type ListedTool = Awaited<ReturnType<Client["listTools"]>>["tools"][number];
 type CallResult = Awaited<ReturnType<Client["callTool"]>>;
 
+/** Held in a variable so that bundlers leave the optional SDK out of bundles that never use MCP. */
+const SDK = "@modelcontextprotocol/sdk";
+const sdkModule = <T>(path: string): Promise<T> => import(`${SDK}/${path}`) as Promise<T>;
+
 async function loadSdk(): Promise<Sdk> {
   try {
-    return { Client: (await import("@modelcontextprotocol/sdk/client/index.js")).Client };
+    return { Client: (await sdkModule<typeof import("@modelcontextprotocol/sdk/client/index.js")>("client/index.js")).Client };
   } catch (cause) {
     throw new EngramError(
       "unsupported",
@@ -88,7 +92,7 @@ async function loadSdk(): Promise<Sdk> {
 
 async function transportFor(name: string, config: McpServerConfig) {
   if ("command" in config && typeof config.command === "string") {
-    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const { StdioClientTransport } = await sdkModule<typeof import("@modelcontextprotocol/sdk/client/stdio.js")>("client/stdio.js");
     return new StdioClientTransport({
       command: config.command,
       ...(config.args && { args: config.args }),
@@ -98,7 +102,8 @@ async function transportFor(name: string, config: McpServerConfig) {
     });
   }
   if ("url" in config && (typeof config.url === "string" || config.url instanceof URL)) {
-    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+    const { StreamableHTTPClientTransport } =
+      await sdkModule<typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")>("client/streamableHttp.js");
     return new StreamableHTTPClientTransport(
       new URL(config.url),
       config.headers ? { requestInit: { headers: config.headers } } : undefined,

@@ -1,0 +1,1 @@
+export { AgentTracing, type SpanLike, type TracerLike, type TracingOptions } from "./tracing.js";
