@@ -90,13 +90,14 @@ describe("the agent loop", () => {
     expect(out.messages.at(-1)?.content).toBe("recovered");
   });
 
-  it("stops at maxTurns with a warning", async () => {
+  it("stops at maxTurns with stopReason max_turns", async () => {
     const model = new FakeChatModel(() => ({ toolCalls: [call("ls", { path: "/" })] }));
     const events = [];
     for await (const ev of createDeepAgent(model, { core, maxTurns: 3 }).stream(user("loop forever"))) events.push(ev);
     expect(model.requests.length).toBe(3);
-    expect(events.some((e) => e.type === "warning" && e.message.includes("maxTurns"))).toBe(true);
-    expect(events.at(-1)?.type).toBe("final");
+    const final = events.at(-1);
+    expect(final?.type === "final" && final.stopReason).toBe("max_turns");
+    expect(final?.type === "final" && final.output.stopReason).toBe("max_turns");
   });
 
   it("streams model deltas, tool start/end and a final event in order", async () => {

@@ -1,19 +1,21 @@
 /**
  * The run loop of one agent level: model call, tool calls, repeat — with the level's stack
  * around every call. The top agent and every `task` subagent run this same loop; the thread
- * module loads and saves the top level's state.
+ * module loads and saves the top level's state, and a subagent's state travels inside its
+ * parent's (so an interrupt deep in a chain of subagents is checkpointed with the thread and
+ * a resume continues inside the subagent that asked).
  * @module
  */
 import { z } from "zod";
-import { ResumeError } from "../errors.js";
-import { applyDecisions } from "../middleware/hitl.js";
+import { ModelError, ResumeError } from "../errors.js";
+import { type Decision, applyDecisions } from "../middleware/hitl.js";
 import { type AgentState, type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";
 import type { Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
 import { type Tool, type ToolResult, invokeTool } from "../tools/types.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
-import type { AgentLevel, RunScope } from "./runtime.js";
+import type { RunScope, Suspension } from "./runtime.js";
 import { buildStack } from "./stack.js";
-import type { AgentInput, AgentOutput, Interrupt } from "./types.js";
+import type { AgentInput, AgentOutput, Interrupt, StopReason } from "./types.js";
 
 /** JSON Schemas by zod schema: tools are rebuilt per run, their schemas are not. */
 const jsonSchemas = new WeakMap<object, Record<string, unknown>>();
@@ -37,22 +39,88 @@ function addUsage(total: Usage, add: Usage | undefined): void {
   total.outputTokens = (total.outputTokens ?? 0) + (add.outputTokens ?? 0);
 }
 
+/** Runs at most `n` tasks at a time. */
+function limiter(n: number) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    while (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await task();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+
+/** The message that asks a model cut off at its output limit to go on. */
+export const CONTINUE_PROMPT =
+  "Your previous answer was cut off at the output limit. Continue exactly where it stopped, without repeating anything.";
+
+/** Where `state.data` keeps the tool phase a subagent's review interrupted. */
+const PENDING_TOOLS = "engram.pendingTools";
+
+/** A tool phase waiting on subagents: results of the calls that completed, and the subagents
+ * that stopped for review, by `task` call id. */
+interface PendingTools {
+  done: Record<string, Message>;
+  suspended: Record<string, Suspension>;
+}
+
 /** Where a level's run stands: its state, and the interrupt it is waiting on (if any). */
 export interface LevelState extends AgentState {
   interrupt?: Interrupt;
 }
 
-/** What the loop asks of its caller: saving the level's state (a checkpoint at the top). */
+/** What the loop asks of its caller. */
 export interface LoopHooks {
+  /** Saves the level's state (a checkpoint at the top; nothing for a subagent, whose state
+   * its parent saves). */
   save(state: LevelState): Promise<void>;
+  /** Whether this is the top level (the one that reports interrupts to the caller). */
+  top: boolean;
+}
+
+/** The decisions meant for the subagent of `taskCallId`, with that prefix removed. */
+function decisionsFor(decisions: Record<string, Decision>, taskCallId: string): Record<string, Decision> {
+  const prefix = `${taskCallId}/`;
+  return Object.fromEntries(Object.entries(decisions).flatMap(([id, d]) => (id.startsWith(prefix) ? [[id.slice(prefix.length), d]] : [])));
+}
+
+/** The interrupt a parent surfaces for its suspended subagents: their calls, qualified by the
+ * `task` call id, each with the identity of the subagent that made it. */
+function combinedInterrupt(suspended: Record<string, Suspension>): Interrupt {
+  return {
+    toolCalls: Object.entries(suspended).flatMap(([taskCallId, s]) =>
+      (s.state.interrupt?.toolCalls ?? []).map((c) => ({
+        ...c,
+        id: `${taskCallId}/${c.id}`,
+        subagent: c.subagent ?? { name: s.name, depth: s.depth, path: s.path },
+      })),
+    ),
+  };
+}
+
+/** Every pending call has a decision it allows; checked before anything runs. */
+function checkDecisions(interrupt: Interrupt, decisions: Record<string, Decision>): void {
+  for (const call of interrupt.toolCalls) {
+    const d = decisions[call.id];
+    if (!d || typeof d !== "object") throw new ResumeError(`cannot resume: no decision for tool call '${call.id}' (${call.name})`);
+    if (!call.allow.includes(d.type)) {
+      throw new ResumeError(`cannot resume: '${String(d.type)}' is not allowed for ${call.name} (allowed: ${call.allow.join(", ")})`);
+    }
+  }
 }
 
 /**
- * Runs one level until the model answers without tool calls, the turn bound is reached, or a
- * reviewed tool call interrupts. `state` is changed in place.
+ * Runs one level until the model answers without tool calls, a bound is reached, or a
+ * reviewed tool call (here or in a subagent) interrupts. `state` is changed in place.
  */
-export async function runLoop(scope: RunScope, state: LevelState, input: AgentInput, hooks: LoopHooks): Promise<AgentOutput> {
-  const { level, signal, events, usage } = scope;
+export async function runLoop(outer: RunScope, state: LevelState, input: AgentInput, hooks: LoopHooks): Promise<AgentOutput> {
+  const scope: RunScope = { ...outer, suspended: new Map(), resuming: new Map() };
+  const { level, signal, events, usage, run } = scope;
   const o = level.options;
   let pending: Interrupt | undefined;
   const ctx: HookContext = {
@@ -72,22 +140,50 @@ export async function runLoop(scope: RunScope, state: LevelState, input: AgentIn
   const specs = [...tools.values()].map(toolSpec);
   const system = o.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
   const model = level.model;
+  const output = (stopReason: StopReason): AgentOutput => ({
+    messages: state.messages,
+    ...(state.interrupt && { interrupt: state.interrupt }),
+    usage: hooks.top ? run.usage : usage,
+    stopReason,
+  });
+
+  /** One model call, counted against the run's budget. */
+  const stream = async (request: ModelRequest): Promise<ModelResponse> => {
+    run.modelCalls++;
+    let message: Message | undefined;
+    let turnUsage: Usage | undefined;
+    let finishReason: string | undefined;
+    for await (const ev of model.stream(request)) {
+      if (ev.type === "text_delta") events.push({ type: "model_delta", text: ev.text });
+      else if (ev.type === "finish") {
+        message = ev.message;
+        turnUsage = ev.usage;
+        finishReason = (ev as { finishReason?: string }).finishReason;
+      }
+    }
+    if (!message) throw new ModelError("bad_response", `model ${model.id} finished without a message`);
+    addUsage(usage, turnUsage);
+    addUsage(run.usage, turnUsage);
+    return { message, ...(turnUsage && { usage: turnUsage }), ...(finishReason !== undefined && { finishReason }) };
+  };
 
   const callModel = chain<ModelRequest, ModelResponse>(
     middleware,
     (m) => m.wrapModelCall,
     async (request) => {
-      let message: Message | undefined;
-      let turnUsage: Usage | undefined;
-      for await (const ev of model.stream(request)) {
-        if (ev.type === "text_delta") events.push({ type: "model_delta", text: ev.text });
-        else if (ev.type === "finish") {
-          message = ev.message;
-          turnUsage = ev.usage;
-        }
+      const first = await stream(request);
+      if (first.finishReason !== "length") return first;
+      if (o.onTruncated === "error" || run.modelCalls >= o.maxModelCalls) {
+        throw new ModelError("truncated", `model ${model.id} stopped at its output limit`);
       }
-      if (!message) throw new Error(`model ${model.id} finished without a message`);
-      return { message, ...(turnUsage && { usage: turnUsage }) };
+      // Continue once: the continuation extends the cut-off message.
+      const next = await stream({
+        ...request,
+        messages: [...request.messages, { role: "assistant", content: first.message.content }, { role: "user", content: CONTINUE_PROMPT }],
+      });
+      if (next.finishReason === "length") throw new ModelError("truncated", `model ${model.id} stopped at its output limit twice`);
+      const message: Message = { ...next.message, content: `${first.message.content}${next.message.content}` };
+      return { ...next, message };
     },
     ctx,
   );
@@ -103,43 +199,87 @@ export async function runLoop(scope: RunScope, state: LevelState, input: AgentIn
     ctx,
   );
 
-  /** Runs calls concurrently; returns their tool messages in the order of the calls. */
-  const runTools = async (calls: ToolCall[]): Promise<Message[]> => {
+  /** Runs calls, at most `maxParallelToolCalls` at a time; returns tool messages by call id.
+   * `task` calls whose subagent stopped for review land in `scope.suspended` instead. */
+  const runTools = async (calls: ToolCall[]): Promise<Map<string, Message>> => {
+    const limit = limiter(o.maxParallelToolCalls);
     for (const call of calls) events.push({ type: "tool_start", call });
-    return Promise.all(
-      calls.map(async (call): Promise<Message> => {
-        let r: ToolResult;
-        try {
-          r = await runTool(call);
-        } catch (e) {
-          r = { content: `Error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`, isError: true };
-        }
-        events.push({ type: "tool_end", call, result: r.content, isError: r.isError ?? false });
-        return { role: "tool", toolCallId: call.id, content: r.content };
-      }),
+    const results = await Promise.all(
+      calls.map((call) =>
+        limit(async (): Promise<[string, Message] | undefined> => {
+          let r: ToolResult;
+          try {
+            r = await runTool(call);
+          } catch (e) {
+            r = { content: `Error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`, isError: true };
+          }
+          if (scope.suspended.has(call.id)) return undefined;
+          events.push({ type: "tool_end", call, result: r.content, isError: r.isError ?? false });
+          return [call.id, { role: "tool", toolCallId: call.id, content: r.content }];
+        }),
+      ),
     );
+    return new Map(results.filter((r): r is [string, Message] => r !== undefined));
   };
 
-  const finish = async (): Promise<AgentOutput> => {
+  /** Ends a tool phase: answers the calls in the model's order, or — when a subagent stopped
+   * for review — saves the phase and surfaces the subagent's interrupt. */
+  const endToolPhase = async (calls: ToolCall[], results: Map<string, Message>): Promise<AgentOutput | undefined> => {
+    if (scope.suspended.size === 0) {
+      for (const call of calls) {
+        const answer = results.get(call.id);
+        if (answer) state.messages.push(answer);
+      }
+      return undefined;
+    }
+    const phase: PendingTools = { done: Object.fromEntries(results), suspended: Object.fromEntries(scope.suspended) };
+    scope.suspended.clear();
+    state.data[PENDING_TOOLS] = phase;
+    state.interrupt = combinedInterrupt(phase.suspended);
+    return interrupted();
+  };
+
+  const interrupted = async (): Promise<AgentOutput> => {
+    await hooks.save(state);
+    if (hooks.top && state.interrupt) events.push({ type: "interrupt", interrupt: state.interrupt });
+    return output("interrupted");
+  };
+
+  const finish = async (stopReason: StopReason): Promise<AgentOutput> => {
     for (const m of middleware) await m.afterAgent?.(ctx);
     delete state.interrupt;
     await hooks.save(state);
-    return { messages: state.messages, usage };
+    return output(stopReason);
   };
 
   if ("resume" in input) {
     const last = state.messages.at(-1);
     if (!state.interrupt || !last || last.role !== "assistant")
       throw new ResumeError(`thread '${scope.threadId}' has no interrupted run to resume`);
-    const resolution = applyDecisions(last, input.resume, o.interruptOn);
-    if ("error" in resolution) throw new ResumeError(`cannot resume: ${resolution.error}`);
-    delete state.interrupt;
-    state.messages[state.messages.length - 1] = resolution.message;
-    // Results of approved calls and rejections answer the calls in their original order.
-    const answers = new Map([...(await runTools(resolution.run)), ...resolution.rejected].map((m) => [m.toolCallId, m]));
-    for (const call of resolution.message.toolCalls ?? []) {
-      const answer = answers.get(call.id);
-      if (answer) state.messages.push(answer);
+    checkDecisions(state.interrupt, input.resume);
+    const phase = state.data[PENDING_TOOLS] as PendingTools | undefined;
+    if (phase) {
+      // Resume into the subagents that asked; the calls that completed keep their results.
+      for (const [taskCallId, suspension] of Object.entries(phase.suspended)) {
+        scope.resuming.set(taskCallId, { suspension, decisions: decisionsFor(input.resume, taskCallId) });
+      }
+      delete state.data[PENDING_TOOLS];
+      delete state.interrupt;
+      const calls = (last.toolCalls ?? []).filter((c) => c.id in phase.suspended);
+      const results = await runTools(calls);
+      scope.resuming.clear();
+      const all = new Map([...Object.entries(phase.done), ...results]);
+      const stopped = await endToolPhase(last.toolCalls ?? [], all);
+      if (stopped) return stopped;
+    } else {
+      const resolution = applyDecisions(last, input.resume, o.interruptOn);
+      if ("error" in resolution) throw new ResumeError(`cannot resume: ${resolution.error}`);
+      delete state.interrupt;
+      state.messages[state.messages.length - 1] = resolution.message;
+      const results = await runTools(resolution.run);
+      for (const m of resolution.rejected) results.set(m.toolCallId as string, m);
+      const stopped = await endToolPhase(resolution.message.toolCalls ?? [], results);
+      if (stopped) return stopped;
     }
   } else {
     for (const m of input.messages) state.messages.push({ ...m });
@@ -147,29 +287,33 @@ export async function runLoop(scope: RunScope, state: LevelState, input: AgentIn
   }
   for (let turn = 0; turn < o.maxTurns; turn++) {
     if (signal?.aborted) throw abortError(signal);
+    if (run.modelCalls >= o.maxModelCalls) {
+      run.budgetExhausted = true;
+      return finish("max_model_calls");
+    }
     let request: ModelRequest = { system, messages: [...state.messages], tools: specs, ...(signal && { signal }) };
+    if (o.modelSettings) request = { ...request, settings: o.modelSettings } as ModelRequest;
     for (const m of middleware) request = (await m.beforeModel?.(request, ctx)) ?? request;
     let response = await callModel(request);
     for (const m of middleware) response = (await m.afterModel?.(response, ctx)) ?? response;
-    addUsage(usage, response.usage);
     state.messages.push(response.message);
     if (pending) {
       state.interrupt = pending;
-      await hooks.save(state);
-      events.push({ type: "interrupt", interrupt: pending });
-      return { messages: state.messages, interrupt: pending, usage };
+      pending = undefined;
+      return interrupted();
     }
     const calls = response.message.toolCalls ?? [];
-    if (calls.length === 0) return finish();
+    if (calls.length === 0) return finish("done");
     if (signal?.aborted) throw abortError(signal);
-    state.messages.push(...(await runTools(calls)));
+    const stopped = await endToolPhase(calls, await runTools(calls));
+    if (stopped) return stopped;
+    if (run.budgetExhausted) return finish("max_model_calls");
   }
-  events.push({ type: "warning", message: `stopped after maxTurns (${o.maxTurns}) model calls` });
-  return finish();
+  return finish("max_turns");
 }
 
-/** A `task` subagent: a child level on a fresh state, nothing saved outside the run. */
-async function runChild(_child: AgentLevel, scope: RunScope, task: string): Promise<AgentOutput> {
-  const state: LevelState = { messages: [], data: {} };
-  return runLoop(scope, state, { messages: [{ role: "user", content: task }] }, { save: async () => undefined });
+/** A `task` subagent's run: its state lives in memory and, when it stops for review, inside
+ * the parent's state. */
+function runChild(scope: RunScope, input: AgentInput, state: LevelState): Promise<AgentOutput> {
+  return runLoop(scope, state, input, { save: async () => undefined, top: false });
 }

@@ -8,11 +8,12 @@ import type { Backend } from "../backends/protocol.js";
 import type { Core } from "../core/types.js";
 import type { LongTermMemory } from "../memory/longterm/longterm.js";
 import type { MemoryCacheEntry } from "../middleware/memory.js";
-import type { ChatModel, Usage } from "../models/types.js";
+import type { Decision } from "../middleware/hitl.js";
+import type { ChatModel, Message, Usage } from "../models/types.js";
 import type { Channel } from "./channel.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { LongTermMemoryAgentOptions, ResolvedOptions } from "./options.js";
-import type { AgentEvent } from "./types.js";
+import type { AgentEvent, Interrupt } from "./types.js";
 
 /** Built once per agent, shared by every run and every subagent level. */
 export interface AgentServices {
@@ -50,6 +51,31 @@ export interface RunScope {
   events: Channel<AgentEvent>;
   /** Token usage of this level's model calls. */
   usage: Usage;
+  /** Shared by the whole run, subagents included. */
+  run: RunShared;
+  /** The chain of `task` calls to this level (`""` at the top). */
+  path: string;
+  /** `task` calls of the current tool phase whose subagent stopped for review. */
+  suspended: Map<string, Suspension>;
+  /** `task` calls being resumed: the saved subagent and the decisions meant for it. */
+  resuming: Map<string, { suspension: Suspension; decisions: Record<string, Decision> }>;
+}
+
+/** One budget and one usage total per `invoke`/`stream`, shared by every nested subagent. */
+export interface RunShared {
+  modelCalls: number;
+  usage: Usage;
+  /** Set when the model-call budget ran out somewhere in the run. */
+  budgetExhausted: boolean;
+}
+
+/** A subagent waiting for human review, saved inside its parent's state. */
+export interface Suspension {
+  name: string;
+  depth: number;
+  path: string;
+  /** The subagent's state (JSON): messages, data, the interrupt it waits on. */
+  state: { messages: Message[]; data: Record<string, unknown>; interrupt?: Interrupt };
 }
 
 /** Whose memory a run reads and writes. */

@@ -5,12 +5,12 @@
  */
 import type { Backend } from "../backends/protocol.js";
 import { StateBackend } from "../backends/state.js";
-import { ResumeError } from "../errors.js";
+import { ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
 import type { AgentLevel, RunScope } from "./runtime.js";
-import type { AgentEvent, AgentInput, RunOptions } from "./types.js";
+import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
 
 /** A backend that can be saved with the thread (the default per-thread StateBackend). */
 interface Snapshotting {
@@ -60,6 +60,10 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     core,
     events,
     usage: {},
+    run: { modelCalls: 0, usage: {}, budgetExhausted: false },
+    path: "",
+    suspended: new Map(),
+    resuming: new Map(),
   };
   const save = async (s: LevelState) => {
     const cp: Checkpoint = { messages: s.messages, data: s.data, savedAt: Date.now() };
@@ -67,12 +71,26 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     if (s.interrupt) cp.interrupt = s.interrupt;
     await services.checkpointer.put(threadId, cp);
   };
-  const done = runLoop(scope, state, input, { save }).catch(async (e: unknown) => {
+  const done = runLoop(scope, state, input, { save, top: true }).catch(async (e: unknown) => {
     // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise
     // keep what completed; dangling tool calls are answered by the patch middleware next time.
     if (!(e instanceof ResumeError)) await save({ messages: state.messages, data: state.data }).catch(() => undefined);
     throw e;
   });
   yield* events.drainUntil(done);
-  yield { type: "final", output: await done };
+  let output: AgentOutput;
+  try {
+    output = await done;
+  } catch (e) {
+    // The stream still ends with a final event saying why, then the error is thrown.
+    const stopReason: StopReason = opts.signal?.aborted
+      ? "cancelled"
+      : e instanceof ModelError && e.code === "truncated"
+        ? "truncated"
+        : "error";
+    if (!(e instanceof ResumeError))
+      yield { type: "final", output: { messages: state.messages, usage: scope.run.usage, stopReason }, stopReason };
+    throw e;
+  }
+  yield { type: "final", output, stopReason: output.stopReason };
 }

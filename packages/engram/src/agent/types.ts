@@ -23,8 +23,36 @@ export function resume(decisions: Record<string, Decision>): ResumeInput {
 
 /** A run stopped for human review of these tool calls. */
 export interface Interrupt {
-  toolCalls: { id: string; name: string; args: Record<string, unknown>; allow: Decision["type"][] }[];
+  toolCalls: InterruptedCall[];
 }
+
+/** Which `task` subagent made a call. */
+export interface SubagentIdentity {
+  /** The subagent's name (`"general-purpose"` or a definition's). */
+  name: string;
+  /** Its depth: 1 for a subagent of the top agent. */
+  depth: number;
+  /** The chain of `task` calls leading to it, e.g. `task:researcher/1` or
+   * `task:researcher/1/task:general-purpose/2` (`/n`: the parent's n-th `task` call). */
+  path: string;
+}
+
+/** One tool call waiting for a decision. */
+export interface InterruptedCall {
+  /** The key of its decision in {@link resume}. A subagent's calls are qualified by the `task`
+   * call that started it: `<taskCallId>/<callId>`. */
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  allow: Decision["type"][];
+  /** Present when a `task` subagent made the call. */
+  subagent?: SubagentIdentity;
+}
+
+/** Why a run ended. `interrupted`: waiting for human review (resume it); `max_turns` /
+ * `max_model_calls`: a bound was reached; `truncated`: the model hit its output limit;
+ * `cancelled`: the signal fired; `error`: a failure (the run's promise rejects). */
+export type StopReason = "done" | "max_turns" | "max_model_calls" | "interrupted" | "truncated" | "cancelled" | "error";
 
 /** The result of `invoke`. */
 export interface AgentOutput {
@@ -32,7 +60,10 @@ export interface AgentOutput {
   messages: Message[];
   /** Present when the run stopped for human review. */
   interrupt?: Interrupt;
+  /** Tokens used by every model call of the run, subagents included. */
   usage?: Usage;
+  /** Why the run ended. */
+  stopReason: StopReason;
 }
 
 /** Per-call options of `invoke` and `stream`. */
@@ -50,4 +81,4 @@ export type AgentEvent =
   | { type: "tool_end"; call: ToolCall; result: string; isError: boolean }
   | { type: "interrupt"; interrupt: Interrupt }
   | { type: "warning"; message: string }
-  | { type: "final"; output: AgentOutput };
+  | { type: "final"; output: AgentOutput; stopReason: StopReason };

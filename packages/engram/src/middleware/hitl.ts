@@ -22,6 +22,27 @@ export function allowedDecisions(cfg: InterruptConfig | undefined): Allowed | un
 }
 const allowed = allowedDecisions;
 
+/** A subagent's review policy: the parent's, made stricter by the subagent's own entries (a
+ * tool reviewed by either is reviewed; the decisions allowed are those both allow). Never
+ * weaker than `parent`. */
+export function stricterPolicy(
+  parent: Record<string, InterruptConfig>,
+  child: Record<string, InterruptConfig> | undefined,
+): Record<string, InterruptConfig> {
+  const out: Record<string, InterruptConfig> = { ...parent };
+  for (const [tool, cfg] of Object.entries(child ?? {})) {
+    const p = allowed(parent[tool]);
+    const c = allowed(cfg);
+    if (!c) continue;
+    if (!p) out[tool] = { allow: [...c] };
+    else {
+      const both = p.filter((d) => c.includes(d));
+      out[tool] = { allow: both.length > 0 ? both : ["reject"] };
+    }
+  }
+  return out;
+}
+
 export function hitlMiddleware(interruptOn: Record<string, InterruptConfig>): Middleware {
   return {
     name: "human_in_the_loop",

@@ -3,5 +3,5 @@ export { MEMORY_GUIDELINES, type MemoryCacheEntry, type MemoryMiddlewareOptions,
 export { patchToolCallsMiddleware } from "./patch-tool-calls.js";
 export { historyPath, summarizationMiddleware, type SummarizationOptions } from "./summarization.js";
 export { GENERAL_PURPOSE, type SpawnSubagent, type SubagentRequest, subagentsMiddleware } from "./subagents.js";
-export { allowedDecisions, hitlMiddleware } from "./hitl.js";
+export { allowedDecisions, hitlMiddleware, stricterPolicy } from "./hitl.js";
 export { type SkillsMiddlewareOptions, skillsMiddleware } from "./skills.js";

@@ -1,17 +1,22 @@
 /**
  * Slot 4 for an agent level: the `task` tool, whose subagents run as child levels of this
- * agent on the same backend with a fresh context.
+ * agent on the same backend with a fresh context. A subagent inherits the parent's review
+ * policy (its definition can only make it stricter); when it stops for review, its state is
+ * handed to the parent (`scope.suspended`) and the parent's whole run pauses; on resume the
+ * same `task` call runs again and continues inside the saved subagent.
  * @module
  */
-import { resolveModel } from "../../models/resolve.js";
+import { stricterPolicy } from "../../middleware/hitl.js";
 import { type SubagentDefinition, subagentsMiddleware } from "../../middleware/subagents.js";
-import type { Middleware } from "../../middleware/types.js";
+import type { HookContext, Middleware } from "../../middleware/types.js";
+import { resolveModel } from "../../models/resolve.js";
+import type { RunContext } from "../../tools/types.js";
+import type { LevelState } from "../loop.js";
 import type { AgentLevel, RunScope } from "../runtime.js";
-import type { AgentOutput } from "../types.js";
+import type { AgentInput, AgentOutput } from "../types.js";
 
-/** Runs a child level to its end on a fresh thread state (provided by the loop, which this
- * module must not import). */
-export type RunChild = (child: AgentLevel, scope: RunScope, task: string) => Promise<AgentOutput>;
+/** Runs a child level (provided by the loop, which this module must not import). */
+export type RunChild = (scope: RunScope, input: AgentInput, state: LevelState) => Promise<AgentOutput>;
 
 /** The child level a `task` call starts. */
 export function childLevel(parent: AgentLevel, definition: SubagentDefinition | undefined): AgentLevel {
@@ -22,25 +27,54 @@ export function childLevel(parent: AgentLevel, definition: SubagentDefinition | 
       ...o,
       systemPrompt: definition?.systemPrompt ?? o.systemPrompt,
       tools: definition?.tools ?? o.tools,
-      interruptOn: {},
+      interruptOn: stricterPolicy(o.interruptOn, definition?.interruptOn),
+      enableMemory: o.enableMemory && o.subagentMemory,
     },
     depth: parent.depth + 1,
     services: parent.services,
-    // Subagent conversations are internal: they neither see nor feed long-term memory.
+    // Subagent conversations are internal: they never feed long-term memory, and read it
+    // only when `subagentMemory` is on.
     captureLongTerm: false,
-    injectLongTerm: false,
+    injectLongTerm: o.subagentMemory,
   };
+}
+
+/** 1-based position of `toolCallId` among the `task` calls of the parent's thread. */
+function ordinal(parent: RunContext, toolCallId: string): number {
+  let n = 0;
+  for (const m of (parent as HookContext).state?.messages ?? []) {
+    for (const c of m.toolCalls ?? []) {
+      if (c.name !== "task") continue;
+      n++;
+      if (c.id === toolCallId) return n;
+    }
+  }
+  return n + 1;
 }
 
 export function subagentsSlot(scope: RunScope, runChild: RunChild): Middleware | undefined {
   const { level } = scope;
   const o = level.options;
   if (!o.enableSubagents) return undefined;
-  return subagentsMiddleware(o.subagents, o.maxSubagentDepth, async ({ definition, task }) => {
+  return subagentsMiddleware(o.subagents, o.maxSubagentDepth, async ({ definition, name, task, parent, toolCallId }) => {
     const child = childLevel(level, definition);
-    const out = await runChild(child, { ...scope, level: child, threadId: `${scope.threadId}:task`, usage: {} }, task);
-    if (out.interrupt) return { content: "Error: the subagent stopped for human review, which subagents cannot ask for.", isError: true };
+    const resuming = scope.resuming.get(toolCallId);
+    const path = resuming?.suspension.path ?? `${scope.path === "" ? "" : `${scope.path}/`}task:${name}/${ordinal(parent, toolCallId)}`;
+    const state: LevelState = resuming ? structuredClone(resuming.suspension.state) : { messages: [], data: {} };
+    const childScope: RunScope = { ...scope, level: child, threadId: `${scope.threadId}:task`, usage: {}, path };
+    const input: AgentInput = resuming ? { resume: resuming.decisions } : { messages: [{ role: "user", content: task }] };
+    const out = await runChild(childScope, input, state);
+    if (out.interrupt) {
+      scope.suspended.set(toolCallId, {
+        name,
+        depth: child.depth,
+        path,
+        state: { messages: state.messages, data: state.data, ...(state.interrupt && { interrupt: state.interrupt }) },
+      });
+      return { content: "(waiting for human review)" };
+    }
     const last = [...out.messages].reverse().find((m) => m.role === "assistant");
-    return { content: last?.content || "(the subagent returned no answer)" };
+    const note = out.stopReason === "done" ? "" : `\n(the subagent stopped early: ${out.stopReason})`;
+    return { content: `${last?.content || "(the subagent returned no answer)"}${note}` };
   });
 }
