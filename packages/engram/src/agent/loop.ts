@@ -9,11 +9,11 @@
 import { z } from "zod";
 import { ModelError, ResumeError } from "../errors.js";
 import { type Decision, applyDecisions } from "../middleware/hitl.js";
-import { type AgentState, type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";
+import { type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";
 import type { Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
 import { type Tool, type ToolResult, invokeTool } from "../tools/types.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
-import type { RunScope, Suspension } from "./runtime.js";
+import type { LevelState, RunScope, Suspension } from "./runtime.js";
 import { buildStack } from "./stack.js";
 import type { AgentInput, AgentOutput, Interrupt, StopReason } from "./types.js";
 
@@ -69,10 +69,7 @@ interface PendingTools {
   suspended: Record<string, Suspension>;
 }
 
-/** Where a level's run stands: its state, and the interrupt it is waiting on (if any). */
-export interface LevelState extends AgentState {
-  interrupt?: Interrupt;
-}
+export type { LevelState } from "./runtime.js";
 
 /** What the loop asks of its caller. */
 export interface LoopHooks {

@@ -9,6 +9,7 @@ import type { Core } from "../core/types.js";
 import type { LongTermMemory } from "../memory/longterm/longterm.js";
 import type { MemoryCacheEntry } from "../middleware/memory.js";
 import type { Decision } from "../middleware/hitl.js";
+import type { AgentState } from "../middleware/types.js";
 import type { ChatModel, Message, Usage } from "../models/types.js";
 import type { Channel } from "./channel.js";
 import type { Checkpointer } from "./checkpointer.js";
@@ -59,6 +60,11 @@ export interface RunScope {
   suspended: Map<string, Suspension>;
   /** `task` calls being resumed: the saved subagent and the decisions meant for it. */
   resuming: Map<string, { suspension: Suspension; decisions: Record<string, Decision> }>;
+}
+
+/** Where a level's run stands: its state, and the interrupt it is waiting on (if any). */
+export interface LevelState extends AgentState {
+  interrupt?: Interrupt;
 }
 
 /** One budget and one usage total per `invoke`/`stream`, shared by every nested subagent. */

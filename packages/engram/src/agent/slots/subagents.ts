@@ -11,8 +11,7 @@ import { type SubagentDefinition, subagentsMiddleware } from "../../middleware/s
 import type { HookContext, Middleware } from "../../middleware/types.js";
 import { resolveModel } from "../../models/resolve.js";
 import type { RunContext } from "../../tools/types.js";
-import type { LevelState } from "../loop.js";
-import type { AgentLevel, RunScope } from "../runtime.js";
+import type { AgentLevel, LevelState, RunScope } from "../runtime.js";
 import type { AgentInput, AgentOutput } from "../types.js";
 
 /** Runs a child level (provided by the loop, which this module must not import). */
