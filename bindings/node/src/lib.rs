@@ -37,6 +37,12 @@ pub fn rank_bm25(query: String, documents_json: String) -> String {
     api::rank_bm25(&query, &documents_json)
 }
 
+/// Secrets replaced by `[REDACTED]`, labels kept: `{ text, count }` (see `engram_core::redact`).
+#[napi]
+pub fn redact_secrets(text: String) -> String {
+    api::redact_secrets(&text)
+}
+
 /// Longest-prefix router over normalised mount points.
 #[napi]
 pub struct Router {

@@ -34,6 +34,12 @@ pub fn rank_bm25(query: &str, documents_json: &str) -> String {
     api::rank_bm25(query, documents_json)
 }
 
+/// Secrets replaced by `[REDACTED]`, labels kept: `{ text, count }` (see `engram_core::redact`).
+#[wasm_bindgen(js_name = redactSecrets)]
+pub fn redact_secrets(text: &str) -> String {
+    api::redact_secrets(text)
+}
+
 /// Longest-prefix router over normalised mount points.
 #[wasm_bindgen]
 pub struct Router {

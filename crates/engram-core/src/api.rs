@@ -193,6 +193,11 @@ pub fn rank_bm25(query: &str, documents_json: &str) -> String {
     to_json(parse::<Vec<String>>(documents_json).map(|docs| json!({ "scores": crate::bm25::rank(query, &docs) })))
 }
 
+/// `{ "text": redacted, "count": secrets replaced }` (see [`crate::redact`]).
+pub fn redact_secrets(text: &str) -> String {
+    to_json(Ok(crate::redact::redact(text)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,12 +3,21 @@
 //! directory; a pattern starting with `/` is anchored at the root.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::grep::MAX_PATTERN_BYTES;
 use crate::path;
 use globset::{GlobBuilder, GlobMatcher};
 
 const META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 
 fn compile(pattern: &str) -> CoreResult<GlobMatcher> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        let shown: String = pattern.chars().take(200).collect();
+        return Err(CoreError::new(
+            ErrorCode::InvalidPattern,
+            &shown,
+            format_args!("{} bytes; the limit is {MAX_PATTERN_BYTES}", pattern.len()),
+        ));
+    }
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)

@@ -10,10 +10,28 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Compiled-program limits: a hostile pattern fails with `invalid_pattern` instead of using
-/// unbounded memory.
-const REGEX_SIZE_LIMIT: usize = 8 << 20;
+/// Longest pattern accepted (literal or regex), in bytes.
+pub const MAX_PATTERN_BYTES: usize = 4096;
+/// Ceiling on `maxCount`: matching lines (`content`) or files (other modes) one search returns,
+/// also when no `maxCount` is given; `truncated` tells when it was reached. A model-chosen
+/// count can never make a search hold more than this.
+pub const MAX_COUNT: usize = 10_000;
+/// Ceiling on `context` lines before and after each match.
+pub const MAX_CONTEXT: usize = 100;
+
+/// Compiled-program limits: a hostile pattern fails with `invalid_pattern` in milliseconds
+/// instead of compiling a huge program (or searching with one). The size limits bound the
+/// compiled NFA and the lazy DFA's cache; the nest limit bounds parser recursion; the weight
+/// limit bounds counted repetition (`[a-z]{20000}`, `(a{100}){100}`) and giant alternations,
+/// whose programs stay small per state but make every searched byte visit thousands of states.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
 const REGEX_DFA_SIZE_LIMIT: usize = 8 << 20;
+const REGEX_NEST_LIMIT: u32 = 64;
+/// Most "positions" a regex may expand to: literal bytes, classes, and each counted repetition
+/// multiplying its body. A linear-time engine still spends time proportional to this weight
+/// per searched byte on adversarial input (when its lazy DFA cannot cache the states), so it is
+/// kept to what real searches need (`[0-9a-f]{64}`, `.{0,200}`).
+pub const MAX_REGEX_WEIGHT: u64 = 256;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -24,7 +42,8 @@ pub enum OutputMode {
     Count,
 }
 
-/// Options of one search. Defaults: literal, `content` mode, whole tree, no cap, no context.
+/// Options of one search. Defaults: literal, `content` mode, whole tree, [`MAX_COUNT`] matches, no
+/// context.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct GrepOptions {
@@ -35,10 +54,11 @@ pub struct GrepOptions {
     pub glob: Option<String>,
     pub regex: bool,
     pub ignore_case: bool,
-    /// Caps matching lines (`content`) or files (`files_with_matches`, `count`).
+    /// Caps matching lines (`content`) or files (`files_with_matches`, `count`); never above
+    /// [`MAX_COUNT`], which also applies when absent.
     pub max_count: Option<usize>,
     pub output_mode: OutputMode,
-    /// Lines of context before and after each match (`content` mode).
+    /// Lines of context before and after each match (`content` mode); at most [`MAX_CONTEXT`].
     pub context: usize,
 }
 
@@ -71,22 +91,34 @@ pub enum Matcher {
 }
 
 impl Matcher {
+    /// Compiles a search pattern. Errors: `invalid_pattern` for a malformed regex, a pattern
+    /// over [`MAX_PATTERN_BYTES`], or one whose program exceeds the limits above.
     pub fn new(pattern: &str, regex: bool, ignore_case: bool) -> CoreResult<Matcher> {
+        if pattern.len() > MAX_PATTERN_BYTES {
+            return Err(invalid_pattern(
+                pattern,
+                format_args!("{} bytes; the limit is {MAX_PATTERN_BYTES}", pattern.len()),
+            ));
+        }
         if !regex && !ignore_case {
             return Ok(Matcher::Literal(Box::new(memmem::Finder::new(pattern.as_bytes()).into_owned())));
         }
         let source = if regex { pattern.to_string() } else { regex::escape(pattern) };
+        if regex {
+            check_weight(pattern)?;
+        }
         RegexBuilder::new(&source)
             .multi_line(true)
             .crlf(true)
             .case_insensitive(ignore_case)
             .size_limit(REGEX_SIZE_LIMIT)
             .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
+            .nest_limit(REGEX_NEST_LIMIT)
             .build()
             .map(Matcher::Regex)
             .map_err(|e| {
                 let first_line = e.to_string().lines().last().unwrap_or("").trim().to_string();
-                CoreError::new(ErrorCode::InvalidPattern, pattern, first_line)
+                invalid_pattern(pattern, first_line)
             })
     }
 
@@ -140,6 +172,48 @@ impl Matcher {
     }
 }
 
+/// `invalid_pattern`, echoing at most 200 characters of the pattern.
+fn invalid_pattern(pattern: &str, why: impl std::fmt::Display) -> CoreError {
+    let shown: String = pattern.chars().take(200).collect();
+    CoreError::new(ErrorCode::InvalidPattern, &shown, why)
+}
+
+/// Refuses a regex whose expansion weight exceeds [`MAX_REGEX_WEIGHT`] (parsing with the same
+/// nest limit as the compiler, so a deeply nested pattern is refused before any recursion).
+fn check_weight(pattern: &str) -> CoreResult<()> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .nest_limit(REGEX_NEST_LIMIT)
+        .build()
+        .parse(pattern)
+        .map_err(|e| invalid_pattern(pattern, e.to_string().lines().last().unwrap_or("").trim()))?;
+    let w = weight(&hir);
+    if w > MAX_REGEX_WEIGHT {
+        return Err(invalid_pattern(
+            pattern,
+            format_args!(
+                "expands to about {w} positions; the limit is {MAX_REGEX_WEIGHT} (use a smaller repetition count)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Positions a pattern expands to, saturating (see [`MAX_REGEX_WEIGHT`]).
+fn weight(hir: &regex_syntax::hir::Hir) -> u64 {
+    use regex_syntax::hir::HirKind;
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 0,
+        HirKind::Literal(l) => l.0.len() as u64,
+        HirKind::Class(_) => 1,
+        HirKind::Repetition(r) => {
+            let times = u64::from(r.max.unwrap_or(r.min).max(1));
+            weight(&r.sub).max(1).saturating_mul(times)
+        }
+        HirKind::Capture(c) => weight(&c.sub),
+        HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().map(weight).fold(0, u64::saturating_add),
+    }
+}
+
 /// What one file contributed to a search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileHits {
@@ -169,7 +243,7 @@ impl Searcher {
             filter: opts.glob.as_deref().map(PathFilter::new).transpose()?,
             root: root.to_string(),
             mode: opts.output_mode,
-            context: opts.context,
+            context: opts.context.min(MAX_CONTEXT),
         })
     }
 
@@ -224,7 +298,7 @@ impl Collector {
     pub fn new(opts: &GrepOptions) -> Collector {
         Collector {
             mode: opts.output_mode,
-            cap: opts.max_count.unwrap_or(usize::MAX),
+            cap: opts.max_count.unwrap_or(MAX_COUNT).min(MAX_COUNT),
             taken: 0,
             result: GrepResult::default(),
             matches: Vec::new(),

@@ -13,6 +13,7 @@ pub mod grep;
 pub mod ops;
 pub mod path;
 pub mod read;
+pub mod redact;
 pub mod router;
 pub mod snapshot;
 pub mod table;

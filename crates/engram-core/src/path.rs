@@ -5,13 +5,17 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 
-/// Longest path accepted, in bytes (Linux `PATH_MAX`).
-pub const MAX_PATH_BYTES: usize = 4096;
+/// Longest path accepted, in bytes: a path of Linux `PATH_MAX` (4096) bytes or more is refused.
+pub const MAX_PATH_BYTES: usize = 4095;
+/// Most components (non-empty segments, `.` and `..` included) a path may have.
+pub const MAX_PATH_COMPONENTS: usize = 256;
 
 /// Normalises `input` into a canonical virtual path.
 ///
 /// Errors: `invalid_path` for empty input, NUL or other control characters, backslashes, drive
-/// letters, `~` segments and over-long paths; `path_escape` when `..` climbs above the root.
+/// letters, `~` segments, paths of [`MAX_PATH_BYTES`]` + 1` bytes or more and paths of more than
+/// [`MAX_PATH_COMPONENTS`] components (both refused before any other work); `path_escape` when
+/// `..` climbs above the root.
 pub fn normalize(input: &str) -> CoreResult<String> {
     check_characters(input)?;
     let mut segments: Vec<&str> = Vec::new();
@@ -94,7 +98,11 @@ fn check_characters(input: &str) -> CoreResult<()> {
         return Err(invalid(input, "empty path"));
     }
     if input.len() > MAX_PATH_BYTES {
-        return Err(invalid(input, "longer than 4096 bytes"));
+        return Err(invalid(input, format_args!("{} bytes; the limit is {MAX_PATH_BYTES}", input.len())));
+    }
+    let components = input.split('/').filter(|s| !s.is_empty()).count();
+    if components > MAX_PATH_COMPONENTS {
+        return Err(invalid(input, format_args!("{components} components; the limit is {MAX_PATH_COMPONENTS}")));
     }
     if input.contains('\0') {
         return Err(invalid(input, "contains a NUL byte"));
@@ -113,7 +121,7 @@ fn check_characters(input: &str) -> CoreResult<()> {
     Ok(())
 }
 
-fn invalid(input: &str, why: &str) -> CoreError {
+fn invalid(input: &str, why: impl std::fmt::Display) -> CoreError {
     // Keep the echoed subject short: a hostile 4 KB path should not flood a prompt.
     let shown: String = input.chars().take(200).collect();
     CoreError::new(ErrorCode::InvalidPath, &shown, why)
@@ -155,6 +163,11 @@ mod tests {
         assert_eq!(code("/c:/x"), Some(ErrorCode::InvalidPath));
         assert_eq!(code("/a\\..\\b"), Some(ErrorCode::InvalidPath));
         assert_eq!(code(&format!("/{}", "a".repeat(5000))), Some(ErrorCode::InvalidPath));
+        assert_eq!(code(&format!("/{}", "a".repeat(4095))), Some(ErrorCode::InvalidPath));
+        assert_eq!(normalize(&format!("/{}", "a".repeat(4094))).map(|p| p.len()), Ok(4095));
+        assert_eq!(code(&"/a".repeat(257)), Some(ErrorCode::InvalidPath));
+        assert!(normalize(&"/a".repeat(256)).is_ok());
+        assert_eq!(code(&"/.".repeat(300)), Some(ErrorCode::InvalidPath));
     }
 
     #[test]
