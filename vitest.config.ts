@@ -17,6 +17,7 @@ export default defineConfig({
       { find: "#node-access", replacement: src("packages/engram/src/core/node-access.ts") },
       { find: /^engram$/, replacement: src("packages/engram/src/index.ts") },
       { find: /^engram\/testing$/, replacement: src("packages/engram/src/testing/index.ts") },
+      { find: /^engram\/llama$/, replacement: src("packages/engram/src/models/llama.ts") },
       { find: /^@engram\/sqlite$/, replacement: src("packages/store-sqlite/src/index.ts") },
       { find: /^@engram\/postgres$/, replacement: src("packages/store-postgres/src/index.ts") },
     ],

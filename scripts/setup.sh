@@ -79,6 +79,23 @@ if [[ $WANT_TEST_DEPS -eq 1 ]]; then
   [[ -x /usr/bin/chromium && -x /usr/bin/rg ]] || apt_install chromium ripgrep
 fi
 
+# --- local model for the llama test (--test): node-llama-cpp's CPU runtime in a cache prefix,
+# outside the workspace lockfile (it is an optional peer of engram), and the SmolLM2 GGUF ------
+# Only node-llama-cpp and its linux-x64 prebuilt binary (~85 MB; its other optional platform
+# binaries would be ~725 MB). Tests find it through ENGRAM_LLAMA_MODULE or this path.
+LLAMA_VERSION=3.22.1
+LLAMA_PREFIX=.cache/llama
+if [[ $WANT_TEST_DEPS -eq 1 ]]; then
+  if [[ "$(node -p "require('./$LLAMA_PREFIX/node_modules/node-llama-cpp/package.json').version" 2>/dev/null)" != "$LLAMA_VERSION" \
+        || ! -d $LLAMA_PREFIX/node_modules/@node-llama-cpp/linux-x64 ]]; then
+    log "npm install node-llama-cpp@$LLAMA_VERSION into $LLAMA_PREFIX"
+    mkdir -p "$LLAMA_PREFIX"
+    NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm install --prefix "$LLAMA_PREFIX" --no-save --no-audit --no-fund --loglevel=error \
+      --omit=optional "node-llama-cpp@$LLAMA_VERSION" "@node-llama-cpp/linux-x64@$LLAMA_VERSION" >/dev/null
+  fi
+  bash scripts/fetch-model.sh >/dev/null
+fi
+
 # --- PostgreSQL for the store tests (--test): Debian's cluster on 127.0.0.1, role/db engram ----
 # Tests connect with ENGRAM_PG_URL, default postgres://engram:engram@127.0.0.1:5432/engram.
 start_postgres() {

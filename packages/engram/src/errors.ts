@@ -11,14 +11,30 @@ import type { ErrorCode, ErrorData } from "./core/types.js";
 export type ModelErrorCode =
   /** The provider answered something that is not a valid response (bad JSON, no choices, a truncated stream). */
   | "bad_response"
-  /** The request failed: a non-2xx status (see {@link ModelError.status}) or no connection. */
+  /** The request failed with an HTTP status outside the classes below (see {@link ModelError.status}). */
   | "http_error"
   /** The request's `signal` fired. */
   | "aborted"
   /** A {@link FakeChatModel} was called more often than it has scripted turns. */
   | "script_exhausted"
   /** A model string names an unknown provider, is malformed, or its provider package is not installed. */
-  | "unknown_provider";
+  | "unknown_provider"
+  /** HTTP 429 or a provider's rate-limit error; retried (honouring `Retry-After`, see {@link ModelError.retryAfterMs}). */
+  | "rate_limited"
+  /** HTTP 401/403: the key is missing, wrong or lacks permission. Not retried. */
+  | "auth"
+  /** The request does not fit the model's context window (a 400 that says so). Not retried. */
+  | "context_length"
+  /** Any other 4xx: the provider rejected the request (unknown model, bad parameter). Not retried. */
+  | "bad_request"
+  /** HTTP 5xx or a provider's server/overloaded error; retried. */
+  | "server"
+  /** No connection, a reset or refused connection, or a stream cut by the network; retried. */
+  | "network"
+  /** No answer within the model's `timeoutMs` (or HTTP 408); retried. */
+  | "timeout"
+  /** The reply hit the output-token limit (`finishReason: "length"`) and the caller treats that as an error. */
+  | "truncated";
 
 /** Every code an {@link EngramError} can carry. */
 export type EngramErrorCode =
@@ -98,10 +114,13 @@ export class ResumeError extends EngramError {
 export class ModelError extends EngramError {
   override readonly name: string = "ModelError";
   declare readonly code: ModelErrorCode;
-  /** The HTTP status, for `http_error` responses that had one. */
+  /** The HTTP status, for errors that came with one (`auth`, `rate_limited`, `server`, …). */
   readonly status?: number;
-  constructor(code: ModelErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
+  /** How long the provider asked to wait before retrying (`Retry-After`), in ms, when it said. */
+  readonly retryAfterMs?: number;
+  constructor(code: ModelErrorCode, message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
     super(code, message, options.cause === undefined ? undefined : { cause: options.cause });
     if (options.status !== undefined) this.status = options.status;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }

@@ -111,7 +111,8 @@ describe("fromLanguageModel", () => {
     const controller = new AbortController();
     await chat.invoke({ ...request, signal: controller.signal });
     const [call] = model.calls;
-    expect(call?.abortSignal).toBe(controller.signal);
+    // The provider gets a per-attempt signal (it also carries the timeout) that follows the caller's.
+    expect(call?.abortSignal).toBeInstanceOf(AbortSignal);
     expect(call?.temperature).toBe(0.1);
     expect(call?.maxOutputTokens).toBe(99);
     expect(call?.toolChoice).toEqual({ type: "auto" });
@@ -151,7 +152,11 @@ describe("fromLanguageModel", () => {
       }),
     });
     const out = await fromLanguageModel(model).invoke({ system: "", messages: [{ role: "user", content: "hello" }], tools: [] });
-    expect(out).toEqual({ message: { role: "assistant", content: "hi" }, usage: { inputTokens: 3, outputTokens: 1 } });
+    expect(out).toEqual({
+      message: { role: "assistant", content: "hi" },
+      finishReason: "stop",
+      usage: { inputTokens: 3, outputTokens: 1 },
+    });
     expect(model.calls[0]?.prompt).toEqual([{ role: "user", content: [{ type: "text", text: "hello" }] }]);
     expect(model.calls[0]?.tools).toBeUndefined();
     expect(model.calls[0]?.toolChoice).toBeUndefined();
@@ -179,9 +184,10 @@ describe("fromLanguageModel", () => {
         content: "On it. Done.",
         toolCalls: [
           { id: "t1", name: "get_weather", args: { city: "Oslo" } },
-          { id: "t3", name: "get_weather", args: { __raw: '{"city":' } },
+          { id: "t3", name: "get_weather", args: { __raw: '{"city":' }, argsError: expect.stringContaining("not valid JSON") },
         ],
       },
+      finishReason: "tool_calls",
       usage: { inputTokens: 120, outputTokens: 30 },
     });
   });
@@ -219,6 +225,7 @@ describe("fromLanguageModel", () => {
       {
         type: "finish",
         message: { role: "assistant", content: "Looking it up.", toolCalls: calls },
+        finishReason: "tool_calls",
         usage: { inputTokens: 10, outputTokens: 5 },
       },
     ]);
@@ -260,11 +267,13 @@ describe("fromLanguageModel", () => {
     const chat = fromLanguageModel(model);
     expect(await chat.invoke(request)).toEqual({
       message: { role: "assistant", content: "", toolCalls: [{ id: "x", name: "ls", args: { path: "/" } }] },
+      finishReason: "tool_calls",
       usage: { inputTokens: 8 },
     });
     expect((await collect(chat.stream(request))).at(-1)).toEqual({
       type: "finish",
       message: { role: "assistant", content: "v2 says hi" },
+      finishReason: "stop",
       usage: { inputTokens: 4, outputTokens: 3 },
     });
     expect(calls).toHaveLength(2);
@@ -296,22 +305,28 @@ describe("fromLanguageModel", () => {
     const chat = fromLanguageModel(model);
     expect(await chat.invoke(request)).toEqual({
       message: { role: "assistant", content: "v4 text" },
+      finishReason: "stop",
       usage: { inputTokens: 1, outputTokens: 2 },
     });
     const call = { id: "k", name: "ls", args: { path: "/" } };
     expect(await collect(chat.stream(request))).toEqual([
       { type: "text_delta", text: "v4 " },
       { type: "tool_call", call },
-      { type: "finish", message: { role: "assistant", content: "v4 ", toolCalls: [call] }, usage: { inputTokens: 6, outputTokens: 2 } },
+      {
+        type: "finish",
+        message: { role: "assistant", content: "v4 ", toolCalls: [call] },
+        finishReason: "tool_calls",
+        usage: { inputTokens: 6, outputTokens: 2 },
+      },
     ]);
   });
 
-  it("maps provider errors: API errors → http_error with status, error parts, others → bad_response", async () => {
+  it("maps provider errors: API errors by status, error parts, others → bad_response", async () => {
     const apiError = Object.assign(new Error("Too Many Requests"), { name: "AI_APICallError", statusCode: 429 });
     const failing = v3Model({ generate: () => Promise.reject(apiError) });
-    const e1 = (await rejection(fromLanguageModel(failing).invoke(request))) as ModelError;
+    const e1 = (await rejection(fromLanguageModel(failing, { maxRetries: 0 }).invoke(request))) as ModelError;
     expect(e1).toBeInstanceOf(ModelError);
-    expect(e1).toMatchObject({ code: "http_error", status: 429 });
+    expect(e1).toMatchObject({ code: "rate_limited", status: 429 });
     expect(e1.message).toContain("Too Many Requests");
     expect(e1.cause).toBe(apiError);
 

@@ -24,7 +24,7 @@ describe("FakeChatModel", () => {
         content: "thinking",
         toolCalls: [
           { id: "mine", name: "ls" },
-          { name: "bad", args: "{oops" },
+          { name: "bad", args: "path=/tmp" },
         ],
       },
       "Done.",
@@ -40,13 +40,14 @@ describe("FakeChatModel", () => {
           { id: "call_2", name: "grep", args: { pattern: "x" } },
         ],
       },
+      finishReason: "tool_calls",
     });
     expect((await model.invoke(req("2"))).message).toEqual({
       role: "assistant",
       content: "thinking",
       toolCalls: [
         { id: "mine", name: "ls", args: {} },
-        { id: "call_3", name: "bad", args: { __raw: "{oops" } },
+        { id: "call_3", name: "bad", args: { __raw: "path=/tmp" }, argsError: expect.stringContaining("not valid JSON") },
       ],
     });
     expect((await model.invoke(req("3"))).message).toEqual({ role: "assistant", content: "Done." });
@@ -84,12 +85,12 @@ describe("FakeChatModel", () => {
     const call = { id: "call_1", name: "ls", args: { path: "/a" } };
     expect(events.slice(deltas.length)).toEqual([
       { type: "tool_call", call },
-      { type: "finish", message: { role: "assistant", content: text, toolCalls: [call] } },
+      { type: "finish", message: { role: "assistant", content: text, toolCalls: [call] }, finishReason: "tool_calls" },
     ]);
     expect(await collect(model.stream(req("again")))).toEqual([
       { type: "text_delta", text: "o" },
       { type: "text_delta", text: "k" },
-      { type: "finish", message: { role: "assistant", content: "ok" } },
+      { type: "finish", message: { role: "assistant", content: "ok" }, finishReason: "stop" },
     ]);
   });
 

@@ -43,7 +43,7 @@ describe("OpenAICompatibleModel", () => {
         choices: [
           {
             index: 0,
-            finish_reason: "tool_calls",
+            finish_reason: "length",
             message: {
               role: "assistant",
               content: null,
@@ -71,9 +71,11 @@ describe("OpenAICompatibleModel", () => {
         content: "",
         toolCalls: [
           { id: "call_b", name: "get_weather", args: { city: "Berlin" } },
-          { id: "call_r", name: "get_weather", args: { __raw: '{"city": "Ro' } },
+          // Cut off by the token cap: not "repaired" into a city the model never finished.
+          { id: "call_r", name: "get_weather", args: { __raw: '{"city": "Ro' }, argsError: expect.stringContaining("cut off") },
         ],
       },
+      finishReason: "length",
       usage: { inputTokens: 42, outputTokens: 7 },
     });
 
@@ -107,7 +109,7 @@ describe("OpenAICompatibleModel", () => {
   it("returns a plain text reply without toolCalls, omits empty system and tools, sends no auth by default", async () => {
     server.reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "Hello!" }, finish_reason: "stop" }] }));
     const out = await model().invoke({ system: "", messages: [{ role: "user", content: "hi" }], tools: [] });
-    expect(out).toEqual({ message: { role: "assistant", content: "Hello!" } });
+    expect(out).toEqual({ message: { role: "assistant", content: "Hello!" }, finishReason: "stop" });
     expect("toolCalls" in out.message).toBe(false);
     const [req] = server.requests;
     expect(req?.headers.authorization).toBeUndefined();
@@ -146,6 +148,7 @@ describe("OpenAICompatibleModel", () => {
       {
         type: "finish",
         message: { role: "assistant", content: "Checking both.", toolCalls: calls },
+        finishReason: "tool_calls",
         usage: { inputTokens: 50, outputTokens: 20 },
       },
     ]);
@@ -179,22 +182,22 @@ describe("OpenAICompatibleModel", () => {
     expect(rest).toEqual([
       { type: "text_delta", text: "lo" },
       { type: "text_delta", text: "!" },
-      { type: "finish", message: { role: "assistant", content: "Hello!" } },
+      { type: "finish", message: { role: "assistant", content: "Hello!" }, finishReason: "stop" },
     ]);
     expect(server.requests[0]?.body.stream_options).toBeUndefined();
   });
 
-  it("turns HTTP errors into http_error with the status and a body excerpt", async () => {
+  it("turns HTTP errors into classified ModelErrors with the status and a body excerpt", async () => {
     const body = JSON.stringify({ error: { message: "model crashed", detail: "x".repeat(2000) } });
     server.reply(raw(500, body), raw(503, "overloaded", "text/plain"));
-    const e1 = await rejection(model().invoke(request));
-    expect(e1.code).toBe("http_error");
+    const e1 = await rejection(model({ maxRetries: 0 }).invoke(request));
+    expect(e1.code).toBe("server");
     expect(e1.status).toBe(500);
     expect(e1.message).toContain("HTTP 500");
     expect(e1.message).toContain("model crashed");
     expect(e1.message.length).toBeLessThan(500);
-    const e2 = await rejection(collect(model().stream(request)));
-    expect(e2).toMatchObject({ code: "http_error", status: 503 });
+    const e2 = await rejection(collect(model({ maxRetries: 0 }).stream(request)));
+    expect(e2).toMatchObject({ code: "server", status: 503 });
     expect(e2.message).toContain("overloaded");
   });
 
@@ -211,7 +214,7 @@ describe("OpenAICompatibleModel", () => {
     expect(await rejection(model().invoke(request))).toMatchObject({ code: "bad_response" });
     expect(await rejection(collect(model().stream(request)))).toMatchObject({ code: "bad_response" });
     const truncated = await rejection(collect(model().stream(request)));
-    expect(truncated.code).toBe("bad_response");
+    expect(truncated.code).toBe("network"); // output was shown: not retried
     expect(truncated.message).toContain("[DONE]");
   });
 
@@ -254,7 +257,7 @@ describe("OpenAICompatibleModel", () => {
     expect(server.requests.length).toBe(before);
   });
 
-  it("uses the given fetch and reports connection failures as http_error", async () => {
+  it("uses the given fetch and reports connection failures as network", async () => {
     server.reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "via custom fetch" } }] }));
     const urls: string[] = [];
     const fetch: typeof globalThis.fetch = (input, init) => {
@@ -266,9 +269,10 @@ describe("OpenAICompatibleModel", () => {
 
     const closed = await startChatServer();
     await closed.close();
-    const down = new OpenAICompatibleModel({ baseURL: closed.baseURL, model: "m" });
+    const down = new OpenAICompatibleModel({ baseURL: closed.baseURL, model: "m", maxRetries: 0 });
     const error = await rejection(down.invoke(request));
-    expect(error.code).toBe("http_error");
+    expect(error.code).toBe("network");
+    expect(error.message).toContain("ECONNREFUSED");
     expect(error.status).toBeUndefined();
   });
 });

@@ -162,7 +162,11 @@ describe("resolveModel", () => {
     expect((await model.invoke(hello)).message.content).toBe("hello from claude-test");
     const events = [];
     for await (const e of model.stream(hello)) events.push(e);
-    expect(events.at(-1)).toEqual({ type: "finish", message: { role: "assistant", content: "hello from claude-test" } });
+    expect(events.at(-1)).toEqual({
+      type: "finish",
+      message: { role: "assistant", content: "hello from claude-test" },
+      finishReason: "stop",
+    });
     expect(imported).toEqual(["@ai-sdk/anthropic"]); // imported once, then cached
     expect(MODEL_PROVIDERS.anthropic?.packageName).toBe("@ai-sdk/anthropic");
 

@@ -60,3 +60,54 @@ export function raceAbort<T>(promise: PromiseLike<T>, signal?: AbortSignal): Pro
     );
   });
 }
+
+/**
+ * The signal of one attempt of a model call: fires when the caller's `signal` does, or when
+ * `timeoutMs` pass without {@link AttemptSignal.touch} (an idle timeout: each chunk received
+ * restarts it). `timeoutMs` of `0` or `Infinity` means no timeout.
+ */
+export class AttemptSignal {
+  readonly #controller = new AbortController();
+  readonly #parent: AbortSignal | undefined;
+  readonly #timeoutMs: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timedOut = false;
+  readonly #onParentAbort = () => this.#controller.abort(this.#parent?.reason);
+
+  constructor(parent: AbortSignal | undefined, timeoutMs: number) {
+    this.#parent = parent;
+    this.#timeoutMs = timeoutMs;
+    if (parent?.aborted) this.#controller.abort(parent.reason);
+    else parent?.addEventListener("abort", this.#onParentAbort, { once: true });
+    this.touch();
+  }
+
+  /** The signal to pass to `fetch` / the provider. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** True once the timeout fired (and not the caller's signal). */
+  get timedOut(): boolean {
+    return this.#timedOut && !this.#parent?.aborted;
+  }
+
+  /** Restarts the timeout (call on every chunk received). */
+  touch(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (!(this.#timeoutMs > 0 && Number.isFinite(this.#timeoutMs)) || this.#controller.signal.aborted) return;
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      const reason = new Error(`No answer within ${this.#timeoutMs} ms`);
+      reason.name = "TimeoutError";
+      this.#controller.abort(reason);
+    }, this.#timeoutMs);
+  }
+
+  /** Stops the timer and detaches from the caller's signal. */
+  dispose(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#parent?.removeEventListener("abort", this.#onParentAbort);
+  }
+}

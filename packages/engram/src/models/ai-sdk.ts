@@ -7,10 +7,14 @@
  * @module
  */
 import { EngramError } from "../errors.js";
-import { abortedError, isAbortError, raceAbort, throwIfAborted } from "./abort.js";
-import { assistantMessage, isPlainObject, parseToolArgs } from "./normalize.js";
+import { AttemptSignal, abortedError, isAbortError, raceAbort, throwIfAborted } from "./abort.js";
+import { errorFromStatus, errorFromTransport, errorFromWire } from "./classify.js";
+import { assistantMessage, isPlainObject, toolCall } from "./normalize.js";
+import { type RetryOptions, type RetryPolicy, backoff, retryPolicy, withRetries } from "./retry.js";
+import { TextToolCallStream, parseTextToolCalls } from "./text-tool-calls.js";
 import {
   type ChatModel,
+  type FinishReason,
   type Message,
   ModelError,
   type ModelRequest,
@@ -65,13 +69,18 @@ export interface LanguageModelCallOptions {
   toolChoice?: { type: "auto" };
   temperature?: number;
   maxOutputTokens?: number;
+  topP?: number;
+  seed?: number;
+  responseFormat?: { type: "json"; schema?: Record<string, unknown>; name?: string };
+  // biome-ignore lint/suspicious/noExplicitAny: the AI SDK types provider options as nested JSON records
+  providerOptions?: Record<string, any>;
   abortSignal?: AbortSignal;
 }
 
 /**
  * A content part of a `doGenerate` result or a part of a `doStream` stream, loosely: Engram
  * reads `text`, `text-delta` (`delta`), `tool-call` (`input` is JSON text), `finish`
- * (`usage`) and `error`, and ignores the rest (reasoning, sources, files, tool-input deltas,
+ * (`usage`, `finishReason`) and `error`, and ignores the rest (reasoning, sources, files, tool-input deltas,
  * provider-executed calls and their results).
  */
 export interface LanguageModelPart {
@@ -83,6 +92,8 @@ export interface LanguageModelPart {
   input?: unknown;
   providerExecuted?: boolean;
   usage?: unknown;
+  /** v2: a string; v3/v4: `{ unified, raw }`. */
+  finishReason?: unknown;
   error?: unknown;
 }
 
@@ -96,18 +107,30 @@ export interface LanguageModelLike {
   readonly specificationVersion: "v2" | "v3" | "v4";
   readonly provider: string;
   readonly modelId: string;
-  doGenerate(options: LanguageModelCallOptions): PromiseLike<{ content: LanguageModelPart[]; usage?: unknown }>;
+  doGenerate(options: LanguageModelCallOptions): PromiseLike<{ content: LanguageModelPart[]; usage?: unknown; finishReason?: unknown }>;
   doStream(options: LanguageModelCallOptions): PromiseLike<{ stream: ReadableStream<LanguageModelPart> }>;
 }
 
-/** Options of {@link fromLanguageModel}. */
-export interface LanguageModelAdapterOptions {
+/**
+ * Options of {@link fromLanguageModel}. Retries: `doGenerate`/`doStream` never retry by
+ * themselves (the AI SDK retries in `generateText`/`streamText`, which Engram does not call),
+ * so the adapter applies the AI SDK's own policy here, once: `maxRetries` (default `2`, the AI
+ * SDK's default) with exponential backoff, honouring `Retry-After` from the provider's
+ * `APICallError` headers.
+ */
+export interface LanguageModelAdapterOptions extends RetryOptions {
   /** {@link ChatModel.id}. Default: `"<provider>:<modelId>"`, e.g. `"openai.responses:gpt-4.1"`. */
   id?: string;
-  /** Sampling temperature. Default: not sent (the provider's default). */
+  /** Default sampling temperature (a request's `settings.temperature` wins). Default: not sent. */
   temperature?: number;
-  /** Cap on generated tokens. Default: not sent (the provider's default). */
+  /** Default cap on generated tokens (a request's `settings.maxOutputTokens` wins). Default: not sent. */
   maxOutputTokens?: number;
+  /** Per attempt: how long to wait for the result, or between two stream parts, in ms; then the
+   * attempt fails with `timeout` (retried). `0` disables. Default: `600000`. */
+  timeoutMs?: number;
+  /** Read tool calls the model wrote as text (see `OpenAICompatibleOptions.textToolCalls`), for
+   * providers serving small local models. Default: `false`. */
+  textToolCalls?: boolean;
 }
 
 /** True for an object that looks like an AI SDK provider model (any specification version). */
@@ -144,52 +167,108 @@ class LanguageModelAdapter implements ChatModel {
   readonly id: string;
   readonly #model: LanguageModelLike;
   readonly #options: LanguageModelAdapterOptions;
+  readonly #retry: RetryPolicy;
+  readonly #timeoutMs: number;
 
   constructor(model: LanguageModelLike, options: LanguageModelAdapterOptions) {
     this.#model = model;
     this.#options = options;
     this.id = options.id ?? `${model.provider}:${model.modelId}`;
+    this.#retry = retryPolicy(options);
+    this.#timeoutMs = options.timeoutMs ?? 600_000;
   }
 
   async invoke(request: ModelRequest): Promise<ModelResult> {
+    const result = await withRetries(
+      this.#retry,
+      request.signal,
+      () => this.#invokeOnce(request),
+      (e) => toModelError(e, this.id, request.signal),
+    );
+    const offered = this.#offered(request);
+    if (!offered || result.message.toolCalls) return result;
+    const parsed = parseTextToolCalls(result.message.content, offered);
+    if (!parsed) return result;
+    result.message = {
+      role: "assistant",
+      content: parsed.content,
+      toolCalls: parsed.calls.map((c) => toolCall(newCallId(), c.name, c.args)),
+    };
+    if (result.finishReason === "stop") result.finishReason = "tool_calls";
+    return result;
+  }
+
+  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    for (let attempt = 1; ; attempt++) {
+      let shown = false;
+      try {
+        for await (const event of this.#streamOnce(request)) {
+          shown = true;
+          yield event;
+        }
+        return;
+      } catch (e) {
+        const error = toModelError(e, this.id, request.signal);
+        if (shown && !this.#retry.retryAfterOutput) throw error;
+        await backoff(error, attempt, this.#retry, request.signal);
+      }
+    }
+  }
+
+  #offered(request: ModelRequest): ReadonlySet<string> | undefined {
+    if (!this.#options.textToolCalls || request.tools.length === 0 || request.responseFormat) return undefined;
+    return new Set(request.tools.map((t) => t.name));
+  }
+
+  async #invokeOnce(request: ModelRequest): Promise<ModelResult> {
     throwIfAborted(request.signal);
+    const attempt = new AttemptSignal(request.signal, this.#timeoutMs);
     let result: Awaited<ReturnType<LanguageModelLike["doGenerate"]>>;
     try {
-      result = await raceAbort(this.#model.doGenerate(toCallOptions(request, this.#options)), request.signal);
+      result = await raceAbort(this.#model.doGenerate(toCallOptions(request, this.#options, attempt.signal)), attempt.signal);
     } catch (e) {
-      throw toModelError(e, this.id, request.signal);
+      throw this.#attemptError(e, request.signal, attempt);
+    } finally {
+      attempt.dispose();
     }
     throwIfAborted(request.signal);
     if (!result || !Array.isArray(result.content)) throw new ModelError("bad_response", `${this.id}: doGenerate returned no content`);
+    const reason = fromFinishReason(result.finishReason);
     let text = "";
     const calls: ToolCall[] = [];
     for (const part of result.content) {
       if (part.type === "text" && typeof part.text === "string") text += part.text;
-      const call = toToolCall(part);
+      const call = toToolCall(part, reason === "length");
       if (call) calls.push(call);
     }
-    const out: ModelResult = { message: assistantMessage(text, calls) };
+    const out: ModelResult = { message: assistantMessage(text, calls), finishReason: finishReasonFor(reason, calls.length > 0) };
     const usage = fromUsage(result.usage);
     if (usage) out.usage = usage;
     return out;
   }
 
-  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+  async *#streamOnce(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     const { signal } = request;
     throwIfAborted(signal);
+    const attempt = new AttemptSignal(signal, this.#timeoutMs);
     let stream: ReadableStream<LanguageModelPart>;
     try {
-      ({ stream } = await raceAbort(this.#model.doStream(toCallOptions(request, this.#options)), signal));
+      ({ stream } = await raceAbort(this.#model.doStream(toCallOptions(request, this.#options, attempt.signal)), attempt.signal));
     } catch (e) {
-      throw toModelError(e, this.id, signal);
+      attempt.dispose();
+      throw this.#attemptError(e, signal, attempt);
     }
+    attempt.touch();
     const reader = stream.getReader();
     // Providers that ignore the signal would leave a read pending forever: cancelling ends it.
-    const onAbort = () => void reader.cancel(signal?.reason).catch(() => undefined);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const onAbort = () => void reader.cancel(attempt.signal.reason).catch(() => undefined);
+    attempt.signal.addEventListener("abort", onAbort, { once: true });
+    const offered = this.#offered(request);
+    const holdBack = offered ? new TextToolCallStream(offered) : undefined;
     let text = "";
-    const calls: ToolCall[] = [];
+    const parts: LanguageModelPart[] = [];
     let usage: Usage | undefined;
+    let reason: FinishReason | undefined;
     let ended = false;
     try {
       for (;;) {
@@ -197,61 +276,98 @@ class LanguageModelAdapter implements ChatModel {
         try {
           next = await reader.read();
         } catch (e) {
-          throw toModelError(e, this.id, signal);
+          throw this.#attemptError(e, signal, attempt);
         }
-        throwIfAborted(signal);
+        if (attempt.signal.aborted) throw this.#attemptError(attempt.signal.reason, signal, attempt);
+        attempt.touch();
         if (next.done) break;
         const part = next.value;
         if (part.type === "text-delta") {
           const delta = part.delta ?? (part as { textDelta?: string }).textDelta;
           if (typeof delta === "string" && delta) {
             text += delta;
-            yield { type: "text_delta", text: delta };
+            const shown = holdBack ? holdBack.push(delta) : delta;
+            if (shown) yield { type: "text_delta", text: shown };
           }
         } else if (part.type === "tool-call") {
-          const call = toToolCall(part);
-          if (call) {
-            calls.push(call);
-            yield { type: "tool_call", call };
-          }
+          parts.push(part);
         } else if (part.type === "finish") {
           usage = fromUsage(part.usage);
+          reason = fromFinishReason(part.finishReason);
         } else if (part.type === "error") {
           throw toModelError(part.error, this.id, signal);
         }
       }
       ended = true;
     } finally {
-      signal?.removeEventListener("abort", onAbort);
+      attempt.signal.removeEventListener("abort", onAbort);
+      attempt.dispose();
       if (!ended) await reader.cancel().catch(() => undefined);
       reader.releaseLock();
     }
-    const finish: ModelStreamEvent = { type: "finish", message: assistantMessage(text, calls) };
+    let calls = parts.map((p) => toToolCall(p, reason === "length")).filter((c): c is ToolCall => c !== undefined);
+    if (holdBack) {
+      const end = holdBack.end(calls.length === 0);
+      if (end.text) yield { type: "text_delta", text: end.text };
+      text = end.content;
+      if (end.calls.length > 0) calls = end.calls.map((c) => toolCall(newCallId(), c.name, c.args));
+    }
+    for (const call of calls) yield { type: "tool_call", call };
+    const finish: ModelStreamEvent = {
+      type: "finish",
+      message: assistantMessage(text, calls),
+      finishReason: finishReasonFor(reason, calls.length > 0),
+    };
     if (usage) finish.usage = usage;
     yield finish;
   }
+
+  /** `aborted` when the caller's signal fired, `timeout` when the attempt timed out, else classified. */
+  #attemptError(error: unknown, signal: AbortSignal | undefined, attempt: AttemptSignal): ModelError {
+    if (signal?.aborted) return abortedError(signal);
+    if (attempt.timedOut) return new ModelError("timeout", `${this.id}: no answer within ${this.#timeoutMs} ms`, { cause: error });
+    return toModelError(error, this.id, signal);
+  }
 }
 
-/** Our request as AI SDK call options. */
-export function toCallOptions(request: ModelRequest, options: LanguageModelAdapterOptions = {}): LanguageModelCallOptions {
-  const call: LanguageModelCallOptions = { prompt: toPrompt(request.system, request.messages) };
+/**
+ * Our request as AI SDK call options: `systemContext` as a second system message,
+ * `responseFormat` as `{ type: "json", schema, name }`, `settings` as the matching call options
+ * (they win over the adapter's defaults), `signal` (default: the request's) as `abortSignal`.
+ */
+export function toCallOptions(
+  request: ModelRequest,
+  options: LanguageModelAdapterOptions = {},
+  signal: AbortSignal | undefined = request.signal,
+): LanguageModelCallOptions {
+  const call: LanguageModelCallOptions = { prompt: toPrompt(request.system, request.messages, request.systemContext) };
   if (request.tools.length > 0) {
     call.tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, inputSchema: t.parameters }));
     call.toolChoice = { type: "auto" };
   }
-  if (options.temperature !== undefined) call.temperature = options.temperature;
-  if (options.maxOutputTokens !== undefined) call.maxOutputTokens = options.maxOutputTokens;
-  if (request.signal) call.abortSignal = request.signal;
+  const s = request.settings ?? {};
+  const temperature = s.temperature ?? options.temperature;
+  const maxOutputTokens = s.maxOutputTokens ?? options.maxOutputTokens;
+  if (temperature !== undefined) call.temperature = temperature;
+  if (maxOutputTokens !== undefined) call.maxOutputTokens = maxOutputTokens;
+  if (s.topP !== undefined) call.topP = s.topP;
+  if (s.seed !== undefined) call.seed = s.seed;
+  if (s.providerOptions) call.providerOptions = s.providerOptions;
+  if (request.responseFormat) {
+    call.responseFormat = { type: "json", schema: request.responseFormat.schema, name: request.responseFormat.name };
+  }
+  if (signal) call.abortSignal = signal;
   return call;
 }
 
 /**
- * Our conversation as an AI SDK prompt: the system prompt first (when non-empty), empty
- * assistant text left out, consecutive tool messages grouped into one tool message, each
+ * Our conversation as an AI SDK prompt: the system prompt first (when non-empty), then the
+ * system context as a second system message (when non-empty), empty assistant text left out, consecutive tool messages grouped into one tool message, each
  * result named after the tool call it answers (`""` when no earlier call has its id).
  */
-export function toPrompt(system: string, messages: readonly Message[]): LanguageModelPromptMessage[] {
+export function toPrompt(system: string, messages: readonly Message[], systemContext?: string): LanguageModelPromptMessage[] {
   const prompt: LanguageModelPromptMessage[] = system ? [{ role: "system", content: system }] : [];
+  if (systemContext) prompt.push({ role: "system", content: systemContext });
   const toolNames = new Map<string, string>();
   for (const m of messages) {
     if (m.role === "user") {
@@ -280,12 +396,46 @@ export function toPrompt(system: string, messages: readonly Message[]): Language
 }
 
 /** A client-side tool call from a `tool-call` part; `undefined` for other parts and provider-executed calls. */
-function toToolCall(part: LanguageModelPart): ToolCall | undefined {
+function toToolCall(part: LanguageModelPart, truncated: boolean): ToolCall | undefined {
   if (part.type !== "tool-call" || part.providerExecuted) return undefined;
-  return { id: part.toolCallId ?? "", name: part.toolName ?? "", args: parseToolArgs(part.input) };
+  return toolCall(part.toolCallId ?? "", part.toolName ?? "", part.input, { truncated });
 }
 
-/** Usage from a v2 (`inputTokens: number`) or v3/v4 (`inputTokens: { total }`) usage object. */
+/** Our finish reason from a v2 string (`"tool-calls"`) or a v3/v4 `{ unified }`; `undefined` when absent. */
+export function fromFinishReason(raw: unknown): FinishReason | undefined {
+  const value = isPlainObject(raw) ? raw.unified : raw;
+  switch (value) {
+    case undefined:
+    case null:
+      return undefined;
+    case "stop":
+      return "stop";
+    case "length":
+      return "length";
+    case "tool-calls":
+      return "tool_calls";
+    case "content-filter":
+      return "content_filter";
+    case "error":
+      return "error";
+    default:
+      return "other";
+  }
+}
+
+/** A reported reason, with `stop` → `tool_calls` when there are calls; unreported: by the calls. */
+function finishReasonFor(reason: FinishReason | undefined, hasToolCalls: boolean): FinishReason {
+  if (reason === undefined || reason === "stop") return hasToolCalls ? "tool_calls" : "stop";
+  return reason;
+}
+
+/** An id for a call read from text (the text has none). */
+function newCallId(): string {
+  return `call_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`;
+}
+
+/** Usage from a v2 (`inputTokens: number`, `cachedInputTokens`) or v3/v4 (`inputTokens: { total,
+ * cacheRead }`) usage object. */
 export function fromUsage(raw: unknown): Usage | undefined {
   if (!isPlainObject(raw)) return undefined;
   const count = (v: unknown): number | undefined =>
@@ -293,19 +443,53 @@ export function fromUsage(raw: unknown): Usage | undefined {
   const usage: Usage = {};
   const input = count(raw.inputTokens);
   const output = count(raw.outputTokens);
+  const cached =
+    typeof raw.cachedInputTokens === "number"
+      ? raw.cachedInputTokens
+      : isPlainObject(raw.inputTokens) && typeof raw.inputTokens.cacheRead === "number"
+        ? raw.inputTokens.cacheRead
+        : undefined;
   if (input !== undefined) usage.inputTokens = input;
   if (output !== undefined) usage.outputTokens = output;
-  return input === undefined && output === undefined ? undefined : usage;
+  if (cached !== undefined) usage.cachedInputTokens = cached;
+  return Object.keys(usage).length === 0 ? undefined : usage;
 }
 
+/**
+ * A provider failure as a {@link ModelError}: an `APICallError` (anything with a `statusCode`) by
+ * its status, body and `Retry-After` header; a fetch/connection failure as `network`/`timeout`;
+ * an in-band error object (`{ message, type }`, from an `error` stream part) by its type; an
+ * aborted `signal` as `aborted`; anything else as `bad_response`.
+ */
 function toModelError(error: unknown, id: string, signal?: AbortSignal): ModelError {
   if (error instanceof ModelError) return error;
   if (signal?.aborted || isAbortError(error)) return abortedError(signal);
+  const rec = (isPlainObject(error) || error instanceof Error ? error : {}) as Record<string, unknown>;
+  if (typeof rec.statusCode === "number") {
+    const body = typeof rec.responseBody === "string" && rec.responseBody ? rec.responseBody : String(rec.message ?? "");
+    const e = errorFromStatus(rec.statusCode, body, id, rec.responseHeaders);
+    return new ModelError(e.code, e.message, {
+      status: rec.statusCode,
+      cause: error,
+      ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
+    });
+  }
+  if (isTransportFailure(error)) return errorFromTransport(error, id);
+  if (!(error instanceof Error) && isPlainObject(error) && (typeof error.message === "string" || typeof error.type === "string")) {
+    return errorFromWire(error, id);
+  }
   const message = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
-  const status = isPlainObject(error) && typeof error.statusCode === "number" ? error.statusCode : undefined;
-  const apiError = status !== undefined || (error instanceof Error && error.name === "AI_APICallError");
-  return new ModelError(apiError ? "http_error" : "bad_response", `${id}: ${message}`, {
-    cause: error,
-    ...(status !== undefined ? { status } : {}),
-  });
+  return new ModelError("bad_response", `${id}: ${message}`, { cause: error });
+}
+
+/** True for what `fetch` or a body read throws when the connection fails (also wrapped in an
+ * `APICallError` without status). */
+function isTransportFailure(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && /^(E[A-Z]+|UND_ERR_\w+)$/.test(code)) return true;
+    if (e.name === "TypeError" && /fetch failed|terminated|network|failed to fetch|socket/i.test(e.message)) return true;
+    if (e.name === "AI_APICallError") return true;
+  }
+  return false;
 }

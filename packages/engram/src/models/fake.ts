@@ -5,15 +5,17 @@
  */
 import { EngramError } from "../errors.js";
 import { sleep, throwIfAborted } from "./abort.js";
-import { assistantMessage, parseToolArgs } from "./normalize.js";
+import { assistantMessage, toolCall } from "./normalize.js";
 import {
   type ChatModel,
+  type FinishReason,
   type Message,
   type ModelRequest,
   type ModelResult,
   type ModelStreamEvent,
   ModelError,
   type ToolCall,
+  type Usage,
 } from "./types.js";
 
 /** A scripted tool call: `id` is generated when omitted, `args` may be a JSON string (parsed like a provider's). */
@@ -21,12 +23,18 @@ export interface FakeToolCall {
   /** Default: `call_<n>`, numbered from 1 per model instance. */
   id?: string;
   name: string;
-  /** Default: `{}`. A string is parsed; malformed JSON becomes `{ __raw }`, as with real providers. */
+  /** Default: `{}`. A string is parsed like a provider's: obvious syntax errors are repaired,
+   * unreadable JSON becomes `{ __raw }` with an `argsError`. */
   args?: Record<string, unknown> | string;
 }
 
-/** One scripted assistant turn: a string is a plain text reply. `role` is always `"assistant"`. */
-export type FakeTurn = string | (Omit<Partial<Message>, "toolCalls"> & { toolCalls?: FakeToolCall[] });
+/**
+ * One scripted assistant turn: a string is a plain text reply. `role` is always `"assistant"`.
+ * `finishReason` defaults to `"tool_calls"` when the turn has calls, else `"stop"`; `usage` to none.
+ */
+export type FakeTurn =
+  | string
+  | (Omit<Partial<Message>, "toolCalls"> & { toolCalls?: FakeToolCall[]; finishReason?: FinishReason; usage?: Usage });
 
 /**
  * The script: a list of turns served in order, or a function called with each request and its
@@ -48,7 +56,8 @@ export interface FakeChatModelOptions {
   streamChunks?: number;
 }
 
-/** A request as {@link FakeChatModel} recorded it: deep-copied, `signal` kept by reference. */
+/** A request as {@link FakeChatModel} recorded it: deep-copied (`systemContext`, `responseFormat`
+ * and `settings` as given), `signal` kept by reference. */
 export type RecordedRequest = ModelRequest;
 
 /**
@@ -81,13 +90,13 @@ export class FakeChatModel implements ChatModel {
   }
 
   async invoke(request: ModelRequest): Promise<ModelResult> {
-    const message = await this.#next(request);
+    const { message, finishReason, usage } = await this.#next(request);
     await this.#pause(request.signal);
-    return { message };
+    return usage ? { message, finishReason, usage } : { message, finishReason };
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    const message = await this.#next(request);
+    const { message, finishReason, usage } = await this.#next(request);
     for (const text of splitText(message.content, this.#chunks)) {
       await this.#pause(request.signal);
       yield { type: "text_delta", text };
@@ -97,11 +106,11 @@ export class FakeChatModel implements ChatModel {
       yield { type: "tool_call", call: structuredClone(call) };
     }
     await this.#pause(request.signal);
-    yield { type: "finish", message };
+    yield usage ? { type: "finish", message, finishReason, usage } : { type: "finish", message, finishReason };
   }
 
   /** Records the request and serves the next scripted turn as an assistant message. */
-  async #next(request: ModelRequest): Promise<Message> {
+  async #next(request: ModelRequest): Promise<ModelResult & { finishReason: FinishReason }> {
     throwIfAborted(request.signal);
     const index = this.requests.length;
     this.requests.push(record(request));
@@ -110,17 +119,21 @@ export class FakeChatModel implements ChatModel {
       const size = typeof this.#script === "function" ? "its function returned no turn" : `only ${this.#script.length} turns`;
       throw new ModelError("script_exhausted", `FakeChatModel has no turn for call ${index + 1}: ${size}`);
     }
-    return this.#toMessage(turn);
+    return this.#toResult(turn);
   }
 
-  #toMessage(turn: FakeTurn): Message {
-    if (typeof turn === "string") return assistantMessage(turn);
-    const calls: ToolCall[] = (turn.toolCalls ?? []).map((c) => ({
-      id: c.id ?? `call_${this.#nextId++}`,
-      name: c.name,
-      args: typeof c.args === "string" ? parseToolArgs(c.args) : structuredClone(c.args ?? {}),
-    }));
-    return assistantMessage(turn.content ?? "", calls);
+  #toResult(turn: FakeTurn): ModelResult & { finishReason: FinishReason } {
+    if (typeof turn === "string") return { message: assistantMessage(turn), finishReason: "stop" };
+    const calls: ToolCall[] = (turn.toolCalls ?? []).map((c) => {
+      const id = c.id ?? `call_${this.#nextId++}`;
+      return typeof c.args === "string" ? toolCall(id, c.name, c.args) : { id, name: c.name, args: structuredClone(c.args ?? {}) };
+    });
+    const result: ModelResult & { finishReason: FinishReason } = {
+      message: assistantMessage(turn.content ?? "", calls),
+      finishReason: turn.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop"),
+    };
+    if (turn.usage) result.usage = structuredClone(turn.usage);
+    return result;
   }
 
   async #pause(signal?: AbortSignal): Promise<void> {
@@ -135,6 +148,9 @@ function record(request: ModelRequest): RecordedRequest {
     messages: structuredClone(request.messages),
     tools: structuredClone(request.tools),
   };
+  if (request.systemContext !== undefined) copy.systemContext = request.systemContext;
+  if (request.responseFormat) copy.responseFormat = structuredClone(request.responseFormat);
+  if (request.settings) copy.settings = structuredClone(request.settings);
   if (request.signal) copy.signal = request.signal;
   return copy;
 }

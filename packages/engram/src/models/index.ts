@@ -1,15 +1,28 @@
 export type {
   ChatModel,
+  FinishReason,
   Message,
   ModelRequest,
   ModelResult,
+  ModelSettings,
   ModelStreamEvent,
+  ResponseFormat,
   Role,
   ToolCall,
   ToolSpec,
   Usage,
 } from "./types.js";
-export { RAW_ARGS_KEY, assistantMessage, parseToolArgs } from "./normalize.js";
+export {
+  type ParseToolArgsOptions,
+  type ParsedToolArgs,
+  RAW_ARGS_KEY,
+  assistantMessage,
+  parseToolArgs,
+  parseToolArguments,
+} from "./normalize.js";
+export { type TextToolCall, type TextToolCalls, parseTextToolCalls } from "./text-tool-calls.js";
+export { type RetryInfo, type RetryOptions, retryDelay, retryPolicy } from "./retry.js";
+export { codeForStatus, isRetryable, parseRetryAfter } from "./classify.js";
 export {
   FakeChatModel,
   type FakeChatModelOptions,

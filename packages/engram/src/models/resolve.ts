@@ -90,6 +90,8 @@ export interface ResolveModelOptions {
  * - an AI SDK provider model is adapted with {@link fromLanguageModel};
  * - `"openai-compatible:<model>@<baseURL>"` becomes an {@link OpenAICompatibleModel} (no API key);
  * - `"ollama:<model>[@<baseURL>]"` likewise, at {@link DEFAULT_OLLAMA_BASE_URL} by default;
+ * - `"llama:<path/to/model.gguf>"` becomes a `LlamaCppModel` (Node only, from `engram/llama`,
+ *   which needs the optional `node-llama-cpp`), imported on its first call;
  * - `"<provider>:<model>"` for a provider in {@link MODEL_PROVIDERS} becomes a model that
  *   imports the provider package on its first call (so a missing package surfaces there, as
  *   `unknown_provider`; use {@link loadModel} to fail up front).
@@ -130,40 +132,57 @@ function resolveString(spec: string, options: ResolveModelOptions): ChatModel {
     return new OpenAICompatibleModel({ baseURL, model });
   }
   if (provider === "ollama") return new OpenAICompatibleModel({ baseURL: baseURL ?? DEFAULT_OLLAMA_BASE_URL, model });
+  if (provider === "llama") return new ProviderModel(spec, () => loadLlama(model, spec, options.importModule ?? defaultImport));
   const pkg = Object.hasOwn(MODEL_PROVIDERS, provider) ? MODEL_PROVIDERS[provider] : undefined;
   if (!pkg) {
-    const known = [...Object.keys(MODEL_PROVIDERS), "openai-compatible", "ollama"].join(", ");
+    const known = [...Object.keys(MODEL_PROVIDERS), "openai-compatible", "ollama", "llama"].join(", ");
     throw new ModelError(
       "unknown_provider",
       `Unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(spec)} (known: ${known})`,
     );
   }
-  return new ProviderModel(spec, model, pkg, options.importModule ?? defaultImport);
+  return new ProviderModel(spec, () => loadProvider(spec, model, pkg, options.importModule ?? defaultImport));
 }
 
 const defaultImport = (packageName: string): Promise<unknown> => import(packageName);
 
-/** A `"provider:model"` model whose AI SDK provider package is imported on first use. */
+/** The module of `"llama:"` models, imported by name so that bundlers leave it (and node-llama-cpp) out. */
+const LLAMA_MODULE = "engram/llama";
+
+/** A `LlamaCppModel` for `"llama:<path>"`, from the Node-only `engram/llama` module. */
+async function loadLlama(modelPath: string, spec: string, importModule: (name: string) => Promise<unknown>): Promise<ChatModel> {
+  let mod: unknown;
+  try {
+    mod = await importModule(LLAMA_MODULE);
+  } catch (e) {
+    throw new ModelError(
+      "unknown_provider",
+      `Model ${JSON.stringify(spec)} needs ${LLAMA_MODULE} (Node only): ${e instanceof Error ? e.message : String(e)}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  const Model = isPlainObject(mod) || typeof mod === "function" ? (mod as Record<string, unknown>).LlamaCppModel : undefined;
+  if (typeof Model !== "function") throw new ModelError("unknown_provider", `${LLAMA_MODULE} does not export LlamaCppModel`);
+  return new (Model as new (o: { modelPath: string; id: string }) => ChatModel)({ modelPath, id: spec });
+}
+
+/** A model named by a string whose implementation is imported on first use. */
 class ProviderModel implements ChatModel {
-  readonly #modelId: string;
-  readonly #pkg: ModelProviderPackage;
-  readonly #importModule: (packageName: string) => Promise<unknown>;
+  readonly #create: () => Promise<ChatModel>;
   #loading: Promise<ChatModel> | undefined;
 
   constructor(
     readonly id: string,
-    modelId: string,
-    pkg: ModelProviderPackage,
-    importModule: (packageName: string) => Promise<unknown>,
+    create: () => Promise<ChatModel>,
   ) {
-    this.#modelId = modelId;
-    this.#pkg = pkg;
-    this.#importModule = importModule;
+    this.#create = create;
   }
 
   /** The adapted provider model; a failed load is retried on the next call. */
   load(): Promise<ChatModel> {
-    this.#loading ??= this.#load().catch((e: unknown) => {
+    this.#loading ??= this.#create().catch((e: unknown) => {
       this.#loading = undefined;
       throw e;
     });
@@ -177,34 +196,40 @@ class ProviderModel implements ChatModel {
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     yield* (await this.load()).stream(request);
   }
+}
 
-  async #load(): Promise<ChatModel> {
-    const { packageName, exportName } = this.#pkg;
-    let mod: unknown;
-    try {
-      mod = await this.#importModule(packageName);
-    } catch (e) {
-      const missing = isModuleNotFound(e, packageName);
-      const reason = missing ? "is not installed" : `could not be loaded (${e instanceof Error ? e.message : String(e)})`;
-      throw new ModelError(
-        "unknown_provider",
-        `Model ${JSON.stringify(this.id)} needs the package ${packageName}, which ${reason}: npm install ${packageName}`,
-        { cause: e },
-      );
-    }
-    const factory = isPlainObject(mod) || typeof mod === "function" ? (mod as Record<string, unknown>)[exportName] : undefined;
-    if (typeof factory !== "function") {
-      throw new ModelError("unknown_provider", `The package ${packageName} does not export a provider named ${exportName}`);
-    }
-    const languageModel: unknown = factory(this.#modelId);
-    if (!isLanguageModelLike(languageModel)) {
-      throw new ModelError(
-        "unknown_provider",
-        `${packageName}'s ${exportName}(${JSON.stringify(this.#modelId)}) did not return an AI SDK language model`,
-      );
-    }
-    return fromLanguageModel(languageModel, { id: this.id });
+/** The AI SDK model of a `"provider:model"` string, from its provider package. */
+async function loadProvider(
+  id: string,
+  modelId: string,
+  pkg: ModelProviderPackage,
+  importModule: (packageName: string) => Promise<unknown>,
+): Promise<ChatModel> {
+  const { packageName, exportName } = pkg;
+  let mod: unknown;
+  try {
+    mod = await importModule(packageName);
+  } catch (e) {
+    const missing = isModuleNotFound(e, packageName);
+    const reason = missing ? "is not installed" : `could not be loaded (${e instanceof Error ? e.message : String(e)})`;
+    throw new ModelError(
+      "unknown_provider",
+      `Model ${JSON.stringify(id)} needs the package ${packageName}, which ${reason}: npm install ${packageName}`,
+      { cause: e },
+    );
   }
+  const factory = isPlainObject(mod) || typeof mod === "function" ? (mod as Record<string, unknown>)[exportName] : undefined;
+  if (typeof factory !== "function") {
+    throw new ModelError("unknown_provider", `The package ${packageName} does not export a provider named ${exportName}`);
+  }
+  const languageModel: unknown = factory(modelId);
+  if (!isLanguageModelLike(languageModel)) {
+    throw new ModelError(
+      "unknown_provider",
+      `${packageName}'s ${exportName}(${JSON.stringify(modelId)}) did not return an AI SDK language model`,
+    );
+  }
+  return fromLanguageModel(languageModel, { id });
 }
 
 /** True when `error` says `packageName` itself could not be found (not one of its dependencies). */

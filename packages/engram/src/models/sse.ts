@@ -1,57 +1,46 @@
 /**
- * A minimal server-sent-events reader: yields the `data` of each event of a byte stream, as
- * chat-completions servers send them (`data: {...}` lines separated by blank lines).
+ * Server-sent events: the `data` of each event of a byte stream, parsed by `eventsource-parser`
+ * (so `\n`, `\r\n` and lone `\r` line endings, comments, multi-line data, `event:`/`id:`/`retry:`
+ * fields and chunks cut anywhere — even inside a UTF-8 sequence — all follow the spec).
  * @module
  */
+import { createParser } from "eventsource-parser";
+
+/** Options of {@link readSseData}. */
+export interface ReadSseOptions {
+  /** Cancels the read; the generator then ends (the caller checks the signal). */
+  signal?: AbortSignal;
+  /** Called after every chunk read from the body (used to restart an idle timeout). */
+  onChunk?: () => void;
+}
 
 /**
- * Yields each event's data (several `data:` lines of one event joined by `\n`). Comments,
- * `event:`, `id:` and `retry:` fields are ignored; `\n` and `\r\n` line endings are accepted.
- * An event still pending when the stream ends is yielded. Stopping early cancels the stream;
- * so does `signal` firing (the generator then ends without yielding more, and the caller
- * checks the signal).
+ * Yields each event's data (several `data:` lines of one event joined by `\n`). An event still
+ * pending when the stream ends (no closing blank line) is yielded too, for lenient servers.
+ * Stopping early or `signal` firing cancels the body.
  */
-export async function* readSseData(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<string> {
+export async function* readSseData(body: ReadableStream<Uint8Array>, options: ReadSseOptions = {}): AsyncGenerator<string> {
+  const { signal, onChunk } = options;
   const reader = body.getReader();
   const onAbort = () => void reader.cancel(signal?.reason).catch(() => undefined);
   signal?.addEventListener("abort", onAbort, { once: true });
   const decoder = new TextDecoder();
-  let buffer = "";
-  let data: string[] = [];
+  const ready: string[] = [];
+  const parser = createParser({ onEvent: (event) => ready.push(event.data) });
   let finished = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (signal?.aborted) return;
-      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      let start = 0;
-      let newline = buffer.indexOf("\n");
-      while (newline >= 0) {
-        const line = buffer.slice(start, buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline);
-        start = newline + 1;
-        if (line === "") {
-          if (data.length > 0) yield data.join("\n");
-          data = [];
-        } else if (line.startsWith("data:")) {
-          data.push(fieldValue(line));
-        }
-        newline = buffer.indexOf("\n", start);
-      }
-      buffer = buffer.slice(start);
+      onChunk?.();
+      parser.feed(done ? `${decoder.decode()}\n\n` : decoder.decode(value, { stream: true }));
+      while (ready.length > 0) yield ready.shift() as string;
       if (done) break;
     }
-    const last = buffer.replace(/\r$/, "");
-    if (last.startsWith("data:")) data.push(fieldValue(last));
-    if (data.length > 0) yield data.join("\n");
     finished = true;
   } finally {
     signal?.removeEventListener("abort", onAbort);
     if (!finished) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
-}
-
-/** The value of a `data:` line, without the one optional space after the colon. */
-function fieldValue(line: string): string {
-  return line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
 }

@@ -14,10 +14,17 @@ export interface ToolCall {
   id: string;
   name: string;
   /**
-   * Always an object. Arguments a provider sent as malformed JSON are kept as
-   * `{ __raw: "<text>" }` (see {@link RAW_ARGS_KEY}) for a repair step to fix.
+   * Always an object. Malformed JSON is repaired when the fix is obvious (a missing brace or
+   * quote, a trailing comma — `jsonrepair`); arguments that still cannot be read are kept as
+   * `{ __raw: "<text>" }` (see {@link RAW_ARGS_KEY}) and {@link ToolCall.argsError} says why.
    */
   args: Record<string, unknown>;
+  /**
+   * Set only when the arguments could not be read as a JSON object: what was wrong, in words
+   * meant for the model (the agent returns it as the tool result instead of running the tool,
+   * so the model can correct its call). Absent on every well-formed call.
+   */
+  argsError?: string;
 }
 
 /** One turn of the conversation. */
@@ -38,37 +45,93 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/**
+ * Sampling settings of one request, passed through by every model (each maps them to its
+ * provider's names). Every field defaults to "not sent": the provider's own default applies.
+ */
+export interface ModelSettings {
+  /** Sampling temperature (0 = greedy). */
+  temperature?: number;
+  /** Cap on generated tokens (OpenAI-compatible: `max_tokens`; AI SDK: `maxOutputTokens`). */
+  maxOutputTokens?: number;
+  /** Nucleus sampling (OpenAI-compatible: `top_p`). */
+  topP?: number;
+  /** Seed for reproducible sampling, where the provider supports it. */
+  seed?: number;
+  /**
+   * Provider-specific extras. OpenAI-compatible: merged into the request body (they cannot
+   * replace `model`, `messages`, `tools`, `stream`); AI SDK: passed as `providerOptions`
+   * (keyed by provider, e.g. `{ openai: { reasoningEffort: "low" } }`); llama: ignored.
+   */
+  providerOptions?: Record<string, unknown>;
+}
+
+/** A JSON answer the model must give: a JSON object text matching `schema`. */
+export interface ResponseFormat {
+  /** A short identifier of the schema (OpenAI requires one), e.g. `"memory_update"`. */
+  name: string;
+  /** A JSON Schema object. */
+  schema: Record<string, unknown>;
+}
+
 /** What a {@link ChatModel} receives. */
 export interface ModelRequest {
-  /** The fully assembled system prompt (static prefix, then memory). May be empty. */
+  /**
+   * The STATIC prefix of the system prompt: instructions identical on every call of a run (so
+   * providers can cache it). May be empty.
+   */
   system: string;
+  /**
+   * Volatile system blocks (AGENTS.md memory, the skills index, long-term facts), sent as a
+   * separate system message right after {@link ModelRequest.system} (OpenAI-compatible and AI
+   * SDK: a second system message; llama: after the static part and the tool definitions).
+   * Default: none.
+   */
+  systemContext?: string;
   messages: Message[];
   tools: ToolSpec[];
+  /** Ask for a JSON object answer matching a schema. Default: free text. */
+  responseFormat?: ResponseFormat;
+  /** Sampling settings for this request; they override a model's constructor defaults. Default: none. */
+  settings?: ModelSettings;
   /** Cancels the call; the model then rejects with a {@link ModelError} of code `aborted`. */
   signal?: AbortSignal;
 }
 
 /** Token counts as reported by the provider (absent when it reports none). */
 export interface Usage {
+  /** Prompt tokens, including cached ones. */
   inputTokens?: number;
   outputTokens?: number;
+  /** The part of `inputTokens` served from the provider's prompt cache. */
+  cachedInputTokens?: number;
 }
+
+/**
+ * Why the model stopped: `stop` (a complete answer), `tool_calls` (it asks for tools),
+ * `length` (cut off by the output-token limit: the message is incomplete), `content_filter`,
+ * `error` (the provider reported one), `other` (anything else a provider reports).
+ */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "error" | "other";
 
 /** What {@link ChatModel.invoke} resolves to. */
 export interface ModelResult {
   /** Always `role: "assistant"`. */
   message: Message;
+  /** Why the model stopped. Engram's models always set it; a custom model that leaves it out
+   * means `"tool_calls"` when the message has tool calls, else `"stop"`. */
+  finishReason?: FinishReason;
   usage?: Usage;
 }
 
 /**
  * One event of {@link ChatModel.stream}: text as it arrives, each tool call once complete,
- * then exactly one `finish` carrying the whole assistant message.
+ * then exactly one `finish` carrying the whole assistant message, why it stopped and usage.
  */
 export type ModelStreamEvent =
   | { type: "text_delta"; text: string }
   | { type: "tool_call"; call: ToolCall }
-  | { type: "finish"; message: Message; usage?: Usage };
+  | { type: "finish"; message: Message; finishReason?: FinishReason; usage?: Usage };
 
 /** A chat model: the only thing the agent loop needs from a provider. */
 export interface ChatModel {
