@@ -57,7 +57,7 @@ pub mod contain;
 mod delete;
 mod error;
 mod list;
-mod lock;
+pub mod lock;
 mod meta;
 mod read;
 mod search;

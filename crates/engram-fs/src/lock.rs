@@ -34,11 +34,7 @@ pub(crate) fn lock_dir<'a>(dir: BorrowedFd<'a>, timeout: Duration, subject: &str
             Err(Errno::INTR) => continue,
             Err(Errno::WOULDBLOCK) => {
                 if start.elapsed() >= timeout {
-                    return Err(CoreError::new(
-                        ErrorCode::Conflict,
-                        subject,
-                        format_args!("another writer held the lock for more than {} ms", timeout.as_millis()),
-                    ));
+                    return Err(lock_timeout(subject, timeout));
                 }
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(10));
@@ -47,6 +43,23 @@ pub(crate) fn lock_dir<'a>(dir: BorrowedFd<'a>, timeout: Duration, subject: &str
         }
     }
 }
+
+/// The `conflict` of a writer that waited `timeout` for the lock. The core's `conflict` text says
+/// the file changed; this one says why it is different (callers tell them apart by
+/// [`LOCK_TIMEOUT_MARK`]).
+pub(crate) fn lock_timeout(subject: &str, timeout: Duration) -> CoreError {
+    let subject: String = subject.escape_debug().collect();
+    CoreError {
+        code: ErrorCode::Conflict,
+        message: format!(
+            "Conflict: '{subject}' {LOCK_TIMEOUT_MARK} for more than {} ms; retry later",
+            timeout.as_millis()
+        ),
+    }
+}
+
+/// The words that mark a lock timeout in a `conflict` message.
+pub const LOCK_TIMEOUT_MARK: &str = "is locked by another writer";
 
 /// Removes every temp file in `dir`. Only called with the directory's lock held: every writer
 /// creates its temp file under that lock and renames or removes it before letting go, so any

@@ -307,10 +307,8 @@ impl RootedFs {
                         depth: job.depth + 1,
                     });
                 }
-                FileType::RegularFile => {
-                    if !ignored(ignores.as_ref(), &child, false) {
-                        visit(&FileRef { vpath: &child, dir: fd.as_fd(), name }, scratch);
-                    }
+                FileType::RegularFile if !ignored(ignores.as_ref(), &child, false) => {
+                    visit(&FileRef { vpath: &child, dir: fd.as_fd(), name }, scratch);
                 }
                 _ => {}
             }

@@ -175,7 +175,8 @@ impl RootedFs {
         tmp.file.write_all(data).map_err(fail)?;
         if let Some(old) = current.as_ref().filter(|st| kind_of(st) == Kind::File) {
             // Keep the mode of the file being replaced (e.g. an executable script stays one).
-            let mode = std::fs::Permissions::from_mode(old.st_mode as u32 & 0o7777);
+            #[allow(clippy::unnecessary_cast)]
+            let mode = std::fs::Permissions::from_mode((old.st_mode & 0o7777) as u32);
             let _ = tmp.file.set_permissions(mode);
         }
         if let Some(old) = &current {
@@ -198,6 +199,7 @@ impl RootedFs {
     /// caller holds the directory's lock).
     fn clean_once(&self, dir: BorrowedFd<'_>) {
         let Ok(st) = rustix::fs::fstat(dir) else { return };
+        #[allow(clippy::unnecessary_cast)]
         let key = (st.st_dev as u64, st.st_ino as u64);
         let mut seen = self.cleaned.lock().unwrap_or_else(|e| e.into_inner());
         if seen.len() > 100_000 {
