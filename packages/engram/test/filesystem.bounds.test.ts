@@ -1,0 +1,168 @@
+/**
+ * FilesystemBackend bounded work and durability: a grep over a large tree with a huge maxCount
+ * keeps peak RSS bounded (measured in a child process), model-chosen caps are clamped, files
+ * over the size limit are reported as skipped, hostile paths are refused at once, searches are
+ * cancellable, both durability modes are atomic, and a long-term memory writer killed with
+ * SIGKILL while saving never blocks the next save.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createEmptyMemory } from "../src/memory/longterm/index.js";
+import { FileMemoryStorage } from "../src/memory/longterm/node.js";
+import { EngramError, FilesystemBackend, loadCore } from "../src/index.js";
+
+const native = process.env.ENGRAM_CORE !== "wasm";
+const here = import.meta.dirname;
+const childScript = join(here, "fixtures/fs/child.ts");
+
+let base: string;
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), "engram-fs-bounds-"));
+});
+afterEach(() => {
+  rmSync(base, { recursive: true, force: true });
+});
+
+function child(args: string[]): { proc: ChildProcess; done: Promise<{ code: number | null; out: string }> } {
+  const proc = spawn(process.execPath, ["--expose-gc", "--import", "tsx", childScript, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    cwd: join(here, "../../.."),
+  });
+  let out = "";
+  proc.stdout?.on("data", (d) => (out += d));
+  proc.stderr?.on("data", (d) => (out += d));
+  return { proc, done: new Promise((resolve) => proc.on("close", (code) => resolve({ code, out }))) };
+}
+
+/** A tree of `dirs` × `files` files of `lines` lines, every line holding the common token. */
+function tree(root: string, dirs: number, files: number, lines: number) {
+  const body = "a line with the common token and some more text to make it longer\n".repeat(lines);
+  for (let d = 0; d < dirs; d++) {
+    mkdirSync(join(root, `d${d}`));
+    for (let f = 0; f < files; f++) writeFileSync(join(root, `d${d}`, `f${f}.txt`), body);
+  }
+}
+
+describe("FilesystemBackend bounded work", () => {
+  it("uses the core for error texts on both cores", async () => {
+    const fs = new FilesystemBackend({ rootDir: base, core: loadCore() });
+    expect((await fs.read("/missing")).error?.code).toBe("file_not_found");
+  });
+
+  it.skipIf(!native)(
+    "a grep of a common token over a large tree with a huge maxCount keeps peak RSS within +64 MB",
+    async () => {
+      tree(base, 100, 40, 200); // 4000 files, 800 000 matching lines, ~54 MB
+      const { done } = child(["grep-rss", base]);
+      const { code, out } = await done;
+      expect(code, out).toBe(0);
+      const r = JSON.parse(out.trim().split("\n").pop() as string) as { idle: number; peak: number; matches: number; truncated: boolean };
+      console.log(
+        `bounded grep: idle ${Math.round(r.idle / 1024)} MB, peak ${Math.round(r.peak / 1024)} MB, ${r.matches} matches (clamped)`,
+      );
+      expect(r.matches).toBe(10_000);
+      expect(r.truncated).toBe(true);
+      expect(r.peak - r.idle).toBeLessThan(64 * 1024);
+    },
+    120_000,
+  );
+
+  it.skipIf(!native)("clamps model-chosen caps to the configured ceiling", async () => {
+    tree(base, 2, 3, 10);
+    const fs = new FilesystemBackend({ rootDir: base, maxResults: 7 });
+    const grep = await fs.grep("token", { maxCount: 1_000_000 });
+    expect([grep.matches?.length, grep.truncated]).toEqual([7, true]);
+    const files = await fs.grep("token", { outputMode: "files_with_matches" });
+    expect([files.files?.length, files.truncated]).toEqual([6, false]);
+    const glob = await fs.glob("**", { maxResults: 1_000_000 });
+    expect([glob.files?.length, glob.truncated]).toEqual([6, false]);
+    const small = new FilesystemBackend({ rootDir: base, maxResults: 4 });
+    expect((await small.glob("**")).truncated).toBe(true);
+  });
+
+  it.skipIf(!native)("reports files over the size limit as skipped, never as a silent no-match", async () => {
+    writeFileSync(join(base, "big.txt"), `needle\n${"x".repeat(2 * 1024 * 1024)}`);
+    writeFileSync(join(base, "small.txt"), "needle\n");
+    const fs = new FilesystemBackend({ rootDir: base, maxFileSizeMb: 1 });
+    const r = await fs.grep("needle");
+    expect(r.matches?.map((m) => m.path)).toEqual(["/small.txt"]);
+    expect(r.skipped).toEqual([{ path: "/big.txt", reason: "too_large" }]);
+    expect((await fs.grep("needle", { path: "/big.txt" })).skipped).toEqual([{ path: "/big.txt", reason: "too_large" }]);
+    expect((await fs.grep("needle", { path: "/small.txt" })).skipped).toBeUndefined();
+  });
+
+  it.skipIf(!native)("refuses a 4 KB path and an absurdly deep one with invalid_path", async () => {
+    const fs = new FilesystemBackend({ rootDir: base });
+    const long = `/${"a".repeat(4096)}`;
+    const deep = "/a".repeat(2000);
+    for (const p of [long, deep]) {
+      for (const r of [
+        await fs.read(p),
+        await fs.write(p, "x"),
+        await fs.ls(p),
+        await fs.stat(p),
+        await fs.delete(p),
+        await fs.grep("x", { path: p }),
+      ]) {
+        expect(r.error?.code).toBe("invalid_path");
+      }
+    }
+    expect(readdirSync(base)).toEqual([]);
+  });
+
+  it.skipIf(!native)("cancels a search through an AbortSignal (per call or per backend)", async () => {
+    tree(base, 40, 25, 50);
+    const fs = new FilesystemBackend({ rootDir: base });
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(fs.grep("token", { signal: aborted.signal })).rejects.toMatchObject({ code: "aborted" });
+    const ctl = new AbortController();
+    const running = fs.grep("nothing-matches-this", { signal: ctl.signal });
+    ctl.abort();
+    await expect(running).rejects.toBeInstanceOf(EngramError);
+    const owner = new AbortController();
+    const scoped = new FilesystemBackend({ rootDir: base, signal: owner.signal });
+    owner.abort();
+    await expect(scoped.glob("**")).rejects.toMatchObject({ code: "aborted" });
+    expect((await fs.grep("token", { outputMode: "count" })).truncated).toBe(false);
+  });
+});
+
+describe("FilesystemBackend durability", () => {
+  it.skipIf(!native).each(["full", "relaxed"] as const)(
+    "durability %s writes atomically and keeps compare-and-swap",
+    async (durability) => {
+      const fs = new FilesystemBackend({ rootDir: base, durability });
+      const a = await fs.write("/x/y.txt", "one");
+      expect(a.error).toBeUndefined();
+      expect((await fs.write("/x/y.txt", "two", { ifVersion: "0" })).error?.code).toBe("conflict");
+      expect((await fs.write("/x/y.txt", "two", { ifVersion: a.version })).error).toBeUndefined();
+      expect((await fs.read("/x/y.txt")).content).toBe("two");
+      expect(readdirSync(join(base, "x"))).toEqual(["y.txt"]);
+    },
+  );
+});
+
+describe.skipIf(!native)("FileMemoryStorage and killed writers", () => {
+  it("a writer killed with SIGKILL while saving never blocks the next save", async () => {
+    const storage = new FileMemoryStorage({ dir: base, lockTimeoutMs: 2000 });
+    for (let round = 0; round < 8; round++) {
+      const w = child(["save-loop", base]);
+      await new Promise<void>((resolve) => w.proc.stdout?.once("data", () => resolve()));
+      await new Promise((r) => setTimeout(r, 20 + Math.random() * 80));
+      w.proc.kill("SIGKILL");
+      await w.done;
+      // Within lockTimeoutMs or it throws `conflict`: the kernel released the dead writer's lock.
+      const loaded = await storage.load("u");
+      expect((await storage.save("u", undefined, createEmptyMemory(), loaded.revision)).ok).toBe(true);
+    }
+    // Temp files of killed writers are removed by the first save of a storage started afterwards.
+    const restarted = new FileMemoryStorage({ dir: base });
+    const loaded = await restarted.load("u");
+    expect((await restarted.save("u", undefined, createEmptyMemory(), loaded.revision)).ok).toBe(true);
+    expect(readdirSync(join(base, "users", "u"))).toEqual(["memory.json"]);
+  }, 120_000);
+});
