@@ -243,19 +243,19 @@ const RULES: &[Rule] = &[
     // key = value, key: value, "key": "value", key => value for secret-like keys.
     checked(
         "secret-assignment",
-        r#"(?i)(?:password|passwd|pwd|passphrase|passcode|secret|token|credentials?|[\w.-]*auth|api[_. -]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app|account|license|subscription|service|admin|deploy|webhook|session)[_. -]?key)["']?\s*(?:=|:|=>|:=)\s*(?:"(?P<q1>[^"\n]*)"|'(?P<q2>[^'\n]*)'|`(?P<q3>[^`\n]*)`|(?P<s>[^\s,;'"`<>&]{1,256}))"#,
+        r#"(?i)(?:password|passwd|pwd|passphrase|passcode|secret|token|credentials?|[\w.-]*auth|api[_. -]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app|account|license|subscription|service|admin|deploy|webhook|session)[_. -]?key)["']?\s*(?:=|:|=>|:=)\s*(?:"(?P<q1>[^"\n]*)"|'(?P<q2>[^'\n]*)'|`(?P<q3>[^`\n]*)`|(?P<s>[^\s,;'"`<>&)]{1,256}))"#,
         Check::Assigned,
     ),
-    // .env / shell lines: NAME_KEY=, NAME_SECRET=, NAME_TOKEN=, NAME_PASSWORD=, ...
+    // .env / shell assignments anywhere in a line: NAME_KEY=, NAME_SECRET=, NAME_TOKEN=, NAME_PASSWORD=, ...
     checked(
         "env-secret-line",
-        r#"(?m)^[ \t]*(?:export[ \t]+|set[ \t]+)?[A-Z][A-Z0-9_]*(?:_KEY|_SECRET|_TOKEN|_PASSWORD|_PASSWD|_PWD|_PASS|_PASSPHRASE|_CREDENTIALS?|_AUTH|_DSN|PASSWORD|SECRET|TOKEN)[ \t]*=[ \t]*(?:"(?P<q1>[^"\n]*)"|'(?P<q2>[^'\n]*)'|(?P<s>[^\s#]{1,512}))"#,
+        r#"\b[A-Z][A-Z0-9_]*(?:_KEY|_SECRET|_TOKEN|_PASSWORD|_PASSWD|_PWD|_PASS|_PASSPHRASE|_CREDENTIALS?|_AUTH|_DSN|PASSWORD|SECRET|TOKEN)[ \t]*=[ \t]*(?:"(?P<q1>[^"\n]*)"|'(?P<q2>[^'\n]*)'|(?P<s>[^\s#]{1,512}))"#,
         Check::Assigned,
     ),
     // Prose: "my password is hunter2", "the password for the NAS was 'x'", "PIN is 1234".
     checked(
         "prose-password",
-        r#"(?i)\b(?:password|passwd|pass word|passcode|pw)(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?[^\s,.;:]{1,40})?(?:\s+(?:is|was|are|=|:)|\s+(?:is\s+now|is\s+still|will\s+be|would\s+be|has\s+been\s+(?:set|changed)\s+to|is\s+set\s+to|set\s+to|changed\s+to))\s*[:\-]?\s+(?:"(?P<q1>[^"\n]+)"|'(?P<q2>[^'\n]+)'|“(?P<q3>[^”\n]+)”|(?P<s>[^\s,;]*[^\s,;.!?:)"'”]))"#,
+        r#"(?i)\b(?:password|passwd|pass word|passcode|pw)(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?[^\s,.;:]{1,40})?(?:\s+(?:is|was|are|:)|\s+(?:is\s+now|is\s+still|will\s+be|would\s+be|has\s+been\s+(?:set|changed)\s+to|is\s+set\s+to|set\s+to|changed\s+to))\s*[:\-]?\s+(?:"(?P<q1>[^"\n]+)"|'(?P<q2>[^'\n]+)'|“(?P<q3>[^”\n]+)”|(?P<s>[^\s,;]*[^\s,;.!?:)"'”]))"#,
         Check::Prose,
     ),
     checked(
@@ -443,58 +443,20 @@ fn accept(check: Check, value: &str, quoted: bool) -> bool {
 }
 
 /// Words that follow "password:" or "token =" in docs and code but are not secrets.
+#[rustfmt::skip]
 const PLACEHOLDERS: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "nil",
-    "none",
-    "undefined",
-    "string",
-    "str",
-    "number",
-    "int",
-    "integer",
-    "bool",
-    "boolean",
-    "any",
-    "object",
-    "bytes",
-    "optional",
-    "required",
-    "empty",
-    "unset",
-    "redacted",
-    "hidden",
-    "masked",
-    "secret",
-    "password",
-    "token",
-    "changeme",
-    "the",
-    "your",
-    "this",
-    "that",
-    "see",
-    "use",
-    "and",
-    "not",
-    "yes",
-    "no",
-    "on",
-    "off",
-    "default",
-    "env",
-    "text",
-    "value",
-    "self",
-    "new",
-    "get",
-    "set",
-    "bearer",
-    "basic",
-    "digest",
+    "true", "false", "null", "nil", "none", "undefined", "string", "str", "number", "int", "integer", "bool",
+    "boolean", "any", "object", "bytes", "optional", "required", "empty", "unset", "redacted", "hidden", "masked",
+    "secret", "password", "token", "changeme", "the", "your", "this", "that", "see", "use", "and", "not", "yes", "no",
+    "on", "off", "default", "env", "text", "value", "self", "new", "get", "set", "bearer", "basic", "digest", "await",
+    "async", "yield", "typeof", "require", "import", "lambda", "function", "return", "const", "let", "var",
 ];
+
+/// Code rather than a value: a call, an index, a block, or a dotted identifier path
+/// (`cfg.password`, `process.env.API_KEY`).
+fn is_code(v: &str) -> bool {
+    v.contains(['(', '[', '{']) || (v.contains('.') && v.split('.').all(is_identifier))
+}
 
 /// Names that say what a value is rather than being it (`apiKey: apiKey`, `token = authToken`).
 const NAMING_WORDS: &[&str] = &["key", "token", "secret", "pass", "pwd", "cred", "auth", "env", "config"];
@@ -518,6 +480,7 @@ fn assigned_value_is_secret(value: &str, quoted: bool) -> bool {
     let first = v.chars().next().unwrap_or(' ');
     if v.starts_with(['$', '{', '<', '%', '!', '@', '*', '#', '&', '~'])
         || v.contains(['(', '[', '{'])
+        || (!quoted && is_code(v))
         || v.chars().all(|c| c == first)
         || ((v.starts_with('/') || v.starts_with("./") || v.starts_with("../")) && v[1..].contains('/'))
         || ((lower.starts_with("http://") || lower.starts_with("https://")) && !v.contains('@'))
@@ -525,10 +488,7 @@ fn assigned_value_is_secret(value: &str, quoted: bool) -> bool {
         return false;
     }
     if !quoted {
-        // A code reference (`cfg.password`, `os.environ`) or an identifier naming the secret.
-        if v.contains('.') && v.split('.').all(is_identifier) {
-            return false;
-        }
+        // An identifier naming the secret rather than holding it.
         if is_identifier(v) && NAMING_WORDS.iter().any(|w| lower.contains(w)) {
             return false;
         }
@@ -541,136 +501,19 @@ fn assigned_value_is_secret(value: &str, quoted: bool) -> bool {
 }
 
 /// Ordinary words that follow "the password is …" without being a password.
+#[rustfmt::skip]
 const PROSE_STOPWORDS: &[&str] = &[
-    "a",
-    "an",
-    "the",
-    "not",
-    "no",
-    "now",
-    "still",
-    "also",
-    "too",
-    "very",
-    "being",
-    "been",
-    "in",
-    "on",
-    "at",
-    "to",
-    "by",
-    "with",
-    "from",
-    "as",
-    "for",
-    "of",
-    "my",
-    "your",
-    "our",
-    "their",
-    "his",
-    "her",
-    "its",
-    "this",
-    "that",
-    "these",
-    "those",
-    "same",
-    "different",
-    "stored",
-    "saved",
-    "kept",
-    "set",
-    "reset",
-    "changed",
-    "required",
-    "optional",
-    "needed",
-    "correct",
-    "incorrect",
-    "wrong",
-    "right",
-    "invalid",
-    "valid",
-    "expired",
-    "missing",
-    "empty",
-    "weak",
-    "strong",
-    "secure",
-    "insecure",
-    "long",
-    "short",
-    "hidden",
-    "secret",
-    "private",
-    "safe",
-    "encrypted",
-    "hashed",
-    "case-sensitive",
-    "unknown",
-    "known",
-    "written",
-    "shown",
-    "sent",
-    "below",
-    "above",
-    "here",
-    "there",
-    "fine",
-    "ok",
-    "okay",
-    "locked",
-    "unlocked",
-    "managed",
-    "rotated",
-    "generated",
-    "random",
-    "temporary",
-    "protected",
-    "shared",
-    "used",
-    "what",
-    "which",
-    "where",
-    "how",
-    "why",
-    "who",
-    "whatever",
-    "something",
-    "nothing",
-    "anything",
-    "one",
-    "mandatory",
-    "enforced",
-    "disabled",
-    "enabled",
-    "so",
-    "and",
-    "or",
-    "but",
-    "if",
-    "when",
-    "then",
-    "about",
-    "it",
-    "is",
-    "was",
-    "be",
-    "same",
-    "available",
-    "unavailable",
-    "needed",
-    "asked",
-    "requested",
-    "prompted",
-    "entered",
-    "typed",
-    "given",
-    "provided",
-    "updated",
-    "working",
-    "broken",
+    "a", "an", "the", "not", "no", "now", "still", "also", "too", "very", "being", "been", "in", "on", "at", "to",
+    "by", "with", "from", "as", "for", "of", "my", "your", "our", "their", "his", "her", "its", "this", "that",
+    "these", "those", "same", "different", "stored", "saved", "kept", "set", "reset", "changed", "required",
+    "optional", "needed", "correct", "incorrect", "wrong", "right", "invalid", "valid", "expired", "missing", "empty",
+    "weak", "strong", "secure", "insecure", "long", "short", "hidden", "secret", "private", "safe", "encrypted",
+    "hashed", "case-sensitive", "unknown", "known", "written", "shown", "sent", "below", "above", "here", "there",
+    "fine", "ok", "okay", "locked", "unlocked", "managed", "rotated", "generated", "random", "temporary", "protected",
+    "shared", "used", "what", "which", "where", "how", "why", "who", "whatever", "something", "nothing", "anything",
+    "one", "mandatory", "enforced", "disabled", "enabled", "so", "and", "or", "but", "if", "when", "then", "about",
+    "it", "is", "was", "be", "same", "available", "unavailable", "needed", "asked", "requested", "prompted",
+    "entered", "typed", "given", "provided", "updated", "working", "broken",
 ];
 
 fn prose_value_is_secret(value: &str, quoted: bool) -> bool {
@@ -684,7 +527,7 @@ fn prose_value_is_secret(value: &str, quoted: bool) -> bool {
     let mut words =
         v.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-').to_lowercase());
     let first = words.next().unwrap_or_default();
-    if first.is_empty() {
+    if first.is_empty() || is_code(v.split_whitespace().next().unwrap_or("")) {
         return false;
     }
     // "is wrong" / "is stored in the vault" are statements; "is correct horse battery" is a
@@ -714,7 +557,7 @@ fn wordy(value: &str) -> bool {
 /// Digits and letters together, or long with both cases, or base64 padding — and not words.
 fn looks_generated(value: &str) -> bool {
     let v = value.trim_end_matches('=');
-    if v.is_empty() || wordy(v) {
+    if v.is_empty() || wordy(v) || is_code(v) {
         return false;
     }
     let has = |f: fn(&char) -> bool| v.chars().any(|c| f(&c));
