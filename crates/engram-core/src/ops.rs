@@ -9,6 +9,11 @@ use crate::read::{self, ReadResult};
 use crate::table::{FileInfo, FileTable};
 use serde::{Deserialize, Serialize};
 
+/// Most lines one read returns, also when no limit is given (the tool's default is 100).
+pub const MAX_READ_LINES: usize = 100_000;
+/// Most bytes of content one read returns; more is `too_large` (read fewer lines).
+pub const MAX_READ_BYTES: usize = 10 << 20;
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct EditOptions {
@@ -57,10 +62,20 @@ impl FileTable {
         self.file_bytes(input).map(|(_, d)| d)
     }
 
-    /// Lines `offset .. offset + limit` of a file.
+    /// Lines `offset .. offset + limit` of a file: at most [`MAX_READ_LINES`] lines (also when
+    /// `limit` is absent) and `too_large` when they would exceed [`MAX_READ_BYTES`].
     pub fn read(&self, input: &str, offset: usize, limit: Option<usize>) -> CoreResult<ReadResult> {
-        let (_, data) = self.file_bytes(input)?;
-        Ok(read::read_lines(data, offset, limit))
+        let (p, data) = self.file_bytes(input)?;
+        let limit = limit.unwrap_or(MAX_READ_LINES).min(MAX_READ_LINES);
+        let r = read::read_lines(data, offset, Some(limit));
+        if r.content.len() > MAX_READ_BYTES {
+            return Err(CoreError::new(
+                ErrorCode::TooLarge,
+                &p,
+                format_args!("{} bytes in {} lines; read fewer lines at a time", r.content.len(), r.lines),
+            ));
+        }
+        Ok(r)
     }
 
     pub fn edit(&mut self, opts: &EditOptions) -> CoreResult<EditResult> {
@@ -138,6 +153,18 @@ mod tests {
         assert_eq!(t.read_bytes("/src/lib/b.ts").unwrap(), b"a\nc\n");
         let stale = EditOptions { if_version: Some(before), ..opts };
         assert_eq!(t.edit(&stale).unwrap_err().code, ErrorCode::StringNotFound);
+    }
+
+    #[test]
+    fn reads_are_bounded_in_lines_and_bytes() {
+        let mut t = FileTable::new();
+        t.write("/many", "x\n".repeat(MAX_READ_LINES + 5).into_bytes(), 0.0, None).unwrap();
+        let r = t.read("/many", 0, None).unwrap();
+        assert_eq!((r.lines, r.total_lines), (MAX_READ_LINES, MAX_READ_LINES + 5));
+        assert_eq!(t.read("/many", 0, Some(usize::MAX)).unwrap().lines, MAX_READ_LINES);
+        t.write("/wide", vec![b'a'; MAX_READ_BYTES + 1], 0.0, None).unwrap();
+        assert_eq!(t.read("/wide", 0, None).unwrap_err().code, ErrorCode::TooLarge);
+        assert_eq!(t.read("/wide", 1, None).unwrap().lines, 0);
     }
 
     #[test]
