@@ -8,7 +8,19 @@ export {
   type LongTermMemoryAgentOptions,
   type SubagentDefinition,
 } from "./options.js";
-export { type Checkpoint, type Checkpointer, InMemoryCheckpointer } from "./checkpointer.js";
+export {
+  CHECKPOINT_VERSION,
+  type Checkpoint,
+  type Checkpointer,
+  type EncodedCheckpoint,
+  InMemoryCheckpointer,
+  type ListThreadsOptions,
+  type ThreadInfo,
+  checkThreadId,
+  checkThreadLimit,
+  decodeCheckpoint,
+  encodeCheckpoint,
+} from "./checkpointer.js";
 export type { AgentState, HookContext, Middleware, ModelResponse } from "./middleware.js";
 export {
   type AgentEvent,

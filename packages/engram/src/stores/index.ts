@@ -28,14 +28,3 @@ export {
   prefixEnd,
   searchRows,
 } from "./rules.js";
-// Checkpoint storage helpers live with the checkpointer; exported here for store packages.
-export {
-  CHECKPOINT_VERSION,
-  type EncodedCheckpoint,
-  type ListThreadsOptions,
-  type ThreadInfo,
-  checkThreadId,
-  checkThreadLimit,
-  decodeCheckpoint,
-  encodeCheckpoint,
-} from "../agent/checkpointer.js";
