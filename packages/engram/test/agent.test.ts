@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  type Checkpointer,
   ConfigError,
   type Core,
   FakeChatModel,
@@ -19,6 +20,11 @@ let core: Core;
 beforeAll(async () => {
   core = await loadCore();
 });
+
+/** The State files a thread's checkpoint holds. */
+async function threadFiles(checkpointer: Checkpointer, threadId: string): Promise<StateBackend> {
+  return StateBackend.restore((await checkpointer.get(threadId))?.files ?? new Uint8Array(), { core });
+}
 
 const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });
 const call = (name: string, args: Record<string, unknown>, id?: string) => ({ name, args, ...(id && { id }) });
@@ -271,9 +277,12 @@ describe("subagents", () => {
       if (first.startsWith("child")) return "report written";
       return `parent got: ${req.messages.at(-1)?.content}`;
     });
-    const out = await createDeepAgent(model, { core, backend }).invoke(user("parent task"));
+    const checkpointer = new InMemoryCheckpointer();
+    const out = await createDeepAgent(model, { core, backend, checkpointer }).invoke(user("parent task"), { threadId: "sub" });
     expect(out.messages.at(-1)?.content).toBe("parent got: report written");
-    expect((await backend.read("/report.md")).content).toBe("by child");
+    // The child wrote to the thread's files (a copy of the template `backend`, checkpointed).
+    expect((await (await threadFiles(checkpointer, "sub")).read("/report.md")).content).toBe("by child");
+    expect((await backend.read("/report.md")).error?.code).toBe("file_not_found");
     // The child saw only its task, not the parent's conversation.
     const childFirst = model.requests.find((r) => r.messages[0]?.content.startsWith("child"));
     expect(childFirst?.messages.length).toBe(1);
@@ -303,9 +312,11 @@ describe("summarization", () => {
       if (req.system.startsWith("You compress")) return `summary #${++summaries}`;
       return `reply to ${req.messages.at(-1)?.content}`;
     });
+    const checkpointer = new InMemoryCheckpointer();
     const agent = createDeepAgent(model, {
       core,
       backend,
+      checkpointer,
       maxInputTokens: 400,
       summarizationThreshold: 0.5,
       summarizationKeepMessages: 2,
@@ -317,7 +328,7 @@ describe("summarization", () => {
     for (let i = 0; i < 6; i++) await agent.invoke(user(`message ${i} ${"lorem ipsum ".repeat(20)}`), { threadId: "s" });
     expect(summaries).toBeGreaterThanOrEqual(2);
     expect(dropped.length).toBe(summaries);
-    const history = (await backend.read("/conversation_history/s.md")).content ?? "";
+    const history = (await (await threadFiles(checkpointer, "s")).read("/conversation_history/s.md")).content ?? "";
     expect(history).toContain("message 0");
     expect(history).toContain("summary #1");
     // The model's latest request: a summary first, then only the recent messages.

@@ -71,7 +71,8 @@ describe("file memory", () => {
       "done",
       "again",
     ]);
-    const agent = createDeepAgent(model, { core, backend, memoryFile: "/AGENTS.md" });
+    // A factory returning the thread's own backend (a template instance would be copied).
+    const agent = createDeepAgent(model, { core, backend: () => backend, memoryFile: "/AGENTS.md" });
     await agent.invoke(user("go"), { threadId: "c" });
     await agent.invoke(user("go"), { threadId: "c" });
     expect(model.requests.length).toBe(4);

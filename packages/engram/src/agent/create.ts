@@ -53,6 +53,7 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
     checkpointer: o.checkpointer ?? new InMemoryCheckpointer(),
     longTerm,
     longTermOptions: ltmOptions,
+    backendOwners: new WeakMap(),
     memoryCache(threadId) {
       let cache = memoryCaches.get(threadId);
       if (!cache) {

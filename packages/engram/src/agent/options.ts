@@ -4,8 +4,9 @@
  * @module
  */
 import type { Backend } from "../backends/protocol.js";
+import type { StateBackend } from "../backends/state.js";
 import type { Core } from "../core/types.js";
-import type { ChatModel, Message } from "../models/types.js";
+import type { Message } from "../models/types.js";
 import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
 import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
@@ -29,16 +30,37 @@ export interface LongTermMemoryAgentOptions extends Partial<LongTermMemoryOption
   defaultUserId?: string;
 }
 
-/** Who a thread's backend is for. */
+/** What a `backend` factory is given: who the thread's backend is for, and the thread's own
+ * state backend. */
 export interface BackendContext {
   threadId: string;
   userId?: string;
+  /** The thread's own {@link StateBackend}, checkpointed with the thread when the factory uses
+   * it (returns it, or builds it into what it returns, e.g. as a `CompositeBackend`'s default
+   * route). Its files are loaded from the thread's checkpoint after the factory returns, so use
+   * it only through the returned backend. Created on first access. */
+  readonly state: StateBackend;
 }
 
 /** Options of {@link createDeepAgent}. Every default is in {@link DEFAULT_OPTIONS}. */
 export interface DeepAgentOptions {
-  /** File backend for tools, memory and skills: an instance shared by every thread, or a
-   * factory called once per thread. Default: a fresh `StateBackend` per thread, checkpointed. */
+  /**
+   * File backend for tools, memory and skills. Thread-scoped files (a {@link StateBackend}'s)
+   * always belong to one thread and are checkpointed with it, however they are configured:
+   * - a `StateBackend` instance is a template: each thread starts from a copy of its files (as
+   *   they are when the thread first runs) and works on its own copy; the instance itself is
+   *   never changed by a run;
+   * - any other instance (`FilesystemBackend`, `StoreBackend`, a `CompositeBackend` …) is shared
+   *   by every thread as is — a `StateBackend` inside a composite instance is shared too, so
+   *   build a composite per thread with the factory and `context.state` instead;
+   * - a factory `(context) => Backend` is called at the start of every run. A `StateBackend` it
+   *   returns is checkpointed with the thread (its files are replaced by the checkpoint's when
+   *   there is one); so is `context.state` when the factory uses it, e.g.
+   *   `({ state }) => new CompositeBackend(state, { "/memories/": store })`. Returning the same
+   *   `StateBackend` for two threads throws a {@link ConfigError} (`backend`) from that run.
+   *
+   * Default: a fresh `StateBackend` per thread, checkpointed.
+   */
   backend?: Backend | ((context: BackendContext) => Backend);
   /** Static system prompt prefix; memory is appended after it. Default: a built-in prompt. */
   systemPrompt?: string;

@@ -22,6 +22,8 @@ export interface AgentServices {
   checkpointer: Checkpointer;
   longTerm: LongTermMemory | undefined;
   longTermOptions: LongTermMemoryAgentOptions | undefined;
+  /** Which thread each StateBackend a `backend` factory returned belongs to. */
+  backendOwners: WeakMap<object, string>;
   /** Memory text by path and version for a thread, so an unchanged file is not read again. */
   memoryCache(threadId: string): Map<string, MemoryCacheEntry>;
 }

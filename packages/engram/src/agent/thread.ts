@@ -3,25 +3,13 @@
  * stream its events, save the thread.
  * @module
  */
-import type { Backend } from "../backends/protocol.js";
-import { StateBackend } from "../backends/state.js";
 import { ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
 import type { AgentLevel, RunScope } from "./runtime.js";
+import { resolveThreadBackend } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
-
-/** A backend that can be saved with the thread (the default per-thread StateBackend). */
-interface Snapshotting {
-  snapshot(): Promise<Uint8Array>;
-  loadSnapshot(snapshot: Uint8Array): Promise<void>;
-}
-
-function snapshotting(b: Backend): Snapshotting | undefined {
-  const s = b as Partial<Snapshotting>;
-  return typeof s.snapshot === "function" && typeof s.loadSnapshot === "function" ? (s as Snapshotting) : undefined;
-}
 
 function checkInput(input: AgentInput): void {
   const ok =
@@ -39,12 +27,13 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
   const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
   const core = await services.core;
   const saved = await services.checkpointer.get(threadId);
-  const backend: Backend =
-    typeof o.backend === "function"
-      ? o.backend({ threadId, ...(opts.userId !== undefined && { userId: opts.userId }) })
-      : (o.backend ?? new StateBackend({ core: services.core }));
-  const snap = o.backend === undefined ? snapshotting(backend) : undefined;
-  if (snap && saved?.files) await snap.loadSnapshot(saved.files);
+  const { backend, state: threadState } = await resolveThreadBackend(
+    o.backend,
+    { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) },
+    saved?.files,
+    core,
+    services.backendOwners,
+  );
   const state: LevelState = {
     messages: saved?.messages ?? [],
     data: saved?.data ?? {},
@@ -67,7 +56,7 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
   };
   const save = async (s: LevelState) => {
     const cp: Checkpoint = { messages: s.messages, data: s.data, savedAt: Date.now() };
-    if (snap) cp.files = await snap.snapshot();
+    if (threadState) cp.files = await threadState.snapshot();
     if (s.interrupt) cp.interrupt = s.interrupt;
     await services.checkpointer.put(threadId, cp);
   };
