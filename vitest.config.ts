@@ -6,6 +6,8 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 // One suite, run once per core; edge tests (workerd, Chromium) load the WASM build themselves.
 const suite = {
   include: ["packages/*/test/**/*.test.ts"],
+  // `redactSecrets` is synchronous and needs a loaded core (WASM cannot load synchronously).
+  setupFiles: ["packages/engram/test/setup/core.ts"],
   exclude: ["**/*.edge.test.ts", "**/node_modules/**"],
 };
 

@@ -215,11 +215,18 @@ describe("grep", () => {
     expect(t.grep({ pattern: "(a+)+$", regex: true }).matches).toEqual([]);
   });
 
-  it("returns 100,000 matches without trouble", () => {
+  it("stops at the 10,000-match ceiling whatever maxCount the model chose", () => {
     const t = tableWith({ "/big.txt": "match\n".repeat(100_000) });
-    const r = t.grep({ pattern: "match" });
-    expect(r.matches?.length).toBe(100_000);
-    expect(r.matches?.at(-1)).toEqual({ path: "/big.txt", line: 100_000, text: "match" });
+    for (const maxCount of [undefined, 1e9, Number.POSITIVE_INFINITY, 50_000]) {
+      const r = t.grep({ pattern: "match", maxCount });
+      expect(r.matches?.length).toBe(10_000);
+      expect(r.truncated).toBe(true);
+      expect(r.matches?.at(-1)).toEqual({ path: "/big.txt", line: 10_000, text: "match" });
+    }
+    expect(t.grep({ pattern: "match", maxCount: 3 }).matches?.length).toBe(3);
+    const files = tableWith(Object.fromEntries(Array.from({ length: 10_050 }, (_, i) => [`/f/${i}.txt`, "x"])));
+    const listed = files.grep({ pattern: "x", outputMode: "files_with_matches", maxCount: 1e12 });
+    expect([listed.files?.length, listed.truncated]).toEqual([10_000, true]);
   });
 });
 

@@ -1,2 +1,2 @@
-export { loadCore, type LoadCoreOptions } from "./loader.js";
+export { loadCore, loadedCore, type LoadCoreOptions } from "./loader.js";
 export type * from "./types.js";

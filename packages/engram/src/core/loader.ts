@@ -21,6 +21,8 @@ export interface LoadCoreOptions {
 }
 
 const cache = new Map<CoreKind, Promise<Core>>();
+/** Cores whose load has finished, for {@link loadedCore}. */
+const loaded = new Map<CoreKind, Core>();
 
 /** Loads (once per kind) and returns the core. */
 export async function loadCore(options: LoadCoreOptions = {}): Promise<Core> {
@@ -43,13 +45,46 @@ export async function loadCore(options: LoadCoreOptions = {}): Promise<Core> {
 function load(kind: CoreKind, options: LoadCoreOptions): Promise<Core> {
   let pending = cache.get(kind);
   if (!pending) {
-    pending = (kind === "native" ? loadNative() : loadWasm(options)).catch((cause: unknown) => {
-      cache.delete(kind);
-      throw new EngramError("core_unavailable", `the ${kind} core could not be loaded`, { cause });
-    });
+    pending = (kind === "native" ? loadNative() : loadWasm(options)).then(
+      (core) => {
+        if (!loaded.has(kind)) loaded.set(kind, core);
+        return loaded.get(kind) as Core;
+      },
+      (cause: unknown) => {
+        cache.delete(kind);
+        throw new EngramError("core_unavailable", `the ${kind} core could not be loaded`, { cause });
+      },
+    );
     cache.set(kind, pending);
   }
   return pending;
+}
+
+/**
+ * The core, synchronously, for the few functions that must stay synchronous (`redactSecrets`).
+ * Returns the core {@link loadCore} has loaded (the `ENGRAM_CORE` one when that is set); in
+ * Node, when nothing is loaded yet and the native core is allowed, loads the native addon
+ * synchronously. Elsewhere (edge runtimes, or `ENGRAM_CORE=wasm` before any load) it throws
+ * {@link EngramError} `core_unavailable`: `await loadCore()` first.
+ */
+export function loadedCore(): Core {
+  const forced = coreFromEnv();
+  const ready = forced ? loaded.get(forced) : (loaded.get("native") ?? loaded.get("wasm"));
+  if (ready) return ready;
+  if ((forced ?? "native") === "native" && isNode()) {
+    try {
+      const core = wrapBinding("native", loadNativeBinding());
+      loaded.set("native", core);
+      if (!cache.has("native")) cache.set("native", Promise.resolve(core));
+      return core;
+    } catch (cause) {
+      if (forced) throw new EngramError("core_unavailable", "the native core could not be loaded", { cause });
+    }
+  }
+  throw new EngramError(
+    "core_unavailable",
+    `the ${forced ?? "Engram"} core is not loaded yet: await loadCore() before calling this synchronous function`,
+  );
 }
 
 async function loadNative(): Promise<Core> {

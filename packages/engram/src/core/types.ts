@@ -66,7 +66,8 @@ export interface ReadResult {
   totalLines: number;
   /** 0-based index of the first returned line. */
   offset: number;
-  /** Number of lines in `content`. */
+  /** Number of lines in `content`. At most 100,000 lines are returned per read (also without a
+   * `limit`), and content over 10 MiB is `too_large`: read fewer lines. */
   lines: number;
 }
 
@@ -82,16 +83,18 @@ export interface GrepOptions {
   /** Only files matching this glob: a pattern without `/` matches the file name at any depth,
    * one with `/` the path below `path`. Default: all files. */
   glob?: string;
-  /** Treat `pattern` as a regular expression (linear-time engine). Default: `false`. */
+  /** Treat `pattern` as a regular expression (linear-time engine). A pattern over 4096 bytes,
+   * or one whose program is too large (e.g. `[a-z]{20000}`, a huge alternation), is refused with
+   * `invalid_pattern` before any search. Default: `false`. */
   regex?: boolean;
   /** Case-insensitive matching. Default: `false`. */
   ignoreCase?: boolean;
   /** Cap on matching lines (`content`) or files (other modes); `truncated` tells when hit.
-   * Default: no cap. */
+   * Never above 10,000, which is also the default. */
   maxCount?: number;
   /** Default: `"content"`. */
   outputMode?: GrepOutputMode;
-  /** Context lines before and after each match (`content` mode). Default: `0`. */
+  /** Context lines before and after each match (`content` mode), at most 100. Default: `0`. */
   context?: number;
 }
 
@@ -225,4 +228,15 @@ export interface Core {
    * every score is finite and `>= 0`, and `0` when a document shares no token with the query.
    * Tokens are lower-cased Unicode words, plus one token per CJK character. */
   rankBm25(query: string, documents: readonly string[]): number[];
+  /** `text` with every recognised secret (API keys and tokens of about 150 formats, private
+   * keys, credentials in URLs and headers, secret-like assignments, passwords stated in prose)
+   * replaced by `[REDACTED]`, labels kept; `count` is how many were replaced. Idempotent. */
+  redactSecrets(text: string): Redaction;
+}
+
+/** The result of {@link Core.redactSecrets}. */
+export interface Redaction {
+  text: string;
+  /** How many secrets were replaced. */
+  count: number;
 }

@@ -6,6 +6,7 @@
  */
 import type { HookContext, Middleware } from "./types.js";
 import type { Backend } from "../backends/protocol.js";
+import { cutAt } from "../core/text.js";
 import { estimateTokens } from "../models/tokens.js";
 import { neutralizeSectionTags } from "../prompt/escape.js";
 
@@ -47,9 +48,9 @@ function capTokens(text: string, maxTokens: number, path: string): string {
   const total = estimateTokens(text);
   if (total <= maxTokens) return text;
   let cut = Math.floor((text.length * maxTokens) / total);
-  while (cut > 0 && estimateTokens(text.slice(0, cut)) > maxTokens) cut = Math.floor(cut * 0.9);
+  while (cut > 0 && estimateTokens(cutAt(text, cut)) > maxTokens) cut = Math.floor(cut * 0.9);
   const nl = text.lastIndexOf("\n", cut);
-  const kept = text.slice(0, nl > cut / 2 ? nl : cut);
+  const kept = cutAt(text, nl > cut / 2 ? nl : cut);
   return `${kept}\n[… memory truncated: about ${total - estimateTokens(kept)} more tokens in ${path}; read_file it to see the rest]`;
 }
 

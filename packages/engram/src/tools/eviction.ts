@@ -5,6 +5,7 @@
  */
 import type { Backend } from "../backends/protocol.js";
 import type { Core } from "../core/types.js";
+import { cutAt } from "../core/text.js";
 
 /** Default size above which a result is evicted, in characters (20,000 tokens × 4). */
 export const DEFAULT_EVICTION_CHARS = 80_000;
@@ -23,7 +24,7 @@ export async function safeResultId(toolCallId: string): Promise<string> {
 /** First and last lines, numbered, with the gap stated. */
 export function preview(core: Core, text: string): string {
   const lines = text.split("\n");
-  const cut = (l: string) => (l.length > PREVIEW_LINE_CHARS ? `${l.slice(0, PREVIEW_LINE_CHARS)}…` : l);
+  const cut = (l: string) => (l.length > PREVIEW_LINE_CHARS ? `${cutAt(l, PREVIEW_LINE_CHARS)}…` : l);
   if (lines.length <= PREVIEW_LINES * 2) return core.formatNumbered(lines.map(cut).join("\n"), 1);
   const head = core.formatNumbered(lines.slice(0, PREVIEW_LINES).map(cut).join("\n"), 1);
   const tailStart = lines.length - PREVIEW_LINES;

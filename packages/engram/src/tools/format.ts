@@ -4,6 +4,7 @@
  * @module
  */
 import type { Core, ErrorData, FileInfo, GrepResult, ReadResult } from "../core/types.js";
+import { cutAt } from "../core/text.js";
 import type { ToolResult } from "./types.js";
 
 /** Default cap on one tool output, in characters (20,000 tokens × 4). */
@@ -17,7 +18,7 @@ export function errorResult(error: ErrorData): ToolResult {
 export function capOutput(text: string, max: number): string {
   if (text.length <= max) return text;
   const cut = text.lastIndexOf("\n", max);
-  const kept = text.slice(0, cut > max / 2 ? cut : max);
+  const kept = cutAt(text, cut > max / 2 ? cut : max);
   return `${kept}\n\n[Output truncated at ${max.toLocaleString("en-US")} characters: narrow the path, pattern or line range.]`;
 }
 

@@ -469,6 +469,7 @@ export class LongTermMemory {
     const thread = JSON.stringify(job.threadId);
     let outcome: UpdateOutcome;
     try {
+      await this.#loadCore(); // redaction runs in the core
       outcome = await runMemoryUpdate(job, {
         model: this.#model,
         storage: this.storage,
@@ -533,6 +534,7 @@ export class LongTermMemory {
     agentName: string | undefined,
     change: (memory: MemoryData) => MemoryData | undefined,
   ): Promise<{ memory: MemoryData; error?: undefined } | { error: { code: "conflict"; message: string } }> {
+    await this.#loadCore(); // redaction runs in the core: have it loaded (edge hosts cannot load it synchronously)
     for (let attempt = 1; attempt <= this.#o.maxSaveAttempts; attempt++) {
       const loaded = await this.storage.load(userId, agentName);
       if (loaded.warning) this.#warn(loaded.warning);

@@ -3,6 +3,7 @@
  * blocks, `<uploaded_files>` removal, upload-mention stripping, duplicate keys.
  * @module
  */
+import { cutAt } from "../../core/text.js";
 
 export { escapeTags } from "../../prompt/escape.js";
 
@@ -49,8 +50,5 @@ export function factKey(content: string): string {
 /** `text` cut to at most `max` characters (code points kept whole), with `…` when cut. */
 export function truncateChars(text: string, max: number): string {
   if (text.length <= max) return text;
-  let end = Math.max(0, max - 1);
-  const c = text.charCodeAt(end - 1);
-  if (c >= 0xd800 && c <= 0xdbff) end--; // do not split a surrogate pair
-  return `${text.slice(0, end)}…`;
+  return `${cutAt(text, Math.max(0, max - 1))}…`;
 }
