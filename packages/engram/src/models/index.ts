@@ -21,7 +21,7 @@ export {
   parseToolArguments,
 } from "./normalize.js";
 export { type TextToolCall, type TextToolCalls, parseTextToolCalls } from "./text-tool-calls.js";
-export { type RetryInfo, type RetryOptions, retryDelay, retryPolicy } from "./retry.js";
+export { type RetryInfo, type RetryOptions, type RetryPolicy, retryDelay, retryPolicy } from "./retry.js";
 export { codeForStatus, isRetryable, parseRetryAfter } from "./classify.js";
 export {
   FakeChatModel,
