@@ -19,6 +19,9 @@ bash scripts/duplicates.sh
 echo "== cargo test"
 cargo test --workspace --exclude engram-node --exclude engram-wasm --quiet
 
+echo "== fuzz: core property tests at scale (paths, glob, edit, regex, grep ceiling, redactor; ~60 s)"
+PROPTEST_CASES="${ENGRAM_FUZZ_CASES:-2000}" cargo test -p engram-core --test fuzz --quiet
+
 echo "== vitest (native, wasm, edge)"
 "$bin/vitest" run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json
 
