@@ -6,12 +6,14 @@
  */
 import { loadCore } from "../core/loader.js";
 import type { Core } from "../core/types.js";
+import { type McpServerConfig, McpToolset } from "../mcp/toolset.js";
 import { LongTermMemory } from "../memory/longterm/longterm.js";
 import { StoreMemoryStorage } from "../memory/longterm/store-storage.js";
 import type { MemoryCacheEntry } from "../middleware/memory.js";
 import type { LanguageModelLike } from "../models/ai-sdk.js";
 import { resolveModel } from "../models/resolve.js";
 import type { ChatModel } from "../models/types.js";
+import type { Tool } from "../tools/types.js";
 import { InMemoryCheckpointer } from "./checkpointer.js";
 import { type DeepAgentOptions, resolveOptions } from "./options.js";
 import type { AgentLevel, AgentServices } from "./runtime.js";
@@ -22,7 +24,8 @@ import type { AgentEvent, AgentInput, AgentOutput, RunOptions } from "./types.js
 export interface DeepAgent {
   invoke(input: AgentInput, options?: RunOptions): Promise<AgentOutput>;
   stream(input: AgentInput, options?: RunOptions): AsyncGenerator<AgentEvent, void>;
-  /** Finishes pending background work (long-term memory). */
+  /** Finishes pending background work (long-term memory) and closes the MCP servers (stdio
+   * servers stop). A later run connects them again. */
   close(): Promise<void>;
   /** The agent's long-term memory, when enabled: list, add, edit and delete facts, or clear a
    * user's memory. */
@@ -47,6 +50,13 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
         ...(!ltmOptions.storage && o.store && { storage: new StoreMemoryStorage({ store: o.store }) }),
       })
     : undefined;
+  // MCP servers: connected on the first run that needs them; a failed connection is retried.
+  let mcp: Promise<McpToolset> | undefined;
+  const connectMcp = (servers: Record<string, McpServerConfig>) =>
+    (mcp ??= McpToolset.connect(servers).catch((e: unknown) => {
+      mcp = undefined;
+      throw e;
+    }));
   const memoryCaches = new Map<string, Map<string, MemoryCacheEntry>>();
   const services: AgentServices = {
     core,
@@ -54,6 +64,10 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
     longTerm,
     longTermOptions: ltmOptions,
     backendOwners: new WeakMap(),
+    async mcpTools() {
+      if (!o.mcpServers) return [];
+      return (await (await connectMcp(o.mcpServers)).tools()) as unknown as Tool<never>[];
+    },
     memoryCache(threadId) {
       let cache = memoryCaches.get(threadId);
       if (!cache) {
@@ -74,7 +88,9 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
       return output as AgentOutput;
     },
     async close() {
-      await longTerm?.close();
+      const servers = mcp;
+      mcp = undefined;
+      await Promise.all([longTerm?.close(), servers?.then((m) => m.close()).catch(() => undefined)]);
     },
   };
 }

@@ -21,6 +21,7 @@ import type { AgentInput, AgentOutput, Interrupt, StopReason } from "./types.js"
 const jsonSchemas = new WeakMap<object, Record<string, unknown>>();
 
 function toolSpec(tool: Tool<never>): ToolSpec {
+  if (tool.jsonSchema) return { name: tool.name, description: tool.description, parameters: tool.jsonSchema };
   let parameters = jsonSchemas.get(tool.schema);
   if (!parameters) {
     parameters = z.toJSONSchema(tool.schema as z.ZodType, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
@@ -134,6 +135,11 @@ export async function runLoop(outer: RunScope, state: LevelState, input: AgentIn
   const middleware: Middleware[] = buildStack(scope, runChild);
   const tools = new Map<string, Tool<never>>();
   for (const t of [...middleware.flatMap((m) => m.tools ?? []), ...o.tools]) tools.set(t.name, t);
+  for (const t of scope.runTools) {
+    if (tools.has(t.name)) {
+      if (level.depth === 0) events.push({ type: "warning", message: `tool '${t.name}' of an MCP server is left out: the name is taken` });
+    } else tools.set(t.name, t);
+  }
   const specs = [...tools.values()].map(toolSpec);
   const system = o.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
   const model = level.model;
@@ -211,7 +217,13 @@ export async function runLoop(outer: RunScope, state: LevelState, input: AgentIn
             r = { content: `Error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`, isError: true };
           }
           if (scope.suspended.has(call.id)) return undefined;
-          events.push({ type: "tool_end", call, result: r.content, isError: r.isError ?? false });
+          events.push({
+            type: "tool_end",
+            call,
+            result: r.content,
+            isError: r.isError ?? false,
+            ...(r.attachments?.length && { attachments: r.attachments }),
+          });
           return [call.id, { role: "tool", toolCallId: call.id, content: r.content }];
         }),
       ),

@@ -6,6 +6,7 @@
 import type { Backend } from "../backends/protocol.js";
 import type { StateBackend } from "../backends/state.js";
 import type { Core } from "../core/types.js";
+import type { McpServerConfig } from "../mcp/toolset.js";
 import type { Message } from "../models/types.js";
 import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
@@ -132,6 +133,18 @@ export interface DeepAgentOptions {
   /** Whether `task` subagents see the user's long-term memory block (read-only: they never
    * capture) and the AGENTS.md memory. Default: `true`. */
   subagentMemory?: boolean;
+  /**
+   * Model Context Protocol servers, by name (1–32 of `[A-Za-z0-9_-]`): `{ command, args?, env?,
+   * cwd? }` (stdio) or `{ url, headers? }` (Streamable HTTP). Needs the optional package
+   * `@modelcontextprotocol/sdk`. The servers are connected once, on the agent's first run (a
+   * failed connection fails that run and is retried by the next), and closed by
+   * `agent.close()`. Their tools are listed at the start of every run (cached until a server
+   * reports `tools/list_changed`), reach the model — and every subagent — as `<server>__<tool>`
+   * with the server's JSON Schema as is, and are reviewed by that name in `interruptOn`
+   * (e.g. `{ files__delete: true }`). A server tool whose name is already taken is left out with
+   * a warning. Default: none.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
 }
 
 /** Sampling settings for every model request (the contract's `ModelSettings`). */
@@ -169,6 +182,7 @@ export const DEFAULT_OPTIONS = {
   maxModelCalls: 200,
   maxParallelToolCalls: 8,
   subagentMemory: true,
+  mcpServers: undefined as Record<string, McpServerConfig> | undefined,
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
@@ -354,6 +368,27 @@ export const deepAgentOptionsSchema = z.strictObject(
     maxModelCalls: int(1).optional(),
     maxParallelToolCalls: int(1).optional(),
     subagentMemory: bool.optional(),
+    mcpServers: z
+      .record(
+        str.regex(/^[A-Za-z0-9_-]{1,32}$/, { message: "a server name is 1–32 letters, digits, _ or -" }),
+        z.union(
+          [
+            z.strictObject({
+              command: nonEmpty,
+              args: z.array(str, { message: "must be an array of strings" }).optional(),
+              env: z.record(str, str, { message: "must be an object of strings" }).optional(),
+              cwd: str.optional(),
+            }),
+            z.strictObject({
+              url: z.union([str.url({ message: "must be a URL" }), z.instanceof(URL)], { message: "must be a URL" }),
+              headers: z.record(str, str, { message: "must be an object of strings" }).optional(),
+            }),
+          ],
+          { message: "must be { command, args?, env?, cwd? } or { url, headers? }" },
+        ),
+        { message: "must be an object: server name → { command, … } or { url, … }" },
+      )
+      .optional(),
     core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
   },
   { message: "must be an object" },
@@ -422,9 +457,16 @@ export function resolveOptions(options: DeepAgentOptions) {
     }
   });
   const known = new Set<string>([...BUILT_IN_TOOL_NAMES, ...names]);
+  // MCP tools are known only once listed: any `<server>__<tool>` of a configured server is fine.
+  const servers = Object.keys(o.mcpServers ?? {});
+  const fromServer = (tool: string) => servers.some((s) => tool.startsWith(`${s}__`) && tool.length > s.length + 2);
   const checkTools = (interruptOn: Record<string, InterruptConfig>, prefix: string) => {
     for (const tool of Object.keys(interruptOn)) {
-      if (!known.has(tool)) throw new ConfigError(`${prefix}.${tool}`, `no tool is named '${tool}' (known: ${[...known].join(", ")})`);
+      if (!known.has(tool) && !fromServer(tool))
+        throw new ConfigError(
+          `${prefix}.${tool}`,
+          `no tool is named '${tool}' (known: ${[...known, ...servers.map((s) => `${s}__*`)].join(", ")})`,
+        );
     }
   };
   checkTools(o.interruptOn, "interruptOn");

@@ -11,6 +11,7 @@ import type { MemoryCacheEntry } from "../middleware/memory.js";
 import type { Decision } from "../middleware/hitl.js";
 import type { AgentState } from "../middleware/types.js";
 import type { ChatModel, Message, Usage } from "../models/types.js";
+import type { Tool } from "../tools/types.js";
 import type { Channel } from "./channel.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { LongTermMemoryAgentOptions, ResolvedOptions } from "./options.js";
@@ -22,6 +23,8 @@ export interface AgentServices {
   checkpointer: Checkpointer;
   longTerm: LongTermMemory | undefined;
   longTermOptions: LongTermMemoryAgentOptions | undefined;
+  /** Tools of the MCP servers, listed for one run (connects on first use); none without servers. */
+  mcpTools(): Promise<Tool<never>[]>;
   /** Which thread each StateBackend a `backend` factory returned belongs to. */
   backendOwners: WeakMap<object, string>;
   /** Memory text by path and version for a thread, so an unchanged file is not read again. */
@@ -56,6 +59,8 @@ export interface RunScope {
   usage: Usage;
   /** Shared by the whole run, subagents included. */
   run: RunShared;
+  /** Tools listed for this run besides the options' (MCP servers'), shared by every level. */
+  runTools: Tool<never>[];
   /** The chain of `task` calls to this level (`""` at the top). */
   path: string;
   /** `task` calls of the current tool phase whose subagent stopped for review. */

@@ -34,6 +34,7 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     core,
     services.backendOwners,
   );
+  const runTools = await services.mcpTools();
   const state: LevelState = {
     messages: saved?.messages ?? [],
     data: saved?.data ?? {},
@@ -50,6 +51,7 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     events,
     usage: {},
     run: { modelCalls: 0, usage: {}, budgetExhausted: false },
+    runTools,
     path: "",
     suspended: new Map(),
     resuming: new Map(),

@@ -4,6 +4,7 @@
  */
 import type { Decision } from "../middleware/hitl.js";
 import type { Message, ToolCall, Usage } from "../models/types.js";
+import type { ToolAttachment } from "../tools/types.js";
 
 export type { RunContext } from "../tools/types.js";
 export type { Decision } from "../middleware/hitl.js";
@@ -78,7 +79,7 @@ export interface RunOptions {
 export type AgentEvent =
   | { type: "model_delta"; text: string }
   | { type: "tool_start"; call: ToolCall }
-  | { type: "tool_end"; call: ToolCall; result: string; isError: boolean }
+  | { type: "tool_end"; call: ToolCall; result: string; isError: boolean; attachments?: ToolAttachment[] }
   | { type: "interrupt"; interrupt: Interrupt }
   | { type: "warning"; message: string }
   | { type: "final"; output: AgentOutput; stopReason: StopReason };

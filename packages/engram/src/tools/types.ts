@@ -5,11 +5,22 @@
  */
 import type { z } from "zod";
 
+/** A binary part of a tool result (an image an MCP tool returned, …). */
+export interface ToolAttachment {
+  type: "image" | "audio";
+  mimeType: string;
+  /** Base64. */
+  data: string;
+}
+
 /** What a tool returns to the model. */
 export interface ToolResult {
   content: string;
   /** True when the call failed; the model sees the content as an error message. */
   isError?: boolean;
+  /** Binary parts (images, audio), described in `content` for the model and passed on in the
+   * agent's `tool_end` event. Default: none. */
+  attachments?: ToolAttachment[];
 }
 
 /** Per-call information a tool may use. */
@@ -35,7 +46,11 @@ export interface RunContext {
 export interface Tool<I = unknown> {
   name: string;
   description: string;
+  /** Validates the model's arguments before `run`. */
   schema: z.ZodType<I>;
+  /** The JSON Schema of the arguments as the model is given it, as is (an MCP server's schema).
+   * Default: derived from `schema`. */
+  jsonSchema?: Record<string, unknown>;
   run(input: I, context: ToolContext): Promise<ToolResult>;
 }
 
