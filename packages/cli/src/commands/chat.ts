@@ -1,0 +1,306 @@
+/**
+ * `engram chat`: an interactive session on one thread. The answer streams as it arrives, each
+ * tool call is shown when it ends, reviews are prompted (approve / edit the arguments as JSON /
+ * reject with a reason). Ctrl-C cancels the current turn (its signal reaches the model and the
+ * tools); a second Ctrl-C exits after `agent.close()` has flushed pending memory updates.
+ * @module
+ */
+import { type Interface, createInterface } from "node:readline";
+import { type AgentInput, type Decision, type Interrupt, type InterruptedCall, type StopReason, resume } from "engram";
+import type { Context } from "../context.js";
+import { EXIT, describeError, exitCodeForError } from "../exit.js";
+import { createModel } from "../model.js";
+import { openAgent, openStorage } from "../runtime.js";
+import { EventRenderer, callTarget } from "../terminal.js";
+import { newThreadId } from "../threads-id.js";
+
+/** Options of `engram chat`. */
+export interface ChatCommandOptions {
+  thread?: string;
+}
+
+type Asked = { kind: "line"; text: string } | { kind: "cancelled" } | { kind: "closed" };
+
+/** Line input over readline: lines typed ahead are queued; a prompt can be cancelled. */
+class LineInput {
+  readonly #rl: Interface;
+  readonly #queue: string[] = [];
+  #waiter: ((a: Asked) => void) | undefined;
+  #closed = false;
+
+  constructor(rl: Interface) {
+    this.#rl = rl;
+    rl.on("line", (text) => {
+      const w = this.#waiter;
+      this.#waiter = undefined;
+      if (w) w({ kind: "line", text });
+      else this.#queue.push(text);
+    });
+    rl.on("close", () => {
+      this.#closed = true;
+      this.cancel({ kind: "closed" });
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get waiting(): boolean {
+    return this.#waiter !== undefined;
+  }
+
+  ask(prompt: string, prefill?: string): Promise<Asked> {
+    const queued = this.#queue.shift();
+    if (queued !== undefined) return Promise.resolve({ kind: "line", text: queued });
+    if (this.#closed) return Promise.resolve({ kind: "closed" });
+    this.#rl.setPrompt(prompt);
+    this.#rl.prompt();
+    if (prefill) this.#rl.write(prefill);
+    return new Promise((resolve) => {
+      this.#waiter = resolve;
+    });
+  }
+
+  cancel(answer: Asked = { kind: "cancelled" }): void {
+    const w = this.#waiter;
+    this.#waiter = undefined;
+    w?.(answer);
+  }
+}
+
+const HELP = [
+  "/help            this help",
+  "/thread          the current thread id",
+  "/new             start a new thread",
+  "/review          decide the review this thread waits for",
+  "/exit            save memory and leave (also Ctrl-D, or Ctrl-C twice)",
+].join("\n");
+
+/** Runs the interactive session; resolves to the exit code. */
+export async function chatCommand(ctx: Context, options: ChatCommandOptions): Promise<number> {
+  const { config } = ctx.loaded;
+  let model: ReturnType<typeof createModel>;
+  let storage: ReturnType<typeof openStorage>;
+  try {
+    model = createModel(config, ctx.env);
+    storage = openStorage(config, ctx.loaded.home);
+  } catch (e) {
+    ctx.error(describeError(e));
+    return exitCodeForError(e);
+  }
+  const c = ctx.colors(ctx.stdout);
+  const renderer = new EventRenderer(ctx.stdout, ctx.stdout, c);
+  const agent = openAgent(storage, model, (m) => renderer.warn(m));
+  let threadId = options.thread ?? newThreadId();
+  const print = (text: string) => {
+    renderer.newline();
+    ctx.stdout.write(`${text}\n`);
+  };
+
+  const tty = process.stdin.isTTY === true && process.stdout.isTTY === true;
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: tty, historySize: 200 });
+  const input = new LineInput(rl);
+
+  let turn: AbortController | undefined;
+  let reviewing = false;
+  let lastWasSigint = false;
+  let exitRequested = false;
+  const onSigint = () => {
+    if (turn) {
+      if (turn.signal.aborted) {
+        exitRequested = true;
+        return;
+      }
+      turn.abort();
+      lastWasSigint = true;
+      return;
+    }
+    if (reviewing) {
+      lastWasSigint = true;
+      input.cancel();
+      return;
+    }
+    if (tty && rl.line !== "") {
+      rl.write(null, { ctrl: true, name: "u" });
+      return;
+    }
+    if (lastWasSigint || !tty) {
+      exitRequested = true;
+      input.cancel({ kind: "closed" });
+      return;
+    }
+    lastWasSigint = true;
+    input.cancel();
+  };
+  rl.on("SIGINT", onSigint);
+  process.on("SIGINT", onSigint);
+
+  const root = config.root ? ` · root ${config.root}${config.write ? "" : " (read-only)"}` : "";
+  print(c.bold("engram chat") + c.dim(` · ${model.id} · user ${config.user} · thread ${threadId}${root}`));
+  print(c.dim("Ctrl-C cancels a turn, twice exits · /help"));
+
+  /** Asks for decisions on every interrupted call; undefined when the review was cancelled. */
+  const review = async (interrupt: Interrupt): Promise<Record<string, Decision> | undefined> => {
+    reviewing = true;
+    try {
+      const decisions: Record<string, Decision> = {};
+      for (const call of interrupt.toolCalls) {
+        const decision = await reviewCall(call);
+        if (!decision) return undefined;
+        decisions[call.id] = decision;
+      }
+      return decisions;
+    } finally {
+      reviewing = false;
+    }
+  };
+
+  const reviewCall = async (call: InterruptedCall): Promise<Decision | undefined> => {
+    const who = call.subagent ? c.dim(` (subagent ${call.subagent.name}, ${call.subagent.path})`) : "";
+    print(`${c.yellow("?")} ${c.bold("review")} ${c.bold(call.name)} ${callTarget(call)}${who}`);
+    print(indent(previewArgs(call.args)));
+    const choices = call.allow.map((d) => (d === "approve" ? "[a]pprove" : d === "edit" ? "[e]dit" : "[r]eject")).join(" · ");
+    for (;;) {
+      const answer = await input.ask(`${choices} › `);
+      if (answer.kind !== "line") return undefined;
+      const key = answer.text.trim().toLowerCase();
+      if ((key === "a" || key === "approve" || key === "y") && call.allow.includes("approve")) return { type: "approve" };
+      if ((key === "e" || key === "edit") && call.allow.includes("edit")) {
+        for (;;) {
+          const edited = await input.ask("arguments (JSON) › ", tty ? JSON.stringify(call.args) : undefined);
+          if (edited.kind !== "line") return undefined;
+          try {
+            const args: unknown = JSON.parse(edited.text);
+            if (typeof args !== "object" || args === null || Array.isArray(args)) throw new Error("must be a JSON object");
+            return { type: "edit", args: args as Record<string, unknown> };
+          } catch (e) {
+            print(c.red(`not valid: ${e instanceof Error ? e.message : String(e)}`));
+          }
+        }
+      }
+      if ((key === "r" || key === "reject" || key === "n") && call.allow.includes("reject")) {
+        const reason = await input.ask("reason (optional) › ");
+        if (reason.kind !== "line") return undefined;
+        const message = reason.text.trim();
+        return message ? { type: "reject", message } : { type: "reject" };
+      }
+      print(c.dim(`answer ${choices}`));
+    }
+  };
+
+  /** One turn (with its reviews); the agent's events are rendered as they come. */
+  const runTurn = async (first: AgentInput): Promise<void> => {
+    let next: AgentInput = first;
+    for (;;) {
+      const controller = new AbortController();
+      turn = controller;
+      let stopReason: StopReason = "error";
+      let interrupt: Interrupt | undefined;
+      renderer.begin();
+      try {
+        for await (const ev of agent.stream(next, { threadId, userId: config.user, signal: controller.signal })) {
+          renderer.event(ev);
+          if (ev.type === "final") {
+            stopReason = ev.stopReason;
+            interrupt = ev.output.interrupt;
+          }
+        }
+      } catch (e) {
+        renderer.newline();
+        if (stopReason === "cancelled" || controller.signal.aborted) print(c.yellow("cancelled"));
+        else print(c.red(`error: ${describeError(e)}`));
+        return;
+      } finally {
+        turn = undefined;
+      }
+      if (stopReason === "interrupted" && interrupt) {
+        const decisions = await review(interrupt);
+        if (!decisions) {
+          print(c.yellow(`review cancelled: the thread waits (/review, or engram threads resume ${threadId})`));
+          return;
+        }
+        next = resume(decisions);
+        continue;
+      }
+      if (stopReason !== "done") print(c.yellow(`stopped: ${stopReason.replace("_", " ")}`));
+      return;
+    }
+  };
+
+  const pendingReview = async () => (await storage.checkpointer.get(threadId))?.interrupt;
+
+  let code: number = EXIT.ok;
+  try {
+    const waiting = await pendingReview();
+    if (waiting) {
+      print(c.yellow("this thread waits for a review"));
+      const decisions = await review(waiting);
+      if (decisions) await runTurn(resume(decisions));
+    }
+    while (!exitRequested) {
+      const asked = await input.ask(c.bold(c.cyan("› ")));
+      if (asked.kind === "closed") break;
+      if (asked.kind === "cancelled") {
+        if (!exitRequested) print(c.dim("(Ctrl-C again to exit)"));
+        continue;
+      }
+      const text = asked.text.trim();
+      if (text === "") continue;
+      lastWasSigint = false;
+      if (text.startsWith("/")) {
+        const [command] = text.split(/\s+/);
+        if (command === "/exit" || command === "/quit") break;
+        if (command === "/help") print(HELP);
+        else if (command === "/thread") print(threadId);
+        else if (command === "/new") {
+          threadId = newThreadId();
+          print(c.dim(`thread ${threadId}`));
+        } else if (command === "/review") {
+          const w = await pendingReview();
+          if (!w) print(c.dim("nothing to review"));
+          else {
+            const decisions = await review(w);
+            if (decisions) await runTurn(resume(decisions));
+          }
+        } else print(c.red(`unknown command ${command}`) + c.dim(" (/help)"));
+        continue;
+      }
+      await runTurn({ messages: [{ role: "user", content: asked.text }] });
+    }
+  } catch (e) {
+    print(c.red(`error: ${describeError(e)}`));
+    code = exitCodeForError(e);
+  } finally {
+    rl.off("SIGINT", onSigint);
+    process.off("SIGINT", onSigint);
+    if (!input.closed) rl.close();
+    renderer.newline();
+    renderer.spinner.start("saving memory");
+    try {
+      await agent.close();
+      renderer.spinner.stop();
+      ctx.stdout.write(c.dim(`memory saved · thread ${threadId}\n`));
+    } catch (e) {
+      renderer.spinner.stop();
+      ctx.stdout.write(c.red(`memory could not be saved: ${describeError(e)}\n`));
+      code = EXIT.error;
+    }
+    storage.close();
+  }
+  return code;
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((l) => `  ${l}`)
+    .join("\n");
+}
+
+/** The arguments as JSON, long strings and long listings cut for the screen. */
+function previewArgs(args: Record<string, unknown>): string {
+  const cut = (v: unknown): unknown => (typeof v === "string" && v.length > 400 ? `${v.slice(0, 400)}… (${v.length} chars)` : v);
+  const lines = JSON.stringify(Object.fromEntries(Object.entries(args ?? {}).map(([k, v]) => [k, cut(v)])), null, 2).split("\n");
+  return lines.length > 24 ? [...lines.slice(0, 24), `… (${lines.length - 24} more lines)`].join("\n") : lines.join("\n");
+}

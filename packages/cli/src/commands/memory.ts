@@ -1,0 +1,223 @@
+/**
+ * `engram memory show|edit|forget|facts|add|clear`: the current user's AGENTS.md files and
+ * long-term facts. Every write passes `redactSecrets` first.
+ * @module
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline/promises";
+import { type Backend, FACT_CATEGORIES, type FactCategory, type LongTermMemory, redactSecrets } from "engram";
+import type { Context } from "../context.js";
+import { EXIT, describeError, exitCodeForError } from "../exit.js";
+import { PROJECT_MEMORY_PATH, type Storage, openLongTermMemory, openStorage } from "../runtime.js";
+
+/** The user's AGENTS.md inside the `/memories/` store backend. */
+const USER_FILE = "/AGENTS.md";
+
+async function withMemory(ctx: Context, fn: (storage: Storage, memory: LongTermMemory) => Promise<number>): Promise<number> {
+  let storage: Storage;
+  try {
+    storage = openStorage(ctx.loaded.config, ctx.loaded.home);
+  } catch (e) {
+    ctx.error(describeError(e));
+    return exitCodeForError(e);
+  }
+  try {
+    return await fn(storage, openLongTermMemory(storage));
+  } catch (e) {
+    ctx.error(describeError(e));
+    return exitCodeForError(e);
+  } finally {
+    storage.close();
+  }
+}
+
+async function readText(backend: Backend, path: string): Promise<{ text: string; version: string } | undefined> {
+  const stat = await backend.stat(path);
+  if (stat.error) return undefined;
+  const bytes = await backend.readBytes(path);
+  if (bytes.error) throw new Error(bytes.error.message);
+  const version = (stat.info as { version?: string }).version ?? "";
+  return { text: new TextDecoder().decode(bytes.data), version };
+}
+
+/** Writes `text` redacted, compare-and-swap on `version` (`"0"`: must not exist). */
+async function writeRedacted(backend: Backend, path: string, text: string, version: string): Promise<{ redacted: boolean }> {
+  const clean = redactSecrets(text);
+  const r = await backend.write(path, clean, { ifVersion: version });
+  if (r.error) {
+    throw new Error(
+      r.error.code === "conflict" ? `${path} changed meanwhile; nothing was written (run the command again)` : r.error.message,
+    );
+  }
+  return { redacted: clean !== text };
+}
+
+/** `engram memory show`. */
+export function memoryShow(ctx: Context, options: { json?: boolean }): Promise<number> {
+  return withMemory(ctx, async (storage, memory) => {
+    const { user } = ctx.loaded.config;
+    const userMd = await readText(storage.userFiles, USER_FILE);
+    const projectMd = storage.project ? await readText(storage.project, PROJECT_MEMORY_PATH) : undefined;
+    const data = await memory.read(user);
+    if (options.json) {
+      ctx.stdout.write(
+        `${JSON.stringify({ user, agentsMd: userMd?.text ?? null, projectAgentsMd: projectMd?.text ?? null, longTerm: data })}\n`,
+      );
+      return EXIT.ok;
+    }
+    const c = ctx.colors(ctx.stdout);
+    const w = (s: string) => ctx.stdout.write(`${s}\n`);
+    w(c.bold(`AGENTS.md of ${user}`) + c.dim(" (/memories/AGENTS.md)"));
+    w(userMd?.text.trimEnd() || c.dim("(empty)"));
+    if (storage.project) {
+      w("");
+      w(c.bold("project AGENTS.md") + c.dim(` (${ctx.loaded.config.root}/AGENTS.md)`));
+      w(projectMd?.text.trimEnd() || c.dim("(none)"));
+    }
+    w("");
+    w(c.bold(`long-term memory of ${user}`));
+    for (const [name, section] of [...Object.entries(data.user), ...Object.entries(data.history)]) {
+      if (section.summary) w(`${c.dim(`${name}:`)} ${section.summary}`);
+    }
+    if (data.facts.length === 0) w(c.dim("(no facts)"));
+    for (const f of data.facts) w(`${c.dim(f.id)}  ${f.content} ${c.dim(`(${f.category}, ${f.confidence})`)}`);
+    return EXIT.ok;
+  });
+}
+
+/** `engram memory facts`. */
+export function memoryFacts(ctx: Context, options: { json?: boolean }): Promise<number> {
+  return withMemory(ctx, async (_storage, memory) => {
+    const facts = await memory.listFacts(ctx.loaded.config.user);
+    const c = ctx.colors(ctx.stdout);
+    if (options.json) for (const f of facts) ctx.stdout.write(`${JSON.stringify(f)}\n`);
+    else if (facts.length === 0) ctx.stdout.write(c.dim("no facts yet\n"));
+    else
+      for (const f of facts) ctx.stdout.write(`${f.id}  ${c.dim(`${f.category.padEnd(11)} ${f.confidence.toFixed(2)}`)}  ${f.content}\n`);
+    return EXIT.ok;
+  });
+}
+
+/** `engram memory add <text…>`: a long-term fact, or a line of the user's AGENTS.md. */
+export function memoryAdd(ctx: Context, words: string[], options: { category?: string; agentsMd?: boolean }): Promise<number> {
+  const text = words.join(" ").trim();
+  if (text === "") return Promise.resolve(ctx.usage("nothing to add: engram memory add <text>"));
+  if (options.category !== undefined && !(FACT_CATEGORIES as readonly string[]).includes(options.category)) {
+    return Promise.resolve(ctx.usage(`--category must be one of ${FACT_CATEGORIES.join(", ")}`));
+  }
+  return withMemory(ctx, async (storage, memory) => {
+    const clean = redactSecrets(text);
+    const note = clean !== text ? " (a secret was redacted)" : "";
+    if (options.agentsMd) {
+      const current = await readText(storage.userFiles, USER_FILE);
+      const base = current?.text ?? "# Memory\n";
+      await writeRedacted(storage.userFiles, USER_FILE, `${base.endsWith("\n") ? base : `${base}\n`}- ${clean}\n`, current?.version ?? "0");
+      ctx.stdout.write(`added to /memories/AGENTS.md${note}\n`);
+      return EXIT.ok;
+    }
+    const r = await memory.addFact(ctx.loaded.config.user, undefined, {
+      content: clean,
+      ...(options.category && { category: options.category as FactCategory }),
+    });
+    if (r.error) {
+      ctx.error(`${r.error.code}: ${r.error.message}${r.fact ? ` (${r.fact.id})` : ""}`);
+      return EXIT.error;
+    }
+    ctx.stdout.write(`${r.fact.id}  ${r.fact.content}${note}\n`);
+    return EXIT.ok;
+  });
+}
+
+/** `engram memory forget <id…>`: deletes facts by id (a unique prefix is enough). */
+export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
+  if (ids.length === 0) return Promise.resolve(ctx.usage("which fact? engram memory forget <id> (ids: engram memory facts)"));
+  return withMemory(ctx, async (_storage, memory) => {
+    const { user } = ctx.loaded.config;
+    const facts = await memory.listFacts(user);
+    let code: number = EXIT.ok;
+    for (const id of ids) {
+      const matches = facts.filter((f) => f.id === id || f.id.startsWith(id));
+      const exact = matches.find((f) => f.id === id);
+      const target = exact ?? (matches.length === 1 ? matches[0] : undefined);
+      if (!target) {
+        ctx.error(matches.length > 1 ? `${id} matches ${matches.length} facts; give more of the id` : `no fact ${id}`);
+        code = EXIT.error;
+        continue;
+      }
+      const r = await memory.deleteFact(user, undefined, target.id);
+      if (r.error) {
+        ctx.error(r.error.message);
+        code = EXIT.error;
+      } else ctx.stdout.write(`forgot ${target.id}  ${target.content}\n`);
+    }
+    return code;
+  });
+}
+
+/** `engram memory clear`: forgets the user's long-term memory (and the AGENTS.md with `--agents-md`). */
+export async function memoryClear(ctx: Context, options: { yes?: boolean; agentsMd?: boolean }): Promise<number> {
+  const { user } = ctx.loaded.config;
+  if (!options.yes) {
+    if (!process.stdin.isTTY) return ctx.usage("memory clear needs --yes when not run in a terminal");
+    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    const answer = await rl.question(
+      `forget everything engram remembers about ${user}${options.agentsMd ? " (and AGENTS.md)" : ""}? [y/N] `,
+    );
+    rl.close();
+    if (!/^y(es)?$/i.test(answer.trim())) {
+      ctx.stdout.write("nothing changed\n");
+      return EXIT.ok;
+    }
+  }
+  return withMemory(ctx, async (storage, memory) => {
+    await memory.clear(user);
+    if (options.agentsMd) {
+      const r = await storage.userFiles.delete(USER_FILE);
+      if ("error" in r && r.error.code !== "file_not_found") throw new Error(r.error.message);
+    }
+    ctx.stdout.write(`cleared the long-term memory of ${user}${options.agentsMd ? " and /memories/AGENTS.md" : ""}\n`);
+    return EXIT.ok;
+  });
+}
+
+/** `engram memory edit [--project]`: opens `$EDITOR` on an AGENTS.md, writes it back redacted. */
+export function memoryEdit(ctx: Context, options: { project?: boolean }): Promise<number> {
+  return withMemory(ctx, async (storage) => {
+    let backend: Backend = storage.userFiles;
+    let path = USER_FILE;
+    if (options.project) {
+      if (!storage.project) return ctx.usage("--project needs --root <dir>");
+      if (!ctx.loaded.config.write) return ctx.usage("the project directory is read-only: add --write to edit its AGENTS.md");
+      backend = storage.project;
+      path = PROJECT_MEMORY_PATH;
+    }
+    const current = await readText(backend, path);
+    const before = current?.text ?? "# Memory\n\n";
+    const dir = mkdtempSync(join(tmpdir(), "engram-edit-"));
+    const file = join(dir, "AGENTS.md");
+    try {
+      writeFileSync(file, before);
+      const editor = ctx.env.VISUAL || ctx.env.EDITOR || "vi";
+      const r = spawnSync(`${editor} "${file}"`, { shell: true, stdio: "inherit" });
+      if (r.status !== 0) {
+        ctx.error(`the editor (${editor}) exited with ${r.status ?? r.signal}; nothing was written`);
+        return EXIT.error;
+      }
+      const after = readFileSync(file, "utf8");
+      if (after === before) {
+        ctx.stdout.write("unchanged\n");
+        return EXIT.ok;
+      }
+      const { redacted } = await writeRedacted(backend, path, after, current?.version ?? "0");
+      ctx.stdout.write(
+        `saved ${options.project ? `${ctx.loaded.config.root}/AGENTS.md` : "/memories/AGENTS.md"}${redacted ? " (secrets were redacted)" : ""}\n`,
+      );
+      return EXIT.ok;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}

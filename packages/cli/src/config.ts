@@ -1,0 +1,277 @@
+/**
+ * The `engram` command's configuration: flags > environment (`ENGRAM_*`) > project file
+ * (`engram.config.json` or `.engram/config.json` in the working directory) > user file
+ * (`$ENGRAM_HOME/config.json`, `ENGRAM_HOME` defaulting to `~/.engram`) > defaults. Every value
+ * remembers where it came from (`engram config` prints it). Files are validated with zod; an
+ * error names the key and the file.
+ * @module
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir, userInfo } from "node:os";
+import { join, resolve } from "node:path";
+import { defaultDatabasePath } from "@engram/sqlite";
+import { ConfigError } from "engram";
+import { z } from "zod";
+
+/** The effective configuration of one `engram` invocation. */
+export interface CliConfig {
+  /** `provider:model` (`openai:gpt-4.1`, `openai-compatible:qwen2.5`, `llama:./model.gguf`). Default: none. */
+  model?: string;
+  /** OpenAI-compatible server root (`http://127.0.0.1:8080/v1`); implies `openai-compatible`. Default: none. */
+  baseUrl?: string;
+  /** Bearer key for the OpenAI-compatible server. Default: none (only `ENGRAM_API_KEY` or a file set it). */
+  apiKey?: string;
+  /** A host directory exposed to the agent as `/` (sandboxed). Default: none (files live in the database). */
+  root?: string;
+  /** Whether the agent may write under `root`. Default: `false` (read-only). */
+  write: boolean;
+  /** Whose memory and threads these are. Default: the OS user name. */
+  user: string;
+  /** Tools whose calls a human reviews before they run. Default: none. */
+  review: string[];
+  /** Long-term facts memory for `user`. Default: `true`. */
+  longTermMemory: boolean;
+  /** The SQLite file (store, checkpointer, long-term memory). Default: `defaultDatabasePath()`. */
+  database: string;
+  /** Model turns per run at most. Default: the agent's (100). */
+  maxTurns?: number;
+  /** Sampling temperature. Default: the provider's. */
+  temperature?: number;
+  /** Output tokens per model call at most. Default: the provider's. */
+  maxOutputTokens?: number;
+  /** Delay before long-term memory extraction, ms (0 or 1000–300000). Default: the library's (30000). */
+  memoryDebounceMs?: number;
+}
+
+/** Where a value came from. */
+export type ConfigSource = "default" | "flag" | `env ${string}` | `file ${string}`;
+
+/** The configuration and the source of each key. */
+export interface LoadedConfig {
+  config: CliConfig;
+  sources: Record<keyof CliConfig, ConfigSource>;
+  /** The files that were read, in precedence order (lowest first). */
+  files: string[];
+  /** `$ENGRAM_HOME`, else `~/.engram`. */
+  home: string;
+}
+
+const int = (min: number) =>
+  z
+    .number({ message: "must be a number" })
+    .int({ message: "must be an integer" })
+    .min(min, { message: `must be an integer ≥ ${min}` });
+const str = z.string({ message: "must be a string" }).min(1, { message: "must not be empty" });
+const toolName = z.string({ message: "must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be a tool name" });
+
+/** The keys a configuration file may hold. */
+export const configFileSchema = z.strictObject({
+  model: str.regex(/^[^:\s]+:\S+$/, { message: 'must be "provider:model" (e.g. "openai:gpt-4.1")' }).optional(),
+  baseUrl: z.url({ message: "must be a URL (http://host:port/v1)", protocol: /^https?$/ }).optional(),
+  apiKey: str.optional(),
+  root: str.optional(),
+  write: z.boolean({ message: "must be true or false" }).optional(),
+  user: str.optional(),
+  review: z.array(toolName, { message: "must be an array of tool names" }).optional(),
+  longTermMemory: z.boolean({ message: "must be true or false" }).optional(),
+  database: str.optional(),
+  maxTurns: int(1).optional(),
+  temperature: z.number({ message: "must be a number" }).min(0).max(2).optional(),
+  maxOutputTokens: int(1).optional(),
+  memoryDebounceMs: int(0)
+    .refine((v) => v === 0 || (v >= 1000 && v <= 300_000), { message: "must be 0 or 1000–300000" })
+    .optional(),
+});
+
+type FileConfig = z.infer<typeof configFileSchema>;
+type Key = keyof CliConfig;
+
+/** Environment variable of each key. */
+export const ENV_VARS: Record<Key, string> = {
+  model: "ENGRAM_MODEL",
+  baseUrl: "ENGRAM_BASE_URL",
+  apiKey: "ENGRAM_API_KEY",
+  root: "ENGRAM_ROOT",
+  write: "ENGRAM_WRITE",
+  user: "ENGRAM_USER",
+  review: "ENGRAM_REVIEW",
+  longTermMemory: "ENGRAM_LONG_TERM_MEMORY",
+  database: "ENGRAM_DATABASE",
+  maxTurns: "ENGRAM_MAX_TURNS",
+  temperature: "ENGRAM_TEMPERATURE",
+  maxOutputTokens: "ENGRAM_MAX_OUTPUT_TOKENS",
+  memoryDebounceMs: "ENGRAM_MEMORY_DEBOUNCE_MS",
+};
+
+const KEYS = Object.keys(ENV_VARS) as Key[];
+/** Keys holding paths: relative values are resolved against their source's directory. */
+const PATH_KEYS: Key[] = ["root", "database"];
+
+/** Flag values as commander parsed them (strings, booleans, or absent). */
+export type FlagValues = Partial<Record<Key, unknown>>;
+
+/** `$ENGRAM_HOME`, else `~/.engram`. */
+export function engramHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ENGRAM_HOME ? resolve(env.ENGRAM_HOME) : join(homedir(), ".engram");
+}
+
+function osUser(env: NodeJS.ProcessEnv): string {
+  try {
+    const name = userInfo().username;
+    if (name) return name;
+  } catch {
+    // No passwd entry (containers): fall back to the environment.
+  }
+  return env.USER || env.USERNAME || "default";
+}
+
+function parseBool(text: string): boolean | undefined {
+  const t = text.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(t)) return true;
+  if (["0", "false", "no", "off", ""].includes(t)) return false;
+  return undefined;
+}
+
+/** Turns a text value (environment, flag) into the typed value of `key`, or throws. */
+function fromText(key: Key, text: string, where: string): unknown {
+  switch (key) {
+    case "write":
+    case "longTermMemory": {
+      const b = parseBool(text);
+      if (b === undefined) throw new ConfigError(key, `must be true or false, got ${JSON.stringify(text)} (${where})`);
+      return b;
+    }
+    case "review":
+      return text
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
+    case "maxTurns":
+    case "maxOutputTokens":
+    case "memoryDebounceMs":
+    case "temperature": {
+      const n = Number(text);
+      if (text.trim() === "" || !Number.isFinite(n)) throw new ConfigError(key, `must be a number, got ${JSON.stringify(text)} (${where})`);
+      return n;
+    }
+    default:
+      return text;
+  }
+}
+
+/** Validates one layer against the file schema; errors name the key and where it came from. */
+function check(layer: Record<string, unknown>, where: string): FileConfig {
+  const parsed = configFileSchema.safeParse(layer);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const key = issue?.path.length ? issue.path.map(String).join(".") : "(config)";
+  let message = issue?.message ?? "is invalid";
+  if (issue?.code === "unrecognized_keys") {
+    const keys = (issue as { keys?: string[] }).keys ?? [];
+    throw new ConfigError(keys[0] ?? key, `is not a configuration key (known: ${KEYS.join(", ")}) (${where})`);
+  }
+  if (issue?.code === "too_small" || issue?.code === "too_big") message = message.replace(/^Too (small|big): /i, "must be ");
+  throw new ConfigError(key, `${message} (${where})`);
+}
+
+function readFile(path: string): FileConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError("(file)", `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError("(file)", `${path} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) throw new ConfigError("(file)", `${path} must hold a JSON object`);
+  return check(json as Record<string, unknown>, `in ${path}`);
+}
+
+/** The project file of `cwd`: `engram.config.json`, else `.engram/config.json`; and the directory
+ * its relative paths are resolved against (the project directory). */
+export function projectConfigFile(cwd: string): { path: string; base: string } | undefined {
+  const direct = join(cwd, "engram.config.json");
+  if (existsSync(direct)) return { path: direct, base: cwd };
+  const nested = join(cwd, ".engram", "config.json");
+  if (existsSync(nested)) return { path: nested, base: cwd };
+  return undefined;
+}
+
+/**
+ * Resolves the configuration. Throws a `ConfigError` (naming the key, and the file or variable)
+ * for an invalid value.
+ */
+export function loadConfig(flags: FlagValues, options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const home = engramHome(env);
+  const layers: { values: FileConfig; source: ConfigSource; base: string }[] = [];
+  const files: string[] = [];
+
+  const userFile = join(home, "config.json");
+  if (existsSync(userFile)) {
+    layers.push({ values: readFile(userFile), source: `file ${userFile}`, base: home });
+    files.push(userFile);
+  }
+  const project = projectConfigFile(cwd);
+  if (project && resolve(project.path) !== resolve(userFile)) {
+    layers.push({ values: readFile(project.path), source: `file ${project.path}`, base: project.base });
+    files.push(project.path);
+  }
+  const fromEnv: Record<string, unknown> = {};
+  for (const key of KEYS) {
+    const v = env[ENV_VARS[key]];
+    if (v !== undefined && v !== "") fromEnv[key] = fromText(key, v, `environment ${ENV_VARS[key]}`);
+  }
+  const envSources = Object.fromEntries(Object.keys(fromEnv).map((k) => [k, `env ${ENV_VARS[k as Key]}`]));
+  for (const [k, v] of Object.entries(fromEnv)) {
+    check({ [k]: v }, `environment ${ENV_VARS[k as Key]}`);
+  }
+  const fromFlags: Record<string, unknown> = {};
+  for (const key of KEYS) {
+    const v = flags[key];
+    if (v === undefined) continue;
+    fromFlags[key] = typeof v === "string" && key !== "model" && key !== "baseUrl" ? fromText(key, v, `flag`) : v;
+  }
+  for (const [k, v] of Object.entries(fromFlags)) check({ [k]: v }, `flag --${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+
+  const config: CliConfig = {
+    write: false,
+    user: osUser(env),
+    review: [],
+    longTermMemory: true,
+    database: env === process.env ? defaultDatabasePath() : join(home, "engram.db"),
+  };
+  const sources = Object.fromEntries(KEYS.map((k) => [k, "default"])) as Record<Key, ConfigSource>;
+  const apply = (values: Record<string, unknown>, source: (k: Key) => ConfigSource, base: string) => {
+    for (const key of KEYS) {
+      const v = values[key];
+      if (v === undefined) continue;
+      (config as unknown as Record<string, unknown>)[key] = PATH_KEYS.includes(key) && typeof v === "string" ? resolve(base, v) : v;
+      sources[key] = source(key);
+    }
+  };
+  for (const layer of layers) apply(layer.values, () => layer.source, layer.base);
+  apply(fromEnv, (k) => (envSources[k] as ConfigSource) ?? "default", cwd);
+  apply(fromFlags, () => "flag", cwd);
+  return { config, sources, files, home };
+}
+
+/** The configuration as printable rows (the API key masked). */
+export function describeConfig(loaded: LoadedConfig): { key: string; value: string; source: ConfigSource }[] {
+  return KEYS.map((key) => {
+    const v = loaded.config[key];
+    let value = v === undefined ? "(unset)" : Array.isArray(v) ? v.join(",") || "(none)" : String(v);
+    if (key === "apiKey" && typeof v === "string") value = `${v.slice(0, 3)}…(${v.length} chars)`;
+    return { key, value, source: loaded.sources[key] };
+  });
+}
+
+/** The directory of the user file (for messages). */
+export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(engramHome(env), "config.json");
+}

@@ -1,0 +1,42 @@
+/**
+ * What every command receives: the loaded configuration and the output streams.
+ * @module
+ */
+import type { LoadedConfig } from "./config.js";
+import { EXIT } from "./exit.js";
+import { type Colors, type Out, colorsFor } from "./terminal.js";
+
+/** The per-invocation context. */
+export interface Context {
+  loaded: LoadedConfig;
+  stdout: Out;
+  stderr: Out;
+  env: NodeJS.ProcessEnv;
+  /** Colours for a stream (off for NO_COLOR, --no-color, non-TTY). */
+  colors(stream: Out): Colors;
+  /** Prints `engram: <message>` on stderr. */
+  error(message: string): void;
+  /** Prints a usage error and returns {@link EXIT.usage}. */
+  usage(message: string): number;
+}
+
+/** Builds a context over the process streams. */
+export function createContext(loaded: LoadedConfig, options: { color?: boolean; env?: NodeJS.ProcessEnv } = {}): Context {
+  const env = options.env ?? process.env;
+  const colorOption = options.color === undefined ? {} : { color: options.color };
+  const ctx: Context = {
+    loaded,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env,
+    colors: (stream) => colorsFor(stream, { ...colorOption, env }),
+    error(message) {
+      ctx.stderr.write(`${ctx.colors(ctx.stderr).red("engram:")} ${message}\n`);
+    },
+    usage(message) {
+      ctx.error(message);
+      return EXIT.usage;
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,69 @@
+/**
+ * Exit codes of the `engram` command, one per way a run can end.
+ * @module
+ */
+import { ConfigError, EngramError, type StopReason } from "engram";
+
+/** Exit codes (also listed by `engram run --help`). */
+export const EXIT = {
+  /** The run finished (`stopReason: "done"`), or the command succeeded. */
+  ok: 0,
+  /** The run failed: a model, store or tool error. */
+  error: 1,
+  /** Bad usage or configuration: unknown flag, invalid value, no model configured. */
+  usage: 2,
+  /** The run hit `maxTurns`. */
+  maxTurns: 3,
+  /** The run hit its model-call budget. */
+  maxModelCalls: 4,
+  /** The run waits for a human review (rerun with `--yes` / `--deny`, or `engram threads resume`). */
+  interrupted: 5,
+  /** The model hit its output limit. */
+  truncated: 6,
+  /** Cancelled by Ctrl-C / SIGINT (128 + 2). */
+  cancelled: 130,
+} as const;
+
+/** The exit code of a run that ended with `stopReason`. */
+export function exitCodeFor(stopReason: StopReason): number {
+  switch (stopReason) {
+    case "done":
+      return EXIT.ok;
+    case "max_turns":
+      return EXIT.maxTurns;
+    case "max_model_calls":
+      return EXIT.maxModelCalls;
+    case "interrupted":
+      return EXIT.interrupted;
+    case "truncated":
+      return EXIT.truncated;
+    case "cancelled":
+      return EXIT.cancelled;
+    default:
+      return EXIT.error;
+  }
+}
+
+/** The exit code for a thrown error: configuration errors are usage errors. */
+export function exitCodeForError(e: unknown): number {
+  if (e instanceof ConfigError) return EXIT.usage;
+  if (e instanceof EngramError && e.code === "unknown_provider") return EXIT.usage;
+  return EXIT.error;
+}
+
+/** One line describing an error (`code: message`). */
+export function describeError(e: unknown): string {
+  if (e instanceof ConfigError) return e.message;
+  if (e instanceof EngramError) return `${e.code}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Thrown by commands to exit with a code after printing `message`. */
+export class ExitError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * A read-only view of a backend: reads and searches pass through, every write, edit, append and
+ * delete returns `permission_denied` (as data, like every backend error). The `engram` command
+ * wraps `--root` in it unless `--write` is given.
+ * @module
+ */
+import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, Core, ReadOptions } from "engram";
+
+const DETAIL = "the directory is read-only (start engram with --write to allow changes)";
+
+/** Wraps `inner` so that nothing can change through it. */
+export class ReadOnlyBackend implements Backend {
+  readonly #inner: Backend;
+  readonly #core: Promise<Core>;
+
+  constructor(inner: Backend, core: Core | Promise<Core>) {
+    this.#inner = inner;
+    this.#core = Promise.resolve(core);
+  }
+
+  async #denied(path: string) {
+    return { error: (await this.#core).errorData("permission_denied", path, DETAIL) };
+  }
+
+  ls(path: string) {
+    return this.#inner.ls(path);
+  }
+  read(path: string, options?: ReadOptions) {
+    return this.#inner.read(path, options);
+  }
+  readBytes(path: string) {
+    return this.#inner.readBytes(path);
+  }
+  grep(pattern: string, options?: BackendGrepOptions) {
+    return this.#inner.grep(pattern, options);
+  }
+  glob(pattern: string, options?: BackendGlobOptions) {
+    return this.#inner.glob(pattern, options);
+  }
+  stat(path: string) {
+    return this.#inner.stat(path);
+  }
+  write(path: string) {
+    return this.#denied(path);
+  }
+  append(path: string) {
+    return this.#denied(path);
+  }
+  edit(path: string, _old: string, _new: string, _options?: BackendEditOptions) {
+    return this.#denied(path);
+  }
+  delete(path: string) {
+    return this.#denied(path);
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * What every command opens from the configuration: the SQLite store and checkpointer (one file),
+ * the per-thread backend (a sandboxed `--root` or the database) with the user's `/memories/`
+ * route, and the agent.
+ * @module
+ */
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { SqliteCheckpointer, SqliteStore } from "@engram/sqlite";
+import {
+  type Backend,
+  type ChatModel,
+  CompositeBackend,
+  ConfigError,
+  type DeepAgent,
+  type DeepAgentOptions,
+  FilesystemBackend,
+  type InterruptConfig,
+  LongTermMemory,
+  StoreBackend,
+  StoreMemoryStorage,
+  createDeepAgent,
+  loadCore,
+} from "engram";
+import type { CliConfig } from "./config.js";
+import { ReadOnlyBackend } from "./readonly-backend.js";
+
+/** Where the user's AGENTS.md lives, in the agent's tree (a store route). */
+export const USER_MEMORY_PATH = "/memories/AGENTS.md";
+/** The project memory file, when `--root` is set. */
+export const PROJECT_MEMORY_PATH = "/AGENTS.md";
+/** Skill directories: the user's (`$ENGRAM_HOME/skills`, read-only), then the project's (later wins). */
+export const SKILLS_SOURCES = ["/user-skills/", "/skills/"];
+
+/** The namespace of a user's `/memories/` files in the store. */
+export function userFilesNamespace(user: string): string[] {
+  return ["engram", "users", user, "files"];
+}
+
+/** Storage and backends, without a model (enough for `threads`, `memory`, `skills`). */
+export interface Storage {
+  config: CliConfig;
+  store: SqliteStore;
+  checkpointer: SqliteCheckpointer;
+  /** The backend of a thread: the root (or the thread's files in the database) + `/memories/`. */
+  backend(threadId: string): Backend;
+  /** The user's `/memories/` files. */
+  userFiles: StoreBackend;
+  /** The project directory backend, when `--root` is set (read-only unless `--write`). */
+  project?: Backend;
+  close(): void;
+}
+
+/** Opens the database and the backends of `config`. Throws `ConfigError` for a bad `--root`.
+ * `home` holds the user's skills (`<home>/skills/<name>/SKILL.md`). */
+export function openStorage(config: CliConfig, home: string): Storage {
+  let project: Backend | undefined;
+  if (config.root !== undefined) {
+    if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
+      throw new ConfigError("root", `${config.root} is not a directory`);
+    }
+    const fs = new FilesystemBackend({ rootDir: config.root });
+    project = config.write ? fs : new ReadOnlyBackend(fs, loadCore());
+  }
+  const store = new SqliteStore({ path: config.database });
+  let checkpointer: SqliteCheckpointer;
+  try {
+    checkpointer = new SqliteCheckpointer({ path: config.database });
+  } catch (e) {
+    store.close();
+    throw e;
+  }
+  const userFiles = new StoreBackend({ store, namespace: userFilesNamespace(config.user) });
+  const skillsDir = join(home, "skills");
+  const userSkills = existsSync(skillsDir) ? new ReadOnlyBackend(new FilesystemBackend({ rootDir: skillsDir }), loadCore()) : undefined;
+  return {
+    config,
+    store,
+    checkpointer,
+    userFiles,
+    ...(project && { project }),
+    backend(threadId) {
+      const base = project ?? new StoreBackend({ store, namespace: ["engram", "threads", threadId, "files"] });
+      return new CompositeBackend(base, { "/memories/": userFiles, ...(userSkills && { "/user-skills/": userSkills }) });
+    },
+    close() {
+      checkpointer.close();
+      store.close();
+    },
+  };
+}
+
+/** The agent options the CLI derives from the configuration. */
+export function agentOptions(storage: Storage, extra: { model: ChatModel }): DeepAgentOptions {
+  const { config } = storage;
+  const interruptOn: Record<string, InterruptConfig> = {};
+  for (const tool of config.review) interruptOn[tool] = true;
+  const settings = {
+    ...(config.temperature !== undefined && { temperature: config.temperature }),
+    ...(config.maxOutputTokens !== undefined && { maxOutputTokens: config.maxOutputTokens }),
+  };
+  return {
+    backend: ({ threadId }) => storage.backend(threadId),
+    checkpointer: storage.checkpointer,
+    store: storage.store,
+    memorySources: storage.project ? [USER_MEMORY_PATH, PROJECT_MEMORY_PATH] : [USER_MEMORY_PATH],
+    skillsSources: SKILLS_SOURCES,
+    interruptOn,
+    ...(config.maxTurns !== undefined && { maxTurns: config.maxTurns }),
+    ...(Object.keys(settings).length > 0 && { modelSettings: settings }),
+    longTermMemory: config.longTermMemory
+      ? {
+          model: extra.model,
+          ...(config.memoryDebounceMs !== undefined && { debounceMs: config.memoryDebounceMs }),
+        }
+      : false,
+  };
+}
+
+/** The agent of `config` over `storage`. */
+export function openAgent(storage: Storage, model: ChatModel, onWarning?: (message: string) => void): DeepAgent {
+  const options = agentOptions(storage, { model });
+  if (onWarning && typeof options.longTermMemory === "object") options.longTermMemory.onWarning = onWarning;
+  return createDeepAgent(model, options);
+}
+
+/** A model for memory commands that never call one: any call is an error. */
+const NO_MODEL: ChatModel = {
+  id: "none",
+  async invoke() {
+    throw new ConfigError("model", "this command does not call a model");
+  },
+  // biome-ignore lint/correctness/useYield: it never yields, it fails
+  async *stream() {
+    throw new ConfigError("model", "this command does not call a model");
+  },
+};
+
+/** The long-term memory of the configured user, for the `memory` commands (no model calls). */
+export function openLongTermMemory(storage: Storage): LongTermMemory {
+  return new LongTermMemory({
+    model: NO_MODEL,
+    storage: new StoreMemoryStorage({ store: storage.store }),
+    store: storage.store,
+    onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+  });
+}
