@@ -78,7 +78,15 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
       return cache;
     },
   };
-  const top: AgentLevel = { model: chatModel, options: o, depth: 0, services, captureLongTerm: true, injectLongTerm: true };
+  const top: AgentLevel = {
+    name: ltmOptions?.agentName ?? "agent",
+    model: chatModel,
+    options: o,
+    depth: 0,
+    services,
+    captureLongTerm: true,
+    injectLongTerm: true,
+  };
   return {
     ...(longTerm && { longTermMemory: longTerm }),
     stream: (input, opts) => runThread(top, input, opts),

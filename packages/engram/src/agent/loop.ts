@@ -116,7 +116,18 @@ function checkDecisions(interrupt: Interrupt, decisions: Record<string, Decision
  * Runs one level until the model answers without tool calls, a bound is reached, or a
  * reviewed tool call (here or in a subagent) interrupts. `state` is changed in place.
  */
-export async function runLoop(outer: RunScope, state: LevelState, input: AgentInput, hooks: LoopHooks): Promise<AgentOutput> {
+export function runLoop(outer: RunScope, state: LevelState, input: AgentInput, hooks: LoopHooks): Promise<AgentOutput> {
+  const { tracing } = outer.level.options;
+  if (!tracing) return runLevel(outer, state, input, hooks);
+  const { level, threadId } = outer;
+  return tracing.run({ name: level.name, threadId, depth: level.depth }, async (span) => {
+    const out = await runLevel(outer, state, input, hooks);
+    span.setAttribute("engram.stop_reason", out.stopReason);
+    return out;
+  });
+}
+
+async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, hooks: LoopHooks): Promise<AgentOutput> {
   const scope: RunScope = { ...outer, suspended: new Map(), resuming: new Map() };
   const { level, signal, events, usage, run } = scope;
   const o = level.options;

@@ -7,6 +7,7 @@ import type { Backend } from "../backends/protocol.js";
 import type { StateBackend } from "../backends/state.js";
 import type { Core } from "../core/types.js";
 import type { McpServerConfig } from "../mcp/toolset.js";
+import type { AgentTracing } from "../tracing/tracing.js";
 import type { Message } from "../models/types.js";
 import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
@@ -145,6 +146,15 @@ export interface DeepAgentOptions {
    * a warning. Default: none.
    */
   mcpServers?: Record<string, McpServerConfig>;
+  /**
+   * OpenTelemetry spans (GenAI conventions), from `await AgentTracing.create(true | { tracer })`
+   * of `engram/tracing`: an `invoke_agent` span per run of every level (a subagent's nested under
+   * the `execute_tool task` span that started it), `chat` and `execute_tool` spans around every
+   * model and tool call (outermost, so they time the whole stack), and a span per backend
+   * operation of the tools, memory and skills. Nesting needs an async context manager (Node:
+   * `AsyncLocalStorageContextManager`). Default: none.
+   */
+  tracing?: AgentTracing;
 }
 
 /** Sampling settings for every model request (the contract's `ModelSettings`). */
@@ -183,6 +193,7 @@ export const DEFAULT_OPTIONS = {
   maxParallelToolCalls: 8,
   subagentMemory: true,
   mcpServers: undefined as Record<string, McpServerConfig> | undefined,
+  tracing: undefined as AgentTracing | undefined,
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
@@ -389,6 +400,7 @@ export const deepAgentOptionsSchema = z.strictObject(
         { message: "must be an object: server name → { command, … } or { url, … }" },
       )
       .optional(),
+    tracing: hasMethods(["run", "middleware", "backend"], "an AgentTracing (await AgentTracing.create(…) from engram/tracing)").optional(),
     core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
   },
   { message: "must be an object" },

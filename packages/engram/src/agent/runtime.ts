@@ -33,6 +33,8 @@ export interface AgentServices {
 
 /** One agent level. */
 export interface AgentLevel {
+  /** The agent's name in traces and events: the subagent's name, or the top agent's. */
+  name: string;
   model: ChatModel;
   /** This level's options (a subagent's are derived from its parent's). */
   options: ResolvedOptions;

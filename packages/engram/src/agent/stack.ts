@@ -1,7 +1,7 @@
 /**
  * The middleware stack of one agent level, one module per slot, in DESIGN §2 order: memory,
  * skills, filesystem, subagents, summarization, tool-call repair, then user middleware and
- * human review.
+ * human review — with tracing, when set, around all of them.
  * @module
  */
 import type { Middleware } from "../middleware/types.js";
@@ -15,7 +15,10 @@ import { summarizationSlot } from "./slots/summarization.js";
 import { userSlot } from "./slots/user.js";
 
 export function buildStack(scope: RunScope, runChild: RunChild): Middleware[] {
+  const tracing = scope.level.options.tracing;
   const slots: (Middleware | Middleware[] | undefined)[] = [
+    // Outermost: the chat and execute_tool spans time the whole stack.
+    tracing?.middleware(scope.level.model.id),
     memorySlot(scope),
     skillsSlot(scope),
     filesystemSlot(scope),

@@ -27,13 +27,16 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
   const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
   const core = await services.core;
   const saved = await services.checkpointer.get(threadId);
-  const { backend, state: threadState } = await resolveThreadBackend(
+  const resolved = await resolveThreadBackend(
     o.backend,
     { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) },
     saved?.files,
     core,
     services.backendOwners,
   );
+  const threadState = resolved.state;
+  // What tools, memory and skills use: the thread's backend, traced when tracing is on.
+  const backend = o.tracing ? o.tracing.backend(resolved.backend) : resolved.backend;
   const runTools = await services.mcpTools();
   const state: LevelState = {
     messages: saved?.messages ?? [],

@@ -18,9 +18,10 @@ import type { AgentInput, AgentOutput } from "../types.js";
 export type RunChild = (scope: RunScope, input: AgentInput, state: LevelState) => Promise<AgentOutput>;
 
 /** The child level a `task` call starts. */
-export function childLevel(parent: AgentLevel, definition: SubagentDefinition | undefined): AgentLevel {
+export function childLevel(parent: AgentLevel, definition: SubagentDefinition | undefined, name: string): AgentLevel {
   const o = parent.options;
   return {
+    name,
     model: definition?.model === undefined ? parent.model : resolveModel(definition.model),
     options: {
       ...o,
@@ -56,7 +57,7 @@ export function subagentsSlot(scope: RunScope, runChild: RunChild): Middleware |
   const o = level.options;
   if (!o.enableSubagents) return undefined;
   return subagentsMiddleware(o.subagents, o.maxSubagentDepth, async ({ definition, name, task, parent, toolCallId }) => {
-    const child = childLevel(level, definition);
+    const child = childLevel(level, definition, name);
     const resuming = scope.resuming.get(toolCallId);
     const path = resuming?.suspension.path ?? `${scope.path === "" ? "" : `${scope.path}/`}task:${name}/${ordinal(parent, toolCallId)}`;
     const state: LevelState = resuming ? structuredClone(resuming.suspension.state) : { messages: [], data: {} };
