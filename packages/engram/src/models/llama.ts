@@ -37,8 +37,12 @@ import {
 export interface LlamaCppOptions {
   /** Path of the `.gguf` file. Required. */
   modelPath: string;
-  /** CPU threads for evaluation. Default: every core (`os.availableParallelism()`); node-llama-cpp's
-   * own default of 4 is far slower on machines with fewer cores. */
+  /**
+   * CPU threads for evaluation. Default: every core (`os.availableParallelism()`); node-llama-cpp's
+   * own default of 4 is ~30× slower on a 2-core machine. llama.cpp's worker threads spin while
+   * they wait, so they must not share cores with other busy work: on a 2-core machine with other
+   * processes running, `threads: 1` measured 52 tokens/s where 2 threads gave 1.7.
+   */
   threads?: number;
   /** Context window in tokens. Default: `4096` (or the model's training size, if smaller). */
   contextSize?: number;
