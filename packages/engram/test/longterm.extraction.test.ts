@@ -331,6 +331,6 @@ describe("nothing silently lost", () => {
     memory.capture(long, { threadId: "t", userId: "u" });
     await memory.close();
     expect(model.requests.length).toBeGreaterThan(1); // 1,500-token chunks instead of 6,000
-    expect(seen[0]?.settings?.maxOutputTokens).toBe(768);
+    expect(seen[0]?.settings?.maxOutputTokens).toBe(512);
   });
 });

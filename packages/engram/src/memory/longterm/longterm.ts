@@ -52,7 +52,7 @@ export interface LongTermMemoryOptions {
    * `60_000` plus 150 ms per estimated token of the request (a CPU model reads slowly). */
   modelTimeoutMs?: number;
   /** Output-token cap of an extraction request (`settings.maxOutputTokens`). Default: none, or
-   * `768` for a local model. */
+   * `512` for a local model. */
   maxOutputTokens?: number;
   /** Whether the extraction model runs locally (smaller chunks, longer timeouts, an output cap).
    * Default: detected from the model id (`llama…`, `ollama…`, `localhost`, `127.0.0.1`). */
@@ -154,7 +154,7 @@ export const LOCAL_MODEL_DEFAULTS = {
   /** Base of the timeout; {@link LOCAL_MODEL_DEFAULTS.msPerToken} is added per request token. */
   modelTimeoutMs: 60_000,
   msPerToken: 150,
-  maxOutputTokens: 768,
+  maxOutputTokens: 512,
 };
 
 /** True when a model id looks like a model on this machine. */

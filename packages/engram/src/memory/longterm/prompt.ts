@@ -118,12 +118,9 @@ export function chunkConversation(messages: readonly Message[], options: UpdateP
   return chunks;
 }
 
-/** A {@link ModelRequest} with the fields of the request contract that carry structured output
- * and settings (`responseFormat`, `settings`). */
-export type UpdateRequest = ModelRequest & {
-  responseFormat?: { name: string; schema: Record<string, unknown> };
-  settings?: { temperature?: number; maxOutputTokens?: number };
-};
+/** The request of one extraction: a {@link ModelRequest} carrying `responseFormat` (the update's
+ * JSON schema) and `settings` (temperature 0, the output cap). */
+export type UpdateRequest = ModelRequest;
 
 /** The model request of one memory update (one chunk of a conversation), and the short fact ids
  * it showed. */

@@ -13,12 +13,19 @@ import { z } from "zod";
 import { FACT_CATEGORIES, HISTORY_SECTIONS, type MemoryData, USER_SECTIONS } from "./schema.js";
 
 /** How many new facts and removals one update may carry (longer lists are cut). */
-export const MAX_UPDATE_FACTS = 20;
+export const MAX_UPDATE_FACTS = 10;
+/** Longest fact text (and correction note) an update may propose, in characters. */
+export const MAX_FACT_CHARS = 200;
+/** Longest summary an update may propose, in characters. */
+export const MAX_SUMMARY_CHARS = 800;
 
 /** One summary section of the update, and of the current memory as shown to the model. */
 export const sectionSchema = z
   .object({
-    summary: z.string().meta({ examples: [""] }),
+    summary: z
+      .string()
+      .max(MAX_SUMMARY_CHARS)
+      .meta({ examples: [""] }),
     shouldUpdate: z.boolean().meta({ examples: [false] }),
   })
   .describe("The whole new summary text when shouldUpdate is true; otherwise leave it as it is.");
@@ -28,6 +35,7 @@ export const factSchema = z.object({
   content: z
     .string()
     .min(1)
+    .max(MAX_FACT_CHARS)
     .describe("One self-contained statement the USER made or confirmed.")
     .meta({ examples: ["Prefers TypeScript over JavaScript"] }),
   category: z.enum(FACT_CATEGORIES).meta({ examples: ["preference"] }),
@@ -36,7 +44,7 @@ export const factSchema = z.object({
     .min(0)
     .max(1)
     .meta({ examples: [0.9] }),
-  sourceError: z.string().optional().describe('For "correction" facts: what the assistant got wrong.'),
+  sourceError: z.string().max(MAX_FACT_CHARS).optional().describe('For "correction" facts: what the assistant got wrong.'),
 });
 
 /** The user-context sections of an update. */
