@@ -7,6 +7,7 @@ import type { Backend } from "../backends/protocol.js";
 import type { StateBackend } from "../backends/state.js";
 import type { Core } from "../core/types.js";
 import type { McpServerConfig } from "../mcp/toolset.js";
+import type { MemoryHistory } from "../memory/history/history.js";
 import type { AgentTracing } from "../tracing/tracing.js";
 import type { Message } from "../models/types.js";
 import type { Store } from "../stores/types.js";
@@ -155,6 +156,14 @@ export interface DeepAgentOptions {
    * `AsyncLocalStorageContextManager`). Default: none.
    */
   tracing?: AgentTracing;
+  /**
+   * Records every change the agent makes to the memory sources (`memorySources`: write_file,
+   * edit_file and delete, by the agent or a subagent) in this {@link MemoryHistory}, with the
+   * run's user (`userId`, else long-term memory's `defaultUserId`, else `"default"`), thread and
+   * run id; list, diff and revert them there (`history.revert(userId, id, restoreThrough(backend))`).
+   * Default: none.
+   */
+  memoryHistory?: MemoryHistory;
 }
 
 /** Sampling settings for every model request (the contract's `ModelSettings`). */
@@ -194,6 +203,7 @@ export const DEFAULT_OPTIONS = {
   subagentMemory: true,
   mcpServers: undefined as Record<string, McpServerConfig> | undefined,
   tracing: undefined as AgentTracing | undefined,
+  memoryHistory: undefined as MemoryHistory | undefined,
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
@@ -400,6 +410,7 @@ export const deepAgentOptionsSchema = z.strictObject(
         { message: "must be an object: server name → { command, … } or { url, … }" },
       )
       .optional(),
+    memoryHistory: hasMethods(["record", "list", "revert"], "a MemoryHistory").optional(),
     tracing: hasMethods(["run", "middleware", "backend"], "an AgentTracing (await AgentTracing.create(…) from engram/tracing)").optional(),
     core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
   },

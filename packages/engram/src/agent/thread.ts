@@ -7,7 +7,8 @@ import { ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
-import type { AgentLevel, RunScope } from "./runtime.js";
+import { recordingBackend } from "./memory-history.js";
+import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { resolveThreadBackend } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
 
@@ -35,8 +36,19 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     services.backendOwners,
   );
   const threadState = resolved.state;
-  // What tools, memory and skills use: the thread's backend, traced when tracing is on.
-  const backend = o.tracing ? o.tracing.backend(resolved.backend) : resolved.backend;
+  // What tools, memory and skills use: the thread's backend, with memory changes recorded and
+  // operations traced when those options are on.
+  let backend = resolved.backend;
+  if (o.memoryHistory) {
+    backend = recordingBackend(backend, core, {
+      history: o.memoryHistory,
+      sources: o.memorySources,
+      userId: memoryIdentity(services, { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) }).userId,
+      threadId,
+      runId: `run-${crypto.randomUUID()}`,
+    });
+  }
+  if (o.tracing) backend = o.tracing.backend(backend);
   const runTools = await services.mcpTools();
   const state: LevelState = {
     messages: saved?.messages ?? [],

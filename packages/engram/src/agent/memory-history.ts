@@ -1,0 +1,59 @@
+/**
+ * The `memoryHistory` option: the backend a run's tools use records every change to the memory
+ * sources in a {@link MemoryHistory}, with the user, thread and run that made it.
+ * @module
+ */
+import type { Backend } from "../backends/protocol.js";
+import type { Core } from "../core/types.js";
+import type { MemoryHistory } from "../memory/history/history.js";
+import { recordMemoryChanges } from "../memory/history/recording-backend.js";
+
+const METHODS = ["ls", "read", "readBytes", "write", "append", "edit", "grep", "glob", "delete", "stat"] as const;
+
+/** Every method of `backend` bound to it, so wrappers built on the result (prototype chains)
+ * never call a class backend with a foreign `this`. */
+function bound(backend: Backend): Backend {
+  const out: Record<string, unknown> = {};
+  for (const m of METHODS) {
+    const fn = (backend as unknown as Record<string, unknown>)[m];
+    if (typeof fn === "function") out[m] = fn.bind(backend);
+  }
+  return out as unknown as Backend;
+}
+
+/** What one run records changes as. */
+export interface HistoryScope {
+  history: MemoryHistory;
+  /** The memory sources, as configured (normalised here). */
+  sources: readonly string[];
+  userId: string;
+  threadId: string;
+  runId: string;
+}
+
+/**
+ * `backend` with changes to the memory sources recorded. Paths of `write`, `edit` and `delete`
+ * are normalised by the core first, so `/./AGENTS.md` or `AGENTS.md` is recorded as
+ * `/AGENTS.md` — the same rule the backends apply.
+ */
+export function recordingBackend(backend: Backend, core: Core, scope: HistoryScope): Backend {
+  const normal = (path: string) => {
+    const r = core.normalizePath(path);
+    return r.error ? path : r.path;
+  };
+  const recorded = bound(
+    recordMemoryChanges(bound(backend), {
+      history: scope.history,
+      paths: scope.sources.map(normal),
+      userId: scope.userId,
+      threadId: scope.threadId,
+      runId: scope.runId,
+    }),
+  );
+  return {
+    ...recorded,
+    write: (path, ...rest) => recorded.write(normal(path), ...rest),
+    edit: (path, ...rest) => recorded.edit(normal(path), ...rest),
+    delete: (path) => recorded.delete(normal(path)),
+  };
+}
