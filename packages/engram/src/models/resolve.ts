@@ -237,6 +237,8 @@ function isModuleNotFound(error: unknown, packageName: string): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   const notFound =
-    code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND" || /cannot find|could not resolve|failed to (load|resolve)/i.test(error.message);
+    code === "ERR_MODULE_NOT_FOUND" ||
+    code === "MODULE_NOT_FOUND" ||
+    /cannot find|could not resolve|failed to (load|resolve)/i.test(error.message);
   return notFound && error.message.includes(packageName);
 }
