@@ -144,6 +144,9 @@ if [[ $WASM_MODE == build-std ]]; then
 else
   "${wasm_pack[@]}"
 fi
+# wasm-pack writes pkg/.gitignore with `*`, which npm honours inside `files`: the published
+# tarball would be empty. The repository's own .gitignore already keeps pkg/ out of git.
+rm -f bindings/wasm/pkg/.gitignore
 WASM=bindings/wasm/pkg/engram_wasm_bg.wasm
 STAMP=target/.engram-wasm-opt.sha256
 raw_sum=$(sha256sum "$WASM" | cut -d' ' -f1)

@@ -8,6 +8,7 @@
  */
 import { loadNativeBinding } from "#node-access";
 import { decodeGrep, toIndex } from "../core/binding.js";
+import { nativeCoreRequired } from "../core/loader.js";
 import { EngramError } from "../errors.js";
 import type { Core, ErrorData, FileInfo, GlobResult, GrepSkip, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
@@ -86,7 +87,12 @@ export function openRootedFs(options: {
   durability?: "full" | "relaxed" | undefined;
   lockTimeoutMs?: number | undefined;
 }): { fs: RawRootedFs; binding: RawFsBinding } {
-  const binding = loadNativeBinding() as unknown as RawFsBinding;
+  let binding: RawFsBinding;
+  try {
+    binding = loadNativeBinding() as unknown as RawFsBinding;
+  } catch (cause) {
+    throw nativeCoreRequired("FilesystemBackend", cause);
+  }
   const maxFileBytes = Math.round((options.maxFileSizeMb ?? 10) * 1024 * 1024);
   const json = {
     root: options.rootDir,

@@ -28,12 +28,14 @@ const loaded = new Map<CoreKind, Core>();
 export async function loadCore(options: LoadCoreOptions = {}): Promise<Core> {
   const forced = options.core ?? coreFromEnv();
   if (forced) return load(forced, options);
-  if (!isNode()) return load("wasm", options);
+  if (runtime() !== "node") return load("wasm", options);
   try {
     return await load("native", options);
   } catch (nativeError) {
     try {
-      return await load("wasm", options);
+      const core = await load("wasm", options);
+      noticeWasmFallback(nativeError);
+      return core;
     } catch (wasmError) {
       throw new EngramError("core_unavailable", "neither the native nor the WASM core could be loaded", {
         cause: new AggregateError([nativeError, wasmError]),
@@ -71,7 +73,7 @@ export function loadedCore(): Core {
   const forced = coreFromEnv();
   const ready = forced ? loaded.get(forced) : (loaded.get("native") ?? loaded.get("wasm"));
   if (ready) return ready;
-  if ((forced ?? "native") === "native" && isNode()) {
+  if ((forced ?? "native") === "native" && runtime() === "node") {
     try {
       const core = wrapBinding("native", loadNativeBinding());
       loaded.set("native", core);
@@ -95,7 +97,7 @@ async function loadWasm(options: LoadCoreOptions): Promise<Core> {
   const glue = await import("@engram/wasm");
   if (options.wasmModule) {
     glue.initSync({ module: options.wasmModule });
-  } else if (isNode()) {
+  } else if (runtime() !== "other") {
     glue.initSync({ module: await WebAssembly.compile(await readWasmFile()) });
   } else {
     await glue.default();
@@ -104,13 +106,107 @@ async function loadWasm(options: LoadCoreOptions): Promise<Core> {
 }
 
 function coreFromEnv(): CoreKind | undefined {
-  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.ENGRAM_CORE;
+  const value = readEnv("ENGRAM_CORE");
   if (value === undefined || value === "") return undefined;
   if (value === "native" || value === "wasm") return value;
   throw new EngramError("core_unavailable", `ENGRAM_CORE must be "native" or "wasm", not ${JSON.stringify(value)}`);
 }
 
-function isNode(): boolean {
-  const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
-  return typeof proc?.versions?.node === "string";
+interface DenoGlobal {
+  env: { get(name: string): string | undefined };
+  permissions?: { querySync?(descriptor: { name: "env"; variable: string }): { state: string } };
+}
+
+/** An environment variable, or `undefined` where reading it is not allowed: Deno without
+ * `--allow-env` throws (or prompts) on `process.env` / `Deno.env`, so there the permission is
+ * queried first and the variable read only when it is already granted. Never throws. */
+function readEnv(name: string): string | undefined {
+  const g = globalThis as { Deno?: DenoGlobal; process?: { env?: Record<string, string | undefined> } };
+  try {
+    if (g.Deno !== undefined) {
+      const state = g.Deno.permissions?.querySync?.({ name: "env", variable: name }).state;
+      return state === "granted" ? g.Deno.env.get(name) : undefined;
+    }
+    return g.process?.env?.[name];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Node (and Node-compatible runtimes such as Bun) load the native addon by default; Deno and
+ * the rest (workerd, browsers) load WebAssembly. Deno and Node read the WASM file from disk. */
+function runtime(): "node" | "deno" | "other" {
+  const g = globalThis as { Deno?: unknown; process?: { versions?: { node?: string } } };
+  if (g.Deno !== undefined) return "deno";
+  return typeof g.process?.versions?.node === "string" ? "node" : "other";
+}
+
+/**
+ * The `@engram/native-<platform>` package that holds the native addon for this machine (napi-rs
+ * names: `linux-x64-gnu`, `linux-x64-musl`, `darwin-arm64`, `win32-x64-msvc`, ...).
+ * @internal
+ */
+export function nativePackageName(): string {
+  const proc = (globalThis as { process?: NodeLikeProcess }).process;
+  const platform = proc?.platform ?? "unknown";
+  const arch = proc?.arch ?? "unknown";
+  let abi = "";
+  if (platform === "win32") abi = "-msvc";
+  else if (platform === "linux") abi = isMusl(proc) ? "-musl" : "-gnu";
+  return `@engram/native-${platform}-${arch}${abi}`;
+}
+
+interface NodeLikeProcess {
+  platform?: string;
+  arch?: string;
+  report?: { getReport?(): unknown };
+}
+
+function isMusl(proc: NodeLikeProcess | undefined): boolean {
+  try {
+    const report = proc?.report?.getReport?.() as { header?: { glibcVersionRuntime?: string } } | undefined;
+    return report?.header !== undefined && report.header.glibcVersionRuntime === undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** Why the native addon is not there, in a few words: not installed, or the load error's first line. */
+function nativeFailure(error: unknown): string {
+  const cause = error instanceof EngramError && error.code === "core_unavailable" ? error.cause : error;
+  const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
+  const text = typeof message === "string" ? message : String(cause);
+  if (code === "MODULE_NOT_FOUND" || text.startsWith("Cannot find native binding")) return "is not installed";
+  return `did not load (${text.split("\n")[0]})`;
+}
+
+/**
+ * The error of a feature that needs the native core (`FilesystemBackend`, file memory storage)
+ * when it cannot be loaded: {@link EngramError} `core_unavailable`, naming the package to install.
+ * @internal
+ */
+export function nativeCoreRequired(feature: string, cause: unknown): EngramError {
+  if (runtime() !== "node") {
+    return new EngramError(
+      "core_unavailable",
+      `${feature} needs Node.js and Engram's native core; this runtime has only the WebAssembly core`,
+      { cause },
+    );
+  }
+  return new EngramError(
+    "core_unavailable",
+    `${feature} needs Engram's native core, which ${nativeFailure(cause)} for ${nativePackageName().slice("@engram/native-".length)}: npm install ${nativePackageName()}`,
+    { cause },
+  );
+}
+
+let noticed = false;
+
+/** Says once per process that Node runs on WebAssembly because the native addon did not load. */
+function noticeWasmFallback(nativeError: unknown): void {
+  if (noticed) return;
+  noticed = true;
+  console.warn(
+    `[engram] the native core ${nativeFailure(nativeError)} for this platform: using the WebAssembly core. FilesystemBackend needs the native one (npm install ${nativePackageName()}); set ENGRAM_CORE=wasm to choose WebAssembly without this notice.`,
+  );
 }
