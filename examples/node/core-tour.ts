@@ -1,6 +1,6 @@
 /**
  * The Engram core on both builds: a resident file table, a router, grep, glob, read and edit.
- * Run it with `npm run demo`.
+ * Run it with `node_modules/.bin/tsx examples/node/core-tour.ts` (after `npm run setup`).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
