@@ -374,5 +374,7 @@ describe("fromLanguageModel", () => {
 });
 
 // Type-level: the real specification types are accepted where Engram expects a LanguageModelLike.
-export const acceptsV2 = (m: LanguageModelV2): LanguageModelLike => m;
-export const acceptsV3 = (m: LanguageModelV3): LanguageModelLike => m;
+it("accepts the AI SDK's own LanguageModelV2 / V3 types (checked by tsc)", () => {
+  const adapt = (m: LanguageModelV2 | LanguageModelV3): LanguageModelLike => m;
+  expect(adapt(v3Model({})).specificationVersion).toBe("v3");
+});
