@@ -18,11 +18,13 @@ pub enum ErrorCode {
     TooLarge,
     InvalidPattern,
     Conflict,
+    /// Another writer holds the lock and did not release it in time.
+    Busy,
     Unsupported,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::FileNotFound,
         ErrorCode::IsDirectory,
         ErrorCode::InvalidPath,
@@ -33,6 +35,7 @@ impl ErrorCode {
         ErrorCode::TooLarge,
         ErrorCode::InvalidPattern,
         ErrorCode::Conflict,
+        ErrorCode::Busy,
         ErrorCode::Unsupported,
     ];
 
@@ -48,6 +51,7 @@ impl ErrorCode {
             ErrorCode::TooLarge => "too_large",
             ErrorCode::InvalidPattern => "invalid_pattern",
             ErrorCode::Conflict => "conflict",
+            ErrorCode::Busy => "busy",
             ErrorCode::Unsupported => "unsupported",
         }
     }
@@ -68,6 +72,7 @@ impl ErrorCode {
             ErrorCode::TooLarge => "Too large: '{subject}' ({detail})",
             ErrorCode::InvalidPattern => "Invalid pattern '{subject}': {detail}",
             ErrorCode::Conflict => "Conflict: '{subject}' changed since it was read; read it again and retry",
+            ErrorCode::Busy => "Busy: '{subject}' is locked by another writer ({detail}); retry later",
             ErrorCode::Unsupported => "Unsupported: {detail} ('{subject}')",
         }
     }

@@ -24,7 +24,7 @@ impl Drop for DirLock<'_> {
     }
 }
 
-/// Takes the lock of `dir`, waiting up to `timeout` for another writer (`conflict` after that).
+/// Takes the lock of `dir`, waiting up to `timeout` for another writer (`busy` after that).
 pub(crate) fn lock_dir<'a>(dir: BorrowedFd<'a>, timeout: Duration, subject: &str) -> CoreResult<DirLock<'a>> {
     let start = Instant::now();
     let mut pause = Duration::from_micros(200);
@@ -44,22 +44,10 @@ pub(crate) fn lock_dir<'a>(dir: BorrowedFd<'a>, timeout: Duration, subject: &str
     }
 }
 
-/// The `conflict` of a writer that waited `timeout` for the lock. The core's `conflict` text says
-/// the file changed; this one says why it is different (callers tell them apart by
-/// [`LOCK_TIMEOUT_MARK`]).
+/// The `busy` error of a writer that waited `timeout` for the lock.
 pub(crate) fn lock_timeout(subject: &str, timeout: Duration) -> CoreError {
-    let subject: String = subject.escape_debug().collect();
-    CoreError {
-        code: ErrorCode::Conflict,
-        message: format!(
-            "Conflict: '{subject}' {LOCK_TIMEOUT_MARK} for more than {} ms; retry later",
-            timeout.as_millis()
-        ),
-    }
+    CoreError::new(ErrorCode::Busy, subject, format_args!("waited {} ms", timeout.as_millis()))
 }
-
-/// The words that mark a lock timeout in a `conflict` message.
-pub const LOCK_TIMEOUT_MARK: &str = "is locked by another writer";
 
 /// Removes every temp file in `dir`. Only called with the directory's lock held: every writer
 /// creates its temp file under that lock and renames or removes it before letting go, so any

@@ -165,7 +165,7 @@ describe("FileMemoryStorage", () => {
     expect((await storage.save("u", undefined, withFact(loaded.memory, "x"), loaded.revision)).ok).toBe(true);
   });
 
-  it("waits for a live lock and gives up with a conflict error after lockTimeoutMs", async () => {
+  it("waits for a live lock and gives up with a busy error after lockTimeoutMs", async () => {
     const storage = new FileMemoryStorage({ dir, lockTimeoutMs: 150 });
     const file = await storage.pathFor("u");
     await mkdir(dirname(file), { recursive: true });
@@ -176,7 +176,7 @@ describe("FileMemoryStorage", () => {
     });
     await new Promise<void>((resolve) => holder.stdout.once("data", () => resolve()));
     try {
-      await expect(storage.save("u", undefined, createEmptyMemory(), NO_REVISION)).rejects.toMatchObject({ code: "conflict" });
+      await expect(storage.save("u", undefined, createEmptyMemory(), NO_REVISION)).rejects.toMatchObject({ code: "busy" });
     } finally {
       // SIGKILL to the holder's whole group (flock and the sleep that inherited the lock).
       const exited = new Promise((resolve) => holder.once("exit", resolve));

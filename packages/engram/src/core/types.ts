@@ -16,6 +16,8 @@ export type ErrorCode =
   | "too_large"
   | "invalid_pattern"
   | "conflict"
+  /** Another writer held the lock longer than the lock timeout; retry later. */
+  | "busy"
   | "unsupported";
 
 /** An error returned as data. */

@@ -130,7 +130,7 @@ export class FileMemoryStorage implements MemoryStorage {
     const bytes = new TextEncoder().encode(`${JSON.stringify(checked.memory, null, 2)}\n`);
     const r = JSON.parse(await fs.write(v, bytes, expectedRevision)) as { version?: string; error?: ErrorData };
     if (r.error) {
-      if (r.error.code === "conflict" && !isLockTimeout(r.error)) return { ok: false, conflict: true };
+      if (r.error.code === "conflict") return { ok: false, conflict: true };
       throw EngramError.fromCore(r.error);
     }
     const revision = r.version as string;
@@ -179,12 +179,6 @@ export class FileMemoryStorage implements MemoryStorage {
       return undefined;
     }
   }
-}
-
-/** A `conflict` from waiting too long for the writers' lock (not a version mismatch): marked by
- * engram-fs's `LOCK_TIMEOUT_MARK`. */
-function isLockTimeout(error: ErrorData): boolean {
-  return error.message.includes("is locked by another writer");
 }
 
 function parseBytes(bytes: Uint8Array): Parsed {
