@@ -10,7 +10,7 @@ import { EngramError } from "../errors.js";
 import { AttemptSignal, abortedError, isAbortError, raceAbort, throwIfAborted } from "./abort.js";
 import { errorFromStatus, errorFromTransport, errorFromWire } from "./classify.js";
 import { assistantMessage, isPlainObject, toolCall } from "./normalize.js";
-import { type RetryOptions, type RetryPolicy, backoff, retryPolicy, withRetries } from "./retry.js";
+import { type RetryOptions, type RetryPolicy, retryPolicy, withRetries, withStreamRetries } from "./retry.js";
 import { TextToolCallStream, parseTextToolCalls } from "./text-tool-calls.js";
 import {
   type ChatModel,
@@ -198,21 +198,13 @@ class LanguageModelAdapter implements ChatModel {
     return result;
   }
 
-  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    for (let attempt = 1; ; attempt++) {
-      let shown = false;
-      try {
-        for await (const event of this.#streamOnce(request)) {
-          shown = true;
-          yield event;
-        }
-        return;
-      } catch (e) {
-        const error = toModelError(e, this.id, request.signal);
-        if (shown && !this.#retry.retryAfterOutput) throw error;
-        await backoff(error, attempt, this.#retry, request.signal);
-      }
-    }
+  stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    return withStreamRetries(
+      this.#retry,
+      request.signal,
+      () => this.#streamOnce(request),
+      (e) => toModelError(e, this.id, request.signal),
+    );
   }
 
   #offered(request: ModelRequest): ReadonlySet<string> | undefined {

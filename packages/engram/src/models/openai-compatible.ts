@@ -7,7 +7,7 @@ import { AttemptSignal, abortedError, isAbortError, raceAbort, throwIfAborted } 
 import { errorFromStatus, errorFromTransport, excerpt } from "./classify.js";
 import { toolCall } from "./normalize.js";
 import { StreamAccumulator, type WireResult, fromWireResponse, toRequestBody } from "./openai-wire.js";
-import { type RetryOptions, type RetryPolicy, backoff, retryPolicy, withRetries } from "./retry.js";
+import { type RetryOptions, type RetryPolicy, retryPolicy, withRetries, withStreamRetries } from "./retry.js";
 import { readSseData } from "./sse.js";
 import { TextToolCallStream, parseTextToolCalls } from "./text-tool-calls.js";
 import { type ChatModel, type ModelRequest, type ModelResult, type ModelStreamEvent, ModelError, type ToolCall } from "./types.js";
@@ -93,21 +93,13 @@ export class OpenAICompatibleModel implements ChatModel {
     return this.#withTextToolCalls(request, result);
   }
 
-  async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    for (let attempt = 1; ; attempt++) {
-      let shown = false;
-      try {
-        for await (const event of this.#streamOnce(request)) {
-          shown = true;
-          yield event;
-        }
-        return;
-      } catch (e) {
-        const error = this.#toError(e, request.signal);
-        if (shown && !this.#retry.retryAfterOutput) throw error;
-        await backoff(error, attempt, this.#retry, request.signal);
-      }
-    }
+  stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    return withStreamRetries(
+      this.#retry,
+      request.signal,
+      () => this.#streamOnce(request),
+      (e) => this.#toError(e, request.signal),
+    );
   }
 
   async #invokeOnce(request: ModelRequest): Promise<WireResult> {

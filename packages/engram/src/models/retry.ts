@@ -91,3 +91,27 @@ export async function withRetries<T>(
     }
   }
 }
+
+/** Streams `attempt`'s events, restarting it on a retryable failure — but never once the caller
+ * has seen output, unless the policy allows it. */
+export async function* withStreamRetries<E>(
+  policy: RetryPolicy,
+  signal: AbortSignal | undefined,
+  attempt: () => AsyncIterable<E>,
+  toError: (e: unknown) => ModelError,
+): AsyncGenerator<E> {
+  for (let n = 1; ; n++) {
+    let shown = false;
+    try {
+      for await (const event of attempt()) {
+        shown = true;
+        yield event;
+      }
+      return;
+    } catch (e) {
+      const error = toError(e);
+      if (shown && !policy.retryAfterOutput) throw error;
+      await backoff(error, n, policy, signal);
+    }
+  }
+}
