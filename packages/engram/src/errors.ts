@@ -48,6 +48,9 @@ export type EngramErrorCode =
   | "invalid_resume"
   /** An argument of the wrong type or shape (a store key with NUL, a non-JSON value, `write(123)`). */
   | "invalid_argument"
+  /** The model's final answer did not match the agent's `responseFormat`, even after it was
+   * shown the validation errors once. */
+  | "invalid_response"
   /** A store or checkpointer failed: the database is unreachable, its schema or a checkpoint is
    * newer than this version understands, or a stored record is damaged. */
   | "store_error"

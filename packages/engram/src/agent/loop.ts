@@ -7,14 +7,16 @@
  * @module
  */
 import { z } from "zod";
-import { ModelError, ResumeError } from "../errors.js";
+import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { type Decision, applyDecisions } from "../middleware/hitl.js";
 import { type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";
 import type { Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
 import { type Tool, type ToolResult, invokeTool } from "../tools/types.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
 import type { LevelState, RunScope, Suspension } from "./runtime.js";
+import { RESPOND_TOOL } from "./options.js";
 import { buildStack } from "./stack.js";
+import { FORMAT_PROMPT, type StructuredFormat, jsonOf, retryPrompt } from "./structured.js";
 import type { AgentInput, AgentOutput, Interrupt, StopReason } from "./types.js";
 
 /** JSON Schemas by zod schema: tools are rebuilt per run, their schemas are not. */
@@ -38,6 +40,42 @@ function addUsage(total: Usage, add: Usage | undefined): void {
   if (!add) return;
   total.inputTokens = (total.inputTokens ?? 0) + (add.inputTokens ?? 0);
   total.outputTokens = (total.outputTokens ?? 0) + (add.outputTokens ?? 0);
+}
+
+/** Where a run's structured final answer stands. */
+interface StructuredAnswer {
+  value?: unknown;
+  done: boolean;
+  /** Wrong answers so far, and the last one's validation errors. */
+  failures: number;
+  errors?: string;
+}
+
+/** The tool that ends a run with its final answer (`responseMode: "tool"`). */
+function respondTool(format: StructuredFormat, answer: StructuredAnswer): Tool<never> {
+  const tool: Tool<unknown> = {
+    name: RESPOND_TOOL,
+    description: "Gives your final answer, as the arguments. Call it once, when the task is done; it ends your work.",
+    schema: z.unknown(),
+    jsonSchema: format.jsonSchema,
+    async run(input) {
+      const checked = format.validate(input);
+      if (checked.ok) {
+        answer.value = checked.value;
+        answer.done = true;
+        return { content: "Final answer recorded." };
+      }
+      // The loop fails the run at the second wrong answer (a tool's exception would only
+      // become an error result).
+      answer.failures++;
+      answer.errors = checked.errors;
+      return {
+        content: `Error: the answer does not match the required schema: ${checked.errors}. Call ${RESPOND_TOOL} again.`,
+        isError: true,
+      };
+    },
+  };
+  return tool as Tool<never>;
 }
 
 /** Runs at most `n` tasks at a time. */
@@ -151,6 +189,10 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
       if (level.depth === 0) events.push({ type: "warning", message: `tool '${t.name}' of an MCP server is left out: the name is taken` });
     } else tools.set(t.name, t);
   }
+  // Structured output (top level only): the validated final answer, and the attempts it took.
+  const structured = hooks.top ? o.structured : undefined;
+  const answer: StructuredAnswer = { done: false, failures: 0 };
+  if (structured && o.responseMode === "tool") tools.set(RESPOND_TOOL, respondTool(structured, answer));
   const specs = [...tools.values()].map(toolSpec);
   const system = o.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
   const model = level.model;
@@ -159,6 +201,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     ...(state.interrupt && { interrupt: state.interrupt }),
     usage: hooks.top ? run.usage : usage,
     stopReason,
+    ...(answer.done && { structuredResponse: answer.value }),
   });
 
   /** One model call, counted against the run's budget. */
@@ -305,28 +348,93 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     for (const m of input.messages) state.messages.push({ ...m });
     for (const m of middleware) await m.beforeAgent?.(ctx);
   }
-  for (let turn = 0; turn < o.maxTurns; turn++) {
+  /** One model turn through the stack; its message joins the thread. */
+  const turn = async (extra: Partial<ModelRequest> = {}): Promise<ModelResponse> => {
+    let request: ModelRequest = { system, messages: [...state.messages], tools: specs, ...extra, ...(signal && { signal }) };
+    if (o.modelSettings) request = { ...request, settings: o.modelSettings };
+    for (const m of middleware) request = (await m.beforeModel?.(request, ctx)) ?? request;
+    let response = await callModel(request);
+    for (const m of middleware) response = (await m.afterModel?.(response, ctx)) ?? response;
+    state.messages.push(response.message);
+    return response;
+  };
+
+  /** Counts a wrong final answer: the first goes back to the model, the second fails the run. */
+  const rejectAnswer = (errors: string) => {
+    answer.failures++;
+    answer.errors = errors;
+    checkAnswers();
+  };
+  const checkAnswers = () => {
+    if (answer.failures >= 2)
+      throw new EngramError(
+        "invalid_response",
+        `the model's final answer does not match responseFormat: ${answer.errors ?? "(no answer)"}`,
+      );
+  };
+
+  /** Native mode: the final answer in the schema — the model's own if it is valid JSON, else
+   * asked for with `request.responseFormat` (errors sent back once). */
+  const nativeAnswer = async (message: Message, format: StructuredFormat): Promise<StopReason | undefined> => {
+    let content = message.content;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const json = jsonOf(content);
+      const checked = json && format.validate(json.value);
+      if (checked?.ok) {
+        answer.value = checked.value;
+        answer.done = true;
+        return undefined;
+      }
+      let prompt = FORMAT_PROMPT;
+      if (attempt > 0 || checked) {
+        const errors = checked ? checked.errors : "the answer is not a JSON object";
+        rejectAnswer(errors);
+        prompt = retryPrompt(errors);
+      }
+      if (signal?.aborted) throw abortError(signal);
+      if (run.modelCalls >= o.maxModelCalls) {
+        run.budgetExhausted = true;
+        return "max_model_calls";
+      }
+      state.messages.push({ role: "user", content: prompt });
+      content = (await turn({ tools: [], responseFormat: { name: format.name, schema: format.jsonSchema } })).message.content;
+    }
+    return undefined;
+  };
+
+  for (let n = 0; n < o.maxTurns; n++) {
     if (signal?.aborted) throw abortError(signal);
     if (run.modelCalls >= o.maxModelCalls) {
       run.budgetExhausted = true;
       return finish("max_model_calls");
     }
-    let request: ModelRequest = { system, messages: [...state.messages], tools: specs, ...(signal && { signal }) };
-    if (o.modelSettings) request = { ...request, settings: o.modelSettings } as ModelRequest;
-    for (const m of middleware) request = (await m.beforeModel?.(request, ctx)) ?? request;
-    let response = await callModel(request);
-    for (const m of middleware) response = (await m.afterModel?.(response, ctx)) ?? response;
-    state.messages.push(response.message);
+    const response = await turn();
     if (pending) {
       state.interrupt = pending;
       pending = undefined;
       return interrupted();
     }
     const calls = response.message.toolCalls ?? [];
-    if (calls.length === 0) return finish("done");
+    if (calls.length === 0) {
+      if (!structured) return finish("done");
+      if (o.responseMode === "native") return finish((await nativeAnswer(response.message, structured)) ?? "done");
+      // Tool mode: an answer in prose is valid only as the schema's JSON; else, once, a reminder.
+      const json = jsonOf(response.message.content);
+      const checked = json && structured.validate(json.value);
+      if (checked?.ok) {
+        answer.value = checked.value;
+        answer.done = true;
+        return finish("done");
+      }
+      rejectAnswer(checked ? checked.errors : `no ${RESPOND_TOOL} call`);
+      state.messages.push({ role: "user", content: `Give your final answer by calling ${RESPOND_TOOL}.` });
+      continue;
+    }
     if (signal?.aborted) throw abortError(signal);
     const stopped = await endToolPhase(calls, await runTools(calls));
     if (stopped) return stopped;
+    if (answer.done) return finish("done");
+    checkAnswers();
     if (run.budgetExhausted) return finish("max_model_calls");
   }
   return finish("max_turns");

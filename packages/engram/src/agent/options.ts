@@ -21,6 +21,10 @@ import type { RunContext } from "../tools/types.js";
 import { ConfigError } from "../errors.js";
 import { z } from "zod";
 import { resolveModel } from "../models/resolve.js";
+import { structuredFormat } from "./structured.js";
+
+/** The tool that ends a run with the final answer when `responseMode` is `"tool"`. */
+export const RESPOND_TOOL = "respond";
 
 export type { InterruptConfig } from "../middleware/hitl.js";
 export type { SubagentDefinition } from "../middleware/subagents.js";
@@ -164,6 +168,23 @@ export interface DeepAgentOptions {
    * Default: none.
    */
   memoryHistory?: MemoryHistory;
+  /**
+   * The schema the run's final answer must match — a zod 4 schema or a JSON Schema object. The
+   * run then ends with the validated (parsed) value as `structuredResponse` on its output and
+   * final event. How the answer is obtained is `responseMode`. An answer that does not match
+   * is sent back to the model once with the validation errors; a second mismatch fails the run
+   * with an {@link EngramError} of code `invalid_response`. Only the top agent answers in this
+   * form (subagents answer their `task` in text). Default: none (a text answer).
+   */
+  responseFormat?: z.ZodType | Record<string, unknown>;
+  /**
+   * How a `responseFormat` answer is obtained. `"native"`: when the model ends in prose, one more
+   * call asks for the answer with `request.responseFormat` (the provider's JSON-schema mode; an
+   * answer already in valid JSON is taken as is). `"tool"`: the model is given a `respond` tool
+   * whose arguments are the schema, and calling it ends the run (for models without a JSON
+   * mode). Default: `"native"`.
+   */
+  responseMode?: "native" | "tool";
 }
 
 /** Sampling settings for every model request (the contract's `ModelSettings`). */
@@ -204,6 +225,8 @@ export const DEFAULT_OPTIONS = {
   mcpServers: undefined as Record<string, McpServerConfig> | undefined,
   tracing: undefined as AgentTracing | undefined,
   memoryHistory: undefined as MemoryHistory | undefined,
+  responseFormat: undefined as z.ZodType | Record<string, unknown> | undefined,
+  responseMode: "native" as "native" | "tool",
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
@@ -410,6 +433,12 @@ export const deepAgentOptionsSchema = z.strictObject(
         { message: "must be an object: server name → { command, … } or { url, … }" },
       )
       .optional(),
+    responseFormat: z
+      .union([zod4Schema, z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v))], {
+        message: "must be a zod 4 schema or a JSON Schema object",
+      })
+      .optional(),
+    responseMode: z.enum(["native", "tool"], { message: "must be native or tool" }).optional(),
     memoryHistory: hasMethods(["record", "list", "revert"], "a MemoryHistory").optional(),
     tracing: hasMethods(["run", "middleware", "backend"], "an AgentTracing (await AgentTracing.create(…) from engram/tracing)").optional(),
     core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
@@ -496,8 +525,11 @@ export function resolveOptions(options: DeepAgentOptions) {
   o.subagents.forEach((s, i) => {
     if (s.interruptOn) checkTools(s.interruptOn, `subagents[${i}].interruptOn`);
   });
+  if (o.responseFormat !== undefined && o.responseMode === "tool" && names.has(RESPOND_TOOL))
+    throw new ConfigError("tools", `'${RESPOND_TOOL}' is the tool that gives the final answer when responseMode is "tool"`);
   return {
     ...o,
+    structured: o.responseFormat === undefined ? undefined : structuredFormat(o.responseFormat),
     subagents,
     memorySources: options.memorySources ?? [o.memoryFile],
     skillsSources: options.skillsSources ?? [o.skillsDir],

@@ -65,6 +65,9 @@ export interface AgentOutput {
   usage?: Usage;
   /** Why the run ended. */
   stopReason: StopReason;
+  /** The final answer validated against `responseFormat` (as the schema parses it), when the
+   * option is set and the run ended with `stopReason: "done"`. */
+  structuredResponse?: unknown;
 }
 
 /** Per-call options of `invoke` and `stream`. */

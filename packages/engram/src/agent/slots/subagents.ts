@@ -29,6 +29,8 @@ export function childLevel(parent: AgentLevel, definition: SubagentDefinition | 
       tools: definition?.tools ?? o.tools,
       interruptOn: stricterPolicy(o.interruptOn, definition?.interruptOn),
       enableMemory: o.enableMemory && o.subagentMemory,
+      // A subagent answers its task in text.
+      structured: undefined,
     },
     depth: parent.depth + 1,
     services: parent.services,
