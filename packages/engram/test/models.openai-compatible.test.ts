@@ -1,23 +1,10 @@
 /** OpenAICompatibleModel against a real chat-completions server on 127.0.0.1 (no mocked fetch). */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type ModelRequest, type ModelStreamEvent, OpenAICompatibleModel, type ToolSpec } from "../src/index.js";
-import { type ChatServer, chunk, json, raw, sse, startChatServer } from "./fixtures/models/chat-server.js";
-import { collect, rejection } from "./fixtures/models/helpers.js";
+import { describe, expect, it } from "vitest";
+import { type ModelRequest, type ModelStreamEvent, OpenAICompatibleModel } from "../src/index.js";
+import { chunk, json, raw, sse, startChatServer } from "./fixtures/models/chat-server.js";
+import { collect, rejection, useChatServer, weather } from "./fixtures/models/helpers.js";
 
-let server: ChatServer;
-beforeAll(async () => {
-  server = await startChatServer();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.requests.length = 0;
-});
-
-const weather: ToolSpec = {
-  name: "get_weather",
-  description: "Weather for a city.",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-};
+const chatServer = useChatServer();
 
 const request: ModelRequest = {
   system: "You are terse.",
@@ -31,12 +18,12 @@ const request: ModelRequest = {
 };
 
 function model(extra: Partial<ConstructorParameters<typeof OpenAICompatibleModel>[0]> = {}) {
-  return new OpenAICompatibleModel({ baseURL: `${server.baseURL}/`, model: "llama3.1:8b", ...extra });
+  return new OpenAICompatibleModel({ baseURL: `${chatServer().baseURL}/`, model: "llama3.1:8b", ...extra });
 }
 
 describe("OpenAICompatibleModel", () => {
   it("maps messages and tools to the wire format and parses a non-streaming reply", async () => {
-    server.reply(
+    chatServer().reply(
       json({
         id: "chatcmpl-1",
         object: "chat.completion",
@@ -79,8 +66,8 @@ describe("OpenAICompatibleModel", () => {
       usage: { inputTokens: 42, outputTokens: 7 },
     });
 
-    expect(server.requests).toHaveLength(1);
-    const [req] = server.requests;
+    expect(chatServer().requests).toHaveLength(1);
+    const [req] = chatServer().requests;
     expect(req?.method).toBe("POST");
     expect(req?.url).toBe("/v1/chat/completions");
     expect(req?.headers.authorization).toBe("Bearer sk-test");
@@ -107,17 +94,17 @@ describe("OpenAICompatibleModel", () => {
   });
 
   it("returns a plain text reply without toolCalls, omits empty system and tools, sends no auth by default", async () => {
-    server.reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "Hello!" }, finish_reason: "stop" }] }));
+    chatServer().reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "Hello!" }, finish_reason: "stop" }] }));
     const out = await model().invoke({ system: "", messages: [{ role: "user", content: "hi" }], tools: [] });
     expect(out).toEqual({ message: { role: "assistant", content: "Hello!" }, finishReason: "stop" });
     expect("toolCalls" in out.message).toBe(false);
-    const [req] = server.requests;
+    const [req] = chatServer().requests;
     expect(req?.headers.authorization).toBeUndefined();
     expect(req?.body).toEqual({ model: "llama3.1:8b", messages: [{ role: "user", content: "hi" }], stream: false });
   });
 
   it("streams a tool call split across chunks, accumulated by index, with usage from the final chunk", async () => {
-    server.reply(
+    chatServer().reply(
       sse(
         [
           chunk({ role: "assistant", content: "" }),
@@ -152,7 +139,7 @@ describe("OpenAICompatibleModel", () => {
         usage: { inputTokens: 50, outputTokens: 20 },
       },
     ]);
-    const [req] = server.requests;
+    const [req] = chatServer().requests;
     expect(req?.headers.accept).toBe("text/event-stream");
     expect(req?.body.stream).toBe(true);
     expect(req?.body.stream_options).toEqual({ include_usage: true });
@@ -166,7 +153,7 @@ describe("OpenAICompatibleModel", () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    server.reply(
+    chatServer().reply(
       sse([chunk({ role: "assistant", content: "Hel" }), chunk({ content: "lo" }), chunk({ content: "!" }, "stop")], {
         gate: { before: 1, wait: gate },
       }),
@@ -184,12 +171,12 @@ describe("OpenAICompatibleModel", () => {
       { type: "text_delta", text: "!" },
       { type: "finish", message: { role: "assistant", content: "Hello!" }, finishReason: "stop" },
     ]);
-    expect(server.requests[0]?.body.stream_options).toBeUndefined();
+    expect(chatServer().requests[0]?.body.stream_options).toBeUndefined();
   });
 
   it("turns HTTP errors into classified ModelErrors with the status and a body excerpt", async () => {
     const body = JSON.stringify({ error: { message: "model crashed", detail: "x".repeat(2000) } });
-    server.reply(raw(500, body), raw(503, "overloaded", "text/plain"));
+    chatServer().reply(raw(500, body), raw(503, "overloaded", "text/plain"));
     const e1 = await rejection(model({ maxRetries: 0 }).invoke(request));
     expect(e1.code).toBe("server");
     expect(e1.status).toBe(500);
@@ -202,7 +189,7 @@ describe("OpenAICompatibleModel", () => {
   });
 
   it("reports malformed JSON as bad_response, in a reply and in a stream chunk", async () => {
-    server.reply(
+    chatServer().reply(
       raw(200, "{not json"),
       json({ object: "chat.completion", choices: [] }),
       sse([chunk({ content: "ok" }), "{broken"]),
@@ -219,7 +206,7 @@ describe("OpenAICompatibleModel", () => {
   });
 
   it("aborts mid-stream with code aborted", async () => {
-    server.reply(sse([chunk({ role: "assistant", content: "thinking" })], { hang: true }));
+    chatServer().reply(sse([chunk({ role: "assistant", content: "thinking" })], { hang: true }));
     const controller = new AbortController();
     const seen: ModelStreamEvent[] = [];
     const error = await rejection(
@@ -235,7 +222,7 @@ describe("OpenAICompatibleModel", () => {
   });
 
   it("aborts mid-stream even when a custom fetch drops the signal", async () => {
-    server.reply(sse([chunk({ role: "assistant", content: "still here" })], { hang: true }));
+    chatServer().reply(sse([chunk({ role: "assistant", content: "still here" })], { hang: true }));
     const deaf: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, { ...init, signal: null });
     const controller = new AbortController();
     const error = await rejection(
@@ -247,25 +234,25 @@ describe("OpenAICompatibleModel", () => {
   });
 
   it("aborts a pending non-streaming call, and refuses an already aborted signal without a request", async () => {
-    server.reply((res) => new Promise((resolve) => res.on("close", resolve))); // never answers
+    chatServer().reply((res) => new Promise((resolve) => res.on("close", resolve))); // never answers
     const controller = new AbortController();
     const pending = model().invoke({ ...request, signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
     expect(await rejection(pending)).toMatchObject({ code: "aborted" });
-    const before = server.requests.length;
+    const before = chatServer().requests.length;
     expect(await rejection(model().invoke({ ...request, signal: AbortSignal.abort() }))).toMatchObject({ code: "aborted" });
-    expect(server.requests.length).toBe(before);
+    expect(chatServer().requests.length).toBe(before);
   });
 
   it("uses the given fetch and reports connection failures as network", async () => {
-    server.reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "via custom fetch" } }] }));
+    chatServer().reply(json({ choices: [{ index: 0, message: { role: "assistant", content: "via custom fetch" } }] }));
     const urls: string[] = [];
     const fetch: typeof globalThis.fetch = (input, init) => {
       urls.push(String(input));
       return globalThis.fetch(input, init);
     };
     expect((await model({ fetch }).invoke(request)).message.content).toBe("via custom fetch");
-    expect(urls).toEqual([`${server.baseURL}/chat/completions`]);
+    expect(urls).toEqual([`${chatServer().baseURL}/chat/completions`]);
 
     const closed = await startChatServer();
     await closed.close();

@@ -4,35 +4,21 @@
  * during a stream, finish reasons, usage, text-form tool calls and malformed tool arguments —
  * each for OpenAICompatibleModel and for an AI SDK provider model (over the same server).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type ChatModel,
   type ModelRequest,
   type ModelStreamEvent,
   OpenAICompatibleModel,
   type RetryInfo,
-  type ToolSpec,
   fromLanguageModel,
 } from "../src/index.js";
 import { serverLanguageModel } from "./fixtures/models/ai-sdk-server-model.js";
-import { type ChatServer, chunk, completion, raw, silent, sse, startChatServer } from "./fixtures/models/chat-server.js";
-import { collect, rejection } from "./fixtures/models/helpers.js";
+import { chunk, completion, raw, silent, sse } from "./fixtures/models/chat-server.js";
+import { collect, rejection, useChatServer, weather } from "./fixtures/models/helpers.js";
 import { FIXTURE_TOOLS, TEXT_TOOL_CALL_FIXTURES } from "./fixtures/models/text-tool-calls.js";
 
-let server: ChatServer;
-beforeAll(async () => {
-  server = await startChatServer();
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  server.requests.length = 0;
-});
-
-const weather: ToolSpec = {
-  name: "get_weather",
-  description: "Weather for a city.",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-};
+const chatServer = useChatServer();
 const request: ModelRequest = { system: "Be brief.", messages: [{ role: "user", content: "Weather in Paris?" }], tools: [weather] };
 
 interface Options {
@@ -49,7 +35,7 @@ const MODELS: [string, (o?: Options) => { model: ChatModel; retries: RetryInfo[]
     (o = {}) => {
       const retries: RetryInfo[] = [];
       const model = new OpenAICompatibleModel({
-        baseURL: server.baseURL,
+        baseURL: chatServer().baseURL,
         model: "m",
         retryDelayMs: 1,
         onRetry: (r) => retries.push(r),
@@ -62,7 +48,11 @@ const MODELS: [string, (o?: Options) => { model: ChatModel; retries: RetryInfo[]
     "AI SDK model",
     (o = {}) => {
       const retries: RetryInfo[] = [];
-      const model = fromLanguageModel(serverLanguageModel(server.baseURL), { retryDelayMs: 1, onRetry: (r) => retries.push(r), ...o });
+      const model = fromLanguageModel(serverLanguageModel(chatServer().baseURL), {
+        retryDelayMs: 1,
+        onRetry: (r) => retries.push(r),
+        ...o,
+      });
       return { model, retries };
     },
   ],
@@ -75,10 +65,10 @@ const last = (events: ModelStreamEvent[]) => events.at(-1) as Extract<ModelStrea
 describe.each(MODELS)("%s", (_name, make) => {
   it("retries a 429, waiting as long as Retry-After says (seconds), then succeeds", async () => {
     const { model, retries } = make();
-    server.reply(raw(429, '{"error":{"message":"Rate limit reached"}}', "application/json", { "retry-after": "1" }), ok());
+    chatServer().reply(raw(429, '{"error":{"message":"Rate limit reached"}}', "application/json", { "retry-after": "1" }), ok());
     const out = await model.invoke(request);
     expect(out.message.content).toBe("Sunny.");
-    expect(server.requests).toHaveLength(2);
+    expect(chatServer().requests).toHaveLength(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]?.delayMs).toBe(1000);
     expect(retries[0]?.error).toMatchObject({ code: "rate_limited", status: 429, retryAfterMs: 1000 });
@@ -87,7 +77,7 @@ describe.each(MODELS)("%s", (_name, make) => {
   it("honours Retry-After as an HTTP date, in a stream", async () => {
     const { model, retries } = make();
     const when = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000).toUTCString();
-    server.reply(raw(429, "slow down", "text/plain", { "retry-after": when }), sse([chunk({ content: "Hi" }), chunk({}, "stop")]));
+    chatServer().reply(raw(429, "slow down", "text/plain", { "retry-after": when }), sse([chunk({ content: "Hi" }), chunk({}, "stop")]));
     const events = await collect(model.stream(request));
     expect(textOf(events)).toBe("Hi");
     expect(retries).toHaveLength(1);
@@ -97,20 +87,20 @@ describe.each(MODELS)("%s", (_name, make) => {
 
   it("retries 5xx with backoff, then gives up after maxRetries with code server", async () => {
     const { model, retries } = make();
-    server.reply(raw(500, "boom"), raw(502, "bad gateway", "text/plain"), ok());
+    chatServer().reply(raw(500, "boom"), raw(502, "bad gateway", "text/plain"), ok());
     expect((await model.invoke(request)).message.content).toBe("Sunny.");
     expect(retries.map((r) => r.error.status)).toEqual([500, 502]);
 
-    server.requests.length = 0;
-    server.reply(raw(503, "down"), raw(503, "down"), raw(503, "down"));
+    chatServer().requests.length = 0;
+    chatServer().reply(raw(503, "down"), raw(503, "down"), raw(503, "down"));
     const error = await rejection(model.invoke(request));
     expect(error).toMatchObject({ code: "server", status: 503 });
-    expect(server.requests).toHaveLength(3); // 1 + maxRetries (2)
+    expect(chatServer().requests).toHaveLength(3); // 1 + maxRetries (2)
   });
 
   it("does not retry auth, context-length or other 4xx errors", async () => {
     const { model, retries } = make();
-    server.reply(
+    chatServer().reply(
       raw(401, '{"error":{"message":"Incorrect API key provided"}}'),
       raw(400, '{"error":{"message":"This model\'s maximum context length is 8192 tokens. However, you requested 9000 tokens."}}'),
       raw(
@@ -123,20 +113,20 @@ describe.each(MODELS)("%s", (_name, make) => {
     expect(await rejection(model.invoke(request))).toMatchObject({ code: "context_length", status: 400 });
     expect(await rejection(collect(model.stream(request)))).toMatchObject({ code: "context_length", status: 400 });
     expect(await rejection(model.invoke(request))).toMatchObject({ code: "bad_request", status: 404 });
-    expect(server.requests).toHaveLength(4);
+    expect(chatServer().requests).toHaveLength(4);
     expect(retries).toHaveLength(0);
   });
 
   it("classifies an error chunk in the middle of a stream like the same error before it, and retries it before output", async () => {
     const { model, retries } = make();
-    server.reply(
+    chatServer().reply(
       sse([{ error: { message: "Rate limit reached for requests", type: "rate_limit_error" } }]),
       sse([chunk({ content: "Fine." }), chunk({}, "stop")]),
     );
     expect(textOf(await collect(model.stream(request)))).toBe("Fine.");
     expect(retries[0]?.error.code).toBe("rate_limited");
 
-    server.reply(sse([chunk({ content: "Part" }), { error: { message: "The server is overloaded", type: "server_error" } }]));
+    chatServer().reply(sse([chunk({ content: "Part" }), { error: { message: "The server is overloaded", type: "server_error" } }]));
     const error = await rejection(collect(model.stream(request)));
     expect(error.code).toBe("server");
     expect(error.message).toContain("overloaded");
@@ -144,12 +134,12 @@ describe.each(MODELS)("%s", (_name, make) => {
 
   it("retries a stream cut before any output, but not one cut after output was shown", async () => {
     const { model, retries } = make();
-    server.reply(sse([chunk({ content: "never" })], { cutAfter: 0 }), sse([chunk({ content: "Whole." }), chunk({}, "stop")]));
+    chatServer().reply(sse([chunk({ content: "never" })], { cutAfter: 0 }), sse([chunk({ content: "Whole." }), chunk({}, "stop")]));
     expect(textOf(await collect(model.stream(request)))).toBe("Whole.");
     expect(retries.map((r) => r.error.code)).toEqual(["network"]);
 
-    server.requests.length = 0;
-    server.reply(sse([chunk({ content: "Half" }), chunk({ content: " an" }), chunk({ content: " answer" })], { cutAfter: 2 }));
+    chatServer().requests.length = 0;
+    chatServer().reply(sse([chunk({ content: "Half" }), chunk({ content: " an" }), chunk({ content: " answer" })], { cutAfter: 2 }));
     const seen: ModelStreamEvent[] = [];
     const error = await rejection(
       (async () => {
@@ -158,12 +148,12 @@ describe.each(MODELS)("%s", (_name, make) => {
     );
     expect(error.code).toBe("network");
     expect(textOf(seen)).toBe("Half an");
-    expect(server.requests).toHaveLength(1);
+    expect(chatServer().requests).toHaveLength(1);
   });
 
   it("restarts a stream cut after output when retryAfterOutput allows it", async () => {
     const { model } = make({ retryAfterOutput: true });
-    server.reply(
+    chatServer().reply(
       sse([chunk({ content: "Half" }), chunk({ content: "…" })], { cutAfter: 1 }),
       sse([chunk({ content: "Whole." }), chunk({}, "stop")]),
     );
@@ -174,16 +164,16 @@ describe.each(MODELS)("%s", (_name, make) => {
 
   it("times out a silent server after timeoutMs, retries, and reports timeout when it stays silent", async () => {
     const { model, retries } = make({ timeoutMs: 150, maxRetries: 1 });
-    server.reply(silent(), ok());
+    chatServer().reply(silent(), ok());
     expect((await model.invoke(request)).message.content).toBe("Sunny.");
     expect(retries.map((r) => r.error.code)).toEqual(["timeout"]);
-    server.reply(silent(), silent());
+    chatServer().reply(silent(), silent());
     expect(await rejection(collect(model.stream(request)))).toMatchObject({ code: "timeout" });
   });
 
   it("reports finishReason length for a reply cut by the token cap, in invoke and stream", async () => {
     const { model } = make();
-    server.reply(completion({ content: "The answer is" }, "length"), sse([chunk({ content: "The answer" }), chunk({}, "length")]));
+    chatServer().reply(completion({ content: "The answer is" }, "length"), sse([chunk({ content: "The answer" }), chunk({}, "length")]));
     expect(await model.invoke(request)).toMatchObject({ message: { content: "The answer is" }, finishReason: "length" });
     expect(last(await collect(model.stream(request)))).toMatchObject({ finishReason: "length", message: { content: "The answer" } });
   });
@@ -191,20 +181,20 @@ describe.each(MODELS)("%s", (_name, make) => {
   it("asks for usage in streams and reports it with cached prompt tokens", async () => {
     const { model } = make();
     const usage = { prompt_tokens: 1200, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 1024 } };
-    server.reply(
+    chatServer().reply(
       sse([chunk({ content: "Hi" }), chunk({}, "stop"), { id: "c", object: "chat.completion.chunk", choices: [], usage }]),
       completion({ content: "Hi" }, "stop", usage),
     );
     const finish = last(await collect(model.stream(request)));
     expect(finish.usage).toEqual({ inputTokens: 1200, outputTokens: 12, cachedInputTokens: 1024 });
-    expect(server.requests[0]?.body.stream_options).toEqual({ include_usage: true });
+    expect(chatServer().requests[0]?.body.stream_options).toEqual({ include_usage: true });
     expect((await model.invoke(request)).usage).toEqual({ inputTokens: 1200, outputTokens: 12, cachedInputTokens: 1024 });
   });
 
   it("repairs obviously malformed tool arguments and reports the rest with argsError", async () => {
     const { model } = make();
     const call = (id: string, args: string) => ({ id, type: "function", function: { name: "get_weather", arguments: args } });
-    server.reply(
+    chatServer().reply(
       completion({ content: null, tool_calls: [call("a", "{'city': 'Paris',}"), call("b", "city=Paris")] }, "tool_calls"),
       sse([chunk({ tool_calls: [{ index: 0, ...call("c", '{"city": "Rome"') }] }), chunk({}, "tool_calls")]),
     );
@@ -224,7 +214,7 @@ describe.each(MODELS)("%s", (_name, make) => {
   it.each(TEXT_TOOL_CALL_FIXTURES)("reads text-form tool calls: $model", async (fixture) => {
     const { model } = make({ textToolCalls: true });
     const tools = FIXTURE_TOOLS;
-    server.reply(
+    chatServer().reply(
       completion({ content: fixture.content }, "stop"),
       sse([chunk({ content: fixture.content.slice(0, 7) }), chunk({ content: fixture.content.slice(7) }), chunk({}, "stop")]),
     );
@@ -248,7 +238,7 @@ describe.each(MODELS)("%s", (_name, make) => {
     const { model } = make({ textToolCalls: true });
     const unknown = '<tool_call>\n{"name": "rm_rf", "arguments": {"path": "/"}}\n</tool_call>';
     const prose = "Use ```json blocks``` or {braces} freely.";
-    server.reply(
+    chatServer().reply(
       completion({ content: unknown }),
       sse([chunk({ content: "Use ```json bl" }), chunk({ content: "ocks``` or {braces} freely." }), chunk({}, "stop")]),
     );
@@ -263,8 +253,14 @@ describe.each(MODELS)("%s", (_name, make) => {
 
 describe("OpenAICompatibleModel request mapping", () => {
   it("sends systemContext as a second system message, responseFormat as json_schema and settings by their wire names", async () => {
-    server.reply(completion({ content: '{"ok":true}' }));
-    const model = new OpenAICompatibleModel({ baseURL: server.baseURL, model: "m", temperature: 0.9, maxTokens: 50, body: { user: "u1" } });
+    chatServer().reply(completion({ content: '{"ok":true}' }));
+    const model = new OpenAICompatibleModel({
+      baseURL: chatServer().baseURL,
+      model: "m",
+      temperature: 0.9,
+      maxTokens: 50,
+      body: { user: "u1" },
+    });
     await model.invoke({
       ...request,
       systemContext: "<agent_memory>likes tea</agent_memory>",
@@ -277,7 +273,7 @@ describe("OpenAICompatibleModel request mapping", () => {
         providerOptions: { reasoning_effort: "low", model: "not-this" },
       },
     });
-    const body = server.requests[0]?.body;
+    const body = chatServer().requests[0]?.body;
     expect(body.messages.slice(0, 2)).toEqual([
       { role: "system", content: "Be brief." },
       { role: "system", content: "<agent_memory>likes tea</agent_memory>" },
@@ -299,11 +295,11 @@ describe("OpenAICompatibleModel request mapping", () => {
 
   it("reads text-form tool calls by default for local servers only", async () => {
     const fixture = TEXT_TOOL_CALL_FIXTURES[4];
-    server.reply(completion({ content: fixture?.content }), completion({ content: fixture?.content }));
-    const local = new OpenAICompatibleModel({ baseURL: server.baseURL, model: "m" });
+    chatServer().reply(completion({ content: fixture?.content }), completion({ content: fixture?.content }));
+    const local = new OpenAICompatibleModel({ baseURL: chatServer().baseURL, model: "m" });
     expect((await local.invoke({ ...request, tools: FIXTURE_TOOLS })).message.toolCalls).toHaveLength(1);
     // api.openai.com (redirected to the local server by a custom fetch): native tool calling, text stays text.
-    const redirect: typeof fetch = (_url, init) => fetch(`${server.baseURL}/chat/completions`, init);
+    const redirect: typeof fetch = (_url, init) => fetch(`${chatServer().baseURL}/chat/completions`, init);
     const openai = new OpenAICompatibleModel({ baseURL: "https://api.openai.com/v1", model: "gpt-4.1", fetch: redirect });
     const out = await openai.invoke({ ...request, tools: FIXTURE_TOOLS });
     expect(out.message).toEqual({ role: "assistant", content: fixture?.content });
@@ -312,8 +308,8 @@ describe("OpenAICompatibleModel request mapping", () => {
 
 describe("AI SDK adapter request mapping", () => {
   it("passes systemContext, responseFormat and settings to the provider call", async () => {
-    server.reply(completion({ content: "{}" }));
-    const provider = serverLanguageModel(server.baseURL);
+    chatServer().reply(completion({ content: "{}" }));
+    const provider = serverLanguageModel(chatServer().baseURL);
     await fromLanguageModel(provider, { maxOutputTokens: 10 }).invoke({
       ...request,
       systemContext: "facts",
