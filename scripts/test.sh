@@ -14,7 +14,7 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 "$bin/biome" ci --colors=off .
 "$bin/tsc" -p tsconfig.check.json
 "$bin/madge" --circular --extensions ts --ts-config tsconfig.check.json packages/engram/src
-bash scripts/duplicates.sh
+node scripts/duplicates.mjs
 
 echo "== cargo test"
 cargo test --workspace --exclude engram-node --exclude engram-wasm --quiet
