@@ -23,6 +23,15 @@ import {
   fromLanguageModel,
 } from "../src/index.js";
 
+/** A stream that yields `parts` and ends. */
+const streamOf = <T>(parts: readonly T[]) =>
+  new ReadableStream<T>({
+    start: (c) => {
+      for (const p of parts) c.enqueue(p);
+      c.close();
+    },
+  });
+
 const usageV3 = (input: number, output: number): LanguageModelV3Usage => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: output, text: output, reasoning: undefined },
@@ -255,12 +264,7 @@ describe("fromLanguageModel", () => {
       async doStream(options) {
         calls.push(options);
         return {
-          stream: new ReadableStream({
-            start: (c) => {
-              for (const p of parts) c.enqueue(p);
-              c.close();
-            },
-          }),
+          stream: streamOf(parts),
         };
       },
     };
@@ -294,12 +298,7 @@ describe("fromLanguageModel", () => {
       modelId: "m4",
       doGenerate: async () => ({ content: [{ type: "text", text: "v4 text" }], usage: usageV3(1, 2) }),
       doStream: async () => ({
-        stream: new ReadableStream({
-          start: (c) => {
-            for (const p of parts) c.enqueue(p);
-            c.close();
-          },
-        }),
+        stream: streamOf(parts),
       }),
     };
     const chat = fromLanguageModel(model);
