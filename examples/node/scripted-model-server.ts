@@ -37,6 +37,10 @@ export interface ScriptedReply {
   toolCalls?: { name: string; args: Record<string, unknown> }[];
   /** Pause between streamed chunks, ms (to make a turn slow enough to cancel). Default: the server's. */
   chunkDelayMs?: number;
+  /** The finish reason sent. Default: `tool_calls` when there are calls, else `stop`. */
+  finishReason?: "stop" | "length" | "tool_calls";
+  /** Answer with this HTTP error status instead (and `text` as the error message). Default: 200. */
+  status?: number;
 }
 
 /** Decides the reply to a request (`index`: 0 for the server's first request). */
@@ -116,13 +120,18 @@ export async function startScriptedModelServer(script: Script, options: { chunkD
     const index = requests.length;
     requests.push(body);
     const reply = await current(body, index);
+    if (reply.status !== undefined && reply.status !== 200) {
+      res.writeHead(reply.status, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: reply.text ?? "scripted error", type: "scripted" } }));
+      return;
+    }
     const id = `chatcmpl-${++counter}`;
     const calls = (reply.toolCalls ?? []).map((c, i) => ({
       id: `call_${counter}_${i}`,
       type: "function" as const,
       function: { name: c.name, arguments: JSON.stringify(c.args) },
     }));
-    const finish = calls.length > 0 ? "tool_calls" : "stop";
+    const finish = reply.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop");
     const usage = { prompt_tokens: JSON.stringify(body.messages).length >> 2, completion_tokens: ((reply.text ?? "").length >> 2) + 1 };
     if (!body.stream) {
       const message = { role: "assistant", content: reply.text ?? null, ...(calls.length > 0 && { tool_calls: calls }) };

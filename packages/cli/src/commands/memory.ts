@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { type Backend, FACT_CATEGORIES, type FactCategory, type LongTermMemory, redactSecrets } from "engram";
+import { type Backend, FACT_CATEGORIES, type FactCategory, type LongTermMemory, loadCore, redactSecrets } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
 import { PROJECT_MEMORY_PATH, type Storage, openLongTermMemory, openStorage } from "../runtime.js";
@@ -25,6 +25,8 @@ async function withMemory(ctx: Context, fn: (storage: Storage, memory: LongTermM
     return exitCodeForError(e);
   }
   try {
+    // redactSecrets is synchronous and runs in the core: load it first (either build).
+    await loadCore();
     return await fn(storage, openLongTermMemory(storage));
   } catch (e) {
     ctx.error(describeError(e));

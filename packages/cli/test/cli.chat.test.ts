@@ -1,0 +1,166 @@
+/**
+ * `engram chat` in a real terminal: tmux runs the command (from its sources) in a 120×40 pane,
+ * keys are sent with send-keys and the screen is read with capture-pane. The model is a scripted
+ * one behind a real OpenAI-compatible HTTP server that streams slowly when asked to.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  type ScriptedModelServer,
+  afterToolResult,
+  isMemoryExtraction,
+  lastUserText,
+  memoryUpdate,
+  startScriptedModelServer,
+  systemText,
+} from "../../../examples/node/scripted-model-server.js";
+import { BIN, REPO, TSX, cleanEnv, tempDir } from "./helpers.js";
+
+const socket = `engram-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+const tmux = (...args: string[]) => execFileSync("tmux", ["-u", "-L", socket, ...args], { encoding: "utf8" });
+
+let server: ScriptedModelServer;
+let home: ReturnType<typeof tempDir>;
+let root: ReturnType<typeof tempDir>;
+
+const STORY = `${"once upon a time ".repeat(200)}THE END`;
+
+beforeAll(async () => {
+  home = tempDir("engram-chat-home-");
+  root = tempDir("engram-chat-root-");
+  server = await startScriptedModelServer((r) => {
+    if (isMemoryExtraction(r)) {
+      const said = r.messages.map((m) => m.content ?? "").join("\n");
+      return {
+        text: memoryUpdate(said.includes("I like green tea") && !said.includes("Likes green tea") ? [{ content: "Likes green tea" }] : []),
+      };
+    }
+    const user = lastUserText(r);
+    if (user.includes("green tea")) return { text: "Nice, green tea it is." };
+    if (user.includes("save a note")) {
+      if (afterToolResult(r)) return { text: "Saved the project note." };
+      return { toolCalls: [{ name: "write_file", args: { file_path: "/AGENTS.md", content: "- Notes live in notes.md.\n" } }] };
+    }
+    if (user.includes("long story")) return { text: STORY, chunkDelayMs: 40 };
+    if (user.includes("remember")) {
+      const system = systemText(r);
+      const tea = system.includes("Likes green tea") ? "you like green tea" : "nothing about tea";
+      const note = system.includes("Notes live in notes.md") ? "notes live in notes.md" : "no project note";
+      return { text: `I remember: ${tea}; ${note}.` };
+    }
+    return { text: "ok" };
+  });
+});
+
+afterAll(async () => {
+  try {
+    tmux("kill-server");
+  } catch {
+    // No session left.
+  }
+  await server.close();
+  home.remove();
+  root.remove();
+});
+
+/** Starts `engram chat` in a detached tmux session; the pane stays after the command exits. */
+function startChat(session: string): void {
+  const env = cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester", LANG: "C.UTF-8", TERM: "xterm-256color" });
+  const exports = Object.entries(env)
+    .filter(([k]) => /^[A-Z_][A-Z0-9_]*$/i.test(k))
+    .map(([k, v]) => `export ${k}=${shellQuote(v ?? "")}`)
+    .join("\n");
+  const args = [
+    "--base-url",
+    server.baseURL,
+    "--model",
+    "openai-compatible:scripted",
+    "--root",
+    root.path,
+    "--write",
+    "--review",
+    "write_file",
+    "chat",
+  ];
+  const script = join(home.path, `${session}.sh`);
+  writeFileSync(
+    script,
+    `${exports}\ncd ${shellQuote(REPO)}\n${shellQuote(TSX)} ${shellQuote(BIN)} ${args.map(shellQuote).join(" ")}\necho "EXITED $?"\nsleep 600\n`,
+  );
+  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", `bash ${shellQuote(script)}`);
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+const pane = (session: string) => tmux("capture-pane", "-p", "-J", "-t", session);
+
+/** Waits (bounded) until the pane shows `text`. */
+async function waitFor(session: string, text: string | RegExp, ms = 30_000): Promise<string> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const screen = pane(session);
+    if (typeof text === "string" ? screen.includes(text) : text.test(screen)) return screen;
+    if (Date.now() > until) throw new Error(`pane never showed ${String(text)}:\n${screen}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+const type = (session: string, text: string) => {
+  tmux("send-keys", "-t", session, "-l", text);
+  tmux("send-keys", "-t", session, "Enter");
+};
+
+it("chat: streamed answer, an approved write, Ctrl-C cancels a slow turn, a second Ctrl-C exits; a restart keeps the memory", {
+  timeout: 180_000,
+}, async () => {
+  const first = `${socket}-a`;
+  startChat(first);
+  await waitFor(first, "engram chat");
+  await waitFor(first, "› ");
+
+  type(first, "hello, I like green tea");
+  await waitFor(first, "Nice, green tea it is.");
+
+  // A write under review: the arguments are shown, approve it.
+  type(first, "please save a note");
+  await waitFor(first, "[a]pprove · [e]dit · [r]eject");
+  expect(pane(first)).toContain('"file_path": "/AGENTS.md"');
+  expect(existsSync(join(root.path, "AGENTS.md"))).toBe(false);
+  type(first, "a");
+  await waitFor(first, "Saved the project note.");
+  expect(pane(first)).toMatch(/✓ write_file \/AGENTS\.md · \d+ B · \d+ ms/);
+  expect(readFileSync(join(root.path, "AGENTS.md"), "utf8")).toBe("- Notes live in notes.md.\n");
+
+  // A slow turn: Ctrl-C cancels it (the stream stops), the prompt comes back.
+  type(first, "tell me a long story");
+  await waitFor(first, "once upon a time once upon");
+  tmux("send-keys", "-t", first, "C-c");
+  await waitFor(first, "cancelled");
+  const requestsAfterCancel = server.requests.length;
+  await new Promise((r) => setTimeout(r, 600));
+  expect(pane(first)).not.toContain("THE END");
+
+  // The second Ctrl-C exits after saving memory (the long-term extraction runs now).
+  tmux("send-keys", "-t", first, "C-c");
+  const closed = await waitFor(first, "EXITED", 60_000);
+  expect(closed).toContain("memory saved");
+  expect(closed).toContain("EXITED 0");
+  expect(server.requests.slice(requestsAfterCancel).some(isMemoryExtraction)).toBe(true);
+  mkdirSync(join(REPO, ".tmp"), { recursive: true });
+  writeFileSync(join(REPO, ".tmp", "cli-chat-pane-1.txt"), closed);
+
+  // A new process on the same ENGRAM_HOME: the fact and the project note are in its request.
+  const second = `${socket}-b`;
+  startChat(second);
+  await waitFor(second, "› ");
+  type(second, "what do you remember?");
+  await waitFor(second, "I remember: you like green tea; notes live in notes.md.");
+  type(second, "/exit");
+  const end = await waitFor(second, "EXITED", 60_000);
+  expect(end).toContain("EXITED 0");
+  writeFileSync(join(REPO, ".tmp", "cli-chat-pane-2.txt"), end);
+});

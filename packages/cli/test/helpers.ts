@@ -1,0 +1,97 @@
+/**
+ * Spawning the `engram` command from its sources (`tsx packages/cli/src/bin.ts`), bounded in
+ * time, each test in its own temporary ENGRAM_HOME and working directory.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
+export const TSX = join(REPO, "node_modules/.bin/tsx");
+export const BIN = join(REPO, "packages/cli/src/bin.ts");
+
+/** A fresh directory, removed by the returned function. */
+export function tempDir(prefix: string): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** The parent's environment without any ENGRAM_* setting (ENGRAM_CORE is kept: both cores run). */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("ENGRAM_") || k === "ENGRAM_CORE") env[k] = v;
+  delete env.NO_COLOR;
+  delete env.FORCE_COLOR;
+  return { ...env, ...extra };
+}
+
+export interface Ran {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A running `engram` process. */
+export interface Running {
+  child: ReturnType<typeof spawn>;
+  /** Resolves when stdout contains `text`; rejects after `ms`. */
+  waitForStdout(text: string, ms?: number): Promise<void>;
+  done: Promise<Ran>;
+}
+
+/** Starts `engram <args>`; killed (SIGKILL) after `timeoutMs` (default 60 s). */
+export function startEngram(args: string[], options: { env: NodeJS.ProcessEnv; cwd: string; input?: string; timeoutMs?: number }): Running {
+  const child = spawn(TSX, [BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  const waiters: { text: string; resolve: () => void }[] = [];
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString("utf8");
+    for (const w of [...waiters]) if (stdout.includes(w.text)) w.resolve();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString("utf8");
+  });
+  if (options.input !== undefined) child.stdin.end(options.input);
+  else child.stdin.end();
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+  const done = new Promise<Ran>((resolve) =>
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    }),
+  );
+  return {
+    child,
+    done,
+    waitForStdout(text, ms = 30_000) {
+      if (stdout.includes(text)) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} in stdout after ${ms} ms:\n${stdout}\n${stderr}`)), ms);
+        waiters.push({
+          text,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
+      });
+    },
+  };
+}
+
+/** Runs `engram <args>` to completion. */
+export function engram(args: string[], options: { env: NodeJS.ProcessEnv; cwd: string; input?: string; timeoutMs?: number }): Promise<Ran> {
+  return startEngram(args, options).done;
+}
+
+/** The JSON lines of a `--json` output. */
+export function jsonLines(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
