@@ -3,9 +3,15 @@
  *
  * One run measures every workload on every subject — ours (native, WASM), the `deepagents` peer
  * and the floor — after verifying each answer; ratios are computed pair by pair in the same run.
+ * With `--only`, the rows measured replace (or join) those of the newest earlier results of the
+ * same size in `--out`, so the docs keep every row; each row records the run it comes from.
+ *
+ * The `store-postgres` rows and the peer of the `store-sqlite` rows need PostgreSQL (ENGRAM_PG_URL,
+ * default the server of scripts/setup.sh --test): without one they are skipped with a note, unless
+ * CI is set, where its absence fails the run.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +22,8 @@ import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
 import { injection } from "./longterm.js";
 import { memoryRefresh } from "./memory.js";
 import { renderDocs } from "./report.js";
-import { type Kind, ROUTED_FILE, type Role, type Subject, floorSubject, oursSubject, peerSubject } from "./subjects.js";
+import { isDbKind, postgresUnavailable } from "./databases.js";
+import { KINDS, type Kind, ROUTED_FILE, type Role, type Subject, floorSubject, oursSubject, peerSubject } from "./subjects.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..");
@@ -36,6 +43,8 @@ export interface WorkloadResult {
   outcomes: Partial<Record<Role, Outcome>>;
   /** Max resident set size of this process after the workload, KiB. */
   maxRssKb: number;
+  /** The run that measured this row (its report's `date`); rows of a merged report may differ. */
+  measuredAt?: string;
 }
 
 export interface BenchReport {
@@ -70,6 +79,8 @@ function workloads(c: Corpus): Workload[] {
   let writes = 0;
   let flips = 0;
   const e = c.expected;
+  // The top-level directories, and /edit_target.md written when the subjects are prepared.
+  const rootEntries = new Set(c.files.map((f) => f.path.split("/")[1])).size + 1;
   return [
     {
       id: "grep-rare",
@@ -86,6 +97,14 @@ function workloads(c: Corpus): Workload[] {
     { id: "grep-regex", title: "grep regex", expected: e.rareLines, run: (s) => s.grepLines(RARE_REGEX, true) },
     { id: "glob-ts", title: `glob **/*.ts (${e.tsFiles} files)`, expected: e.tsFiles, run: (s) => s.globCount("**/*.ts") },
     { id: "ls", title: `ls of one directory (${e.lsEntries} entries)`, expected: e.lsEntries, run: (s) => s.lsCount?.(LS_DIR) },
+    {
+      // Against `ls`: as many entries over ten times the files below them. Listing in O(result)
+      // makes the two cost the same; listing in O(files below) makes this one ~10× dearer.
+      id: "ls-root",
+      title: `ls of / (${rootEntries} entries over all ${c.files.length} files)`,
+      expected: rootEntries,
+      run: (s) => s.lsCount?.("/"),
+    },
     { id: "read", title: "read 2,000 lines at offset 5,000", expected: e.readFirstLine, run: (s) => s.readFirst(BIG_FILE, 5000, 2000) },
     {
       id: "routed-read",
@@ -150,7 +169,9 @@ function coldStart(kind: "native" | "wasm"): Timing {
 async function verifiedOutcome(core: Core, call: () => Promise<unknown>, failNote: string, quick: boolean): Promise<Outcome> {
   const label = `engram (${core.kind})`;
   if (!(await call())) return { label, ok: false, note: failNote };
-  const opts = quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 };
+  const opts = quick
+    ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 }
+    : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 };
   return { label, ok: true, timing: await measure(call, opts) };
 }
 
@@ -165,6 +186,34 @@ function pathWorkload(core: Core): () => number {
           : `/docs/${i}/readme.md`,
   );
   return () => inputs.filter((p) => core.normalizePath(p).error).length;
+}
+
+/** The newest results of `size` in `dir` (by file name, which starts with the date), if any. */
+function newestResults(dir: string, size: SizeName): (BenchReport & { file: string }) | undefined {
+  const name = readdirSync(dir)
+    .filter((f) => f.endsWith(`-${size}.json`))
+    .sort()
+    .at(-1);
+  if (!name) return undefined;
+  const file = join(dir, name);
+  return { ...(JSON.parse(readFileSync(file, "utf8")) as BenchReport), file };
+}
+
+/** The earlier report's rows with those measured now replacing or joining them, in the harness's order. */
+function mergeRows(earlier: BenchReport, now: WorkloadResult[]): WorkloadResult[] {
+  const fresh = new Map(now.map((r) => [r.id, r]));
+  const rows = earlier.workloads.map((r) => fresh.get(r.id) ?? { ...r, measuredAt: r.measuredAt ?? earlier.date });
+  const kept = new Set(rows.map((r) => r.id));
+  rows.push(...now.filter((r) => !kept.has(r.id)));
+  // Stable: rows of one kind keep their order; kinds follow KINDS, then the core rows.
+  const rank = (r: WorkloadResult) => {
+    const i = KINDS.indexOf(r.kind as Kind);
+    return i < 0 ? KINDS.length : i;
+  };
+  return rows
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => rank(a.r) - rank(b.r) || a.i - b.i)
+    .map(({ r }) => r);
 }
 
 async function main() {
@@ -183,28 +232,60 @@ async function main() {
   const wasm = await loadCore({ core: "wasm" });
   const results: WorkloadResult[] = [];
   const wanted = (id: string) => !only || id.includes(only);
+  const offered = (kind: Kind, id: string) => (id !== "routed-read" || kind === "composite") && (id !== "ls-root" || isDbKind(kind));
+  // Asked once, before the first kind that needs it.
+  let pgDown: Promise<string | undefined> | undefined;
+  // The database kinds share one peer (deepagents on LangGraph's PostgresStore), loaded and
+  // measured once: its rows in both kinds show the same outcome.
+  const dbPeer: { subject?: Promise<Subject>; outcomes: Map<string, Outcome> } = { outcomes: new Map() };
 
-  for (const kind of ["state", "store", "filesystem", "composite"] as Kind[]) {
-    const list = workloads(corpus).filter((w) => wanted(`${kind}.${w.id}`) && (w.id !== "routed-read" || kind === "composite"));
-    if (list.length === 0) continue;
-    log(`${kind}: preparing subjects`);
-    const subjects: Subject[] = [
-      await oursSubject(kind, native, corpus, disk),
-      await oursSubject(kind, wasm, corpus, disk),
-      await peerSubject(kind, corpus, disk),
-      floorSubject(kind, corpus, disk),
-    ];
-    for (const s of subjects) await s.write("/edit_target.md", "alpha MARK_A omega\n");
-    for (const w of list) {
-      const outcomes: WorkloadResult["outcomes"] = {};
-      for (const s of subjects) outcomes[s.role] = await timeOutcome(s, w, quick);
-      results.push({ id: `${kind}.${w.id}`, title: w.title, kind, outcomes, maxRssKb: process.resourceUsage().maxRSS });
-      log(
-        `${kind}.${w.id}: ${Object.values(outcomes)
-          .map((o) => `${o?.label} ${o?.ok ? `${o.timing?.medianMs.toFixed(3)} ms` : o?.note}`)
-          .join(" · ")}`,
-      );
+  try {
+    for (const kind of KINDS) {
+      const list = workloads(corpus).filter((w) => wanted(`${kind}.${w.id}`) && offered(kind, w.id));
+      if (list.length === 0) continue;
+      const down = isDbKind(kind) ? await (pgDown ??= postgresUnavailable()) : undefined;
+      if (down && kind === "store-postgres") {
+        log(`${kind}: skipped: ${down} (set ENGRAM_PG_URL; under CI this fails the run)`);
+        continue;
+      }
+      log(`${kind}: preparing subjects`);
+      const kindStarted = performance.now();
+      const subjects: Subject[] = [];
+      /** Roles that cannot run here, with the note their rows carry. */
+      const skipped = new Map<Role, Outcome>();
+      try {
+        subjects.push(await oursSubject(kind, native, corpus, disk), await oursSubject(kind, wasm, corpus, disk));
+        if (down) skipped.set("peer", { label: "deepagents 1.14.1 (LangGraph PostgresStore)", ok: false, note: `skipped: ${down}` });
+        else if (isDbKind(kind)) {
+          dbPeer.subject ??= peerSubject(kind, corpus, disk);
+          subjects.push(await dbPeer.subject);
+        } else subjects.push(await peerSubject(kind, corpus, disk));
+        subjects.push(floorSubject(kind, corpus, disk));
+        for (const s of subjects) await s.write("/edit_target.md", "alpha MARK_A omega\n");
+        log(`${kind}: subjects ready in ${((performance.now() - kindStarted) / 1000).toFixed(1)} s`);
+        for (const w of list) {
+          const outcomes: WorkloadResult["outcomes"] = {};
+          for (const s of subjects) {
+            const shared = isDbKind(kind) && s.role === "peer";
+            const o = (shared && dbPeer.outcomes.get(w.id)) || (await timeOutcome(s, w, quick));
+            if (shared) dbPeer.outcomes.set(w.id, o);
+            outcomes[s.role] = o;
+          }
+          for (const [role, o] of skipped) outcomes[role] = o;
+          results.push({ id: `${kind}.${w.id}`, title: w.title, kind, outcomes, maxRssKb: process.resourceUsage().maxRSS });
+          log(
+            `${kind}.${w.id}: ${Object.values(outcomes)
+              .map((o) => `${o?.label} ${o?.ok ? `${o.timing?.medianMs.toFixed(3)} ms` : o?.note}`)
+              .join(" · ")}`,
+          );
+        }
+      } finally {
+        for (const s of subjects) if (!isDbKind(kind) || s.role !== "peer") await s.close?.();
+      }
+      log(`${kind}: done in ${((performance.now() - kindStarted) / 1000).toFixed(1)} s`);
     }
+  } finally {
+    if (dbPeer.subject) await (await dbPeer.subject.catch(() => undefined))?.close?.();
   }
 
   if (wanted("core.paths")) {
@@ -320,8 +401,10 @@ async function main() {
     });
   }
 
+  const date = new Date().toISOString();
+  for (const r of results) r.measuredAt = date;
   const report: BenchReport = {
-    date: new Date().toISOString(),
+    date,
     size,
     corpus: { files: corpus.files.length, bytes: corpus.bytes },
     machine: {
@@ -335,6 +418,11 @@ async function main() {
   };
   mkdirSync(out, { recursive: true });
   const file = join(out, `${report.date.slice(0, 10)}-${size}.json`);
+  const earlier = only ? newestResults(out, size) : undefined;
+  if (earlier) {
+    report.workloads = mergeRows(earlier, results);
+    log(`merged with ${earlier.file}: ${results.length} rows measured now, ${report.workloads.length - results.length} kept`);
+  }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   if (docs) {
     const { markdown, charts } = renderDocs(report);
@@ -344,7 +432,7 @@ async function main() {
   rmSync(disk, { recursive: true, force: true });
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)
-      .filter((o) => o && !o.ok && o.note !== "not offered")
+      .filter((o) => o && !o.ok && o.note !== "not offered" && !o.note?.startsWith("skipped"))
       .map((o) => `${r.id}: ${o?.label}: ${o?.note}`),
   );
   log(`wrote ${file}${docs ? " and docs/benchmarks.md" : ""} in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -1,6 +1,8 @@
 /**
  * The implementations measured side by side, behind one small interface: ours (native and WASM
  * cores), the `deepagents` peer, and the floor (ripgrep / find / plain JS over the same data).
+ * The `store-sqlite` and `store-postgres` kinds put a database under the Store backends (ours:
+ * `@engram/sqlite`, `@engram/postgres`; the peer: LangGraph's own PostgresStore).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync, mkdirSync } from "node:fs";
@@ -14,8 +16,13 @@ import {
 import { InMemoryStore as PeerInMemoryStore } from "@langchain/langgraph";
 import { type Backend, CompositeBackend, type Core, FilesystemBackend, InMemoryStore, StateBackend, StoreBackend } from "engram";
 import type { Corpus } from "./corpus.js";
+import { type DbKind, forEachLimited, isDbKind, openEngramStore, openPeerStore } from "./databases.js";
 
-export type Kind = "state" | "store" | "filesystem" | "composite";
+export type Kind = "state" | "store" | DbKind | "filesystem" | "composite";
+/** Every kind, in the order the harness runs and the report lists them. */
+export const KINDS: readonly Kind[] = ["state", "store", "store-sqlite", "store-postgres", "filesystem", "composite"];
+/** How many writes load a database-backed subject's corpus at once. */
+const LOAD_CONCURRENCY = 8;
 export type Role = "ours-native" | "ours-wasm" | "peer" | "floor";
 
 /** What every workload needs; `undefined` members mean "not offered by this subject". */
@@ -30,6 +37,8 @@ export interface Subject {
   write(path: string, content: string): Promise<boolean>;
   /** A read of a small file behind the composite route (composite only). */
   routedRead?(path: string): Promise<string>;
+  /** Releases what the subject holds (connections, its database). */
+  close?(): Promise<void>;
 }
 
 export const ROUTED_FILE = "/memories/preferences.md";
@@ -38,8 +47,22 @@ const ROUTED_CONTENT = "# Preferences\n- dark mode\n- answers in English\n";
 /** Our backends on one core. */
 export async function oursSubject(kind: Kind, core: Core, corpus: Corpus, diskRoot: string): Promise<Subject> {
   let backend: Backend;
+  let close: (() => Promise<void>) | undefined;
   if (kind === "filesystem") {
     backend = new FilesystemBackend({ rootDir: diskRoot, core, respectGitignore: false });
+  } else if (isDbKind(kind)) {
+    const db = await openEngramStore(kind, core.kind);
+    close = db.close;
+    backend = new StoreBackend({ store: db.store, namespace: ["bench"], core });
+    try {
+      await forEachLimited(corpus.files, LOAD_CONCURRENCY, async (f) => {
+        const r = await backend.write(f.path, f.content);
+        if (r.error) throw new Error(`loading ${f.path}: ${r.error.message}`);
+      });
+    } catch (e) {
+      await close();
+      throw e;
+    }
   } else {
     const base =
       kind === "store" ? new StoreBackend({ store: new InMemoryStore(), namespace: ["bench"], core }) : new StateBackend({ core });
@@ -63,6 +86,7 @@ export async function oursSubject(kind: Kind, core: Core, corpus: Corpus, diskRo
     edit: async (path, from, to) => (await backend.edit(path, from, to)).occurrences === 1,
     write: async (path, content) => !(await backend.write(path, content)).error,
     ...(kind === "composite" && { routedRead: async (path: string) => (await backend.read(path)).content ?? "" }),
+    ...(close && { close }),
   };
 }
 
@@ -87,8 +111,25 @@ export async function peerSubject(kind: Kind, corpus: Corpus, diskRoot: string):
   const files: Record<string, PeerFileData> = {};
   const state = new PeerState({ state: { files } }) as unknown as PeerBackend;
   let backend: PeerBackend;
+  let close: (() => Promise<void>) | undefined;
   if (kind === "filesystem") {
     backend = new PeerFilesystem({ rootDir: diskRoot, virtualMode: true }) as unknown as PeerBackend;
+  } else if (isDbKind(kind)) {
+    // Its own bulk load, one put at a time: the peer pages through a namespace by `created_at`,
+    // so loading concurrently could give two items one timestamp and make its paging skip or repeat one.
+    const db = await openPeerStore("langgraph");
+    close = db.close;
+    const store = new PeerStore({ store: db.store, namespace: ["bench"] });
+    backend = store as unknown as PeerBackend;
+    try {
+      const encoder = new TextEncoder();
+      const loaded = await store.uploadFiles(corpus.files.map((f) => [f.path, encoder.encode(f.content)]));
+      const failed = loaded.find((r) => r.error);
+      if (failed) throw new Error(`loading ${failed.path}: ${failed.error}`);
+    } catch (e) {
+      await close();
+      throw e;
+    }
   } else if (kind === "store") {
     backend = new PeerStore({ store: new PeerInMemoryStore(), namespace: ["bench"] }) as unknown as PeerBackend;
     for (const f of corpus.files) await backend.write(f.path, f.content);
@@ -107,7 +148,7 @@ export async function peerSubject(kind: Kind, corpus: Corpus, diskRoot: string):
   };
   return {
     role: "peer",
-    label: "deepagents 1.14.1",
+    label: isDbKind(kind) ? "deepagents 1.14.1 (LangGraph PostgresStore)" : "deepagents 1.14.1",
     grepLines: async (pattern, regex) => {
       if (regex) return Number.NaN;
       const r = await backend.grep(pattern, "/", null, null);
@@ -127,6 +168,7 @@ export async function peerSubject(kind: Kind, corpus: Corpus, diskRoot: string):
       return !r.error;
     },
     ...(kind === "composite" && { routedRead: async (path: string) => String((await backend.read(path)).content ?? "") }),
+    ...(close && { close }),
   };
 }
 
