@@ -15,6 +15,7 @@ import { type Tool, type ToolResult, invokeTool } from "../tools/types.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
 import type { LevelState, RunScope, Suspension } from "./runtime.js";
 import { RESPOND_TOOL } from "./options.js";
+import { addUsage } from "./usage.js";
 import { buildStack } from "./stack.js";
 import { FORMAT_PROMPT, type StructuredFormat, jsonOf, retryPrompt } from "./structured.js";
 import type { AgentInput, AgentOutput, Interrupt, StopReason } from "./types.js";
@@ -34,12 +35,6 @@ function toolSpec(tool: Tool<never>): ToolSpec {
 
 function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : Object.assign(new Error("the run was aborted"), { name: "AbortError" });
-}
-
-function addUsage(total: Usage, add: Usage | undefined): void {
-  if (!add) return;
-  total.inputTokens = (total.inputTokens ?? 0) + (add.inputTokens ?? 0);
-  total.outputTokens = (total.outputTokens ?? 0) + (add.outputTokens ?? 0);
 }
 
 /** Where a run's structured final answer stands. */
@@ -199,6 +194,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
   const output = (stopReason: StopReason): AgentOutput => ({
     messages: state.messages,
     ...(state.interrupt && { interrupt: state.interrupt }),
+    // The top level's usage is the run's; a subagent's, its own and its subagents'.
     usage: hooks.top ? run.usage : usage,
     stopReason,
     ...(answer.done && { structuredResponse: answer.value }),

@@ -12,10 +12,9 @@ import type { Decision } from "../middleware/hitl.js";
 import type { AgentState } from "../middleware/types.js";
 import type { ChatModel, Message, Usage } from "../models/types.js";
 import type { Tool } from "../tools/types.js";
-import type { Channel } from "./channel.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { LongTermMemoryAgentOptions, ResolvedOptions } from "./options.js";
-import type { AgentEvent, Interrupt } from "./types.js";
+import type { EventSink, Interrupt } from "./types.js";
 
 /** Built once per agent, shared by every run and every subagent level. */
 export interface AgentServices {
@@ -55,9 +54,9 @@ export interface RunScope {
   signal?: AbortSignal;
   backend: Backend;
   core: Core;
-  /** Events of the whole run (subagents push into their parent's channel). */
-  events: Channel<AgentEvent>;
-  /** Token usage of this level's model calls. */
+  /** Events of the whole run (a subagent's are tagged with its path on the way). */
+  events: EventSink;
+  /** Token usage of this level's model calls and, once they end, its subagents'. */
   usage: Usage;
   /** Shared by the whole run, subagents included. */
   run: RunShared;

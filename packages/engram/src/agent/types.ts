@@ -78,11 +78,29 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
-/** Events `stream` yields, in order. */
+/**
+ * Events `stream` yields, in order. A `task` subagent's run is framed by `subagent_start` and
+ * `subagent_end`, and its own `model_delta`, `tool_start`, `tool_end` and `warning` events carry
+ * its `path` (see {@link SubagentIdentity.path}); the top agent's carry none. Parallel
+ * subagents' events interleave: tell them apart by `path`.
+ */
 export type AgentEvent =
-  | { type: "model_delta"; text: string }
-  | { type: "tool_start"; call: ToolCall }
-  | { type: "tool_end"; call: ToolCall; result: string; isError: boolean; attachments?: ToolAttachment[] }
+  | { type: "model_delta"; text: string; path?: string }
+  | { type: "tool_start"; call: ToolCall; path?: string }
+  | { type: "tool_end"; call: ToolCall; result: string; isError: boolean; attachments?: ToolAttachment[]; path?: string }
   | { type: "interrupt"; interrupt: Interrupt }
-  | { type: "warning"; message: string }
+  | { type: "warning"; message: string; path?: string }
+  | ({ type: "subagent_start"; task: string; toolCallId: string } & SubagentIdentity)
+  | ({
+      type: "subagent_end";
+      toolCallId: string;
+      stopReason: StopReason;
+      /** Tokens of the subagent's model calls, its own subagents' included. */
+      usage: Usage;
+    } & SubagentIdentity)
   | { type: "final"; output: AgentOutput; stopReason: StopReason };
+
+/** Where a run's events go (the top level's channel, or a subagent's tagging view of it). */
+export interface EventSink {
+  push(event: AgentEvent): void;
+}

@@ -12,7 +12,9 @@ import type { HookContext, Middleware } from "../../middleware/types.js";
 import { resolveModel } from "../../models/resolve.js";
 import type { RunContext } from "../../tools/types.js";
 import type { AgentLevel, LevelState, RunScope } from "../runtime.js";
-import type { AgentInput, AgentOutput } from "../types.js";
+import { ModelError } from "../../errors.js";
+import { addUsage } from "../usage.js";
+import type { AgentEvent, AgentInput, AgentOutput, EventSink, StopReason } from "../types.js";
 
 /** Runs a child level (provided by the loop, which this module must not import). */
 export type RunChild = (scope: RunScope, input: AgentInput, state: LevelState) => Promise<AgentOutput>;
@@ -41,6 +43,12 @@ export function childLevel(parent: AgentLevel, definition: SubagentDefinition | 
   };
 }
 
+/** Why a subagent's run that threw ended. */
+function stopReasonOf(e: unknown, signal: AbortSignal | undefined): StopReason {
+  if (signal?.aborted) return "cancelled";
+  return e instanceof ModelError && e.code === "truncated" ? "truncated" : "error";
+}
+
 /** 1-based position of `toolCallId` among the `task` calls of the parent's thread. */
 function ordinal(parent: RunContext, toolCallId: string): number {
   let n = 0;
@@ -63,9 +71,25 @@ export function subagentsSlot(scope: RunScope, runChild: RunChild): Middleware |
     const resuming = scope.resuming.get(toolCallId);
     const path = resuming?.suspension.path ?? `${scope.path === "" ? "" : `${scope.path}/`}task:${name}/${ordinal(parent, toolCallId)}`;
     const state: LevelState = resuming ? structuredClone(resuming.suspension.state) : { messages: [], data: {} };
-    const childScope: RunScope = { ...scope, level: child, threadId: `${scope.threadId}:task`, usage: {}, path };
+    // The subagent's events reach the run's stream tagged with its path (deeper subagents'
+    // keep their own).
+    const events: EventSink = {
+      push: (ev) => scope.events.push("path" in ev && ev.path !== undefined ? ev : ({ ...ev, path } as AgentEvent)),
+    };
+    const childScope: RunScope = { ...scope, level: child, threadId: `${scope.threadId}:task`, usage: {}, path, events };
     const input: AgentInput = resuming ? { resume: resuming.decisions } : { messages: [{ role: "user", content: task }] };
-    const out = await runChild(childScope, input, state);
+    const identity = { name, depth: child.depth, path, toolCallId };
+    scope.events.push({ type: "subagent_start", ...identity, task });
+    let out: AgentOutput;
+    try {
+      out = await runChild(childScope, input, state);
+    } catch (e) {
+      addUsage(scope.usage, childScope.usage);
+      scope.events.push({ type: "subagent_end", ...identity, stopReason: stopReasonOf(e, parent.signal), usage: childScope.usage });
+      throw e;
+    }
+    addUsage(scope.usage, childScope.usage);
+    scope.events.push({ type: "subagent_end", ...identity, stopReason: out.stopReason, usage: childScope.usage });
     if (out.interrupt) {
       scope.suspended.set(toolCallId, {
         name,
