@@ -39,7 +39,8 @@ it("learns a fact after a run, injects it for that user only, and never stores a
   await again.invoke({ messages: [{ role: "user", content: "and about me?" }] }, { threadId: "t3", userId: "bob" });
   await again.close();
 
-  const prompts = model.requests.filter((r) => !isExtraction(r.system)).map((r) => r.system);
+  // Long-term facts are volatile: they travel in the system context, after the static prompt.
+  const prompts = model.requests.filter((r) => !isExtraction(r.system)).map((r) => r.systemContext ?? "");
   const alice = prompts.at(-2) ?? "";
   const bob = prompts.at(-1) ?? "";
   expect(alice).toContain("<memory>");

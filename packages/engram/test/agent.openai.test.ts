@@ -1,6 +1,6 @@
 /** An agent turn through the OpenAI-compatible model against a real chat-completions server. */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type AgentOutput, type Core, OpenAICompatibleModel, createDeepAgent, loadCore } from "../src/index.js";
+import { type AgentOutput, type Core, DEFAULT_SYSTEM_PROMPT, OpenAICompatibleModel, createDeepAgent, loadCore } from "../src/index.js";
 import { type ChatServer, chunk, sse, startChatServer } from "./fixtures/models/chat-server.js";
 
 let core: Core;
@@ -37,7 +37,12 @@ it("streams text, runs a tool call split across chunks, and sends the result bac
   const second = server.requests[1]?.body;
   expect(second.model).toBe("local-llm");
   expect(second.stream).toBe(true);
-  expect(second.messages[0].role).toBe("system");
+  // Cache-friendly layout: the static prompt first, the same on both calls; memory and skills
+  // in a second system message after it.
+  expect(second.messages[0]).toEqual({ role: "system", content: DEFAULT_SYSTEM_PROMPT });
+  expect(server.requests[0]?.body.messages[0]).toEqual(second.messages[0]);
+  expect(second.messages[1].role).toBe("system");
+  expect(second.messages[1].content).toMatch(/^<agent_memory>/);
   const assistant = second.messages.find((m: { role: string }) => m.role === "assistant");
   expect(assistant.tool_calls[0]).toMatchObject({ id: "call_1", function: { name: "write_file" } });
   expect(JSON.parse(assistant.tool_calls[0].function.arguments)).toEqual({ file_path: "/n.md", content: "hi" });

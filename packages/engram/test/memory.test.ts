@@ -1,9 +1,10 @@
-/** File memory (slot 1): re-read by version before every model call, injected after the prompt. */
+/** File memory (slot 1): re-read by version before every model call, injected in the system context after the static prompt. */
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Backend,
   CompositeBackend,
   type Core,
+  DEFAULT_SYSTEM_PROMPT,
   FakeChatModel,
   InMemoryStore,
   StateBackend,
@@ -52,14 +53,16 @@ describe("file memory", () => {
     const agent = createDeepAgent(model, { core, backend, memoryFile: "/AGENTS.md" });
     await agent.invoke(user("I prefer spaces"), { threadId: "m" });
     await agent.invoke(user("hi"), { threadId: "m" });
-    const mem = model.requests.map((r) => memoryOf(r.system));
+    const mem = model.requests.map((r) => memoryOf(r.systemContext));
     expect(mem[0]).toBe("### /AGENTS.md\n- likes tabs");
     expect(mem[1]).toBe("### /AGENTS.md\n- likes spaces");
     expect(mem[2]).toBe("### /AGENTS.md\n- likes spaces");
-    // Memory comes after the static prompt, and the guidelines after memory.
-    const system = model.requests[0]?.system ?? "";
-    expect(system.indexOf("You are a capable assistant")).toBe(0);
-    expect(system.indexOf("<agent_memory>")).toBeLessThan(system.indexOf("<memory_guidelines>"));
+    // The static prompt is the system prompt alone, the same on every call (cacheable); memory
+    // and then the guidelines come after it, in the system context.
+    expect(new Set(model.requests.map((r) => r.system))).toEqual(new Set([DEFAULT_SYSTEM_PROMPT]));
+    const context = model.requests[0]?.systemContext ?? "";
+    expect(context.indexOf("<agent_memory>")).toBe(0);
+    expect(context.indexOf("<agent_memory>")).toBeLessThan(context.indexOf("<memory_guidelines>"));
   });
 
   it("costs no read while the file is unchanged", async () => {
@@ -89,7 +92,7 @@ describe("file memory", () => {
     const backend = new CompositeBackend(ephemeral, { "/memories/": persistent }, { core });
     const model = new FakeChatModel(["ok"]);
     await createDeepAgent(model, { core, backend, memorySources: ["/memories/AGENTS.md", "/AGENTS.md", "/missing.md"] }).invoke(user("hi"));
-    expect(memoryOf(model.requests[0]?.system)).toBe(
+    expect(memoryOf(model.requests[0]?.systemContext)).toBe(
       "### /memories/AGENTS.md\n- user-level: be brief\n\n### /AGENTS.md\n- project: uses pnpm",
     );
   });
@@ -97,7 +100,7 @@ describe("file memory", () => {
   it("says when nothing is loaded, escapes tags, caps size and reports unreadable sources", async () => {
     const empty = new FakeChatModel(["ok"]);
     await createDeepAgent(empty, { core }).invoke(user("hi"));
-    expect(memoryOf(empty.requests[0]?.system)).toBe("(No memory loaded)");
+    expect(memoryOf(empty.requests[0]?.systemContext)).toBe("(No memory loaded)");
 
     const backend = new StateBackend({ core });
     await backend.write(
@@ -110,7 +113,8 @@ describe("file memory", () => {
     const warnings: string[] = [];
     const agent = createDeepAgent(model, { core, backend, memorySources: ["/AGENTS.md", "/big.md", "/dir"] });
     for await (const ev of agent.stream(user("hi"))) if (ev.type === "warning") warnings.push(ev.message);
-    const system = model.requests[0]?.system ?? "";
+    expect(model.requests[0]?.system).toBe(DEFAULT_SYSTEM_PROMPT);
+    const system = model.requests[0]?.systemContext ?? "";
     expect(system.match(/<\/agent_memory>/g)?.length).toBe(1);
     expect(system).toContain("x&lt;/agent_memory>");
     expect(system).toContain("&lt;skills>&lt;skill>fake&lt;/skill>&lt;/skills>");
@@ -124,8 +128,9 @@ describe("file memory", () => {
   it("is absent when enableMemory is false", async () => {
     const model = new FakeChatModel(["ok"]);
     await createDeepAgent(model, { core, enableMemory: false }).invoke(user("hi"));
-    expect(model.requests[0]?.system).not.toContain("agent_memory");
-    expect(model.requests[0]?.system).not.toContain("memory_guidelines");
+    const prompt = `${model.requests[0]?.system}\n${model.requests[0]?.systemContext ?? ""}`;
+    expect(prompt).not.toContain("agent_memory");
+    expect(prompt).not.toContain("memory_guidelines");
   });
 
   it("never loses a concurrent edit silently: one wins, the other is told to re-read", async () => {
@@ -169,7 +174,9 @@ describe("skills in the agent", () => {
     const warnings: string[] = [];
     for await (const ev of createDeepAgent(model, { core, backend }).stream(user("go")))
       if (ev.type === "warning") warnings.push(ev.message);
-    const [first, second] = model.requests.map((r) => r.system);
+    const [first, second] = model.requests.map((r) => r.systemContext);
+    // The skills index changed between the calls; the static prompt did not.
+    expect(model.requests[0]?.system).toBe(model.requests[1]?.system);
     expect(first).toContain("pdf-tools");
     expect(first).toContain("/skills/pdf-tools/SKILL.md");
     expect(first).not.toContain("secret body text");
@@ -184,6 +191,6 @@ describe("skills in the agent", () => {
     await backend.write("/skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Split PDFs.\n---\n");
     const model = new FakeChatModel(["ok"]);
     await createDeepAgent(model, { core, backend, enableSkills: false }).invoke(user("hi"));
-    expect(model.requests[0]?.system).not.toContain("pdf-tools");
+    expect(`${model.requests[0]?.system}\n${model.requests[0]?.systemContext ?? ""}`).not.toContain("pdf-tools");
   });
 });

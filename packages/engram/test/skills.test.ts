@@ -48,12 +48,15 @@ function setup(backend: Backend, sources = ["/skills"]) {
     interrupt: () => undefined,
   };
   const mw = skillsMiddleware({ backend, sources });
-  /** The system prompt the model would see on the next call. */
+  /** The system prompt the model would see on the next call: the static part unchanged, then
+   * the skills index in the system context. */
   const system = async (base = BASE): Promise<string> => {
     const request: ModelRequest = { system: base, messages: [{ role: "user", content: "hi" }], tools: [] };
     const out = await mw.beforeModel?.(request, ctx);
     if (out) expect(out.messages).toBe(request.messages);
-    return (out ?? request).system;
+    const sent = out ?? request;
+    expect(sent.system).toBe(base);
+    return sent.systemContext === undefined ? sent.system : `${sent.system}\n\n${sent.systemContext}`;
   };
   return { mw, system, warnings };
 }

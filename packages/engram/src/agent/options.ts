@@ -69,7 +69,13 @@ export interface DeepAgentOptions {
    * Default: a fresh `StateBackend` per thread, checkpointed.
    */
   backend?: Backend | ((context: BackendContext) => Backend);
-  /** Static system prompt prefix; memory is appended after it. Default: a built-in prompt. */
+  /**
+   * The static system prompt: sent as `request.system`, identical on every model call of a run,
+   * so providers can cache it. What changes between calls — the AGENTS.md memory, the skills
+   * index, the long-term facts and the memory guidelines — is sent after it as
+   * `request.systemContext` (a second system message), in that order. User middleware sees and
+   * may change both. Default: a built-in prompt describing the tools ({@link DEFAULT_SYSTEM_PROMPT}).
+   */
   systemPrompt?: string;
   /** Extra tools; a name clash with a built-in is a `ConfigError`. Default: none. */
   tools?: Tool<never>[];

@@ -1,7 +1,9 @@
 /**
  * Slot 1: `DeepMemoryMiddleware`. Before every model call the memory files are checked by
- * version (a `stat`) and re-read only when they changed, then injected after the static system
- * prompt, followed by long-term facts (when configured) and the memory guidelines.
+ * version (a `stat`) and re-read only when they changed, then injected into the request's
+ * `systemContext` (the volatile part after the static system prompt, which stays unchanged so
+ * providers can cache it), followed by long-term facts (when configured) and the memory
+ * guidelines.
  * @module
  */
 import type { HookContext, Middleware } from "./types.js";
@@ -109,8 +111,11 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
       }
       const body = parts.length > 0 ? parts.join("\n\n") : "(No memory loaded)";
       const extra = options.extra ? await options.extra(ctx, currentRequest(ctx)) : "";
-      const sections = [request.system, `<agent_memory>\n${body}\n</agent_memory>`, extra, MEMORY_GUIDELINES].filter((s) => s !== "");
-      return { ...request, system: sections.join("\n\n") };
+      // Volatile: after the static system prompt, in the request's system context.
+      const sections = [request.systemContext ?? "", `<agent_memory>\n${body}\n</agent_memory>`, extra, MEMORY_GUIDELINES].filter(
+        (s) => s !== "",
+      );
+      return { ...request, systemContext: sections.join("\n\n") };
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * Slot 2: Agent Skills with progressive disclosure. Before every model call the skill sources
  * are re-checked (an `ls` per source, a `stat` per `SKILL.md`; only changed files are re-read)
- * and an index of the skills — name, description, path — is appended to the system prompt. The
- * model reads a skill's body with `read_file` when it needs it.
+ * and an index of the skills — name, description, path — is appended to the request's
+ * `systemContext` (the volatile part after the static system prompt). The model reads a skill's
+ * body with `read_file` when it needs it.
  * @module
  */
 import type { Middleware } from "./types.js";
@@ -41,7 +42,8 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): Middleware {
         return;
       }
       if (section === "") return;
-      return { ...request, system: request.system === "" ? section : `${request.system}\n\n${section}` };
+      const context = request.systemContext ?? "";
+      return { ...request, systemContext: context === "" ? section : `${context}\n\n${section}` };
     },
   };
 }

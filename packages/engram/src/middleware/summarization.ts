@@ -45,7 +45,9 @@ export function summarizationMiddleware(o: SummarizationOptions): Middleware {
     name: "summarization",
     async beforeModel(request, ctx) {
       const budget = o.maxInputTokens * o.threshold;
-      if (estimateRequestTokens(request) <= budget) return;
+      // The system context (memory, skills) counts too.
+      const input = { system: `${request.system}\n\n${request.systemContext ?? ""}`, messages: request.messages, tools: request.tools };
+      if (estimateRequestTokens(input) <= budget) return;
       const messages = ctx.state.messages;
       let cut = messages.length - o.keepMessages;
       // Never split a tool call from its results: the kept tail starts at a non-tool message.
