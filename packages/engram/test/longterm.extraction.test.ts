@@ -278,6 +278,21 @@ describe("nothing silently lost", () => {
     expect(pending[0]?.reason).toMatch(/did not answer within/);
   });
 
+  it("a timed-out chunk is split at a user message; a half without one is not sent", async () => {
+    const { memory, model } = setup(
+      (req) => {
+        const block = (req.messages[0]?.content ?? "").split("<conversation>")[1] ?? "";
+        if (/Assistant: /.test(block)) return hang(req);
+        return JSON.stringify({ newFacts: [{ content: "Lives in Lyon", category: "context", confidence: 0.9 }], factsToRemove: [] });
+      },
+      { modelTimeoutMs: 50 },
+    );
+    memory.capture([user("I live in Lyon"), assistant("Nice, Lyon has great food.")], { threadId: "t", userId: "u" });
+    await memory.close();
+    expect(model.requests).toHaveLength(2);
+    expect((await memory.listFacts("u")).map((f) => f.content)).toEqual(["Lives in Lyon"]);
+  });
+
   it("long conversations are extracted in chunks within the token budget, each seeing the memory so far", async () => {
     const turns: Message[] = [];
     for (let i = 0; i < 30; i++) turns.push(user(`Note ${i}: my hobby number ${i} is ${"very ".repeat(20)}interesting`), assistant("ok"));

@@ -109,6 +109,10 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
 
   while (work.length > 0) {
     const chunk = work[0] as { messages: Message[]; failures: number };
+    if (!chunk.messages.some((m) => m.role === "user")) {
+      work.shift(); // nothing the user said: no fact could be supported by it
+      continue;
+    }
     if (chunk.failures >= maxTries) {
       return { status: "pending", reason: lastError, attempts: chunk.failures, remaining: remainingJob() };
     }
@@ -145,7 +149,7 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
         : `the model call failed: ${e instanceof Error ? e.message : String(e)}`;
       if (signal.aborted && chunk.messages.length > 1) {
         // Too much for this model in one go: try the halves.
-        const half = Math.ceil(chunk.messages.length / 2);
+        const half = splitPoint(chunk.messages);
         work.splice(
           0,
           1,
@@ -181,6 +185,17 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
   const notes = total.notes.length > 0 ? { notes: total.notes } : {};
   if (total.revision === "") return { status: "unchanged", ...notes };
   return { status: "saved", revision: total.revision, added: total.added, removed: total.removed, summaries: total.summaries, ...notes };
+}
+
+/** Where to halve a chunk: at the user message nearest the middle (so each half starts with
+ * what the user said), else in the middle. */
+function splitPoint(messages: readonly Message[]): number {
+  const mid = Math.ceil(messages.length / 2);
+  let best = -1;
+  messages.forEach((m, i) => {
+    if (i > 0 && m.role === "user" && (best < 0 || Math.abs(i - mid) < Math.abs(best - mid))) best = i;
+  });
+  return best > 0 ? best : mid;
 }
 
 function backoffMs(ctx: UpdaterContext, failures: number): number {
