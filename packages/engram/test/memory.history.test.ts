@@ -1,6 +1,6 @@
 /** Memory history: recorded changes of AGENTS.md files, diffs, reverts, redaction and retention. */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Core, InMemoryStore, StateBackend, loadCore } from "../src/index.js";
+import { type Core, InMemoryStore, StateBackend, StoreBackend, loadCore } from "../src/index.js";
 import { MemoryHistory, recordMemoryChanges, restoreThrough } from "../src/memory/history/index.js";
 
 let core: Core;
@@ -97,5 +97,21 @@ describe("memory history", () => {
     await backend.write("/AGENTS.md", "late\n");
     expect((await history.list("u1")).map((c) => c.after)).toEqual(["late\n"]);
     expect(() => new MemoryHistory({ store: new InMemoryStore(), retention: { maxChanges: 0 } })).toThrow(/maxChanges/);
+  });
+
+  it("wraps class backends (private fields) and records appends", async () => {
+    const history = new MemoryHistory({ store: new InMemoryStore() });
+    const store = recordMemoryChanges(new StoreBackend({ store: new InMemoryStore(), namespace: ["m"], core }), {
+      history,
+      paths: ["/AGENTS.md"],
+      userId: "u1",
+    });
+    await store.write("/AGENTS.md", "a\n");
+    expect((await store.ls("/")).entries?.map((e) => e.path)).toEqual(["/AGENTS.md"]);
+    const state = recordMemoryChanges(new StateBackend({ core }), { history, paths: ["/AGENTS.md"], userId: "u2" });
+    await state.write("/AGENTS.md", "a\n");
+    expect(state.append).toBeTypeOf("function");
+    await state.append?.("/AGENTS.md", "b\n");
+    expect((await history.list("u2")).map((c) => c.after)).toEqual(["a\nb\n", "a\n"]);
   });
 });

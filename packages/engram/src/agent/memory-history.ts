@@ -7,19 +7,7 @@ import type { Backend } from "../backends/protocol.js";
 import type { Core } from "../core/types.js";
 import type { MemoryHistory } from "../memory/history/history.js";
 import { recordMemoryChanges } from "../memory/history/recording-backend.js";
-
-const METHODS = ["ls", "read", "readBytes", "write", "append", "edit", "grep", "glob", "delete", "stat"] as const;
-
-/** Every method of `backend` bound to it, so wrappers built on the result (prototype chains)
- * never call a class backend with a foreign `this`. */
-function bound(backend: Backend): Backend {
-  const out: Record<string, unknown> = {};
-  for (const m of METHODS) {
-    const fn = (backend as unknown as Record<string, unknown>)[m];
-    if (typeof fn === "function") out[m] = fn.bind(backend);
-  }
-  return out as unknown as Backend;
-}
+import { wrapBackend } from "../backends/wrap.js";
 
 /** What one run records changes as. */
 export interface HistoryScope {
@@ -41,19 +29,18 @@ export function recordingBackend(backend: Backend, core: Core, scope: HistorySco
     const r = core.normalizePath(path);
     return r.error ? path : r.path;
   };
-  const recorded = bound(
-    recordMemoryChanges(bound(backend), {
-      history: scope.history,
-      paths: scope.sources.map(normal),
-      userId: scope.userId,
-      threadId: scope.threadId,
-      runId: scope.runId,
-    }),
-  );
-  return {
-    ...recorded,
+  const recorded = recordMemoryChanges(backend, {
+    history: scope.history,
+    paths: scope.sources.map(normal),
+    userId: scope.userId,
+    threadId: scope.threadId,
+    runId: scope.runId,
+  });
+  const append = recorded.append;
+  return wrapBackend(recorded, {
     write: (path, ...rest) => recorded.write(normal(path), ...rest),
     edit: (path, ...rest) => recorded.edit(normal(path), ...rest),
     delete: (path) => recorded.delete(normal(path)),
-  };
+    ...(append && { append: (path, ...rest) => append(normal(path), ...rest) }),
+  });
 }

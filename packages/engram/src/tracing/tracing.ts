@@ -8,6 +8,7 @@
  * @module
  */
 import type { Backend } from "../backends/protocol.js";
+import { wrapBackend } from "../backends/wrap.js";
 import { EngramError } from "../errors.js";
 import type { Middleware } from "../middleware/types.js";
 import type { ModelRequest } from "../models/types.js";
@@ -133,11 +134,11 @@ export class AgentTracing {
   /** Wraps a backend so each operation is a span (when `backendSpans`). */
   backend(backend: Backend): Backend {
     if (!this.backendSpans) return backend;
-    const wrapped = Object.create(backend) as Record<string, unknown>;
+    const overrides: Record<string, unknown> = {};
     for (const op of BACKEND_OPS) {
       const fn = (backend as unknown as Record<string, unknown>)[op];
       if (typeof fn !== "function") continue;
-      wrapped[op] = (...args: unknown[]) =>
+      overrides[op] = (...args: unknown[]) =>
         this.span(
           `engram.backend.${op}`,
           { "engram.backend.op": op, ...(typeof args[0] === "string" && { "engram.path": args[0] }) },
@@ -151,7 +152,7 @@ export class AgentTracing {
           },
         );
     }
-    return wrapped as unknown as Backend;
+    return wrapBackend(backend, overrides as Partial<Backend>);
   }
 }
 

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Backend } from "../../backends/protocol.js";
+import { wrapBackend } from "../../backends/wrap.js";
 import { redactSecrets } from "../longterm/redact.js";
 import type { MemoryActor, MemoryHistory, RestoreFn } from "./history.js";
 
@@ -27,7 +28,7 @@ async function text(backend: Backend, path: string): Promise<string | null> {
 }
 
 /**
- * Wraps `backend` so that `write`, `edit` and `delete` of a watched path record the text before
+ * Wraps `backend` so that `write`, `append`, `edit` and `delete` of a watched path record the text before
  * and after in the history. Other paths and all reads pass straight through. A change made by
  * someone else between the read of "before" and the write is attributed to this change.
  */
@@ -54,10 +55,11 @@ export function recordMemoryChanges(backend: Backend, options: RecordMemoryChang
       if (!result.error) await record(path, before);
       return result;
     };
-  return Object.assign(Object.create(backend) as Backend, {
+  return wrapBackend(backend, {
     write: tracked(backend.write),
     edit: tracked(backend.edit),
     delete: tracked(backend.delete),
+    ...(backend.append && { append: tracked(backend.append) }),
   });
 }
 
