@@ -127,6 +127,24 @@ export class EventRenderer {
   }
 
   event(ev: AgentEvent): void {
+    // A subagent's run is framed by subagent_start / subagent_end; its own events carry `path`.
+    if (ev.type === "subagent_start") {
+      this.#line(this.c.dim(`▸ subagent ${ev.name}: ${oneLine(ev.task, 80)}`));
+      this.spinner.start(`${ev.name} working`);
+      return;
+    }
+    if (ev.type === "subagent_end") {
+      this.#line(this.c.dim(`◂ subagent ${ev.name} · ${ev.stopReason}`));
+      this.spinner.start("thinking");
+      return;
+    }
+    const path = "path" in ev ? ev.path : undefined;
+    const who = path ? this.c.dim(`${path} `) : "";
+    if (path && ev.type === "model_delta") {
+      // A subagent's text is its report to the parent, not the answer: show progress only.
+      if (this.status.isTTY) this.spinner.start(`${path} writing`);
+      return;
+    }
     switch (ev.type) {
       case "model_delta": {
         if (ev.text === "") return;
@@ -140,7 +158,7 @@ export class EventRenderer {
         this.#started.set(ev.call.id, { call: ev.call, at: performance.now() });
         const label = `${ev.call.name} ${callTarget(ev.call)}`.trim();
         if (this.status.isTTY) this.spinner.start(label);
-        else this.status.write(`${this.c.dim("→")} ${label}\n`);
+        else this.status.write(`${this.c.dim("→")} ${who}${label}\n`);
         return;
       }
       case "tool_end": {
@@ -151,7 +169,7 @@ export class EventRenderer {
         const size = formatBytes(encoder.encode(ev.result).length);
         const mark = ev.isError ? this.c.red("✗") : this.c.green("✓");
         const detail = ev.isError ? this.c.red(firstLine(ev.result)) : this.c.dim(`${size} · ${ms} ms`);
-        this.#line(`${mark} ${this.c.bold(ev.call.name)}${target ? ` ${target}` : ""} ${this.c.dim("·")} ${detail}`);
+        this.#line(`${mark} ${who}${this.c.bold(ev.call.name)}${target ? ` ${target}` : ""} ${this.c.dim("·")} ${detail}`);
         const next = [...this.#started.values()].at(-1);
         if (next) this.spinner.start(`${next.call.name} ${callTarget(next.call)}`.trim());
         else this.spinner.start("thinking");
@@ -167,6 +185,11 @@ export class EventRenderer {
         return;
     }
   }
+}
+
+function oneLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 function firstLine(text: string): string {

@@ -16,7 +16,7 @@ import {
   startScriptedModelServer,
   systemText,
 } from "../../../examples/node/scripted-model-server.js";
-import { BIN, REPO, TSX, cleanEnv, tempDir } from "./helpers.js";
+import { ENGRAM_ARGV, REPO, cleanEnv, tempDir } from "./helpers.js";
 
 const socket = `engram-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 const tmux = (...args: string[]) => execFileSync("tmux", ["-u", "-L", socket, ...args], { encoding: "utf8" });
@@ -42,6 +42,10 @@ beforeAll(async () => {
     if (user.includes("save a note")) {
       if (afterToolResult(r)) return { text: "Saved the project note." };
       return { toolCalls: [{ name: "write_file", args: { file_path: "/AGENTS.md", content: "- Notes live in notes.md.\n" } }] };
+    }
+    if (user.includes("save another")) {
+      if (afterToolResult(r)) return { text: `Result: ${r.messages.at(-1)?.content}` };
+      return { toolCalls: [{ name: "write_file", args: { file_path: "/other.md", content: "original" } }] };
     }
     if (user.includes("long story")) return { text: STORY, chunkDelayMs: 40 };
     if (user.includes("remember")) {
@@ -87,7 +91,7 @@ function startChat(session: string): void {
   const script = join(home.path, `${session}.sh`);
   writeFileSync(
     script,
-    `${exports}\ncd ${shellQuote(REPO)}\n${shellQuote(TSX)} ${shellQuote(BIN)} ${args.map(shellQuote).join(" ")}\necho "EXITED $?"\nsleep 600\n`,
+    `${exports}\ncd ${shellQuote(REPO)}\n${[...ENGRAM_ARGV, ...args].map(shellQuote).join(" ")}\necho "EXITED $?"\nsleep 600\n`,
   );
   tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", `bash ${shellQuote(script)}`);
 }
@@ -96,14 +100,14 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-const pane = (session: string) => tmux("capture-pane", "-p", "-J", "-t", session);
+const pane = (session: string) => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session);
 
 /** Waits (bounded) until the pane shows `text`. */
-async function waitFor(session: string, text: string | RegExp, ms = 30_000): Promise<string> {
+async function waitFor(session: string, text: string | RegExp | ((screen: string) => boolean), ms = 30_000): Promise<string> {
   const until = Date.now() + ms;
   for (;;) {
     const screen = pane(session);
-    if (typeof text === "string" ? screen.includes(text) : text.test(screen)) return screen;
+    if (typeof text === "string" ? screen.includes(text) : typeof text === "function" ? text(screen) : text.test(screen)) return screen;
     if (Date.now() > until) throw new Error(`pane never showed ${String(text)}:\n${screen}`);
     await new Promise((r) => setTimeout(r, 150));
   }
@@ -134,6 +138,26 @@ it("chat: streamed answer, an approved write, Ctrl-C cancels a slow turn, a seco
   await waitFor(first, "Saved the project note.");
   expect(pane(first)).toMatch(/✓ write_file \/AGENTS\.md · \d+ B · \d+ ms/);
   expect(readFileSync(join(root.path, "AGENTS.md"), "utf8")).toBe("- Notes live in notes.md.\n");
+
+  // Edit the arguments as JSON (the line is pre-filled; replace it), then reject one with a reason.
+  type(first, "save another note");
+  const prompts = (n: number) => (screen: string) => screen.split("[a]pprove · [e]dit · [r]eject › ").length - 1 >= n;
+  await waitFor(first, prompts(2));
+  expect(pane(first)).toContain("? review write_file /other.md");
+  type(first, "e");
+  await waitFor(first, "arguments (JSON) › ");
+  tmux("send-keys", "-t", first, "C-u");
+  type(first, '{"file_path": "/edited.md", "content": "edited"}');
+  await waitFor(first, "Result: ");
+  expect(readFileSync(join(root.path, "edited.md"), "utf8")).toBe("edited");
+  expect(existsSync(join(root.path, "other.md"))).toBe(false);
+  type(first, "save another note");
+  await waitFor(first, prompts(3));
+  type(first, "r");
+  await waitFor(first, "reason (optional) › ");
+  type(first, "not in this folder");
+  await waitFor(first, /Result: .*not in this folder/);
+  expect(existsSync(join(root.path, "other.md"))).toBe(false);
 
   // A slow turn: Ctrl-C cancels it (the stream stops), the prompt comes back.
   type(first, "tell me a long story");

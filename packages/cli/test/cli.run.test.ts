@@ -144,6 +144,30 @@ describe("engram run --json", { timeout: 120_000 }, () => {
     expect(jsonLines(auth.stdout).at(-1)).toMatchObject({ type: "error", code: "auth" });
   });
 
+  it("human output: the answer on stdout; tool calls, subagents and the thread on stderr; no colours when piped", async () => {
+    server.setScript((r) => {
+      const user = lastUserText(r);
+      if (isMemoryExtraction(r)) return { text: memoryUpdate() };
+      if (user === "count the files") {
+        return afterToolResult(r) ? { text: "there are none" } : { toolCalls: [{ name: "ls", args: { path: "/" } }] };
+      }
+      if (afterToolResult(r)) return { text: `The helper says: ${r.messages.at(-1)?.content}` };
+      return {
+        text: "Delegating. ",
+        toolCalls: [{ name: "task", args: { description: "count the files", subagent_type: "general-purpose" } }],
+      };
+    });
+    const r = await run([...model(), "run", "how many files?"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe("Delegating. \nThe helper says: there are none\n");
+    expect(r.stderr).toContain("▸ subagent general-purpose: count the files");
+    expect(r.stderr).toMatch(/✓ task:general-purpose\/1 ls \/ · \d+ B · \d+ ms/);
+    expect(r.stderr).toMatch(/◂ subagent general-purpose · done/);
+    expect(r.stderr).toMatch(/✓ task general-purpose · \d+ B · \d+ ms/);
+    expect(r.stderr).toMatch(/thread t-\d{8}-\d{6}-[0-9a-f]{6}/);
+    expect(r.stdout + r.stderr).not.toContain("\x1b[");
+  });
+
   it("SIGINT cancels the run through the model's signal: exit 130, final stopReason cancelled", async () => {
     server.setScript((r) => noMemoryUpdate(r) ?? { text: "slow ".repeat(400), chunkDelayMs: 25 });
     const p = startEngram([...model(), "run", "--json", "talk slowly"], { env, cwd: cwd.path });

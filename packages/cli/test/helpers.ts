@@ -1,5 +1,6 @@
 /**
- * Spawning the `engram` command from its sources (`tsx packages/cli/src/bin.ts`), bounded in
+ * Spawning the `engram` command from its sources (`tsx packages/cli/src/bin.ts`, with `engram`
+ * and `@engram/*` resolved to their sources too), bounded in
  * time, each test in its own temporary ENGRAM_HOME and working directory.
  */
 import { spawn } from "node:child_process";
@@ -11,6 +12,11 @@ import { fileURLToPath } from "node:url";
 export const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 export const TSX = join(REPO, "node_modules/.bin/tsx");
 export const BIN = join(REPO, "packages/cli/src/bin.ts");
+/** tsx resolves `engram` and `@engram/*` to their sources through this file's `paths` (as vitest
+ * does), so the command under test never runs against a stale build. */
+export const TSCONFIG = join(REPO, "tsconfig.check.json");
+/** The argv that runs the command from sources: `tsx --tsconfig … packages/cli/src/bin.ts`. */
+export const ENGRAM_ARGV = [TSX, "--tsconfig", TSCONFIG, BIN];
 
 /** A fresh directory, removed by the returned function. */
 export function tempDir(prefix: string): { path: string; remove: () => void } {
@@ -44,7 +50,8 @@ export interface Running {
 
 /** Starts `engram <args>`; killed (SIGKILL) after `timeoutMs` (default 60 s). */
 export function startEngram(args: string[], options: { env: NodeJS.ProcessEnv; cwd: string; input?: string; timeoutMs?: number }): Running {
-  const child = spawn(TSX, [BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
+  const [cmd, ...pre] = ENGRAM_ARGV as [string, ...string[]];
+  const child = spawn(cmd, [...pre, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   const waiters: { text: string; resolve: () => void }[] = [];

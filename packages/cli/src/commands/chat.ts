@@ -127,6 +127,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
     }
     if (lastWasSigint || !tty) {
       exitRequested = true;
+      if (tty) ctx.stdout.write("\n"); // keep the prompt line on screen
       input.cancel({ kind: "closed" });
       return;
     }
