@@ -247,6 +247,13 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     async (call) => {
       const tool = tools.get(call.name);
       if (!tool) return { content: `Error: unknown tool '${call.name}'. Available: ${[...tools.keys()].join(", ")}`, isError: true };
+      if (call.argsError) {
+        // The model's arguments could not be read even after repair: say exactly why, so it can retry.
+        return {
+          content: `Error: invalid arguments for ${call.name}: ${call.argsError}. Call it again with a valid JSON object.`,
+          isError: true,
+        };
+      }
       return invokeTool(tool, call.args, { toolCallId: call.id, ...(signal && { signal }), run: ctx });
     },
     ctx,

@@ -37,7 +37,8 @@ export function patchToolCalls(calls: ToolCall[], used: Set<string>): ToolCall[]
       while (used.has(id));
     }
     used.add(id);
-    out.push({ id, name: c.name, args: parseArgs(c.args) });
+    // The model layer already tried to repair arguments it flagged; keep its verdict.
+    out.push(c.argsError ? { id, name: c.name, args: c.args, argsError: c.argsError } : { id, name: c.name, args: parseArgs(c.args) });
   }
   return out;
 }
