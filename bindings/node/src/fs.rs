@@ -9,6 +9,9 @@ use napi_derive::napi;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// Bytes and their version, or the JSON error text.
+type Versioned = Result<(Vec<u8>, String), String>;
+
 /// Real files under one host directory, with handle-based containment.
 #[napi]
 pub struct RootedFs {
@@ -141,7 +144,7 @@ impl RootedFs {
 
     /// The bytes and their version, or the JSON error text.
     #[napi(ts_return_type = "Promise<VersionedBytes | string>")]
-    pub fn read_versioned(&self, path: String) -> AsyncTask<Op<Result<(Vec<u8>, String), String>>> {
+    pub fn read_versioned(&self, path: String) -> AsyncTask<Op<Versioned>> {
         let fs = self.inner.clone();
         op(move || api::read_versioned(&fs, &path))
     }

@@ -1,8 +1,11 @@
-//! `@engram/native`: the N-API face of `engram-core`. Each method forwards to
-//! `engram_core::api`, which returns one JSON string per call (see `packages/engram/src/core`).
+//! `@engram/native`: the N-API face of `engram-core`. Per-call methods (read, write, edit, stat,
+//! ls, glob, grep, route) take and return typed values; a failure is a `{ error: { code,
+//! message } }` object. Marshalling only: every rule lives in `engram_core`.
 
-use engram_core::{api, FileTable as CoreTable, Router as CoreRouter};
-use napi::bindgen_prelude::{Buffer, Uint8Array};
+use engram_core::grep::{GrepOptions, OutputMode};
+use engram_core::ops::{EditOptions, GlobOptions};
+use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
+use napi::bindgen_prelude::{Buffer, Either, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
 mod fs;
@@ -43,6 +46,122 @@ pub fn redact_secrets(text: String) -> String {
     api::redact_secrets(&text)
 }
 
+/// An error as data: a pinned code and its one message text.
+#[napi(object)]
+pub struct ErrorData {
+    pub code: String,
+    pub message: String,
+}
+
+/// The failure half of every typed result.
+#[napi(object)]
+pub struct Failure {
+    pub error: ErrorData,
+}
+
+/// A typed result: the success object or `{ error }`.
+fn out<T, U>(r: CoreResult<T>, ok: impl FnOnce(T) -> U) -> Either<U, Failure> {
+    match r {
+        Ok(v) => Either::A(ok(v)),
+        Err(e) => Either::B(failure(e)),
+    }
+}
+
+fn failure(e: CoreError) -> Failure {
+    Failure { error: ErrorData { code: e.code.as_str().to_string(), message: e.message } }
+}
+
+/// A path after a write, with the file's new version.
+#[napi(object)]
+pub struct Written {
+    pub path: String,
+    pub version: String,
+}
+
+/// Raw lines of a file (see `ReadResult` in `packages/engram/src/core/types.ts`).
+#[napi(object)]
+pub struct ReadOut {
+    pub content: String,
+    pub total_lines: u32,
+    pub offset: u32,
+    pub lines: u32,
+}
+
+/// A file or directory (directories end with `/`).
+#[napi(object)]
+pub struct FileInfo {
+    pub path: String,
+    pub is_dir: bool,
+    pub size: Option<f64>,
+    pub modified_at: Option<f64>,
+    pub version: Option<String>,
+}
+
+fn info(i: CoreInfo) -> FileInfo {
+    FileInfo {
+        path: i.path,
+        is_dir: i.is_dir,
+        size: i.size.map(|s| s as f64),
+        modified_at: i.modified_at,
+        version: i.version,
+    }
+}
+
+#[napi(object)]
+pub struct Entries {
+    pub entries: Vec<FileInfo>,
+}
+
+#[napi(object)]
+pub struct Stat {
+    pub info: FileInfo,
+}
+
+/// How many files `writeMany` wrote.
+#[napi(object)]
+pub struct Seeded {
+    pub written: u32,
+}
+
+#[napi(object)]
+pub struct Deleted {
+    pub deleted: u32,
+}
+
+#[napi(object)]
+pub struct EditOut {
+    pub path: String,
+    pub occurrences: u32,
+    pub version: String,
+}
+
+#[napi(object)]
+pub struct GlobOut {
+    pub files: Vec<FileInfo>,
+    pub truncated: bool,
+}
+
+/// Grep results in columns (see `engram_core::api::GrepColumns`).
+#[napi(object)]
+pub struct GrepOut {
+    pub truncated: bool,
+    pub group_paths: Option<Vec<String>>,
+    pub group_sizes: Option<Uint32Array>,
+    pub lines: Option<Int32Array>,
+    pub texts: Option<Vec<String>>,
+    pub files: Option<Vec<String>>,
+    pub count_paths: Option<Vec<String>>,
+    pub counts: Option<Uint32Array>,
+}
+
+/// Where a path routes: `route` is the prefix index, or `null` for the default backend.
+#[napi(object)]
+pub struct RouteOut {
+    pub route: Option<u32>,
+    pub prefix: Option<String>,
+    pub path: String,
+}
+
 /// Longest-prefix router over normalised mount points.
 #[napi]
 pub struct Router {
@@ -58,13 +177,13 @@ impl Router {
     }
 
     #[napi]
-    pub fn route(&self, path: String) -> String {
-        api::router_route(&self.inner, &path)
+    pub fn route(&self, path: String) -> Either<RouteOut, Failure> {
+        out(self.inner.route(&path), |r| RouteOut { route: r.route.map(|i| i as u32), prefix: r.prefix, path: r.path })
     }
 
     #[napi]
-    pub fn prefixes(&self) -> String {
-        api::router_prefixes(&self.inner)
+    pub fn prefixes(&self) -> Vec<String> {
+        self.inner.prefixes().to_vec()
     }
 }
 
@@ -105,24 +224,56 @@ impl FileTable {
     }
 
     #[napi]
-    pub fn write(&mut self, path: String, data: Uint8Array, modified_at: f64, if_version: Option<String>) -> String {
-        api::table_write(&mut self.inner, &path, data.to_vec(), modified_at, if_version.as_deref())
+    pub fn write(
+        &mut self,
+        path: String,
+        data: Uint8Array,
+        modified_at: f64,
+        if_version: Option<String>,
+    ) -> Either<Written, Failure> {
+        let r = api::write(&mut self.inner, &path, data.to_vec(), modified_at, if_version.as_deref());
+        out(r, |w| Written { path: w.path, version: w.version })
     }
 
     #[napi]
-    pub fn write_text(&mut self, path: String, text: String, modified_at: f64, if_version: Option<String>) -> String {
-        api::table_write(&mut self.inner, &path, text.into_bytes(), modified_at, if_version.as_deref())
+    pub fn write_text(
+        &mut self,
+        path: String,
+        text: String,
+        modified_at: f64,
+        if_version: Option<String>,
+    ) -> Either<Written, Failure> {
+        let r = api::write(&mut self.inner, &path, text.into_bytes(), modified_at, if_version.as_deref());
+        out(r, |w| Written { path: w.path, version: w.version })
+    }
+
+    /// Seeds many files in one call (see `engram_core::api::write_many`): NUL-joined paths,
+    /// the contents back to back, one byte length per file. Returns `{ written }` or `{ error }`.
+    #[napi]
+    pub fn write_many(
+        &mut self,
+        paths: String,
+        data: Uint8Array,
+        lengths: Uint32Array,
+        modified_at: f64,
+    ) -> Either<Seeded, Failure> {
+        out(api::write_many(&mut self.inner, &paths, &data, &lengths, modified_at), |n| Seeded { written: n as u32 })
     }
 
     /// Appends bytes to a file (created when missing).
     #[napi]
-    pub fn append(&mut self, path: String, data: Uint8Array, modified_at: f64) -> String {
-        api::table_append(&mut self.inner, &path, &data, modified_at)
+    pub fn append(&mut self, path: String, data: Uint8Array, modified_at: f64) -> Either<Written, Failure> {
+        out(api::append(&mut self.inner, &path, &data, modified_at), |w| Written { path: w.path, version: w.version })
     }
 
     #[napi]
-    pub fn read(&self, path: String, offset: u32, limit: Option<u32>) -> String {
-        api::table_read(&self.inner, &path, offset as usize, limit.map(|l| l as usize))
+    pub fn read(&self, path: String, offset: u32, limit: Option<u32>) -> Either<ReadOut, Failure> {
+        out(self.inner.read(&path, offset as usize, limit.map(|l| l as usize)), |r| ReadOut {
+            content: r.content,
+            total_lines: r.total_lines as u32,
+            offset: r.offset as u32,
+            lines: r.lines as u32,
+        })
     }
 
     /// The raw bytes of a file, or `null` when it is missing or a directory.
@@ -132,32 +283,78 @@ impl FileTable {
     }
 
     #[napi]
-    pub fn ls(&self, path: String) -> String {
-        api::table_ls(&self.inner, &path)
+    pub fn ls(&self, path: String) -> Either<Entries, Failure> {
+        out(self.inner.ls(&path), |e| Entries { entries: e.into_iter().map(info).collect() })
     }
 
     #[napi]
-    pub fn stat(&self, path: String) -> String {
-        api::table_stat(&self.inner, &path)
+    pub fn stat(&self, path: String) -> Either<Stat, Failure> {
+        out(self.inner.stat(&path), |i| Stat { info: info(i) })
     }
 
     #[napi]
-    pub fn delete(&mut self, path: String) -> String {
-        api::table_delete(&mut self.inner, &path)
+    pub fn delete(&mut self, path: String) -> Either<Deleted, Failure> {
+        out(self.inner.delete(&path), |n| Deleted { deleted: n as u32 })
     }
 
     #[napi]
-    pub fn edit(&mut self, options_json: String) -> String {
-        api::table_edit(&mut self.inner, &options_json)
+    pub fn edit(
+        &mut self,
+        path: String,
+        old_string: String,
+        new_string: String,
+        replace_all: bool,
+        modified_at: f64,
+        if_version: Option<String>,
+    ) -> Either<EditOut, Failure> {
+        let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
+        out(self.inner.edit(&o), |r| EditOut { path: r.path, occurrences: r.occurrences as u32, version: r.version })
+    }
+
+    /// Grep with typed options (defaults as in `engram_core::grep::GrepOptions`).
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn grep(
+        &self,
+        pattern: String,
+        path: Option<String>,
+        glob: Option<String>,
+        regex: Option<bool>,
+        ignore_case: Option<bool>,
+        max_count: Option<u32>,
+        output_mode: Option<String>,
+        context: Option<u32>,
+    ) -> Either<GrepOut, Failure> {
+        let r = output_mode.as_deref().map_or(Ok(OutputMode::Content), OutputMode::parse).and_then(|output_mode| {
+            self.inner.grep(&GrepOptions {
+                pattern,
+                path,
+                glob,
+                regex: regex.unwrap_or(false),
+                ignore_case: ignore_case.unwrap_or(false),
+                max_count: max_count.map(|n| n as usize),
+                output_mode,
+                context: context.unwrap_or(0) as usize,
+            })
+        });
+        out(r, |r| {
+            let c = api::grep_columns(r);
+            GrepOut {
+                truncated: c.truncated,
+                group_paths: c.group_paths,
+                group_sizes: c.group_sizes.map(Uint32Array::new),
+                lines: c.lines.map(Int32Array::new),
+                texts: c.texts,
+                files: c.files,
+                count_paths: c.count_paths,
+                counts: c.counts.map(Uint32Array::new),
+            }
+        })
     }
 
     #[napi]
-    pub fn grep(&self, options_json: String) -> String {
-        api::table_grep(&self.inner, &options_json)
-    }
-
-    #[napi]
-    pub fn glob(&self, options_json: String) -> String {
-        api::table_glob(&self.inner, &options_json)
+    pub fn glob(&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> Either<GlobOut, Failure> {
+        let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
+        out(self.inner.glob(&o), |r| GlobOut { files: r.files.into_iter().map(info).collect(), truncated: r.truncated })
     }
 }

@@ -1,7 +1,11 @@
 //! `@engram/wasm`: the wasm-bindgen face of `engram-core`, the same API as `@engram/native`.
-//! Each method forwards to `engram_core::api`, which returns one JSON string per call.
+//! Per-call methods (read, write, edit, stat, ls, glob, grep, route) take typed arguments and
+//! return result objects whose fields are read through getters; a failure sets `error` to
+//! `{ code, message }`. Marshalling only: every rule lives in `engram_core`.
 
-use engram_core::{api, FileTable as CoreTable, Router as CoreRouter};
+use engram_core::grep::{GrepOptions, OutputMode};
+use engram_core::ops::{EditOptions, GlobOptions};
+use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
 use wasm_bindgen::prelude::*;
 
 /// `{ path } | { error }` for a virtual path.
@@ -40,6 +44,141 @@ pub fn redact_secrets(text: &str) -> String {
     api::redact_secrets(text)
 }
 
+/// An error as data: a pinned code and its one message text.
+#[wasm_bindgen(getter_with_clone)]
+#[derive(Clone)]
+pub struct ErrorData {
+    pub code: String,
+    pub message: String,
+}
+
+fn error_of(e: CoreError) -> Option<ErrorData> {
+    Some(ErrorData { code: e.code.as_str().to_string(), message: e.message })
+}
+
+/// Splits a core result into the success value and the `error` field.
+fn split<T>(r: CoreResult<T>) -> (Option<T>, Option<ErrorData>) {
+    match r {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, error_of(e)),
+    }
+}
+
+/// A path after a write, with the file's new version; or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct Written {
+    pub path: Option<String>,
+    pub version: Option<String>,
+    pub error: Option<ErrorData>,
+}
+
+fn written(r: CoreResult<api::Written>) -> Written {
+    let (w, error) = split(r);
+    let (path, version) = w.map(|w| (w.path, w.version)).unzip();
+    Written { path, version, error }
+}
+
+/// How many files `writeMany` wrote; or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct Seeded {
+    pub written: Option<u32>,
+    pub error: Option<ErrorData>,
+}
+
+/// Raw lines of a file; or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct ReadOut {
+    pub content: Option<String>,
+    #[wasm_bindgen(js_name = totalLines)]
+    pub total_lines: Option<u32>,
+    pub offset: Option<u32>,
+    pub lines: Option<u32>,
+    pub error: Option<ErrorData>,
+}
+
+/// A file or directory (directories end with `/`).
+#[wasm_bindgen(getter_with_clone)]
+#[derive(Clone)]
+pub struct FileInfo {
+    pub path: String,
+    #[wasm_bindgen(js_name = isDir)]
+    pub is_dir: bool,
+    pub size: Option<f64>,
+    #[wasm_bindgen(js_name = modifiedAt)]
+    pub modified_at: Option<f64>,
+    pub version: Option<String>,
+}
+
+fn info(i: CoreInfo) -> FileInfo {
+    FileInfo {
+        path: i.path,
+        is_dir: i.is_dir,
+        size: i.size.map(|s| s as f64),
+        modified_at: i.modified_at,
+        version: i.version,
+    }
+}
+
+/// The entries of one directory; or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct Entries {
+    pub entries: Option<Vec<FileInfo>>,
+    pub error: Option<ErrorData>,
+}
+
+#[wasm_bindgen(getter_with_clone)]
+pub struct Stat {
+    pub info: Option<FileInfo>,
+    pub error: Option<ErrorData>,
+}
+
+#[wasm_bindgen(getter_with_clone)]
+pub struct Deleted {
+    pub deleted: Option<u32>,
+    pub error: Option<ErrorData>,
+}
+
+#[wasm_bindgen(getter_with_clone)]
+pub struct EditOut {
+    pub path: Option<String>,
+    pub occurrences: Option<u32>,
+    pub version: Option<String>,
+    pub error: Option<ErrorData>,
+}
+
+#[wasm_bindgen(getter_with_clone)]
+pub struct GlobOut {
+    pub files: Option<Vec<FileInfo>>,
+    pub truncated: Option<bool>,
+    pub error: Option<ErrorData>,
+}
+
+/// Grep results in columns (see `engram_core::api::GrepColumns`); or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct GrepOut {
+    pub truncated: Option<bool>,
+    #[wasm_bindgen(js_name = groupPaths)]
+    pub group_paths: Option<Vec<String>>,
+    #[wasm_bindgen(js_name = groupSizes)]
+    pub group_sizes: Option<Vec<u32>>,
+    pub lines: Option<Vec<i32>>,
+    pub texts: Option<Vec<String>>,
+    pub files: Option<Vec<String>>,
+    #[wasm_bindgen(js_name = countPaths)]
+    pub count_paths: Option<Vec<String>>,
+    pub counts: Option<Vec<u32>>,
+    pub error: Option<ErrorData>,
+}
+
+/// Where a path routes: `route` is the prefix index, or `undefined` for the default backend.
+#[wasm_bindgen(getter_with_clone)]
+pub struct RouteOut {
+    pub route: Option<u32>,
+    pub prefix: Option<String>,
+    pub path: Option<String>,
+    pub error: Option<ErrorData>,
+}
+
 /// Longest-prefix router over normalised mount points.
 #[wasm_bindgen]
 pub struct Router {
@@ -54,12 +193,16 @@ impl Router {
         api::router_new(prefixes_json).map(|inner| Router { inner }).map_err(|e| JsError::new(&e))
     }
 
-    pub fn route(&self, path: &str) -> String {
-        api::router_route(&self.inner, path)
+    pub fn route(&self, path: &str) -> RouteOut {
+        let (r, error) = split(self.inner.route(path));
+        match r {
+            Some(r) => RouteOut { route: r.route.map(|i| i as u32), prefix: r.prefix, path: Some(r.path), error },
+            None => RouteOut { route: None, prefix: None, path: None, error },
+        }
     }
 
-    pub fn prefixes(&self) -> String {
-        api::router_prefixes(&self.inner)
+    pub fn prefixes(&self) -> Vec<String> {
+        self.inner.prefixes().to_vec()
     }
 }
 
@@ -98,22 +241,40 @@ impl FileTable {
         self.inner.len() as u32
     }
 
-    pub fn write(&mut self, path: &str, data: Vec<u8>, modified_at: f64, if_version: Option<String>) -> String {
-        api::table_write(&mut self.inner, path, data, modified_at, if_version.as_deref())
+    pub fn write(&mut self, path: &str, data: Vec<u8>, modified_at: f64, if_version: Option<String>) -> Written {
+        written(api::write(&mut self.inner, path, data, modified_at, if_version.as_deref()))
     }
 
     #[wasm_bindgen(js_name = writeText)]
-    pub fn write_text(&mut self, path: &str, text: String, modified_at: f64, if_version: Option<String>) -> String {
-        api::table_write(&mut self.inner, path, text.into_bytes(), modified_at, if_version.as_deref())
+    pub fn write_text(&mut self, path: &str, text: String, modified_at: f64, if_version: Option<String>) -> Written {
+        written(api::write(&mut self.inner, path, text.into_bytes(), modified_at, if_version.as_deref()))
+    }
+
+    /// Seeds many files in one call (see `engram_core::api::write_many`): NUL-joined paths,
+    /// the contents back to back, one byte length per file.
+    #[wasm_bindgen(js_name = writeMany)]
+    pub fn write_many(&mut self, paths: &str, data: &[u8], lengths: &[u32], modified_at: f64) -> Seeded {
+        let (n, error) = split(api::write_many(&mut self.inner, paths, data, lengths, modified_at));
+        Seeded { written: n.map(|n| n as u32), error }
     }
 
     /// Appends bytes to a file (created when missing).
-    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64) -> String {
-        api::table_append(&mut self.inner, path, data, modified_at)
+    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64) -> Written {
+        written(api::append(&mut self.inner, path, data, modified_at))
     }
 
-    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>) -> String {
-        api::table_read(&self.inner, path, offset as usize, limit.map(|l| l as usize))
+    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>) -> ReadOut {
+        let (r, error) = split(self.inner.read(path, offset as usize, limit.map(|l| l as usize)));
+        match r {
+            Some(r) => ReadOut {
+                content: Some(r.content),
+                total_lines: Some(r.total_lines as u32),
+                offset: Some(r.offset as u32),
+                lines: Some(r.lines as u32),
+                error,
+            },
+            None => ReadOut { content: None, total_lines: None, offset: None, lines: None, error },
+        }
     }
 
     /// The raw bytes of a file, or `undefined` when it is missing or a directory.
@@ -122,27 +283,85 @@ impl FileTable {
         self.inner.read_bytes(path).ok().map(<[u8]>::to_vec)
     }
 
-    pub fn ls(&self, path: &str) -> String {
-        api::table_ls(&self.inner, path)
+    pub fn ls(&self, path: &str) -> Entries {
+        let (e, error) = split(self.inner.ls(path));
+        Entries { entries: e.map(|e| e.into_iter().map(info).collect()), error }
     }
 
-    pub fn stat(&self, path: &str) -> String {
-        api::table_stat(&self.inner, path)
+    pub fn stat(&self, path: &str) -> Stat {
+        let (i, error) = split(self.inner.stat(path));
+        Stat { info: i.map(info), error }
     }
 
-    pub fn delete(&mut self, path: &str) -> String {
-        api::table_delete(&mut self.inner, path)
+    pub fn delete(&mut self, path: &str) -> Deleted {
+        let (n, error) = split(self.inner.delete(path));
+        Deleted { deleted: n.map(|n| n as u32), error }
     }
 
-    pub fn edit(&mut self, options_json: &str) -> String {
-        api::table_edit(&mut self.inner, options_json)
+    #[allow(clippy::too_many_arguments)]
+    pub fn edit(
+        &mut self,
+        path: String,
+        old_string: String,
+        new_string: String,
+        replace_all: bool,
+        modified_at: f64,
+        if_version: Option<String>,
+    ) -> EditOut {
+        let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
+        let (r, error) = split(self.inner.edit(&o));
+        match r {
+            Some(r) => {
+                EditOut { path: Some(r.path), occurrences: Some(r.occurrences as u32), version: Some(r.version), error }
+            }
+            None => EditOut { path: None, occurrences: None, version: None, error },
+        }
     }
 
-    pub fn grep(&self, options_json: &str) -> String {
-        api::table_grep(&self.inner, options_json)
+    /// Grep with typed options (defaults as in `engram_core::grep::GrepOptions`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn grep(
+        &self,
+        pattern: String,
+        path: Option<String>,
+        glob: Option<String>,
+        regex: Option<bool>,
+        ignore_case: Option<bool>,
+        max_count: Option<u32>,
+        output_mode: Option<String>,
+        context: Option<u32>,
+    ) -> GrepOut {
+        let r = output_mode.as_deref().map_or(Ok(OutputMode::Content), OutputMode::parse).and_then(|output_mode| {
+            self.inner.grep(&GrepOptions {
+                pattern,
+                path,
+                glob,
+                regex: regex.unwrap_or(false),
+                ignore_case: ignore_case.unwrap_or(false),
+                max_count: max_count.map(|n| n as usize),
+                output_mode,
+                context: context.unwrap_or(0) as usize,
+            })
+        });
+        let (r, error) = split(r);
+        let c = r.map(api::grep_columns).unwrap_or_default();
+        GrepOut {
+            truncated: error.is_none().then_some(c.truncated),
+            group_paths: c.group_paths,
+            group_sizes: c.group_sizes,
+            lines: c.lines,
+            texts: c.texts,
+            files: c.files,
+            count_paths: c.count_paths,
+            counts: c.counts,
+            error,
+        }
     }
 
-    pub fn glob(&self, options_json: &str) -> String {
-        api::table_glob(&self.inner, options_json)
+    pub fn glob(&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> GlobOut {
+        let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
+        let (r, error) = split(self.inner.glob(&o));
+        let (files, truncated) = r.map(|r| (r.files.into_iter().map(info).collect(), r.truncated)).unzip();
+        GlobOut { files, truncated, error }
     }
 }

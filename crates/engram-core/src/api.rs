@@ -198,6 +198,109 @@ pub fn redact_secrets(text: &str) -> String {
     to_json(Ok(crate::redact::redact(text)))
 }
 
+// ---- Typed calls: what both bindings marshal field by field (no JSON on per-call paths) ----
+
+/// A file's normalised path and new version after a write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub path: String,
+    pub version: String,
+}
+
+fn written(t: &FileTable, path: String) -> Written {
+    let version = t.get(&path).map_or_else(String::new, |f| f.version.to_string());
+    Written { path, version }
+}
+
+/// [`FileTable::write`] with the new version.
+pub fn write(
+    t: &mut FileTable,
+    input: &str,
+    data: Vec<u8>,
+    modified_at: f64,
+    if_version: Option<&str>,
+) -> CoreResult<Written> {
+    let path = t.write(input, data, modified_at, if_version)?;
+    Ok(written(t, path))
+}
+
+/// [`FileTable::append`] with the new version.
+pub fn append(t: &mut FileTable, input: &str, data: &[u8], modified_at: f64) -> CoreResult<Written> {
+    let path = t.append(input, data, modified_at)?;
+    Ok(written(t, path))
+}
+
+/// Seeds many files in one call: `paths` joined by NUL (a byte no valid path contains), `data`
+/// every content back to back, `lengths[i]` the byte length of file `i`. Returns how many files
+/// were written. Stops at the first invalid path or write error (its message names the path);
+/// the files before it stay written. Mismatched counts are `unsupported` before any write.
+pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], modified_at: f64) -> CoreResult<usize> {
+    let names: Vec<&str> = if paths.is_empty() { Vec::new() } else { paths.split('\0').collect() };
+    let total: u64 = lengths.iter().map(|&n| u64::from(n)).sum();
+    if names.len() != lengths.len() || total != data.len() as u64 {
+        return Err(CoreError::new(
+            ErrorCode::Unsupported,
+            "writeMany",
+            format_args!("{} paths, {} lengths, {total} of {} bytes", names.len(), lengths.len(), data.len()),
+        ));
+    }
+    let mut at = 0usize;
+    for (name, &len) in names.iter().zip(lengths) {
+        let end = at + len as usize;
+        t.write(name, data[at..end].to_vec(), modified_at, None)?;
+        at = end;
+    }
+    Ok(names.len())
+}
+
+/// Grep results in columns, the shape both bindings hand to TypeScript without one object per
+/// match: content matches grouped by file (`group_paths[i]` owns the next `group_sizes[i]`
+/// entries of `lines`/`texts`; a negative line number is a context line).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GrepColumns {
+    pub truncated: bool,
+    pub group_paths: Option<Vec<String>>,
+    pub group_sizes: Option<Vec<u32>>,
+    pub lines: Option<Vec<i32>>,
+    pub texts: Option<Vec<String>>,
+    pub files: Option<Vec<String>>,
+    pub count_paths: Option<Vec<String>>,
+    pub counts: Option<Vec<u32>>,
+}
+
+/// Splits a [`GrepResult`] into [`GrepColumns`].
+pub fn grep_columns(r: GrepResult) -> GrepColumns {
+    let mut out = GrepColumns { truncated: r.truncated, files: r.files, ..GrepColumns::default() };
+    if let Some(counts) = r.counts {
+        let (paths, n): (Vec<String>, Vec<u32>) =
+            counts.into_iter().map(|(p, c)| (p, u32::try_from(c).unwrap_or(u32::MAX))).unzip();
+        out.count_paths = Some(paths);
+        out.counts = Some(n);
+    }
+    if let Some(matches) = r.matches {
+        let (mut paths, mut sizes) = (Vec::<String>::new(), Vec::<u32>::new());
+        let mut lines = Vec::with_capacity(matches.len());
+        let mut texts = Vec::with_capacity(matches.len());
+        for m in matches {
+            match (paths.last(), sizes.last_mut()) {
+                (Some(p), Some(n)) if *p == m.path => *n += 1,
+                _ => {
+                    paths.push(m.path);
+                    sizes.push(1);
+                }
+            }
+            let line = i32::try_from(m.line).unwrap_or(i32::MAX);
+            lines.push(if m.context { -line } else { line });
+            texts.push(m.text);
+        }
+        out.group_paths = Some(paths);
+        out.group_sizes = Some(sizes);
+        out.lines = Some(lines);
+        out.texts = Some(texts);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +351,33 @@ mod tests {
         assert_eq!(scores.len(), 2);
         assert!(scores[0].as_f64().unwrap() > 0.0 && scores[1].as_f64() == Some(0.0));
         assert_eq!(v(rank_bm25("x", "{}"))["error"]["code"], "unsupported");
+    }
+
+    #[test]
+    fn typed_calls() {
+        let mut t = FileTable::new();
+        let w = write(&mut t, "/a//b.txt", b"x\n".to_vec(), 1.0, None).unwrap();
+        assert_eq!(w.path, "/a/b.txt");
+        assert_eq!(append(&mut t, "/a/b.txt", b"hello\n", 2.0).unwrap().version, "2");
+        assert_eq!(write_many(&mut t, "/c.txt\0/d/e.txt", b"onetwo", &[3, 3], 3.0), Ok(2));
+        assert_eq!(t.read_bytes("/d/e.txt").unwrap(), b"two");
+        assert_eq!(write_many(&mut t, "", b"", &[], 3.0), Ok(0));
+        assert_eq!(write_many(&mut t, "/x", b"ab", &[1], 3.0).unwrap_err().code, ErrorCode::Unsupported);
+        assert_eq!(write_many(&mut t, "/y\0/../z", b"ab", &[1, 1], 3.0).unwrap_err().code, ErrorCode::PathEscape);
+        assert!(t.get("/y").is_some());
+        let g = grep_columns(t.grep(&GrepOptions { pattern: "e".into(), context: 1, ..Default::default() }).unwrap());
+        assert_eq!(g.group_paths, Some(vec!["/a/b.txt".to_string(), "/c.txt".to_string()]));
+        assert_eq!(g.group_sizes, Some(vec![2, 1]));
+        assert_eq!(g.lines, Some(vec![-1, 2, 1]));
+        let c = grep_columns(
+            t.grep(&GrepOptions {
+                pattern: "o".into(),
+                output_mode: crate::grep::OutputMode::Count,
+                ..Default::default()
+            })
+            .unwrap(),
+        );
+        assert_eq!((c.count_paths.map(|p| p.len()), c.counts), (Some(3), Some(vec![1, 1, 1])));
     }
 
     #[test]

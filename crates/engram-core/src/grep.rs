@@ -42,6 +42,22 @@ pub enum OutputMode {
     Count,
 }
 
+impl OutputMode {
+    /// Parses `"content"`, `"files_with_matches"` or `"count"` (the typed bindings' option).
+    pub fn parse(mode: &str) -> CoreResult<Self> {
+        match mode {
+            "content" => Ok(Self::Content),
+            "files_with_matches" => Ok(Self::FilesWithMatches),
+            "count" => Ok(Self::Count),
+            other => Err(CoreError::new(
+                ErrorCode::Unsupported,
+                "options.outputMode",
+                format_args!("unknown output mode '{other}'"),
+            )),
+        }
+    }
+}
+
 /// Options of one search. Defaults: literal, `content` mode, whole tree, [`MAX_COUNT`] matches, no
 /// context.
 #[derive(Debug, Clone, Default, Deserialize)]

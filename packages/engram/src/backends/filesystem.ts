@@ -7,7 +7,7 @@
  * @module
  */
 import { loadNativeBinding } from "#node-access";
-import { decodeGrep, toIndex } from "../core/binding.js";
+import { decodeGrepJson, toIndex } from "../core/binding.js";
 import { nativeCoreRequired } from "../core/loader.js";
 import { EngramError } from "../errors.js";
 import type { Core, ErrorData, FileInfo, GlobResult, GrepSkip, ReadOptions, ReadResult, Result } from "../core/types.js";
@@ -264,7 +264,7 @@ export class FilesystemBackend implements Backend {
         const json = await cancellable(this.#binding as RawFsBinding, [signal, this.#options.signal], "grep", (c) =>
           fs.grep(JSON.stringify({ ...clean, pattern, path: v }), c),
         );
-        const decoded = decodeGrep(json);
+        const decoded = decodeGrepJson(json);
         const skipped = (JSON.parse(json) as { skipped?: GrepSkip[] }).skipped;
         return skipped && !decoded.error ? { ...decoded, skipped } : decoded;
       },

@@ -227,7 +227,11 @@ export class StoreBackend implements Backend {
 
   /** Writes a file. Rejects with an `invalid_argument` {@link EngramError} when `content` is
    * neither a string nor a `Uint8Array` (a caller's bug: nothing is written). */
-  async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
+  async write(
+    path: string,
+    content: string | Uint8Array,
+    options: BackendWriteOptions = {},
+  ): Promise<Result<{ path: string; version: string }>> {
     if (typeof content !== "string" && !(content instanceof Uint8Array)) {
       throw new EngramError(
         "invalid_argument",

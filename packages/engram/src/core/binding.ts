@@ -26,7 +26,10 @@ import type {
   WriteOptions,
 } from "./types.js";
 
-/** @internal What `@engram/native` and `@engram/wasm` both export. */
+/** @internal What `@engram/native` and `@engram/wasm` both export. Per-call methods take typed
+ * arguments and return result objects (plain objects from napi-rs, getter objects from
+ * wasm-bindgen, read field by field here); the generated `.d.ts` of each binding must stay
+ * assignable to this interface, which `tsc` checks (node-access.ts, loader.ts). */
 export interface RawBinding {
   normalizePath(path: string): string;
   formatNumbered(content: string, firstLine: number): string;
@@ -38,24 +41,87 @@ export interface RawBinding {
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
 }
 
+type Opt<T> = T | null | undefined;
+
+/** Every typed result: its fields, or `error`. */
+interface RawOut {
+  readonly error?: Opt<{ readonly code: string; readonly message: string }>;
+  /** wasm-bindgen result objects: releases the object's WebAssembly memory. */
+  free?(): void;
+}
+
+interface RawWritten extends RawOut {
+  readonly path?: Opt<string>;
+  readonly version?: Opt<string>;
+}
+
+interface RawInfo {
+  readonly path: string;
+  readonly isDir: boolean;
+  readonly size?: Opt<number>;
+  readonly modifiedAt?: Opt<number>;
+  readonly version?: Opt<string>;
+}
+
+interface RawGrep extends RawOut {
+  readonly truncated?: Opt<boolean>;
+  readonly groupPaths?: Opt<string[]>;
+  readonly groupSizes?: Opt<ArrayLike<number>>;
+  readonly lines?: Opt<ArrayLike<number>>;
+  readonly texts?: Opt<string[]>;
+  readonly files?: Opt<string[]>;
+  readonly countPaths?: Opt<string[]>;
+  readonly counts?: Opt<ArrayLike<number>>;
+}
+
 interface RawRouter {
-  route(path: string): string;
-  prefixes(): string;
+  route(path: string): RawOut & { readonly route?: Opt<number>; readonly prefix?: Opt<string>; readonly path?: Opt<string> };
+  prefixes(): string[];
 }
 
 interface RawFileTable {
   readonly size: number;
-  write(path: string, data: Uint8Array, modifiedAt: number, ifVersion?: string | null): string;
-  writeText(path: string, text: string, modifiedAt: number, ifVersion?: string | null): string;
-  append(path: string, data: Uint8Array, modifiedAt: number): string;
-  read(path: string, offset: number, limit?: number | null): string;
+  write(path: string, data: Uint8Array, modifiedAt: number, ifVersion?: string | null): RawWritten;
+  writeText(path: string, text: string, modifiedAt: number, ifVersion?: string | null): RawWritten;
+  writeMany(paths: string, data: Uint8Array, lengths: Uint32Array, modifiedAt: number): RawOut & { readonly written?: Opt<number> };
+  append(path: string, data: Uint8Array, modifiedAt: number): RawWritten;
+  read(
+    path: string,
+    offset: number,
+    limit?: number | null,
+  ): RawOut & {
+    readonly content?: Opt<string>;
+    readonly totalLines?: Opt<number>;
+    readonly offset?: Opt<number>;
+    readonly lines?: Opt<number>;
+  };
   readBytes(path: string): Uint8Array | null | undefined;
-  ls(path: string): string;
-  stat(path: string): string;
-  delete(path: string): string;
-  edit(optionsJson: string): string;
-  grep(optionsJson: string): string;
-  glob(optionsJson: string): string;
+  ls(path: string): RawOut & { readonly entries?: Opt<RawInfo[]> };
+  stat(path: string): RawOut & { readonly info?: Opt<RawInfo> };
+  delete(path: string): RawOut & { readonly deleted?: Opt<number> };
+  edit(
+    path: string,
+    oldString: string,
+    newString: string,
+    replaceAll: boolean,
+    modifiedAt: number,
+    ifVersion?: string | null,
+  ): RawOut & { readonly path?: Opt<string>; readonly occurrences?: Opt<number>; readonly version?: Opt<string> };
+  grep(
+    pattern: string,
+    path?: string | null,
+    glob?: string | null,
+    regex?: boolean | null,
+    ignoreCase?: boolean | null,
+    maxCount?: number | null,
+    outputMode?: string | null,
+    context?: number | null,
+  ): RawGrep;
+  glob(
+    pattern: string,
+    path?: string | null,
+    maxResults?: number | null,
+  ): RawOut & { readonly files?: Opt<RawInfo[]>; readonly truncated?: Opt<boolean> };
   snapshot(): Uint8Array;
   free?(): void;
 }
@@ -131,9 +197,34 @@ function parse<T>(json: string): Result<T> {
   return JSON.parse(json) as Result<T>;
 }
 
-/** @internal Decodes grep results: content matches arrive grouped by file
- * (`[path, [line, text, ...]]`, negative line = context) and are expanded here. */
-export function decodeGrep(json: string): Result<GrepResult> {
+/** The `{ error }` of a typed result, as a plain object (the code is one of the core's pinned
+ * codes), and the wasm-bindgen object released. */
+function failed(r: RawOut): { error: ErrorData } {
+  const e = r.error as { code: string; message: string };
+  const error = { code: e.code as ErrorData["code"], message: e.message };
+  r.free?.();
+  return { error };
+}
+
+function fileInfo(i: RawInfo): FileInfo {
+  const out: FileInfo = { path: i.path, isDir: i.isDir };
+  if (i.size != null) out.size = i.size;
+  if (i.modifiedAt != null) out.modifiedAt = i.modifiedAt;
+  if (i.version != null) out.version = i.version;
+  return out;
+}
+
+function writtenOf(r: RawWritten): Result<{ path: string; version: string }> {
+  if (r.error) return failed(r);
+  const out = { path: r.path as string, version: r.version as string };
+  r.free?.();
+  return out;
+}
+
+/** @internal Decodes the FilesystemBackend's JSON grep answer (the async filesystem binding
+ * still answers in JSON): content matches arrive grouped by file (`[path, [line, text, ...]]`,
+ * negative line = context) and are expanded here. */
+export function decodeGrepJson(json: string): Result<GrepResult> {
   const wire = JSON.parse(json) as Result<GrepResult> & { groups?: [string, (number | string)[]][] };
   if (!wire.groups) return wire;
   const matches: GrepResult["matches"] = [];
@@ -145,6 +236,42 @@ export function decodeGrep(json: string): Result<GrepResult> {
     }
   }
   return { matches, truncated: wire.truncated ?? false };
+}
+
+/** @internal Decodes grep results: content matches arrive in columns grouped by file
+ * (`groupPaths[i]` owns the next `groupSizes[i]` lines and texts; a negative line is context). */
+export function decodeGrep(r: RawGrep): Result<GrepResult> {
+  if (r.error) return failed(r);
+  const truncated = r.truncated ?? false;
+  const files = r.files;
+  const countPaths = r.countPaths;
+  const groupPaths = r.groupPaths;
+  let out: GrepResult;
+  if (groupPaths) {
+    const sizes = r.groupSizes as ArrayLike<number>;
+    const lines = r.lines as ArrayLike<number>;
+    const texts = r.texts as string[];
+    const matches: NonNullable<GrepResult["matches"]> = new Array(texts.length);
+    let k = 0;
+    for (let g = 0; g < groupPaths.length; g++) {
+      const path = groupPaths[g] as string;
+      for (let end = k + (sizes[g] as number); k < end; k++) {
+        const line = lines[k] as number;
+        const text = texts[k] as string;
+        matches[k] = line < 0 ? { path, line: -line, text, context: true } : { path, line, text };
+      }
+    }
+    out = { matches, truncated };
+  } else if (countPaths) {
+    const n = r.counts as ArrayLike<number>;
+    const counts: Record<string, number> = {};
+    for (let i = 0; i < countPaths.length; i++) counts[countPaths[i] as string] = n[i] as number;
+    out = { counts, truncated };
+  } else {
+    out = { files: files ?? [], truncated };
+  }
+  r.free?.();
+  return out;
 }
 
 /** The native core hands out Node Buffers; present the same plain Uint8Array as WASM does. */
@@ -195,11 +322,68 @@ class FileTableHandle implements CoreFileTable {
     requireObject(options, "options");
     const at = requireNumber(options.modifiedAt, "options.modifiedAt") ?? Date.now();
     if (options.ifVersion !== undefined) requireString(options.ifVersion, "options.ifVersion");
-    const json =
+    return writtenOf(
       typeof content === "string"
         ? this.raw.writeText(path, content, at, options.ifVersion)
-        : this.raw.write(path, content, at, options.ifVersion);
-    return parse<{ path: string; version: string }>(json);
+        : this.raw.write(path, content, at, options.ifVersion),
+    );
+  }
+
+  writeMany(files: Iterable<readonly [string, string | Uint8Array]>, options: { modifiedAt?: number } = {}): Result<{ written: number }> {
+    const at = requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt") ?? Date.now();
+    const list = Array.from(files);
+    let room = 0;
+    for (const [path, content] of list) {
+      // A NUL would split the joined paths differently: such a file goes through write(),
+      // which reports the path's own error.
+      if (checkPath(path) || path.includes("\0")) return this.#writeEach(list, at);
+      checkContent(content);
+      room += typeof content === "string" ? content.length : content.byteLength;
+    }
+    const encoder = new TextEncoder();
+    let data = new Uint8Array(room + 16);
+    const lengths = new Uint32Array(list.length);
+    let used = 0;
+    for (const [i, [, content]] of list.entries()) {
+      const start = used;
+      if (typeof content === "string") {
+        let rest = content;
+        for (;;) {
+          const { read, written } = encoder.encodeInto(rest, data.subarray(used));
+          used += written;
+          if (read === rest.length) break;
+          rest = rest.slice(read);
+          const grown = new Uint8Array(Math.max(data.length * 2, used + rest.length * 3));
+          grown.set(data.subarray(0, used));
+          data = grown;
+        }
+      } else {
+        if (used + content.byteLength > data.length) {
+          const grown = new Uint8Array(Math.max(data.length * 2, used + content.byteLength));
+          grown.set(data.subarray(0, used));
+          data = grown;
+        }
+        data.set(content, used);
+        used += content.byteLength;
+      }
+      lengths[i] = used - start;
+    }
+    const paths = list.map(([p]) => p).join("\0");
+    const r = this.raw.writeMany(paths, data.subarray(0, used), lengths, at);
+    if (r.error) return failed(r);
+    const written = r.written as number;
+    r.free?.();
+    return { written };
+  }
+
+  #writeEach(list: (readonly [string, string | Uint8Array])[], modifiedAt: number): Result<{ written: number }> {
+    let written = 0;
+    for (const [path, content] of list) {
+      const r = this.write(path, content, { modifiedAt });
+      if (r.error) return { error: r.error };
+      written++;
+    }
+    return { written };
   }
 
   append(path: string, content: string | Uint8Array, options: { modifiedAt?: number } = {}): Result<{ path: string; version: string }> {
@@ -208,7 +392,7 @@ class FileTableHandle implements CoreFileTable {
     checkContent(content);
     requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt");
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
-    return parse<{ path: string; version: string }>(this.raw.append(path, bytes, options.modifiedAt ?? Date.now()));
+    return writtenOf(this.raw.append(path, bytes, options.modifiedAt ?? Date.now()));
   }
 
   read(path: string, options: ReadOptions = {}): Result<ReadResult> {
@@ -217,7 +401,11 @@ class FileTableHandle implements CoreFileTable {
     requireObject(options, "options");
     requireNumber(options.offset, "options.offset");
     requireNumber(options.limit, "options.limit");
-    return parse<ReadResult>(this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit)));
+    const r = this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit));
+    if (r.error) return failed(r);
+    const out = { content: r.content as string, totalLines: r.totalLines as number, offset: r.offset as number, lines: r.lines as number };
+    r.free?.();
+    return out;
   }
 
   readBytes(path: string): Uint8Array | undefined {
@@ -233,19 +421,31 @@ class FileTableHandle implements CoreFileTable {
   ls(path: string): Result<{ entries: FileInfo[] }> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
-    return parse<{ entries: FileInfo[] }>(this.raw.ls(path));
+    const r = this.raw.ls(path);
+    if (r.error) return failed(r);
+    const entries = (r.entries as RawInfo[]).map(fileInfo);
+    r.free?.();
+    return { entries };
   }
 
   stat(path: string): Result<{ info: FileInfo }> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
-    return parse<{ info: FileInfo }>(this.raw.stat(path));
+    const r = this.raw.stat(path);
+    if (r.error) return failed(r);
+    const info = fileInfo(r.info as RawInfo);
+    r.free?.();
+    return { info };
   }
 
   delete(path: string): Result<{ deleted: number }> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
-    return parse<{ deleted: number }>(this.raw.delete(path));
+    const r = this.raw.delete(path);
+    if (r.error) return failed(r);
+    const deleted = r.deleted as number;
+    r.free?.();
+    return { deleted };
   }
 
   edit(options: EditOptions): Result<EditResult> {
@@ -256,8 +456,21 @@ class FileTableHandle implements CoreFileTable {
     requireString(options.newString, "options.newString");
     requireNumber(options.modifiedAt, "options.modifiedAt");
     if (options.ifVersion !== undefined) requireString(options.ifVersion, "options.ifVersion");
-    const payload = { replaceAll: false, ...options, modifiedAt: options.modifiedAt ?? Date.now() };
-    return parse<EditResult>(this.raw.edit(JSON.stringify(payload)));
+    if (options.replaceAll !== undefined && typeof options.replaceAll !== "boolean") {
+      throw new EngramError("invalid_argument", `options.replaceAll must be a boolean, got ${describe(options.replaceAll)}`);
+    }
+    const r = this.raw.edit(
+      options.path,
+      options.oldString,
+      options.newString,
+      options.replaceAll ?? false,
+      options.modifiedAt ?? Date.now(),
+      options.ifVersion,
+    );
+    if (r.error) return failed(r);
+    const out: EditResult = { path: r.path as string, occurrences: r.occurrences as number, version: r.version as string };
+    r.free?.();
+    return out;
   }
 
   grep(options: GrepOptions): Result<GrepResult> {
@@ -265,20 +478,27 @@ class FileTableHandle implements CoreFileTable {
     if (bad) return { error: bad };
     requireNumber(options.maxCount, "options.maxCount");
     requireNumber(options.context, "options.context");
-    const payload = {
-      ...options,
-      maxCount: toIndex(options.maxCount),
-      context: toIndex(options.context),
-    };
-    return decodeGrep(this.raw.grep(JSON.stringify(payload)));
+    const o = options;
+    for (const flag of ["regex", "ignoreCase"] as const) {
+      if (o[flag] !== undefined && typeof o[flag] !== "boolean") {
+        throw new EngramError("invalid_argument", `options.${flag} must be a boolean, got ${describe(o[flag])}`);
+      }
+    }
+    if (o.outputMode !== undefined) requireString(o.outputMode, "options.outputMode");
+    return decodeGrep(
+      this.raw.grep(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context)),
+    );
   }
 
   glob(options: GlobOptions): Result<GlobResult> {
     const bad = checkSearch(options);
     if (bad) return { error: bad };
     requireNumber(options.maxResults, "options.maxResults");
-    const payload = { ...options, maxResults: toIndex(options.maxResults) };
-    return parse<GlobResult>(this.raw.glob(JSON.stringify(payload)));
+    const r = this.raw.glob(options.pattern, options.path, toIndex(options.maxResults));
+    if (r.error) return failed(r);
+    const out: GlobResult = { files: (r.files as RawInfo[]).map(fileInfo), truncated: r.truncated ?? false };
+    r.free?.();
+    return out;
   }
 
   dispose(): void {
@@ -289,12 +509,16 @@ class FileTableHandle implements CoreFileTable {
 class RouterHandle implements CoreRouter {
   readonly prefixes: readonly string[];
   constructor(private readonly raw: RawRouter) {
-    this.prefixes = Object.freeze(JSON.parse(raw.prefixes()) as string[]);
+    this.prefixes = Object.freeze(raw.prefixes());
   }
   route(path: string): Result<Route> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
-    return parse<Route>(this.raw.route(path));
+    const r = this.raw.route(path);
+    if (r.error) return failed(r);
+    const out: Route = { route: r.route ?? null, prefix: r.prefix ?? null, path: r.path as string };
+    r.free?.();
+    return out;
   }
 }
 

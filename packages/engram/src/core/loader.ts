@@ -102,7 +102,8 @@ async function loadWasm(options: LoadCoreOptions): Promise<Core> {
   } else {
     await glue.default();
   }
-  return wrapBinding("wasm", glue as unknown as Parameters<typeof wrapBinding>[1]);
+  // Typed by wasm-bindgen's generated .d.ts: tsc fails when it drifts from RawBinding.
+  return wrapBinding("wasm", glue);
 }
 
 function coreFromEnv(): CoreKind | undefined {

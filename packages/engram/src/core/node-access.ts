@@ -5,13 +5,16 @@
  */
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import type * as Native from "@engram/native";
 import type { RawBinding } from "./binding.js";
 
 const require = createRequire(import.meta.url);
 
-/** The `@engram/native` addon. */
+/** The `@engram/native` addon. Typed by its generated `index.d.ts`, which must stay assignable
+ * to {@link RawBinding} (tsc fails on drift). */
 export function loadNativeBinding(): RawBinding {
-  return require("@engram/native") as RawBinding;
+  const native: typeof Native = require("@engram/native");
+  return native;
 }
 
 /** The bytes of `@engram/wasm`'s module file. */

@@ -188,6 +188,13 @@ export interface CoreFileTable {
   /** Number of files. */
   readonly size: number;
   write(path: string, content: string | Uint8Array, options?: WriteOptions): Result<{ path: string; version: string }>;
+  /** Writes many files in one call (seeding a thread's files): the contents cross the boundary
+   * as one buffer. Stops at the first failing file (its error names the path); the files
+   * before it stay written. `written` counts the files written. */
+  writeMany(
+    files: Iterable<readonly [path: string, content: string | Uint8Array]>,
+    options?: { modifiedAt?: number },
+  ): Result<{ written: number }>;
   /** Appends to a file, creating it when missing; only the new bytes cross the boundary. */
   append(path: string, content: string | Uint8Array, options?: { modifiedAt?: number }): Result<{ path: string; version: string }>;
   read(path: string, options?: ReadOptions): Result<ReadResult>;

@@ -1,0 +1,97 @@
+/**
+ * Bulk seeding (`CoreFileTable.writeMany`, `StateBackend.writeMany`) and the typed boundary's
+ * result shapes, on both cores.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Core, EngramError, StateBackend, loadCore } from "../src/index.js";
+
+let core: Core;
+
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+describe("writeMany", () => {
+  it("seeds strings and bytes in one call, exactly as one write per file would", () => {
+    const files: [string, string | Uint8Array][] = [
+      ["/a.txt", "alpha\n"],
+      ["/d//b.md", "βeta ✓ 😀\n"],
+      ["/bin", new Uint8Array([0, 1, 2, 255])],
+      ["/empty", ""],
+    ];
+    const t = core.createFileTable();
+    expect(t.writeMany(files, { modifiedAt: 5 })).toEqual({ written: 4 });
+    const one = core.createFileTable();
+    for (const [p, c] of files) one.write(p, c, { modifiedAt: 5 });
+    for (const p of ["/a.txt", "/d/b.md", "/bin", "/empty"]) {
+      expect(t.readBytes(p)).toEqual(one.readBytes(p));
+      expect(t.stat(p).info).toMatchObject({ path: p, isDir: false, modifiedAt: 5 });
+    }
+    expect(t.read("/d/b.md")).toEqual({ content: "βeta ✓ 😀", totalLines: 1, offset: 0, lines: 1 });
+    expect(t.ls("/").entries?.map((e) => e.path)).toEqual(["/a.txt", "/bin", "/d/", "/empty"]);
+  });
+
+  it("grows its buffer past the first estimate (multi-byte text) and handles thousands of files", () => {
+    const t = core.createFileTable();
+    const files = Array.from({ length: 3000 }, (_, i) => [`/s/${i % 7}/f${i}.txt`, "é😀".repeat(i % 50)] as const);
+    expect(t.writeMany(files)).toEqual({ written: 3000 });
+    expect(t.size).toBe(3000);
+    expect(t.read("/s/6/f48.txt").content).toBe("é😀".repeat(48));
+    expect(t.grep({ pattern: "😀", outputMode: "count", path: "/s/0" }).counts?.["/s/0/f49.txt"]).toBe(1);
+  });
+
+  it("stops at the first bad path with that path's error, keeping the files before it", () => {
+    const t = core.createFileTable();
+    const r = t.writeMany([
+      ["/ok.txt", "1"],
+      ["/../escape", "2"],
+      ["/never.txt", "3"],
+    ]);
+    expect(r.error?.code).toBe("path_escape");
+    expect(t.readBytes("/ok.txt")).toEqual(new TextEncoder().encode("1"));
+    expect(t.readBytes("/never.txt")).toBeUndefined();
+    // A NUL inside a path is that path's invalid_path, not a mis-split batch.
+    const nul = t.writeMany([["/x\0y", "z"]]);
+    expect(nul.error?.code).toBe("invalid_path");
+    // A file where a directory is needed.
+    expect(t.writeMany([["/ok.txt/child", "z"]]).error).toBeDefined();
+  });
+
+  it("refuses wrong argument types with invalid_argument", () => {
+    const t = core.createFileTable();
+    expect(() => t.writeMany([["/a", 5 as never]])).toThrow(EngramError);
+    expect(() => t.writeMany([[7 as never, "x"]])).toThrow(EngramError);
+  });
+
+  it("StateBackend.writeMany seeds a backend the tools then read", async () => {
+    const b = new StateBackend({ core });
+    expect(await b.writeMany([["/src/a.ts", "export const a = 1;\n"]])).toEqual({ written: 1 });
+    expect((await b.read("/src/a.ts")).content).toBe("export const a = 1;");
+    expect((await b.grep("const", {})).matches).toEqual([{ path: "/src/a.ts", line: 1, text: "export const a = 1;" }]);
+  });
+});
+
+describe("typed results", () => {
+  it("are plain objects, errors included", () => {
+    const t = core.createFileTable();
+    const w = t.write("/a/b.txt", "x\ny\n", { modifiedAt: 1 });
+    expect(Object.getPrototypeOf(w)).toBe(Object.prototype);
+    expect(w).toEqual({ path: "/a/b.txt", version: expect.any(String) });
+    const missing = t.read("/nope");
+    expect(missing).toEqual({ error: { code: "file_not_found", message: expect.stringContaining("/nope") } });
+    expect(Object.getPrototypeOf(missing.error)).toBe(Object.prototype);
+    expect(t.edit({ path: "/a/b.txt", oldString: "x", newString: "z" })).toEqual({
+      path: "/a/b.txt",
+      occurrences: 1,
+      version: expect.any(String),
+    });
+    expect(t.glob({ pattern: "**" })).toEqual({
+      files: [{ path: "/a/b.txt", isDir: false, size: 4, modifiedAt: expect.any(Number), version: expect.any(String) }],
+      truncated: false,
+    });
+    expect(t.grep({ pattern: "y", outputMode: "bogus" as never }).error?.code).toBe("unsupported");
+    expect(() => t.grep({ pattern: "y", regex: "yes" as never })).toThrow(EngramError);
+    expect(core.createRouter(["/m"]).route("/m/x")).toEqual({ route: 0, prefix: "/m/", path: "/x" });
+    expect(core.createRouter(["/m"]).route("/x")).toEqual({ route: null, prefix: null, path: "/x" });
+  });
+});
