@@ -28,6 +28,9 @@ echo "== vitest (native, wasm, edge)"
 echo "== benchmark harness (tiny corpus: proves it runs and verifies; times mean nothing here)"
 "$bin/tsx" benches/src/run.ts --size tiny --out .tmp/bench --no-docs
 
+echo "== packaging: tarballs installed outside the workspace; examples on Node (native, WASM), workerd, Deno, Chromium"
+bash scripts/pack-test.sh
+
 echo "== typedoc"
 "$bin/typedoc" --options docs/typedoc.json --treatWarningsAsErrors --logLevel Warn
 
