@@ -15,7 +15,8 @@ import type { Tool } from "../tools/types.js";
 import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { InterruptConfig } from "../middleware/hitl.js";
-import type { SubagentDefinition } from "../middleware/subagents.js";
+import { type SubagentDefinition, TASK_TOOL_NAME } from "../middleware/subagents.js";
+import { FILESYSTEM_TOOL_NAMES } from "../tools/filesystem.js";
 import type { Middleware } from "../middleware/types.js";
 import type { RunContext } from "../tools/types.js";
 import { ConfigError } from "../errors.js";
@@ -236,7 +237,7 @@ export const DEFAULT_OPTIONS = {
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
-export const BUILT_IN_TOOL_NAMES = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete", "task"] as const;
+export const BUILT_IN_TOOL_NAMES = [...FILESYSTEM_TOOL_NAMES, TASK_TOOL_NAME] as const;
 
 // ---- validation: one zod schema per options object; every failure is a ConfigError naming the
 // option's path (`interruptOn.write_file`, `subagents[0].model`).

@@ -10,6 +10,9 @@ import type { LanguageModelLike } from "../models/ai-sdk.js";
 import type { ChatModel } from "../models/types.js";
 import type { RunContext, Tool, ToolResult } from "../tools/types.js";
 import type { InterruptConfig } from "./hitl.js";
+
+/** The name of the tool that starts a subagent. */
+export const TASK_TOOL_NAME = "task";
 import type { Middleware } from "./types.js";
 
 /** A named subagent the `task` tool can start. */
@@ -64,7 +67,7 @@ export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth:
       .describe(`Which subagent: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}.`),
   });
   const task: Tool<z.output<typeof schema>> = {
-    name: "task",
+    name: TASK_TOOL_NAME,
     description: `Delegate a self-contained task to a subagent with a fresh context; it returns its final answer.\nSubagents:\n${kinds.join("\n")}`,
     schema,
     async run({ description, subagent_type }, context) {

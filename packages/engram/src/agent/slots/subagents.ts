@@ -7,7 +7,7 @@
  * @module
  */
 import { stricterPolicy } from "../../middleware/hitl.js";
-import { type SubagentDefinition, subagentsMiddleware } from "../../middleware/subagents.js";
+import { type SubagentDefinition, TASK_TOOL_NAME, subagentsMiddleware } from "../../middleware/subagents.js";
 import type { HookContext, Middleware } from "../../middleware/types.js";
 import { resolveModel } from "../../models/resolve.js";
 import type { RunContext } from "../../tools/types.js";
@@ -54,7 +54,7 @@ function ordinal(parent: RunContext, toolCallId: string): number {
   let n = 0;
   for (const m of (parent as HookContext).state?.messages ?? []) {
     for (const c of m.toolCalls ?? []) {
-      if (c.name !== "task") continue;
+      if (c.name !== TASK_TOOL_NAME) continue;
       n++;
       if (c.id === toolCallId) return n;
     }
