@@ -34,6 +34,35 @@ function outerPath(mount: Mount, inner: string): string {
   return mount.prefix.slice(0, -1) + inner;
 }
 
+const GLOB_SPECIAL = /[*?[\]{}\\]/;
+
+/**
+ * What a mount is asked for when a composite glob fans out to it: a superset of the mount's
+ * files that `pattern` (relative to `outer`, or anchored) can match, pushed down so a
+ * Store-backed mount lists only that prefix. The literal leading directories of the pattern
+ * narrow the mount's `path` (`undefined`: the mount cannot hold a match); a `**` / `**\/<name>`
+ * rest, which matches on the last path component only, is passed on as the pattern. The caller
+ * still filters the answer with the core's glob rules, so this only ever narrows the work.
+ */
+function pushDown(pattern: string, outer: string, prefix: string): { pattern: string; path: string } | undefined {
+  const everything = { pattern: "**", path: "/" };
+  const segments = pattern.split("/").filter((s) => s !== "");
+  if (segments.some((s) => s === "." || s === "..")) return everything;
+  let dir = pattern.startsWith("/") ? "" : outer === "/" ? "" : outer;
+  let i = 0;
+  for (; i < segments.length - 1 && !GLOB_SPECIAL.test(segments[i] as string); i++) dir += `/${segments[i]}`;
+  const rest = segments.slice(i).join("/");
+  const lastOnly = rest === "**" || (rest.startsWith("**/") && !rest.slice(3).includes("/") && !rest.slice(3).includes("**"));
+  const dirSlash = `${dir}/`;
+  if (dirSlash.startsWith(prefix)) {
+    // The literal directory is inside the mount: list only below it.
+    const inner = dir.slice(prefix.length - 1) || "/";
+    return { pattern: lastOnly ? rest : "**", path: inner };
+  }
+  if (prefix.startsWith(dirSlash)) return lastOnly ? { pattern: rest, path: "/" } : everything;
+  return undefined;
+}
+
 function byPath(a: { path: string }, b: { path: string }): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
@@ -235,8 +264,14 @@ export class CompositeBackend implements Backend {
     const { mounts } = await this.#setup();
     const candidates = t.mount ? [t.mount] : pattern.startsWith("/") ? mounts : await this.#mountsUnder(t.outer);
     for (const m of candidates) {
-      const all = await m.backend.glob("**", { path: "/" });
-      if (all.error) return { error: all.error };
+      const ask = pushDown(pattern, t.outer, m.prefix);
+      if (!ask) continue;
+      const all = await m.backend.glob(ask.pattern, { path: ask.path });
+      if (all.error) {
+        // A narrowed directory the mount does not have holds no matches.
+        if (ask.path !== "/" && all.error.code === "file_not_found") continue;
+        return { error: all.error };
+      }
       sources.push({ mount: m, files: all.files.map((f) => ({ ...f, path: outerPath(m, f.path) })) });
     }
     for (const { files } of sources) {
