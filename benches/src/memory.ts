@@ -20,6 +20,8 @@ export async function memoryRefresh(core: Core, bytes: number, changed: boolean)
   return async () => {
     if (changed) await backend.write("/AGENTS.md", `${body}- edit ${n++}\n`);
     const out = await mw.beforeModel?.(request, ctx);
-    return !!out && out.system.includes("<agent_memory>") && out.system.includes("pnpm");
+    // The memory is volatile: it rides in the request's systemContext, after the static system prompt.
+    const context = out?.systemContext ?? "";
+    return context.includes("<agent_memory>") && context.includes("pnpm");
   };
 }

@@ -272,6 +272,12 @@ async function main() {
             outcomes[s.role] = o;
           }
           for (const [role, o] of skipped) outcomes[role] = o;
+          for (const role of ["peer", "floor"] as const) {
+            // Keep the roles in their usual order (a skipped peer joined last).
+            const o = outcomes[role];
+            delete outcomes[role];
+            if (o) outcomes[role] = o;
+          }
           results.push({ id: `${kind}.${w.id}`, title: w.title, kind, outcomes, maxRssKb: process.resourceUsage().maxRSS });
           log(
             `${kind}.${w.id}: ${Object.values(outcomes)
