@@ -284,6 +284,31 @@ describe("memory, threads and skills", { timeout: 120_000 }, () => {
     expect((await run(["threads", "show", "nope"])).code).toBe(1);
   });
 
+  it("threads resume asks the pending review first (lines from a pipe), then chats on the thread", async () => {
+    server.setScript(
+      (r) =>
+        noMemoryUpdate(r) ??
+        (afterToolResult(r)
+          ? { text: `after review: ${r.messages.at(-1)?.content}` }
+          : lastUserText(r) === "and now?"
+            ? { text: `still on it (${r.messages.filter((m) => m.role === "user").length} user messages)` }
+            : { toolCalls: [{ name: "write_file", args: { file_path: "/r.md", content: "resumed" } }] }),
+    );
+    const args = [...model(), "--root", root.path, "--write", "--review", "write_file"];
+    const stopped = await run([...args, "run", "--json", "write r"]);
+    expect(stopped.code).toBe(5);
+    const { threadId } = jsonLines(stopped.stdout).at(-1) as { threadId: string };
+    expect((await run(["threads", "list"])).stdout).toContain("[waits for review]");
+    const resumed = await run([...args, "threads", "resume", threadId], "a\nand now?\n");
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("this thread waits for a review");
+    expect(resumed.stdout).toContain("after review: Wrote /r.md");
+    expect(resumed.stdout).toContain("still on it (2 user messages)");
+    expect(resumed.stdout).toContain(`memory saved · thread ${threadId}`);
+    expect(readFileSync(join(root.path, "r.md"), "utf8")).toBe("resumed");
+    expect((await run(["threads", "resume", "no-such-thread"])).code).toBe(1);
+  });
+
   it("skills list shows the user's and the project's skills (the project wins a clash)", async () => {
     const skill = (dir: string, name: string, description: string) => {
       mkdirSync(join(dir, name), { recursive: true });
