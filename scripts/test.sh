@@ -31,6 +31,9 @@ echo "== benchmark harness (tiny corpus: proves it runs and verifies; times mean
 echo "== packaging: tarballs installed outside the workspace; examples on Node (native, WASM), workerd, Deno, Chromium"
 bash scripts/pack-test.sh
 
+echo "== docs: relative links resolve inside the repository, every \`\`\`ts sample in docs/ compiles"
+node scripts/check-docs.mjs
+
 echo "== typedoc"
 "$bin/typedoc" --options docs/typedoc.json --treatWarningsAsErrors --logLevel Warn
 
