@@ -27,6 +27,7 @@ export async function postgresUnavailable(): Promise<string | undefined> {
   try {
     await client.connect();
     await client.query("SELECT 1");
+    await dropOrphans(client);
     return undefined;
   } catch (e) {
     const why = `PostgreSQL not reachable at ${PG_URL} (${e instanceof Error ? e.message : String(e)})`;
@@ -34,6 +35,24 @@ export async function postgresUnavailable(): Promise<string | undefined> {
     return why;
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/** Drops the schemas of bench runs killed before they cleaned up (their process is gone);
+ * only on a server on this machine, where the process ids in the names are ours to check. */
+async function dropOrphans(client: pg.Client): Promise<void> {
+  const host = new URL(PG_URL).hostname;
+  if (host !== "127.0.0.1" && host !== "localhost" && host !== "[::1]") return;
+  const r = await client.query<{ name: string }>("SELECT nspname AS name FROM pg_namespace WHERE nspname ~ '^bench_[a-z0-9_]+_[0-9]+$'");
+  for (const { name } of r.rows) {
+    const pid = Number(name.slice(name.lastIndexOf("_") + 1));
+    try {
+      process.kill(pid, 0);
+      continue; // alive: another run's
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ESRCH") continue;
+    }
+    await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
   }
 }
 

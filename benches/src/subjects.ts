@@ -21,6 +21,8 @@ import { type DbKind, forEachLimited, isDbKind, openEngramStore, openPeerStore }
 export type Kind = "state" | "store" | DbKind | "filesystem" | "composite";
 /** Every kind, in the order the harness runs and the report lists them. */
 export const KINDS: readonly Kind[] = ["state", "store", "store-sqlite", "store-postgres", "filesystem", "composite"];
+/** The core's ceiling on matching lines per grep (`MAX_COUNT` in crates/engram-core/src/grep.rs). */
+export const GREP_CEILING = 10_000;
 /** How many writes load a database-backed subject's corpus at once. */
 const LOAD_CONCURRENCY = 8;
 export type Role = "ours-native" | "ours-wasm" | "peer" | "floor";
@@ -30,6 +32,8 @@ export interface Subject {
   role: Role;
   label: string;
   grepLines(pattern: string, regex: boolean): Promise<number>;
+  /** The most matching lines one grep returns, when the subject caps it (marking the result truncated). */
+  grepCap?: number;
   globCount(pattern: string): Promise<number>;
   lsCount?(dir: string): Promise<number>;
   readFirst(path: string, offset: number, limit: number): Promise<string>;
@@ -79,7 +83,13 @@ export async function oursSubject(kind: Kind, core: Core, corpus: Corpus, diskRo
   return {
     role,
     label: `engram (${core.kind})`,
-    grepLines: async (pattern, regex) => (await backend.grep(pattern, { regex, outputMode: "content" })).matches?.length ?? -1,
+    grepLines: async (pattern, regex) => {
+      const r = await backend.grep(pattern, { regex, outputMode: "content" });
+      const n = r.matches?.length ?? -1;
+      // Stopping early must be said: a truncated result holds exactly the ceiling.
+      return r.truncated && n !== GREP_CEILING ? -1 : n;
+    },
+    grepCap: GREP_CEILING,
     globCount: async (pattern) => (await backend.glob(pattern)).files?.length ?? -1,
     lsCount: async (dir) => (await backend.ls(dir)).entries?.length ?? -1,
     readFirst: async (path, offset, limit) => (await backend.read(path, { offset, limit })).content?.split("\n", 1)[0] ?? "",
