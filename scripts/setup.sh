@@ -154,7 +154,7 @@ if [[ -f $STAMP && "$(sed -n 1p "$STAMP")" == "$raw_sum" && -f "$STAMP.wasm" ]];
   cp "$STAMP.wasm" "$WASM"  # wasm-bindgen output unchanged: reuse the optimised module
 else
   log "wasm-opt"
-  node_modules/.bin/wasm-opt "$WASM" -O3 --strip-debug --strip-producers -o "$WASM.opt"
+  node_modules/.bin/wasm-opt "$WASM" -Os --strip-debug --strip-producers -o "$WASM.opt"
   mv "$WASM.opt" "$WASM"
   mkdir -p target && echo "$raw_sum" > "$STAMP" && cp "$WASM" "$STAMP.wasm"
 fi
