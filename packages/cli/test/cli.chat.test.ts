@@ -103,7 +103,7 @@ function shellQuote(s: string): string {
 const pane = (session: string) => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session);
 
 /** Waits (bounded) until the pane shows `text`. */
-async function waitFor(session: string, text: string | RegExp | ((screen: string) => boolean), ms = 30_000): Promise<string> {
+async function waitFor(session: string, text: string | RegExp | ((screen: string) => boolean), ms = 60_000): Promise<string> {
   const until = Date.now() + ms;
   for (;;) {
     const screen = pane(session);
@@ -119,7 +119,7 @@ const type = (session: string, text: string) => {
 };
 
 it("chat: streamed answer, an approved write, Ctrl-C cancels a slow turn, a second Ctrl-C exits; a restart keeps the memory", {
-  timeout: 180_000,
+  timeout: 300_000,
 }, async () => {
   const first = `${socket}-a`;
   startChat(first);

@@ -44,7 +44,7 @@ const model = () => ["--base-url", server.baseURL, "--model", "openai-compatible
 const run = (args: string[], input?: string) => engram(args, { env, cwd: cwd.path, ...(input !== undefined && { input }) });
 const noMemoryUpdate = (r: Parameters<typeof isMemoryExtraction>[0]) => (isMemoryExtraction(r) ? { text: memoryUpdate() } : undefined);
 
-describe("engram run --json", { timeout: 120_000 }, () => {
+describe("engram run --json", { timeout: 300_000 }, () => {
   it("streams one JSON event per line and exits 0 when done", async () => {
     server.setScript((r) => noMemoryUpdate(r) ?? { text: `You said: ${lastUserText(r)}` });
     const r = await run([...model(), "run", "--json", "hello there"]);
@@ -206,7 +206,7 @@ describe("engram run --json", { timeout: 120_000 }, () => {
   });
 });
 
-describe("engram config", { timeout: 60_000 }, () => {
+describe("engram config", { timeout: 120_000 }, () => {
   it("flags > environment > project file > user file, each value with its source", async () => {
     writeFileSync(
       join(home.path, "config.json"),
@@ -232,7 +232,7 @@ describe("engram config", { timeout: 60_000 }, () => {
   });
 });
 
-describe("memory, threads and skills", { timeout: 120_000 }, () => {
+describe("memory, threads and skills", { timeout: 300_000 }, () => {
   it("memory add redacts secrets; facts, forget by id prefix, AGENTS.md through $EDITOR, clear", async () => {
     const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
     const added = await run(["memory", "add", `My CI token is ${secret} and I prefer tabs`]);

@@ -48,7 +48,7 @@ export interface Running {
   done: Promise<Ran>;
 }
 
-/** Starts `engram <args>`; killed (SIGKILL) after `timeoutMs` (default 60 s). */
+/** Starts `engram <args>`; killed (SIGKILL) after `timeoutMs` (default 120 s). */
 export function startEngram(args: string[], options: { env: NodeJS.ProcessEnv; cwd: string; input?: string; timeoutMs?: number }): Running {
   const [cmd, ...pre] = ENGRAM_ARGV as [string, ...string[]];
   const child = spawn(cmd, [...pre, ...args], { env: options.env, cwd: options.cwd, stdio: ["pipe", "pipe", "pipe"] });
@@ -64,7 +64,7 @@ export function startEngram(args: string[], options: { env: NodeJS.ProcessEnv; c
   });
   if (options.input !== undefined) child.stdin.end(options.input);
   else child.stdin.end();
-  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
   const done = new Promise<Ran>((resolve) =>
     child.on("close", (code, signal) => {
       clearTimeout(timer);

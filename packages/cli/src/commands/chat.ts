@@ -9,10 +9,10 @@ import { type Interface, createInterface } from "node:readline";
 import { type AgentInput, type Decision, type Interrupt, type InterruptedCall, type StopReason, resume } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
-import { createModel } from "../model.js";
-import { openAgent, openStorage } from "../runtime.js";
+import { openAgent } from "../runtime.js";
 import { EventRenderer, callTarget } from "../terminal.js";
 import { newThreadId } from "../threads-id.js";
+import { openSession } from "./open.js";
 
 /** Options of `engram chat`. */
 export interface ChatCommandOptions {
@@ -80,15 +80,9 @@ const HELP = [
 /** Runs the interactive session; resolves to the exit code. */
 export async function chatCommand(ctx: Context, options: ChatCommandOptions): Promise<number> {
   const { config } = ctx.loaded;
-  let model: ReturnType<typeof createModel>;
-  let storage: ReturnType<typeof openStorage>;
-  try {
-    model = createModel(config, ctx.env);
-    storage = openStorage(config, ctx.loaded.home);
-  } catch (e) {
-    ctx.error(describeError(e));
-    return exitCodeForError(e);
-  }
+  const opened = openSession(ctx);
+  if (typeof opened === "number") return opened;
+  const { model, storage } = opened;
   const c = ctx.colors(ctx.stdout);
   const renderer = new EventRenderer(ctx.stdout, ctx.stdout, c);
   const agent = openAgent(storage, model, (m) => renderer.warn(m));

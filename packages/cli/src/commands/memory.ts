@@ -10,30 +10,19 @@ import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { type Backend, FACT_CATEGORIES, type FactCategory, type LongTermMemory, loadCore, redactSecrets } from "engram";
 import type { Context } from "../context.js";
-import { EXIT, describeError, exitCodeForError } from "../exit.js";
-import { PROJECT_MEMORY_PATH, type Storage, openLongTermMemory, openStorage } from "../runtime.js";
+import { EXIT } from "../exit.js";
+import { PROJECT_MEMORY_PATH, type Storage, openLongTermMemory } from "../runtime.js";
+import { withStorage } from "./open.js";
 
 /** The user's AGENTS.md inside the `/memories/` store backend. */
 const USER_FILE = "/AGENTS.md";
 
-async function withMemory(ctx: Context, fn: (storage: Storage, memory: LongTermMemory) => Promise<number>): Promise<number> {
-  let storage: Storage;
-  try {
-    storage = openStorage(ctx.loaded.config, ctx.loaded.home);
-  } catch (e) {
-    ctx.error(describeError(e));
-    return exitCodeForError(e);
-  }
-  try {
+function withMemory(ctx: Context, fn: (storage: Storage, memory: LongTermMemory) => Promise<number>): Promise<number> {
+  return withStorage(ctx, async (storage) => {
     // redactSecrets is synchronous and runs in the core: load it first (either build).
     await loadCore();
-    return await fn(storage, openLongTermMemory(storage));
-  } catch (e) {
-    ctx.error(describeError(e));
-    return exitCodeForError(e);
-  } finally {
-    storage.close();
-  }
+    return fn(storage, openLongTermMemory(storage));
+  });
 }
 
 async function readText(backend: Backend, path: string): Promise<{ text: string; version: string } | undefined> {

@@ -7,10 +7,10 @@
 import { type AgentEvent, type AgentInput, type Decision, type Interrupt, type StopReason, resume } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeFor, exitCodeForError } from "../exit.js";
-import { createModel } from "../model.js";
-import { openAgent, openStorage } from "../runtime.js";
+import { openAgent } from "../runtime.js";
 import { EventRenderer } from "../terminal.js";
 import { newThreadId } from "../threads-id.js";
+import { openSession } from "./open.js";
 
 /** Options of `engram run`. */
 export interface RunCommandOptions {
@@ -66,14 +66,9 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
     return exitCodeForError(e);
   };
 
-  let model: ReturnType<typeof createModel>;
-  let storage: ReturnType<typeof openStorage>;
-  try {
-    model = createModel(config, ctx.env);
-    storage = openStorage(config, ctx.loaded.home);
-  } catch (e) {
-    return fail(e);
-  }
+  const opened = openSession(ctx, fail);
+  if (typeof opened === "number") return opened;
+  const { model, storage } = opened;
   const threadId = options.thread ?? newThreadId();
   const warn = (m: string) => (options.json ? emit({ type: "warning", message: m }) : renderer.warn(m));
   const agent = openAgent(storage, model, warn);

@@ -5,19 +5,13 @@
  */
 import { SkillsLoader } from "engram";
 import type { Context } from "../context.js";
-import { EXIT, describeError, exitCodeForError } from "../exit.js";
-import { SKILLS_SOURCES, openStorage } from "../runtime.js";
+import { EXIT } from "../exit.js";
+import { SKILLS_SOURCES } from "../runtime.js";
+import { withStorage } from "./open.js";
 
 /** Lists the skills, one per line (or one JSON object per line with `--json`). */
 export async function skillsList(ctx: Context, options: { json?: boolean }): Promise<number> {
-  let storage: ReturnType<typeof openStorage>;
-  try {
-    storage = openStorage(ctx.loaded.config, ctx.loaded.home);
-  } catch (e) {
-    ctx.error(describeError(e));
-    return exitCodeForError(e);
-  }
-  try {
+  return withStorage(ctx, async (storage) => {
     const loader = new SkillsLoader({ backend: storage.backend("engram-skills-list"), sources: SKILLS_SOURCES });
     const skills = await loader.load((m) => ctx.stderr.write(`warning: ${m}\n`));
     const c = ctx.colors(ctx.stdout);
@@ -26,10 +20,5 @@ export async function skillsList(ctx: Context, options: { json?: boolean }): Pro
       ctx.stdout.write(c.dim(`no skills (add <name>/SKILL.md under ${ctx.loaded.home}/skills or <root>/skills)\n`));
     } else for (const s of skills) ctx.stdout.write(`${c.bold(s.name)}  ${s.description}  ${c.dim(s.path)}\n`);
     return EXIT.ok;
-  } catch (e) {
-    ctx.error(describeError(e));
-    return exitCodeForError(e);
-  } finally {
-    storage.close();
-  }
+  });
 }

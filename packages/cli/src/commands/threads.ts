@@ -4,20 +4,9 @@
  */
 import type { Checkpoint, Message } from "engram";
 import type { Context } from "../context.js";
-import { EXIT, describeError, exitCodeForError } from "../exit.js";
-import { type Storage, openStorage } from "../runtime.js";
+import { EXIT } from "../exit.js";
 import { chatCommand } from "./chat.js";
-
-function withStorage<T>(ctx: Context, fn: (storage: Storage) => Promise<T>): Promise<T | number> {
-  let storage: Storage;
-  try {
-    storage = openStorage(ctx.loaded.config, ctx.loaded.home);
-  } catch (e) {
-    ctx.error(describeError(e));
-    return Promise.resolve(exitCodeForError(e));
-  }
-  return fn(storage).finally(() => storage.close());
-}
+import { withStorage } from "./open.js";
 
 function preview(cp: Checkpoint): string {
   const first = cp.messages.find((m) => m.role === "user")?.content ?? "";
@@ -95,11 +84,10 @@ export async function threadsShow(ctx: Context, id: string, options: { json?: bo
 
 /** `engram threads resume <id>`: `chat` on that thread (a pending review is asked first). */
 export async function threadsResume(ctx: Context, id: string): Promise<number> {
-  const exists = await withStorage(ctx, async (storage) => (await storage.checkpointer.get(id)) !== undefined);
-  if (typeof exists === "number") return exists;
-  if (!exists) {
+  const found = await withStorage(ctx, async (storage) => {
+    if (await storage.checkpointer.get(id)) return EXIT.ok;
     ctx.error(`no thread ${JSON.stringify(id)} (engram threads list)`);
     return EXIT.error;
-  }
-  return chatCommand(ctx, { thread: id });
+  });
+  return found === EXIT.ok ? chatCommand(ctx, { thread: id }) : found;
 }
