@@ -133,6 +133,12 @@ fi
 log "building @engram/native"
 (cd bindings/node && "$ROOT/node_modules/.bin/napi" build --platform --release >/dev/null 2>.tmp-napi.log \
   || { cat .tmp-napi.log >&2; exit 1; }) && rm -f bindings/node/.tmp-napi.log
+# napi-rs layout: the binary also goes into its per-platform package (npm/<platform>/), which is
+# what gets published as @engram/native-<platform> (gitignored: *.node).
+for node_file in bindings/node/engram.*.node; do
+  platform=${node_file#bindings/node/engram.}; platform=${platform%.node}
+  if [[ -d bindings/node/npm/$platform ]]; then cp "$node_file" "bindings/node/npm/$platform/"; fi
+done
 
 # --- WebAssembly (wasm-pack, target web), then wasm-opt from npm `binaryen` -----------------
 log "building @engram/wasm ($WASM_MODE)"
