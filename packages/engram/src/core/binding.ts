@@ -308,8 +308,16 @@ function checkSearch(options: unknown): ErrorData | undefined {
   return o.path === undefined ? undefined : checkPath(o.path, "options.path");
 }
 
+const textEncoder = new TextEncoder();
+
 class FileTableHandle implements CoreFileTable {
-  constructor(private readonly raw: RawFileTable) {}
+  /** `textAsBytes`: encode text with `TextEncoder` before the call (WASM: measured about 2×
+   * cheaper for kilobyte-sized text than wasm-bindgen's own string passing); the native addon
+   * takes the string as is. */
+  constructor(
+    private readonly raw: RawFileTable,
+    private readonly textAsBytes = false,
+  ) {}
 
   get size(): number {
     return this.raw.size;
@@ -323,9 +331,11 @@ class FileTableHandle implements CoreFileTable {
     const at = requireNumber(options.modifiedAt, "options.modifiedAt") ?? Date.now();
     if (options.ifVersion !== undefined) requireString(options.ifVersion, "options.ifVersion");
     return writtenOf(
-      typeof content === "string"
-        ? this.raw.writeText(path, content, at, options.ifVersion)
-        : this.raw.write(path, content, at, options.ifVersion),
+      typeof content !== "string"
+        ? this.raw.write(path, content, at, options.ifVersion)
+        : this.textAsBytes
+          ? this.raw.write(path, textEncoder.encode(content), at, options.ifVersion)
+          : this.raw.writeText(path, content, at, options.ifVersion),
     );
   }
 
@@ -558,12 +568,12 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       const json = JSON.stringify(requireStrings(prefixes, "prefixes"));
       return orThrow(() => new RouterHandle(new raw.Router(json)));
     },
-    createFileTable: () => new FileTableHandle(new raw.FileTable()),
+    createFileTable: () => new FileTableHandle(new raw.FileTable(), kind === "wasm"),
     restoreFileTable: (snapshot) => {
       if (!(snapshot instanceof Uint8Array)) {
         throw new EngramError("invalid_argument", `snapshot must be a Uint8Array, got ${describe(snapshot)}`);
       }
-      return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot)));
+      return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot), kind === "wasm"));
     },
   };
 }
