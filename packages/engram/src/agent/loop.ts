@@ -6,7 +6,7 @@
  * a resume continues inside the subagent that asked).
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { type Decision, applyDecisions } from "../middleware/hitl.js";
 import { type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";

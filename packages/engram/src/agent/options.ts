@@ -20,7 +20,7 @@ import { FILESYSTEM_TOOL_NAMES } from "../tools/filesystem.js";
 import type { Middleware } from "../middleware/types.js";
 import type { RunContext } from "../tools/types.js";
 import { ConfigError } from "../errors.js";
-import { z } from "zod";
+import * as z from "zod";
 import { resolveModel } from "../models/resolve.js";
 import { structuredFormat } from "./structured.js";
 

@@ -3,7 +3,7 @@
  * two forms the agent needs — a JSON Schema for the model and a validator for the answer.
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ConfigError } from "../errors.js";
 
 /** The final answer's schema, ready for the loop. */

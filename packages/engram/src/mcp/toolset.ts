@@ -8,7 +8,7 @@
  * tool results.
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ConfigError, EngramError } from "../errors.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/types.js";
 

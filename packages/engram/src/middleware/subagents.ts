@@ -5,7 +5,7 @@
  * the agent's business ({@link SpawnSubagent}); this module is the tool the model sees.
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { LanguageModelLike } from "../models/ai-sdk.js";
 import type { ChatModel } from "../models/types.js";
 import type { RunContext, Tool, ToolResult } from "../tools/types.js";

@@ -3,7 +3,7 @@
  * `grep` and `delete`, over any {@link Backend}.
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Backend } from "../backends/protocol.js";
 import { type CoreSource, coreRef } from "../backends/core-ref.js";
 import type { Core } from "../core/types.js";

@@ -4,7 +4,7 @@
  * {@link parseMemory} validates it when it is loaded.
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** The `version` every document Engram writes carries. */
 export const MEMORY_VERSION = "1.0";

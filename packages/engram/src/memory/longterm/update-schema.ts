@@ -9,7 +9,7 @@
  *    its own (see `parse.ts`).
  * @module
  */
-import { z } from "zod";
+import * as z from "zod";
 import { FACT_CATEGORIES, HISTORY_SECTIONS, type MemoryData, USER_SECTIONS } from "./schema.js";
 
 /** How many new facts and removals one update may carry (longer lists are cut). */
