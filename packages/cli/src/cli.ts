@@ -9,6 +9,7 @@ import { type Context, createContext } from "./context.js";
 import { EXIT, describeError, exitCodeForError } from "./exit.js";
 import { chatCommand } from "./commands/chat.js";
 import { configCommand } from "./commands/config.js";
+import { memoryDiff, memoryHistory, memoryRevert } from "./commands/history.js";
 import { memoryAdd, memoryClear, memoryEdit, memoryFacts, memoryForget, memoryShow } from "./commands/memory.js";
 import { runCommand } from "./commands/run.js";
 import { skillsList } from "./commands/skills.js";
@@ -160,6 +161,22 @@ export function buildProgram(done: (code: number) => void): Command {
     .option("-y, --yes", "do not ask")
     .option("--agents-md", "also delete /memories/AGENTS.md")
     .action(act((ctx, options: { yes?: boolean; agentsMd?: boolean }) => memoryClear(ctx, options)));
+  memory
+    .command("history")
+    .description("changes to AGENTS.md and long-term facts, newest first (id, time, actor, thread, target, +/- lines)")
+    .option("-n, --limit <n>", "at most this many changes", "20")
+    .option("--json", "one JSON object per line (without the texts)")
+    .action(act((ctx, options: { limit?: string; json?: boolean }) => memoryHistory(ctx, options)));
+  memory
+    .command("diff")
+    .description("one change as a unified diff (a unique id prefix is enough)")
+    .argument("<id>")
+    .action(act((ctx, id: string) => memoryDiff(ctx, id)));
+  memory
+    .command("revert")
+    .description("restore the text before a change, unless it changed since (conflict: exit 1)")
+    .argument("<id>")
+    .action(act((ctx, id: string) => memoryRevert(ctx, id)));
 
   program
     .command("skills")

@@ -41,6 +41,10 @@ export interface CliConfig {
   maxOutputTokens?: number;
   /** Delay before long-term memory extraction, ms (0 or 1000–300000). Default: the library's (30000). */
   memoryDebounceMs?: number;
+  /** Memory history: changes kept per user at most. Default: the library's (1,000). */
+  historyMaxChanges?: number;
+  /** Memory history: changes older than this many days are dropped. Default: the library's (365). */
+  historyMaxAgeDays?: number;
 }
 
 /** Where a value came from. */
@@ -81,6 +85,8 @@ export const configFileSchema = z.strictObject({
   memoryDebounceMs: int(0)
     .refine((v) => v === 0 || (v >= 1000 && v <= 300_000), { message: "must be 0 or 1000–300000" })
     .optional(),
+  historyMaxChanges: int(1).optional(),
+  historyMaxAgeDays: int(1).optional(),
 });
 
 type FileConfig = z.infer<typeof configFileSchema>;
@@ -101,6 +107,8 @@ export const ENV_VARS: Record<Key, string> = {
   temperature: "ENGRAM_TEMPERATURE",
   maxOutputTokens: "ENGRAM_MAX_OUTPUT_TOKENS",
   memoryDebounceMs: "ENGRAM_MEMORY_DEBOUNCE_MS",
+  historyMaxChanges: "ENGRAM_HISTORY_MAX_CHANGES",
+  historyMaxAgeDays: "ENGRAM_HISTORY_MAX_AGE_DAYS",
 };
 
 const KEYS = Object.keys(ENV_VARS) as Key[];
@@ -149,6 +157,8 @@ function fromText(key: Key, text: string, where: string): unknown {
     case "maxTurns":
     case "maxOutputTokens":
     case "memoryDebounceMs":
+    case "historyMaxChanges":
+    case "historyMaxAgeDays":
     case "temperature": {
       const n = Number(text);
       if (text.trim() === "" || !Number.isFinite(n)) throw new ConfigError(key, `must be a number, got ${JSON.stringify(text)} (${where})`);

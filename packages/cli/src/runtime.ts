@@ -17,6 +17,7 @@ import {
   FilesystemBackend,
   type InterruptConfig,
   LongTermMemory,
+  MemoryHistory,
   StoreBackend,
   StoreMemoryStorage,
   createDeepAgent,
@@ -37,6 +38,9 @@ export function userFilesNamespace(user: string): string[] {
   return ["engram", "users", user, "files"];
 }
 
+/** Where the memory history is kept in the store (the user id is appended). */
+export const HISTORY_NAMESPACE = ["memory-history"];
+
 /** Storage and backends, without a model (enough for `threads`, `memory`, `skills`). */
 export interface Storage {
   config: CliConfig;
@@ -48,6 +52,8 @@ export interface Storage {
   userFiles: StoreBackend;
   /** The project directory backend, when `--root` is set (read-only unless `--write`). */
   project?: Backend;
+  /** Every change to the memory files and long-term facts (store namespace {@link HISTORY_NAMESPACE}). */
+  history: MemoryHistory;
   close(): void;
 }
 
@@ -73,11 +79,20 @@ export function openStorage(config: CliConfig, home: string): Storage {
   const userFiles = new StoreBackend({ store, namespace: userFilesNamespace(config.user) });
   const skillsDir = join(home, "skills");
   const userSkills = existsSync(skillsDir) ? new ReadOnlyBackend(new FilesystemBackend({ rootDir: skillsDir }), loadCore()) : undefined;
+  const history = new MemoryHistory({
+    store,
+    namespace: HISTORY_NAMESPACE,
+    retention: {
+      ...(config.historyMaxChanges !== undefined && { maxChanges: config.historyMaxChanges }),
+      ...(config.historyMaxAgeDays !== undefined && { maxAgeDays: config.historyMaxAgeDays }),
+    },
+  });
   return {
     config,
     store,
     checkpointer,
     userFiles,
+    history,
     ...(project && { project }),
     backend(threadId) {
       const base = project ?? new StoreBackend({ store, namespace: ["engram", "threads", threadId, "files"] });
@@ -106,6 +121,7 @@ export function agentOptions(storage: Storage, extra: { model: ChatModel }): Dee
     memorySources: storage.project ? [USER_MEMORY_PATH, PROJECT_MEMORY_PATH] : [USER_MEMORY_PATH],
     skillsSources: SKILLS_SOURCES,
     interruptOn,
+    memoryHistory: storage.history,
     ...(config.maxTurns !== undefined && { maxTurns: config.maxTurns }),
     ...(Object.keys(settings).length > 0 && { modelSettings: settings }),
     longTermMemory: config.longTermMemory

@@ -1,6 +1,7 @@
 /**
  * `engram memory show|edit|forget|facts|add|clear`: the current user's AGENTS.md files and
- * long-term facts. Every write passes `redactSecrets` first.
+ * long-term facts. Every write passes `redactSecrets` first and is recorded in the memory
+ * history (actor `"cli"`; `engram memory history` lists it).
  * @module
  */
 import { spawnSync } from "node:child_process";
@@ -8,10 +9,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { type Backend, FACT_CATEGORIES, type FactCategory, type LongTermMemory, loadCore, redactSecrets } from "engram";
+import { type Backend, FACT_CATEGORIES, type Fact, type FactCategory, type LongTermMemory, loadCore, redactSecrets } from "engram";
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
-import { PROJECT_MEMORY_PATH, type Storage, openLongTermMemory } from "../runtime.js";
+import { PROJECT_MEMORY_PATH, type Storage, USER_MEMORY_PATH, openLongTermMemory } from "../runtime.js";
 import { withStorage } from "./open.js";
 
 /** The user's AGENTS.md inside the `/memories/` store backend. */
@@ -34,8 +35,38 @@ async function readText(backend: Backend, path: string): Promise<{ text: string;
   return { text: new TextDecoder().decode(bytes.data), version };
 }
 
+/** The history target of the long-term facts the CLI changes. */
+export const FACTS_TARGET = "facts";
+
+/** Facts as the history keeps them: one per line, `<id> <content>`. */
+export function renderFacts(facts: readonly Fact[]): string {
+  return facts.map((f) => `${f.id} ${f.content}\n`).join("");
+}
+
+/** Records a change the CLI made to an AGENTS.md (`target`: its path in the agent's tree). */
+async function recordAgentsMd(ctx: Context, storage: Storage, target: string, before: string | null, after: string | null) {
+  await storage.history.record({ userId: ctx.loaded.config.user, kind: "agents_md", target, actor: "cli", before, after });
+}
+
+/** Records a change the CLI made to the long-term facts. */
+async function recordFacts(ctx: Context, storage: Storage, before: readonly Fact[], after: readonly Fact[]) {
+  await storage.history.record({
+    userId: ctx.loaded.config.user,
+    kind: "facts",
+    target: FACTS_TARGET,
+    actor: "cli",
+    before: renderFacts(before),
+    after: renderFacts(after),
+  });
+}
+
 /** Writes `text` redacted, compare-and-swap on `version` (`"0"`: must not exist). */
-async function writeRedacted(backend: Backend, path: string, text: string, version: string): Promise<{ redacted: boolean }> {
+async function writeRedacted(
+  backend: Backend,
+  path: string,
+  text: string,
+  version: string,
+): Promise<{ redacted: boolean; written: string }> {
   const clean = redactSecrets(text);
   const r = await backend.write(path, clean, { ifVersion: version });
   if (r.error) {
@@ -43,7 +74,7 @@ async function writeRedacted(backend: Backend, path: string, text: string, versi
       r.error.code === "conflict" ? `${path} changed meanwhile; nothing was written (run the command again)` : r.error.message,
     );
   }
-  return { redacted: clean !== text };
+  return { redacted: clean !== text, written: clean };
 }
 
 /** `engram memory show`. */
@@ -105,10 +136,17 @@ export function memoryAdd(ctx: Context, words: string[], options: { category?: s
     if (options.agentsMd) {
       const current = await readText(storage.userFiles, USER_FILE);
       const base = current?.text ?? "# Memory\n";
-      await writeRedacted(storage.userFiles, USER_FILE, `${base.endsWith("\n") ? base : `${base}\n`}- ${clean}\n`, current?.version ?? "0");
+      const { written } = await writeRedacted(
+        storage.userFiles,
+        USER_FILE,
+        `${base.endsWith("\n") ? base : `${base}\n`}- ${clean}\n`,
+        current?.version ?? "0",
+      );
+      await recordAgentsMd(ctx, storage, USER_MEMORY_PATH, current?.text ?? null, written);
       ctx.stdout.write(`added to /memories/AGENTS.md${note}\n`);
       return EXIT.ok;
     }
+    const factsBefore = await memory.listFacts(ctx.loaded.config.user);
     const r = await memory.addFact(ctx.loaded.config.user, undefined, {
       content: clean,
       ...(options.category && { category: options.category as FactCategory }),
@@ -117,6 +155,7 @@ export function memoryAdd(ctx: Context, words: string[], options: { category?: s
       ctx.error(`${r.error.code}: ${r.error.message}${r.fact ? ` (${r.fact.id})` : ""}`);
       return EXIT.error;
     }
+    await recordFacts(ctx, storage, factsBefore, await memory.listFacts(ctx.loaded.config.user));
     ctx.stdout.write(`${r.fact.id}  ${r.fact.content}${note}\n`);
     return EXIT.ok;
   });
@@ -125,7 +164,7 @@ export function memoryAdd(ctx: Context, words: string[], options: { category?: s
 /** `engram memory forget <id…>`: deletes facts by id (a unique prefix is enough). */
 export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
   if (ids.length === 0) return Promise.resolve(ctx.usage("which fact? engram memory forget <id> (ids: engram memory facts)"));
-  return withMemory(ctx, async (_storage, memory) => {
+  return withMemory(ctx, async (storage, memory) => {
     const { user } = ctx.loaded.config;
     const facts = await memory.listFacts(user);
     let code: number = EXIT.ok;
@@ -144,6 +183,7 @@ export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
         code = EXIT.error;
       } else ctx.stdout.write(`forgot ${target.id}  ${target.content}\n`);
     }
+    await recordFacts(ctx, storage, facts, await memory.listFacts(user));
     return code;
   });
 }
@@ -164,10 +204,14 @@ export async function memoryClear(ctx: Context, options: { yes?: boolean; agents
     }
   }
   return withMemory(ctx, async (storage, memory) => {
+    const factsBefore = await memory.listFacts(user);
     await memory.clear(user);
+    await recordFacts(ctx, storage, factsBefore, await memory.listFacts(user));
     if (options.agentsMd) {
+      const before = await readText(storage.userFiles, USER_FILE);
       const r = await storage.userFiles.delete(USER_FILE);
       if ("error" in r && r.error.code !== "file_not_found") throw new Error(r.error.message);
+      if (before) await recordAgentsMd(ctx, storage, USER_MEMORY_PATH, before.text, null);
     }
     ctx.stdout.write(`cleared the long-term memory of ${user}${options.agentsMd ? " and /memories/AGENTS.md" : ""}\n`);
     return EXIT.ok;
@@ -202,7 +246,8 @@ export function memoryEdit(ctx: Context, options: { project?: boolean }): Promis
         ctx.stdout.write("unchanged\n");
         return EXIT.ok;
       }
-      const { redacted } = await writeRedacted(backend, path, after, current?.version ?? "0");
+      const { redacted, written } = await writeRedacted(backend, path, after, current?.version ?? "0");
+      await recordAgentsMd(ctx, storage, options.project ? PROJECT_MEMORY_PATH : USER_MEMORY_PATH, current?.text ?? null, written);
       ctx.stdout.write(
         `saved ${options.project ? `${ctx.loaded.config.root}/AGENTS.md` : "/memories/AGENTS.md"}${redacted ? " (secrets were redacted)" : ""}\n`,
       );
