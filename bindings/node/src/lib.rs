@@ -223,6 +223,12 @@ impl FileTable {
         self.inner.len() as u32
     }
 
+    /// Changes since creation or restore (see `engram_core::FileTable::changes`).
+    #[napi(getter)]
+    pub fn changes(&self) -> f64 {
+        self.inner.changes() as f64
+    }
+
     #[napi]
     pub fn write(
         &mut self,

@@ -241,6 +241,12 @@ impl FileTable {
         self.inner.len() as u32
     }
 
+    /// Changes since creation or restore (see `engram_core::FileTable::changes`).
+    #[wasm_bindgen(getter)]
+    pub fn changes(&self) -> f64 {
+        self.inner.changes() as f64
+    }
+
     pub fn write(&mut self, path: &str, data: Vec<u8>, modified_at: f64, if_version: Option<String>) -> Written {
         written(api::write(&mut self.inner, path, data, modified_at, if_version.as_deref()))
     }

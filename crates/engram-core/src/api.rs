@@ -365,6 +365,11 @@ mod tests {
         assert_eq!(write_many(&mut t, "/x", b"ab", &[1], 3.0).unwrap_err().code, ErrorCode::Unsupported);
         assert_eq!(write_many(&mut t, "/y\0/../z", b"ab", &[1, 1], 3.0).unwrap_err().code, ErrorCode::PathEscape);
         assert!(t.get("/y").is_some());
+        let before = t.changes();
+        assert!(t.read("/y", 0, None).is_ok() && t.changes() == before);
+        t.delete("/y").unwrap();
+        assert_eq!(t.changes(), before + 1);
+        assert!(t.delete("/nope").is_err() && t.changes() == before + 1);
         let g = grep_columns(t.grep(&GrepOptions { pattern: "e".into(), context: 1, ..Default::default() }).unwrap());
         assert_eq!(g.group_paths, Some(vec!["/a/b.txt".to_string(), "/c.txt".to_string()]));
         assert_eq!(g.group_sizes, Some(vec![2, 1]));

@@ -42,6 +42,7 @@ pub struct FileTable {
     files: BTreeMap<String, FileEntry>,
     dirs: HashMap<String, BTreeMap<String, Child>>,
     last_version: u64,
+    changes: u64,
 }
 
 impl FileTable {
@@ -55,6 +56,12 @@ impl FileTable {
 
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
+    }
+
+    /// Counts every change (write, append, edit, delete) since the table was created or
+    /// restored: equal counts mean equal contents, so a checkpoint can skip an unchanged table.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     pub fn get(&self, normalised: &str) -> Option<&FileEntry> {
@@ -86,6 +93,7 @@ impl FileTable {
         }
         self.check_no_file_ancestor(&p)?;
         self.last_version += 1;
+        self.changes += 1;
         let entry = FileEntry { data, modified_at, version: self.last_version };
         if self.files.insert(p.clone(), entry).is_none() {
             self.index_insert(&p);
@@ -100,6 +108,7 @@ impl FileTable {
         match self.files.get_mut(&p) {
             Some(f) => {
                 self.last_version += 1;
+                self.changes += 1;
                 f.data.extend_from_slice(data);
                 f.modified_at = modified_at;
                 f.version = self.last_version;
@@ -118,6 +127,7 @@ impl FileTable {
         }
         if self.files.remove(&p).is_some() {
             self.index_remove(&p);
+            self.changes += 1;
             return Ok(1);
         }
         if !self.dirs.contains_key(&p) {
@@ -128,6 +138,7 @@ impl FileTable {
             self.files.remove(k);
             self.index_remove(k);
         }
+        self.changes += 1;
         Ok(doomed.len())
     }
 

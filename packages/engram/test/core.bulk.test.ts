@@ -95,3 +95,53 @@ describe("typed results", () => {
     expect(core.createRouter(["/m"]).route("/x")).toEqual({ route: null, prefix: null, path: "/x" });
   });
 });
+
+describe("StateBackend checkpoints of an unchanged table", () => {
+  it("reuse the last snapshot until a change, and the reused bytes equal a fresh snapshot", async () => {
+    const b = new StateBackend({ core });
+    await b.write("/a.txt", "one\n");
+    const first = await b.snapshot();
+    await b.read("/a.txt");
+    await b.grep("one");
+    expect(await b.snapshot()).toBe(first);
+    for (const change of [
+      () => b.write("/b.txt", "two\n"),
+      () => b.edit("/a.txt", "one", "uno"),
+      () => b.append("/a.txt", "more\n"),
+      () => b.delete("/b.txt"),
+      () => b.writeMany([["/c.txt", "three"]]),
+    ]) {
+      const before = await b.snapshot();
+      await change();
+      const after = await b.snapshot();
+      expect(after).not.toBe(before);
+      expect(after).not.toEqual(before);
+    }
+    // A failed change changes nothing.
+    const settled = await b.snapshot();
+    expect((await b.delete("/missing")).error?.code).toBe("file_not_found");
+    expect(await b.snapshot()).toBe(settled);
+  });
+
+  it("after a restore, hand back bytes equal to what the core would produce", async () => {
+    const b = new StateBackend({ core });
+    await b.writeMany([
+      ["/x/1.md", "a"],
+      ["/x/2.md", "b"],
+    ]);
+    await b.edit("/x/1.md", "a", "A");
+    const bytes = await b.snapshot();
+    const restored = await StateBackend.restore(bytes, { core });
+    expect(await restored.snapshot()).toEqual(core.restoreFileTable(bytes).snapshot());
+    expect(await restored.snapshot()).toEqual(bytes);
+    bytes.fill(0); // the caller's buffer is not shared
+    expect((await restored.read("/x/1.md")).content).toBe("A");
+    expect(await restored.snapshot()).toEqual(core.restoreFileTable(await restored.snapshot()).snapshot());
+    const loaded = new StateBackend({ core });
+    const copy = await restored.snapshot();
+    await loaded.loadSnapshot(copy);
+    expect(await loaded.snapshot()).toEqual(copy);
+    await loaded.write("/x/3.md", "c");
+    expect((await loaded.snapshot()).length).toBeGreaterThan(copy.length);
+  });
+});

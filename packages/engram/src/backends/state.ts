@@ -17,6 +17,8 @@ export interface StateBackendOptions {
 export class StateBackend implements Backend {
   readonly #core: () => Promise<Core>;
   #table: Promise<CoreFileTable> | undefined;
+  /** The last snapshot and the table state it was taken at. */
+  #saved: { table: CoreFileTable; changes: number; bytes: Uint8Array } | undefined;
 
   constructor(options: StateBackendOptions = {}) {
     this.#core = coreRef(options.core as CoreSource);
@@ -27,13 +29,22 @@ export class StateBackend implements Backend {
   static async restore(snapshot: Uint8Array, options: StateBackendOptions = {}): Promise<StateBackend> {
     const backend = new StateBackend(options);
     const core = await backend.#core();
-    backend.#table = Promise.resolve(core.restoreFileTable(snapshot));
+    const table = core.restoreFileTable(snapshot);
+    backend.#table = Promise.resolve(table);
+    backend.#saved = { table, changes: table.changes, bytes: snapshot.slice() };
     return backend;
   }
 
-  /** Every file with its metadata in one compact buffer. */
+  /** Every file with its metadata in one compact buffer. While the files are unchanged
+   * (a run that only read them, or nothing since {@link StateBackend.loadSnapshot}) the previous
+   * buffer is returned again without touching the core: treat it as read-only. */
   async snapshot(): Promise<Uint8Array> {
-    return (await this.#files()).snapshot();
+    const table = await this.#files();
+    const saved = this.#saved;
+    if (saved && saved.table === table && saved.changes === table.changes) return saved.bytes;
+    const bytes = table.snapshot();
+    this.#saved = { table, changes: table.changes, bytes };
+    return bytes;
   }
 
   #files(): Promise<CoreFileTable> {
@@ -76,6 +87,8 @@ export class StateBackend implements Backend {
   async loadSnapshot(snapshot: Uint8Array): Promise<void> {
     const table = (await this.#core()).restoreFileTable(snapshot);
     this.#table = Promise.resolve(table);
+    // Kept (as a private copy) so an unchanged thread's next checkpoint costs nothing.
+    this.#saved = { table, changes: table.changes, bytes: snapshot.slice() };
   }
 
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {

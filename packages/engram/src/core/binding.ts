@@ -81,6 +81,7 @@ interface RawRouter {
 
 interface RawFileTable {
   readonly size: number;
+  readonly changes: number;
   write(path: string, data: Uint8Array, modifiedAt: number, ifVersion?: string | null): RawWritten;
   writeText(path: string, text: string, modifiedAt: number, ifVersion?: string | null): RawWritten;
   writeMany(paths: string, data: Uint8Array, lengths: Uint32Array, modifiedAt: number): RawOut & { readonly written?: Opt<number> };
@@ -321,6 +322,10 @@ class FileTableHandle implements CoreFileTable {
 
   get size(): number {
     return this.raw.size;
+  }
+
+  get changes(): number {
+    return this.raw.changes;
   }
 
   write(path: string, content: string | Uint8Array, options: WriteOptions = {}): Result<{ path: string; version: string }> {

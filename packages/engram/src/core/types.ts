@@ -187,6 +187,9 @@ export interface CoreRouter {
 export interface CoreFileTable {
   /** Number of files. */
   readonly size: number;
+  /** Counts every change (write, append, edit, delete) since the table was created or
+   * restored; an equal count means equal contents, so a checkpoint can skip the table. */
+  readonly changes: number;
   write(path: string, content: string | Uint8Array, options?: WriteOptions): Result<{ path: string; version: string }>;
   /** Writes many files in one call (seeding a thread's files): the contents cross the boundary
    * as one buffer. Stops at the first failing file (its error names the path); the files
