@@ -1,5 +1,6 @@
 /**
  * `npm run bench -- [--size tiny|small|medium|large] [--only <substring>] [--out <dir>] [--no-docs]`
+ * `npm run bench -- --render <results.json>` rewrites docs/benchmarks.md and its charts from saved results.
  *
  * One run measures every workload on every subject — ours (native, WASM), the `deepagents` peer
  * and the floor — after verifying each answer; ratios are computed pair by pair in the same run.
@@ -84,7 +85,13 @@ function args() {
   };
   const size = (get("--size") ?? "medium") as SizeName;
   if (!(size in SIZES)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(", ")}`);
-  return { size, only: get("--only"), out: get("--out") ?? join(repo, "benches", "results"), docs: !argv.includes("--no-docs") };
+  return {
+    size,
+    only: get("--only"),
+    out: get("--out") ?? join(repo, "benches", "results"),
+    docs: !argv.includes("--no-docs"),
+    render: get("--render"),
+  };
 }
 
 function workloads(c: Corpus): Workload[] {
@@ -233,8 +240,19 @@ function mergeRows(earlier: BenchReport, now: WorkloadResult[]): WorkloadResult[
     .map(({ r }) => r);
 }
 
+function writeDocs(report: BenchReport): void {
+  const { markdown, charts } = renderDocs(report);
+  writeFileSync(join(repo, "docs", "benchmarks.md"), markdown);
+  for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
+}
+
 async function main() {
-  const { size, only, out, docs } = args();
+  const { size, only, out, docs, render } = args();
+  if (render) {
+    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport);
+    process.stderr.write(`[bench] docs/benchmarks.md rendered from ${render}\n`);
+    return;
+  }
   const quick = size === "tiny";
   const started = performance.now();
   const corpus = generateCorpus(size);
@@ -447,11 +465,7 @@ async function main() {
     log(`merged with ${earlier.file}: ${results.length} rows measured now, ${report.workloads.length - results.length} kept`);
   }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  if (docs) {
-    const { markdown, charts } = renderDocs(report);
-    writeFileSync(join(repo, "docs", "benchmarks.md"), markdown);
-    for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
-  }
+  if (docs) writeDocs(report);
   rmSync(disk, { recursive: true, force: true });
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)
