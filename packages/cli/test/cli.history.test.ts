@@ -12,6 +12,10 @@ import {
   memoryUpdate,
   startScriptedModelServer,
 } from "../../../examples/node/scripted-model-server.js";
+import { memoryDiff } from "../src/commands/history.js";
+import { loadConfig } from "../src/config.js";
+import { createContext } from "../src/context.js";
+import { openStorage } from "../src/runtime.js";
 import { cleanEnv, engram, jsonLines, tempDir } from "./helpers.js";
 
 let server: ScriptedModelServer;
@@ -154,8 +158,48 @@ describe("engram memory history|diff|revert", { timeout: 300_000 }, () => {
     expect(facts.code).toBe(1);
     expect(facts.stderr).toContain("facts are not reverted");
 
+    // Retention from the configuration: one more change with at most 2 kept.
+    const kept = await engram(["memory", "add", "Uses Vim"], { env: { ...env, ENGRAM_HISTORY_MAX_CHANGES: "2" }, cwd: cwd.path });
+    expect(kept.code, kept.stderr).toBe(0);
+    expect((await history()).map((c) => c.id)[1]).toBe(forgot?.id);
+    expect(await history()).toHaveLength(2);
+    expect((await engram(["memory", "history"], { env: { ...env, ENGRAM_HISTORY_MAX_AGE_DAYS: "0" }, cwd: cwd.path })).code).toBe(2);
+
     const limited = await run(["memory", "history", "--limit", "1"]);
     expect(limited.stdout.trim().split("\n")).toHaveLength(1);
     expect((await run(["memory", "history", "--limit", "0"])).code).toBe(2);
+  });
+
+  it("memory diff is coloured on a terminal (in-process, a TTY stream), plain in a pipe", async () => {
+    const loaded = loadConfig({}, { env: { ENGRAM_HOME: home.path, ENGRAM_USER: "tester" }, cwd: cwd.path });
+    const storage = openStorage(loaded.config, loaded.home);
+    let id: string | undefined;
+    try {
+      const change = await storage.history.record({
+        userId: "tester",
+        kind: "agents_md",
+        target: "/memories/AGENTS.md",
+        actor: "api",
+        before: "- old\n",
+        after: "- new\n",
+      });
+      id = change?.id;
+    } finally {
+      storage.close();
+    }
+    if (!id) throw new Error("not recorded");
+    const show = async (isTTY: boolean) => {
+      let out = "";
+      const ctx = createContext(loaded, { env: {} });
+      ctx.stdout = { write: (t: string) => (out += t), isTTY };
+      expect(await memoryDiff(ctx, id)).toBe(0);
+      return out;
+    };
+    const tty = await show(true);
+    expect(tty).toContain("\x1b[32m+- new");
+    expect(tty).toContain("\x1b[31m-- old");
+    const pipe = await show(false);
+    expect(pipe).toContain("\n+- new\n");
+    expect(pipe).not.toContain("\x1b[");
   });
 });
