@@ -155,31 +155,39 @@ export async function listRows<V>(fetch: FetchRows, options: ListOptions = {}): 
   const limit = checkLimit(options.limit);
   const result: ListResult<V> = { items: [], prefixes: [] };
   let { from, to } = range(prefix, options.cursor);
-  const size = batchSize(limit);
+  const maxSize = batchSize(limit);
+  // Without a delimiter every fetched row is part of the answer. With one, a batch could be
+  // mostly rows of a group that is reported once, so batches start at one row after each jump
+  // and double while rows keep being answers: the work stays proportional to the result.
+  let size = delimiter === undefined ? maxSize : 1;
   for (;;) {
     if (to !== undefined && compareKeys(from.key, to) >= 0) return result;
     const rows = await fetch(from, to, size, values);
-    let group: string | undefined;
+    let jumped = false;
     for (const row of rows) {
-      if (group !== undefined && row.key.startsWith(group)) continue;
-      group = undefined;
       if (result.items.length + result.prefixes.length >= limit) {
         result.cursor = encodeCursor(from);
         return result;
       }
       const cut = delimiter === undefined ? -1 : row.key.indexOf(delimiter, prefix.length);
       if (cut >= 0) {
-        group = row.key.slice(0, cut + (delimiter as string).length);
+        const group = row.key.slice(0, cut + (delimiter as string).length);
         result.prefixes.push(group);
         const end = prefixEnd(group);
         if (end === undefined) return result;
         from = { key: end, inclusive: true };
-      } else {
-        result.items.push(toItem<V>(row, values));
-        from = { key: row.key, inclusive: false };
+        jumped = true;
+        break;
       }
+      result.items.push(toItem<V>(row, values));
+      from = { key: row.key, inclusive: false };
+    }
+    if (jumped) {
+      size = 1;
+      continue;
     }
     if (rows.length < size) return result;
+    size = Math.min(size * 2, maxSize);
   }
 }
 
