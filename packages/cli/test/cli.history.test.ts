@@ -4,6 +4,8 @@
  * `engram memory` commands change AGENTS.md and facts; the history lists each change with its
  * thread, shows it as a diff, reverts it compare-and-swap, and never prints a secret.
  */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
   type ScriptedModelServer,
@@ -168,6 +170,36 @@ describe("engram memory history|diff|revert", { timeout: 300_000 }, () => {
     const limited = await run(["memory", "history", "--limit", "1"]);
     expect(limited.stdout.trim().split("\n")).toHaveLength(1);
     expect((await run(["memory", "history", "--limit", "0"])).code).toBe(2);
+  });
+
+  it("a project AGENTS.md change (--root --write) is recorded and reverted on disk, only with --root --write", async () => {
+    const root = tempDir("engram-cli-history-root-");
+    try {
+      const file = join(root.path, "AGENTS.md");
+      writeFileSync(file, "# Project\n");
+      const editor = `node -e "require('fs').appendFileSync(process.argv[1], '- run npm test\\n')"`;
+      const edited = await engram(["--root", root.path, "--write", "memory", "edit", "--project"], {
+        env: { ...env, EDITOR: editor },
+        cwd: cwd.path,
+      });
+      expect(edited.code, edited.stderr).toBe(0);
+      expect(readFileSync(file, "utf8")).toBe("# Project\n- run npm test\n");
+      const [change] = await history();
+      expect(change).toMatchObject({ actor: "cli", target: "/AGENTS.md", added: 1, removed: 0 });
+      if (!change) throw new Error("change expected");
+
+      const noRoot = await run(["memory", "revert", change.id]);
+      expect(noRoot.code).toBe(2);
+      expect(noRoot.stderr).toContain("--root <dir> --write");
+      expect((await run(["--root", root.path, "memory", "revert", change.id])).code).toBe(2);
+      expect(readFileSync(file, "utf8")).toBe("# Project\n- run npm test\n");
+
+      const reverted = await run(["--root", root.path, "--write", "memory", "revert", change.id]);
+      expect(reverted.code, reverted.stderr).toBe(0);
+      expect(readFileSync(file, "utf8")).toBe("# Project\n");
+    } finally {
+      root.remove();
+    }
   });
 
   it("memory diff is coloured on a terminal (in-process, a TTY stream), plain in a pipe", async () => {

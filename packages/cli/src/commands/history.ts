@@ -98,6 +98,9 @@ export function memoryRevert(ctx: Context, id: string): Promise<number> {
     }
     // The backend the agent uses for that target: `/memories/` routes to the user's files,
     // `/AGENTS.md` to the project root (read-only without --write, so the revert fails there).
+    if (!change.target.startsWith("/memories/") && (!storage.project || !ctx.loaded.config.write)) {
+      return ctx.usage(`${change.id} changed ${change.target} of a project directory: revert it with --root <dir> --write`);
+    }
     const backend = storage.backend(change.threadId ?? CLI_THREAD);
     try {
       const reverted = await storage.history.revert(ctx.loaded.config.user, change.id, restoreThrough(backend));
