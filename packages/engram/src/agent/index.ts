@@ -1,5 +1,6 @@
 export { createDeepAgent, type DeepAgent } from "./create.js";
 export {
+  type AgentModelSettings,
   BUILT_IN_TOOL_NAMES,
   DEFAULT_OPTIONS,
   type BackendContext,

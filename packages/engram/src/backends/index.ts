@@ -9,4 +9,4 @@ export type {
 export { StateBackend, type StateBackendOptions } from "./state.js";
 export { StoreBackend, type StoreBackendOptions, type NamespaceContext, type StoredFile } from "./store.js";
 export { CompositeBackend, type CompositeBackendOptions } from "./composite.js";
-export { FilesystemBackend, type FilesystemBackendOptions } from "./filesystem.js";
+export { FilesystemBackend, type FilesystemBackendOptions, type FilesystemSearchOptions } from "./filesystem.js";

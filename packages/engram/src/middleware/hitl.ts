@@ -13,10 +13,8 @@ export type InterruptConfig = boolean | { allow: DecisionType[] };
 /** A human's decision on one pending tool call. */
 export type Decision = { type: "approve" } | { type: "edit"; args: Record<string, unknown> } | { type: "reject"; message?: string };
 
-type Allowed = DecisionType[];
-
 /** The decisions allowed for a tool, or `undefined` when it is not reviewed. */
-export function allowedDecisions(cfg: InterruptConfig | undefined): Allowed | undefined {
+export function allowedDecisions(cfg: InterruptConfig | undefined): DecisionType[] | undefined {
   if (!cfg) return undefined;
   return cfg === true ? ["approve", "edit", "reject"] : cfg.allow;
 }
@@ -49,7 +47,7 @@ export function hitlMiddleware(interruptOn: Record<string, InterruptConfig>): Mi
     afterModel(response, ctx) {
       const pending = (response.message.toolCalls ?? [])
         .map((call) => ({ call, allow: allowed(interruptOn[call.name]) }))
-        .filter((p): p is { call: ToolCall; allow: Allowed } => p.allow !== undefined);
+        .filter((p): p is { call: ToolCall; allow: DecisionType[] } => p.allow !== undefined);
       if (pending.length > 0) ctx.interrupt(pending);
     },
   };

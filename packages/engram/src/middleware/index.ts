@@ -4,4 +4,5 @@ export { patchToolCallsMiddleware } from "./patch-tool-calls.js";
 export { historyPath, summarizationMiddleware, type SummarizationOptions } from "./summarization.js";
 export { GENERAL_PURPOSE, type SpawnSubagent, type SubagentRequest, subagentsMiddleware } from "./subagents.js";
 export { allowedDecisions, hitlMiddleware, stricterPolicy } from "./hitl.js";
+export type { DecisionType } from "./types.js";
 export { type SkillsMiddlewareOptions, skillsMiddleware } from "./skills.js";

@@ -29,7 +29,7 @@ export function checkKeyText(text: unknown, what: string, allowEmpty: boolean, l
   return text;
 }
 
-/** Validates a key (see {@link checkKeyText}). */
+/** Validates a key: a non-empty, well-formed string of at most `MAX_KEY_BYTES` UTF-8 bytes without NUL. */
 export function checkKey(key: unknown): string {
   return checkKeyText(key, "a store key", false);
 }

@@ -1,5 +1,5 @@
 /**
- * The {@link Checkpointer} conformance suite. Each test uses thread ids of its own, so one
+ * The `Checkpointer` conformance suite. Each test uses thread ids of its own, so one
  * checkpointer instance serves the whole suite.
  * @module
  */

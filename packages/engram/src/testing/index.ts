@@ -1,5 +1,5 @@
 /**
- * `engram/testing`: conformance suites that any {@link Store} or {@link Checkpointer}
+ * `engram/testing`: conformance suites that any `Store` or `Checkpointer`
  * implementation can run. Pass your test runner's `describe`, `it` and `expect`:
  *
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * The {@link Store} conformance suite: one list of behaviours every implementation must show.
+ * The `Store` conformance suite: one list of behaviours every implementation must show.
  * Each test works in a namespace of its own, so one store instance serves the whole suite.
  * @module
  */

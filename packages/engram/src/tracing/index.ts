@@ -1,1 +1,1 @@
-export { AgentTracing, type SpanLike, type TracerLike, type TracingOptions } from "./tracing.js";
+export { AgentTracing, type SpanAttributes, type SpanLike, type TracerLike, type TracingOptions } from "./tracing.js";

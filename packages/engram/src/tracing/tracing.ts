@@ -35,7 +35,8 @@ export interface TracingOptions {
 }
 
 type Api = typeof import("@opentelemetry/api");
-type Attributes = Record<string, string | number | boolean>;
+/** Span attributes as Engram sets them. */
+export type SpanAttributes = Record<string, string | number | boolean>;
 
 const SPAN_KIND_INTERNAL = 0;
 const SPAN_KIND_CLIENT = 2;
@@ -71,7 +72,7 @@ export class AgentTracing {
   }
 
   /** Runs `fn` inside a span that is the active context, so spans started within nest under it. */
-  async span<T>(name: string, attributes: Attributes, fn: (span: SpanLike) => Promise<T>, kind = SPAN_KIND_INTERNAL): Promise<T> {
+  async span<T>(name: string, attributes: SpanAttributes, fn: (span: SpanLike) => Promise<T>, kind = SPAN_KIND_INTERNAL): Promise<T> {
     const { context, trace } = this.api;
     const span = this.tracer.startSpan(name, { kind, attributes }, context.active());
     try {
@@ -156,8 +157,8 @@ export class AgentTracing {
   }
 }
 
-function requestAttributes(request: ModelRequest): Attributes {
-  const a: Attributes = { "engram.messages": request.messages.length, "engram.tools": request.tools.length };
+function requestAttributes(request: ModelRequest): SpanAttributes {
+  const a: SpanAttributes = { "engram.messages": request.messages.length, "engram.tools": request.tools.length };
   const settings = (request as { settings?: { temperature?: number; maxOutputTokens?: number; topP?: number } }).settings;
   if (settings?.temperature !== undefined) a["gen_ai.request.temperature"] = settings.temperature;
   if (settings?.maxOutputTokens !== undefined) a["gen_ai.request.max_tokens"] = settings.maxOutputTokens;

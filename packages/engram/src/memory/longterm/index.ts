@@ -67,6 +67,7 @@ export {
 } from "./update-schema.js";
 export {
   applyUpdate,
+  type ApplyContext,
   runMemoryUpdate,
   sanitizeMemory,
   type AppliedUpdate,

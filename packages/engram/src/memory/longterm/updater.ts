@@ -426,7 +426,7 @@ function cleanCategory(category: string): string {
  * The rules every saved document obeys, applied to a copy: secrets redacted in summaries,
  * facts, categories and correction notes; upload mentions stripped from summaries and facts
  * about uploads dropped; empty, meaningless (only redaction placeholders and filler words, see
- * {@link isMeaningless}) and duplicate facts dropped (the first kept); the `maxFacts` facts of highest
+ * `isMeaningless`) and duplicate facts dropped (the first kept); the `maxFacts` facts of highest
  * confidence kept (newer first on ties), in their original order.
  */
 export function sanitizeMemory(memory: MemoryData, rules: Pick<SaveRules, "maxFacts">): MemoryData {

@@ -60,7 +60,7 @@ export function sameWord(a: string, b: string): boolean {
 }
 
 /** Share (0–1) of `fact`'s content words that occur in `source` (1 for a fact without content
- * words: such a fact is judged by {@link isMeaningless} instead). */
+ * words: such a fact is judged by `isMeaningless` instead). */
 export function supportShare(fact: string, source: readonly string[] | ReadonlySet<string>): number {
   const words = contentWords(fact);
   if (words.length === 0) return 1;
