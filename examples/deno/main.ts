@@ -4,7 +4,7 @@
  * no network, no environment, no other files. The agent keeps per-user AGENTS.md memory in a
  * Store and its scratch files in thread state.
  */
-import { CompositeBackend, FakeChatModel, InMemoryStore, StateBackend, StoreBackend, createDeepAgent, loadCore } from "engram";
+import { CompositeBackend, FakeChatModel, InMemoryStore, StoreBackend, createDeepAgent, loadCore } from "engram";
 
 const store = new InMemoryStore(); // any Store works here, e.g. a KV-backed one
 const model = new FakeChatModel((request, call) => {
@@ -22,8 +22,8 @@ const model = new FakeChatModel((request, call) => {
 });
 
 const agent = createDeepAgent(model, {
-  backend: ({ userId }) =>
-    new CompositeBackend(new StateBackend(), {
+  backend: ({ userId, state }) =>
+    new CompositeBackend(state, {
       "/memories/": new StoreBackend({ store, namespace: ["users", userId ?? "anonymous"] }),
     }),
   memorySources: ["/memories/AGENTS.md"],

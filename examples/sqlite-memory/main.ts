@@ -10,7 +10,7 @@
  * The model is scripted (FakeChatModel), so this runs offline; swap in "openai:gpt-4.1" or any AI
  * SDK model for the real thing. `ENGRAM_EXAMPLE_DB` chooses the file (default ./memory.db).
  */
-import { CompositeBackend, FakeChatModel, type ModelRequest, StateBackend, StoreBackend, createDeepAgent, loadCore } from "engram";
+import { CompositeBackend, FakeChatModel, type ModelRequest, StoreBackend, createDeepAgent, loadCore } from "engram";
 import { SqliteCheckpointer, SqliteStore } from "@engram/sqlite";
 
 const path = process.env.ENGRAM_EXAMPLE_DB ?? "./memory.db";
@@ -34,8 +34,8 @@ const model = new FakeChatModel((request) => {
 
 const agent = createDeepAgent(model, {
   // /memories/ is durable (the SQLite store, per user); everything else is thread state.
-  backend: ({ userId }) =>
-    new CompositeBackend(new StateBackend(), {
+  backend: ({ userId, state }) =>
+    new CompositeBackend(state, {
       "/memories/": new StoreBackend({ store, namespace: ["users", userId ?? "anonymous"] }),
     }),
   memorySources: ["/memories/AGENTS.md"],

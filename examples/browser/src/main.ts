@@ -3,7 +3,7 @@
  * an in-memory Store for the page's lifetime; give StoreBackend any Store — e.g. one on
  * IndexedDB or your server's API — to keep it longer.
  */
-import { CompositeBackend, FakeChatModel, InMemoryStore, StateBackend, StoreBackend, createDeepAgent, loadCore } from "engram";
+import { CompositeBackend, FakeChatModel, InMemoryStore, StoreBackend, createDeepAgent, loadCore } from "engram";
 
 const log = document.getElementById("log") as HTMLElement;
 const print = (line: string) => log.append(`${line}\n`);
@@ -25,7 +25,7 @@ async function main() {
   });
   const agent = createDeepAgent(scripted, {
     core,
-    backend: new CompositeBackend(new StateBackend(), { "/memories/": new StoreBackend({ store: memory, namespace: ["page"] }) }),
+    backend: ({ state }) => new CompositeBackend(state, { "/memories/": new StoreBackend({ store: memory, namespace: ["page"] }) }),
     memorySources: ["/memories/AGENTS.md"],
   });
 

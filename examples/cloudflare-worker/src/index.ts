@@ -9,7 +9,7 @@
  * provider's model object, e.g. `createOpenAI({ apiKey: env.OPENAI_API_KEY })("gpt-4.1")`.
  */
 import wasmModule from "@engram/wasm/engram_wasm_bg.wasm";
-import { CompositeBackend, FakeChatModel, type ModelRequest, StateBackend, StoreBackend, createDeepAgent, loadCore } from "engram";
+import { CompositeBackend, FakeChatModel, type ModelRequest, StoreBackend, createDeepAgent, loadCore } from "engram";
 import { type KvNamespaceLike, KvStore } from "./kv-store.js";
 
 export interface Env {
@@ -34,9 +34,10 @@ export default {
     });
     const agent = createDeepAgent(model, {
       core,
-      backend: new CompositeBackend(new StateBackend(), {
-        "/memories/": new StoreBackend({ store, namespace: ["users", user] }),
-      }),
+      backend: ({ state }) =>
+        new CompositeBackend(state, {
+          "/memories/": new StoreBackend({ store, namespace: ["users", user] }),
+        }),
       memorySources: ["/memories/AGENTS.md"],
     });
     const out = await agent.invoke({ messages: [{ role: "user", content: await request.text() }] }, { threadId: crypto.randomUUID() });

@@ -150,6 +150,27 @@ describe("a backend factory", () => {
 });
 
 describe("a composite with a State default route", () => {
+  it("refuses a composite instance that routes to a StateBackend (its files would be shared by every thread)", () => {
+    const model = new FakeChatModel(["hi"]);
+    const direct = new CompositeBackend(
+      new StateBackend({ core }),
+      { "/m/": new StoreBackend({ store: new InMemoryStore(), namespace: ["m"], core }) },
+      { core },
+    );
+    const nested = new CompositeBackend(
+      new StoreBackend({ store: new InMemoryStore(), namespace: ["n"], core }),
+      { "/deep/": direct },
+      { core },
+    );
+    for (const backend of [direct, nested]) {
+      expect(() => createDeepAgent(model, { backend, core })).toThrow(ConfigError);
+      expect(() => createDeepAgent(model, { backend, core })).toThrow(/pass a factory/);
+    }
+    // Without thread state inside, an instance is fine to share.
+    const storeOnly = new CompositeBackend(new StoreBackend({ store: new InMemoryStore(), namespace: ["s"], core }), {}, { core });
+    expect(() => createDeepAgent(model, { backend: storeOnly, core })).not.toThrow();
+  });
+
   it("isolates and checkpoints the thread's State route, shares the store route", async () => {
     const store = new InMemoryStore();
     const memories = new StoreBackend({ store, namespace: ["memories"], core });

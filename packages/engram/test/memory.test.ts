@@ -87,9 +87,11 @@ describe("file memory", () => {
     const store = new InMemoryStore();
     const persistent = new StoreBackend({ store, namespace: ["users", "u1"], core });
     await persistent.write("/AGENTS.md", "- user-level: be brief");
-    const ephemeral = new StateBackend({ core });
-    await ephemeral.write("/AGENTS.md", "- project: uses pnpm");
-    const backend = new CompositeBackend(ephemeral, { "/memories/": persistent }, { core });
+    // The default route holds the project file; a composite *instance* must not route to thread
+    // state (that is refused: see agent.threads.test.ts), so it is a store here.
+    const project = new StoreBackend({ store, namespace: ["project"], core });
+    await project.write("/AGENTS.md", "- project: uses pnpm");
+    const backend = new CompositeBackend(project, { "/memories/": persistent }, { core });
     const model = new FakeChatModel(["ok"]);
     await createDeepAgent(model, { core, backend, memorySources: ["/memories/AGENTS.md", "/AGENTS.md", "/missing.md"] }).invoke(user("hi"));
     expect(memoryOf(model.requests[0]?.systemContext)).toBe(

@@ -16,6 +16,7 @@ import type { ChatModel } from "../models/types.js";
 import type { Tool } from "../tools/types.js";
 import { InMemoryCheckpointer } from "./checkpointer.js";
 import { type DeepAgentOptions, resolveOptions } from "./options.js";
+import { checkBackendOption } from "./thread-backend.js";
 import type { AgentLevel, AgentServices } from "./runtime.js";
 import { runThread } from "./thread.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions } from "./types.js";
@@ -39,6 +40,7 @@ export interface DeepAgent {
  */
 export function createDeepAgent(model: ChatModel | LanguageModelLike | string, options: DeepAgentOptions = {}): DeepAgent {
   const o = resolveOptions(options);
+  checkBackendOption(o.backend);
   const chatModel = resolveModel(model);
   const core: Promise<Core> = Promise.resolve(o.core ?? loadCore());
   const ltmOptions = o.longTermMemory === true ? {} : o.longTermMemory || undefined;

@@ -21,6 +21,29 @@ export function threadScoped(b: unknown): b is ThreadScoped {
   return typeof s?.snapshot === "function" && typeof s.loadSnapshot === "function";
 }
 
+/** Whether `b` is, or routes to, a thread-scoped backend (through composites, at any depth). */
+function holdsThreadState(b: unknown): boolean {
+  if (threadScoped(b)) return true;
+  const routes = (b as { backends?: unknown } | undefined)?.backends;
+  return Array.isArray(routes) && routes.some(holdsThreadState);
+}
+
+/**
+ * Refuses a backend instance that would share thread-scoped files between threads: a composite
+ * (or other router) *instance* holding a `StateBackend` route. Such a setup needs a factory,
+ * whose `context.state` is the thread's own State backend.
+ */
+export function checkBackendOption(option: ResolvedOptions["backend"]): void {
+  if (option === undefined || typeof option === "function" || threadScoped(option)) return;
+  if (holdsThreadState(option)) {
+    throw new ConfigError(
+      "backend",
+      "this instance routes to a StateBackend, whose files would be shared by every thread: pass a factory instead, " +
+        "e.g. ({ state }) => new CompositeBackend(state, { ... })",
+    );
+  }
+}
+
 /** The thread's backend, and the thread-scoped backend inside it to checkpoint (if any). */
 export interface ThreadBackend {
   backend: Backend;

@@ -80,6 +80,11 @@ export class CompositeBackend implements Backend {
    *   prefixes are normalised (`/memories` and `/memories/` are the same route). An invalid
    *   prefix makes every call reject with an `EngramError`.
    */
+  /** Every backend it routes to: the default first, then each mount. */
+  get backends(): readonly Backend[] {
+    return [this.#default, ...Object.values(this.#routes)];
+  }
+
   constructor(defaultBackend: Backend, routes: Record<string, Backend>, options: CompositeBackendOptions = {}) {
     this.#default = defaultBackend;
     this.#routes = { ...routes };
