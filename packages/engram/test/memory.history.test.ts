@@ -1,6 +1,6 @@
 /** Memory history: recorded changes of AGENTS.md files, diffs, reverts, redaction and retention. */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Core, InMemoryStore, StateBackend, StoreBackend, loadCore } from "../src/index.js";
+import { type Core, FakeChatModel, InMemoryStore, StateBackend, StoreBackend, createDeepAgent, loadCore } from "../src/index.js";
 import { MemoryHistory, recordMemoryChanges, restoreThrough } from "../src/memory/history/index.js";
 
 let core: Core;
@@ -113,5 +113,33 @@ describe("memory history", () => {
     expect(state.append).toBeTypeOf("function");
     await state.append?.("/AGENTS.md", "b\n");
     expect((await history.list("u2")).map((c) => c.after)).toEqual(["a\nb\n", "a\n"]);
+  });
+
+  it("records every saved or cleared long-term facts document of an agent (kind facts, redacted)", async () => {
+    const store = new InMemoryStore();
+    const history = new MemoryHistory({ store });
+    const agent = createDeepAgent(new FakeChatModel(["ok"]), { core, store, longTermMemory: true, memoryHistory: history });
+    const memory = agent.longTermMemory!;
+    const added = await memory.addFact("ada", undefined, { content: "Prefers tea", category: "preference" });
+    expect(added.error).toBeUndefined();
+    const token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    expect(
+      (await memory.addFact("ada", undefined, { content: `Deploys to build-3 with token ${token}`, category: "context" })).error,
+    ).toBeUndefined();
+    await memory.clear("ada");
+    const changes = await history.list("ada", { kind: "facts" });
+    expect(changes.map((c) => [c.target, c.actor])).toEqual([
+      ["facts", "agent"],
+      ["facts", "agent"],
+      ["facts", "agent"],
+    ]);
+    const [cleared, second, first] = changes;
+    expect(first!.before).toBeNull();
+    expect(first!.after).toMatch(/^\S+ Prefers tea\n$/);
+    expect(second!.after).toContain("Deploys to build-3");
+    expect(second!.after).not.toContain(token);
+    expect(cleared!.after).toBeNull();
+    expect(JSON.stringify(await store.list(["memory-history", "ada"]))).not.toContain(token);
+    await agent.close();
   });
 });

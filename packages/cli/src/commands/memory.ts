@@ -9,7 +9,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { type Backend, FACT_CATEGORIES, type Fact, type FactCategory, type LongTermMemory, loadCore, redactSecrets } from "engram";
+import {
+  type Backend,
+  FACT_CATEGORIES,
+  type Fact,
+  type FactCategory,
+  type LongTermMemory,
+  factsTarget,
+  factsText,
+  loadCore,
+  redactSecrets,
+} from "engram";
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
 import { PROJECT_MEMORY_PATH, type Storage, USER_MEMORY_PATH, openLongTermMemory } from "../runtime.js";
@@ -35,14 +45,6 @@ async function readText(backend: Backend, path: string): Promise<{ text: string;
   return { text: new TextDecoder().decode(bytes.data), version };
 }
 
-/** The history target of the long-term facts the CLI changes. */
-export const FACTS_TARGET = "facts";
-
-/** Facts as the history keeps them: one per line, `<id> <content>`. */
-export function renderFacts(facts: readonly Fact[]): string {
-  return facts.map((f) => `${f.id} ${f.content}\n`).join("");
-}
-
 /** Records a change the CLI made to an AGENTS.md (`target`: its path in the agent's tree). */
 async function recordAgentsMd(ctx: Context, storage: Storage, target: string, before: string | null, after: string | null) {
   await storage.history.record({ userId: ctx.loaded.config.user, kind: "agents_md", target, actor: "cli", before, after });
@@ -53,10 +55,10 @@ async function recordFacts(ctx: Context, storage: Storage, before: readonly Fact
   await storage.history.record({
     userId: ctx.loaded.config.user,
     kind: "facts",
-    target: FACTS_TARGET,
+    target: factsTarget(),
     actor: "cli",
-    before: renderFacts(before),
-    after: renderFacts(after),
+    before: factsText(before),
+    after: factsText(after),
   });
 }
 

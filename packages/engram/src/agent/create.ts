@@ -9,6 +9,10 @@ import type { Core } from "../core/types.js";
 import { type McpServerConfig, McpToolset } from "../mcp/toolset.js";
 import { LongTermMemory } from "../memory/longterm/longterm.js";
 import { StoreMemoryStorage } from "../memory/longterm/store-storage.js";
+import type { MemoryStorage } from "../memory/longterm/storage.js";
+import type { MemoryHistory } from "../memory/history/history.js";
+import { recordFactChanges } from "../memory/history/facts.js";
+import { InMemoryStore } from "../stores/memory.js";
 import type { MemoryCacheEntry } from "../middleware/memory.js";
 import type { LanguageModelLike } from "../models/ai-sdk.js";
 import { resolveModel } from "../models/resolve.js";
@@ -38,6 +42,11 @@ export interface DeepAgent {
  * @param model - a {@link ChatModel}, a Vercel AI SDK language model, or a `"provider:model"`
  *   string such as `"openai:gpt-4.1"` or `"ollama:llama3.1"` (see {@link resolveModel})
  */
+/** The long-term memory storage, recording facts changes when a memory history is configured. */
+function factsStorage(storage: MemoryStorage, history: MemoryHistory | undefined): MemoryStorage {
+  return history ? recordFactChanges(storage, { history }) : storage;
+}
+
 export function createDeepAgent(model: ChatModel | LanguageModelLike | string, options: DeepAgentOptions = {}): DeepAgent {
   const o = resolveOptions(options);
   checkBackendOption(o.backend);
@@ -49,7 +58,7 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
         ...ltmOptions,
         model: ltmOptions.model ?? chatModel,
         core: ltmOptions.core ?? core,
-        ...(!ltmOptions.storage && o.store && { storage: new StoreMemoryStorage({ store: o.store }) }),
+        storage: factsStorage(ltmOptions.storage ?? new StoreMemoryStorage({ store: o.store ?? new InMemoryStore() }), o.memoryHistory),
       })
     : undefined;
   // MCP servers: connected on the first run that needs them; a failed connection is retried.

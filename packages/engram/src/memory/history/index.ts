@@ -9,4 +9,5 @@ export {
   type NewMemoryChange,
   type RestoreFn,
 } from "./history.js";
+export { factsTarget, factsText, type RecordFactChangesOptions, recordFactChanges } from "./facts.js";
 export { type RecordMemoryChangesOptions, recordMemoryChanges, restoreThrough } from "./recording-backend.js";
