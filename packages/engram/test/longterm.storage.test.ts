@@ -1,7 +1,7 @@
 /** Long-term memory storage: FileMemoryStorage (layout, safe ids, compare-and-swap, mtime cache,
  * quarantine, stale locks, real concurrent processes) and StoreMemoryStorage. */
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -240,3 +240,31 @@ async function deadPid(): Promise<number> {
   await new Promise((r) => child.on("exit", r));
   return child.pid as number;
 }
+
+describe("FileMemoryStorage pending work", () => {
+  it("keeps pending work durably in dir/pending, through the sandboxed atomic write path", async () => {
+    const storage = new FileMemoryStorage({ dir });
+    const pending = storage.pendingWork?.();
+    expect(pending).toBeDefined();
+    const entry = {
+      id: "p000000001-0123456789ab",
+      job: {
+        conversation: { messages: [{ role: "user" as const, content: "I live in Lyon" }], correction: false, reinforcement: false },
+        threadId: "t",
+        userId: "u",
+        capturedAt: 1,
+      },
+      reason: "timeout",
+      attempts: 3,
+      updatedAt: 2,
+    };
+    await pending!.put(entry);
+    // A stray file and a half-written temp are never taken for entries.
+    await writeFile(join(dir, "pending", "notes.txt"), "x");
+    expect((await new FileMemoryStorage({ dir }).pendingWork!().list()).map((e) => e.id)).toEqual([entry.id]);
+    await pending!.delete(entry.id);
+    await pending!.delete(entry.id); // already gone: fine
+    expect(await pending!.list()).toEqual([]);
+    await expect(pending!.delete("../escape")).rejects.toThrow();
+  });
+});

@@ -20,6 +20,8 @@ import { type RawRootedFs, openRootedFs } from "../../backends/filesystem.js";
 import type { ErrorData } from "../../core/types.js";
 import { EngramError } from "../../errors.js";
 import { type MemoryData, createEmptyMemory, nowIso, parseMemory } from "./schema.js";
+import type { PendingWorkStore } from "./pending.js";
+import { FilePendingWork } from "./pending-file.js";
 import { type LoadedMemory, type MemoryStorage, NO_REVISION, type SaveMemoryResult, copyMemory, safeId } from "./storage.js";
 
 /** Options of {@link FileMemoryStorage}. */
@@ -61,6 +63,14 @@ export class FileMemoryStorage implements MemoryStorage {
   /** The `memory.json` path of a user (and agent). Ids never escape `dir`: see {@link safeId}. */
   async pathFor(userId: string, agentName?: string): Promise<string> {
     return join(this.dir, ...(await this.#parts(userId, agentName)));
+  }
+
+  #pending: FilePendingWork | undefined;
+
+  /** Extraction work that kept failing, kept in `dir/pending/` until it succeeds. */
+  pendingWork(): PendingWorkStore {
+    this.#pending ??= new FilePendingWork({ dir: join(this.dir, "pending") });
+    return this.#pending;
   }
 
   async #parts(userId: string, agentName?: string): Promise<string[]> {

@@ -1,19 +1,20 @@
 /**
- * `FilePendingWork`: pending extraction work as one JSON file per entry (Node only). Writes are
- * atomic (temp file, then rename), so a killed process leaves an old entry or a new one, never
- * half of one; unreadable files are skipped.
+ * `FilePendingWork`: pending extraction work as one JSON file per entry (Node only), written
+ * through a sandboxed {@link FilesystemBackend} — so writes are engram-fs's atomic replace (a
+ * killed process leaves an old entry or a new one, never half of one) and no TypeScript copy of
+ * that rule exists. Unreadable files are skipped.
  * @module
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, readFile, readdir, rename, unlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir } from "node:fs/promises";
+import { FilesystemBackend } from "../../backends/filesystem.js";
+import { EngramError } from "../../errors.js";
 import { type PendingEntry, type PendingWorkStore, parsePendingEntry } from "./pending.js";
 
 const ENTRY_FILE = /^p[0-9a-z]{9}-[0-9a-f]{12}\.json$/;
 
 /** Options of {@link FilePendingWork}. */
 export interface FilePendingWorkOptions {
-  /** The directory of the entries; created on the first put. Required. */
+  /** The directory of the entries; created on the first use. Required. */
   dir: string;
 }
 
@@ -21,49 +22,48 @@ export interface FilePendingWorkOptions {
 export class FilePendingWork implements PendingWorkStore {
   readonly durable = true;
   readonly dir: string;
+  #backend: Promise<FilesystemBackend> | undefined;
 
   constructor(options: FilePendingWorkOptions) {
     this.dir = options.dir;
   }
 
-  #file(id: string): string {
+  #files(): Promise<FilesystemBackend> {
+    this.#backend ??= mkdir(this.dir, { recursive: true }).then(
+      () => new FilesystemBackend({ rootDir: this.dir, respectGitignore: false }),
+    );
+    return this.#backend;
+  }
+
+  #path(id: string): string {
     if (!ENTRY_FILE.test(`${id}.json`)) throw new TypeError(`invalid pending entry id ${JSON.stringify(id)}`);
-    return join(this.dir, `${id}.json`);
+    return `/${id}.json`;
   }
 
   async put(entry: PendingEntry): Promise<void> {
-    const file = this.#file(entry.id);
-    await mkdir(this.dir, { recursive: true });
-    const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-    await writeFile(tmp, JSON.stringify(entry));
-    await rename(tmp, file);
+    const r = await (await this.#files()).write(this.#path(entry.id), JSON.stringify(entry));
+    if (r.error) throw EngramError.fromCore(r.error);
   }
 
   async list(): Promise<PendingEntry[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw e;
-    }
+    const files = await this.#files();
+    const listed = await files.ls("/");
     const out: PendingEntry[] = [];
-    for (const name of names.filter((n) => ENTRY_FILE.test(n)).sort()) {
+    for (const { path } of (listed.entries ?? []).filter((e) => !e.isDir && ENTRY_FILE.test(e.path.slice(1)))) {
+      const r = await files.readBytes(path);
+      if (r.error) continue; // gone meanwhile
       try {
-        const entry = parsePendingEntry(JSON.parse(await readFile(join(this.dir, name), "utf8")));
-        if (entry && `${entry.id}.json` === name) out.push(entry);
+        const entry = parsePendingEntry(JSON.parse(new TextDecoder().decode(r.data)));
+        if (entry && `/${entry.id}.json` === path) out.push(entry);
       } catch {
-        // Gone meanwhile or unreadable: skipped.
+        // Unreadable: skipped.
       }
     }
     return out;
   }
 
   async delete(id: string): Promise<void> {
-    try {
-      await unlink(this.#file(id));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-    }
+    const r = await (await this.#files()).delete(this.#path(id));
+    if (r.error && r.error.code !== "file_not_found") throw EngramError.fromCore(r.error);
   }
 }

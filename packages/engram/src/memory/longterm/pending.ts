@@ -8,7 +8,21 @@
  */
 import type { Message } from "../../models/types.js";
 import type { Namespace, Store } from "../../stores/types.js";
-import type { UpdateJob } from "./updater.js";
+import type { CapturedConversation } from "./capture.js";
+
+/** One queued update: a conversation and who it belongs to, fixed when it was captured. */
+export interface UpdateJob {
+  conversation: CapturedConversation;
+  threadId: string;
+  userId: string;
+  agentName?: string;
+  /** When it was captured (ms since the epoch); a clear after this cancels the job. */
+  capturedAt: number;
+  /** Set when the job was resumed from pending work: the id of that entry. */
+  pendingId?: string;
+  /** Failed attempts in earlier runs (pending work). Default: 0. */
+  failures?: number;
+}
 
 /** One piece of pending work. */
 export interface PendingEntry {

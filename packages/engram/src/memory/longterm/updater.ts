@@ -9,6 +9,7 @@
  */
 import type { ChatModel, Message } from "../../models/types.js";
 import { type CapturedConversation, detectForget, detectSignals } from "./capture.js";
+import type { UpdateJob } from "./pending.js";
 import { type MemoryUpdate, type NewFact, parseMemoryUpdate } from "./parse.js";
 import { type UpdatePromptOptions, type UpdateRequest, buildUpdateRequest, chunkConversation } from "./prompt.js";
 import { redactSecrets } from "./redact.js";
@@ -36,19 +37,7 @@ export interface UpdateRules extends SaveRules {
   minUserSupport: number;
 }
 
-/** One queued update: a conversation and who it belongs to, fixed when it was captured. */
-export interface UpdateJob {
-  conversation: CapturedConversation;
-  threadId: string;
-  userId: string;
-  agentName?: string;
-  /** When it was captured (ms since the epoch); a clear after this cancels the job. */
-  capturedAt: number;
-  /** Set when the job was resumed from pending work: the id of that entry. */
-  pendingId?: string;
-  /** Failed attempts in earlier runs (pending work). Default: 0. */
-  failures?: number;
-}
+export type { UpdateJob } from "./pending.js";
 
 /** What one update did. */
 export type UpdateOutcome =
