@@ -15,7 +15,13 @@ export class Child {
   #waiters: (() => void)[] = [];
 
   constructor(script: string, args: string[]) {
-    this.proc = spawn(TSX, [script, ...args], { stdio: ["pipe", "pipe", "pipe"], env: process.env });
+    // `node --import tsx`, not the tsx wrapper: SIGKILL must reach the process doing the writes
+    // (killing the wrapper would leave the writer running as an orphan).
+    this.proc = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+      cwd: root,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: process.env,
+    });
     let buf = "";
     this.proc.stdout?.setEncoding("utf8").on("data", (d: string) => {
       buf += d;
