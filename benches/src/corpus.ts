@@ -3,6 +3,7 @@
  * (CJK, emoji, astral characters) and rare tokens planted at known counts, so every workload
  * can verify its answer before its time counts.
  */
+import { prng } from "engram/testing";
 
 export type SizeName = "tiny" | "small" | "medium" | "large";
 
@@ -36,18 +37,6 @@ export interface Corpus {
   };
 }
 
-/** mulberry32: small, fast, good enough for test data. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const WORDS = ["value", "index", "buffer", "config", "handler", "state", "result", "memory", "agent", "route", "token", "cache"];
 const UNICODE = ["// 注释：处理用户输入", "// 😀 emoji in a comment", 'const label = "𝄞 music";', "// ما هذا؟ 🦀", "// 日本語のテキスト"];
 const EXTENSIONS = ["ts", "ts", "ts", "js", "md", "py"];
@@ -76,7 +65,7 @@ function sourceLine(r: () => number, i: number): string {
 
 export function generateCorpus(size: SizeName, seed = 42): Corpus {
   const { files: count, linesPerFile } = SIZES[size];
-  const r = rng(seed);
+  const r = prng(seed);
   const rareEvery = Math.max(1, Math.floor(count / 25));
   const files: Corpus["files"] = [];
   let rareLines = 0;

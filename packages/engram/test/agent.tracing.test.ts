@@ -1,24 +1,16 @@
 /** The `tracing` option: an agent run with a subagent, recorded with the SDK's in-memory exporter. */
-import { context } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, type Core, FakeChatModel, type ModelRequest, createDeepAgent, loadCore } from "../src/index.js";
 import { AgentTracing } from "../src/tracing/index.js";
+import { useInMemoryTracing } from "./fixtures/otel.js";
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager();
+const { exporter, provider } = useInMemoryTracing();
 let core: Core;
 
 beforeAll(async () => {
-  context.setGlobalContextManager(contextManager.enable());
   core = await loadCore();
 });
-afterAll(() => {
-  context.disable();
-});
-beforeEach(() => exporter.reset());
 
 /** The span tree as indented names, children in start order. */
 function tree(spans: ReadableSpan[]): string[] {

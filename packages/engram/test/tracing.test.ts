@@ -1,24 +1,16 @@
 /** OpenTelemetry spans (GenAI conventions) recorded with the SDK's in-memory exporter. */
-import { context } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type Core, StateBackend, loadCore } from "../src/index.js";
 import { AgentTracing } from "../src/tracing/index.js";
+import { useInMemoryTracing } from "./fixtures/otel.js";
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager();
+const { exporter, provider } = useInMemoryTracing();
 let core: Core;
 
 beforeAll(async () => {
-  context.setGlobalContextManager(contextManager.enable());
   core = await loadCore();
 });
-afterAll(() => {
-  context.disable();
-});
-beforeEach(() => exporter.reset());
 
 const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 const byName = (name: string) => exporter.getFinishedSpans().find((s) => s.name === name);
