@@ -33,6 +33,13 @@ pub fn normalize(input: &str) -> CoreResult<String> {
             s => segments.push(s),
         }
     }
+    // Checked on the result, not the input: `x/../C:y` must not normalise to a drive path (and
+    // a normalised path must normalise to itself).
+    if let Some(first) = segments.first().map(|s| s.as_bytes()) {
+        if first.len() >= 2 && first[0].is_ascii_alphabetic() && first[1] == b':' {
+            return Err(invalid(input, "drive letters are not allowed"));
+        }
+    }
     let mut out = String::with_capacity(input.len() + 1);
     for s in &segments {
         out.push('/');
@@ -113,11 +120,6 @@ fn check_characters(input: &str) -> CoreResult<()> {
     if input.contains('\\') {
         return Err(invalid(input, "backslashes are not path separators here"));
     }
-    let trimmed = input.trim_start_matches('/');
-    let b = trimmed.as_bytes();
-    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
-        return Err(invalid(input, "drive letters are not allowed"));
-    }
     Ok(())
 }
 
@@ -161,6 +163,10 @@ mod tests {
         assert_eq!(code("/~root/x"), Some(ErrorCode::InvalidPath));
         assert_eq!(code("C:/Windows"), Some(ErrorCode::InvalidPath));
         assert_eq!(code("/c:/x"), Some(ErrorCode::InvalidPath));
+        // Found by the fuzz step: a drive letter reached through `..` (was accepted, and its
+        // result then refused: normalisation was not idempotent).
+        assert_eq!(code("/x/../C:\u{202e}y"), Some(ErrorCode::InvalidPath));
+        assert_eq!(normalize("/x/C:y").unwrap(), "/x/C:y");
         assert_eq!(code("/a\\..\\b"), Some(ErrorCode::InvalidPath));
         assert_eq!(code(&format!("/{}", "a".repeat(5000))), Some(ErrorCode::InvalidPath));
         assert_eq!(code(&format!("/{}", "a".repeat(4095))), Some(ErrorCode::InvalidPath));
