@@ -50,7 +50,9 @@ describe.skipIf(!native || (!present && !process.env.CI))("long-term memory on a
   beforeAll(async () => {
     if (!present) throw new Error(`the test model or runtime is missing: ${GGUF} (run scripts/setup.sh --test)`);
     dir = await mkdtemp(join(tmpdir(), "engram-llama-ltm-"));
-    model = new LlamaCppModel({ modelPath: GGUF, threads: 2, contextSize: 4096 });
+    // One thread: vitest runs other suites on the same cores, and llama.cpp's spinning workers
+    // are ~30× slower when they share a core (see models.llama.test.ts).
+    model = new LlamaCppModel({ modelPath: GGUF, threads: 1, contextSize: 4096 });
   });
   afterAll(async () => {
     await model?.dispose();
