@@ -258,7 +258,7 @@ describe("human in the loop", () => {
       message: expect.stringMatching(/no decision/),
     });
     await expect(agent.invoke(resume({ w1: { type: "maybe" } as never }), { threadId: "h4" })).rejects.toThrow(/not allowed/);
-    await expect(agent.invoke({ messages: "hi" } as never)).rejects.toThrow(TypeError);
+    await expect(agent.invoke({ messages: "hi" } as never)).rejects.toMatchObject({ name: "EngramError", code: "invalid_argument" });
     // The refused resumes lost nothing: the thread still waits, and a valid decision completes it.
     const done = await agent.invoke(resume({ w1: { type: "approve" } }), { threadId: "h4" });
     expect(done.messages.at(-1)?.content).toContain("Wrote /x.md");

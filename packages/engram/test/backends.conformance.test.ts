@@ -3,7 +3,16 @@
  * mounted behind a CompositeBackend route, on the core ENGRAM_CORE selects.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Backend, CompositeBackend, type Core, InMemoryStore, StateBackend, StoreBackend, loadCore } from "../src/index.js";
+import {
+  type Backend,
+  CompositeBackend,
+  type Core,
+  EngramError,
+  InMemoryStore,
+  StateBackend,
+  StoreBackend,
+  loadCore,
+} from "../src/index.js";
 import { backendFactories } from "./fixtures/backends.js";
 
 let core: Core;
@@ -368,8 +377,8 @@ describe("composite routing", () => {
 describe("store backend", () => {
   it("validates namespaces and isolates them", async () => {
     const store = new InMemoryStore();
-    expect(() => new StoreBackend({ store, namespace: ["ok", "bad/slash"] })).toThrow(TypeError);
-    expect(() => new StoreBackend({ store, namespace: ["*"] })).toThrow(TypeError);
+    expect(() => new StoreBackend({ store, namespace: ["ok", "bad/slash"] })).toThrow(EngramError);
+    expect(() => new StoreBackend({ store, namespace: ["*"] })).toThrow(EngramError);
     const factory = ({ userId }: { userId?: string }) => ["users", userId ?? "anon", "fs"];
     const alice = new StoreBackend({ store, namespace: factory, context: { userId: "alice" }, core });
     const bob = alice.withContext({ userId: "bob" });
@@ -377,7 +386,7 @@ describe("store backend", () => {
     await alice.write("/secret.md", "alice only");
     expect((await bob.read("/secret.md")).error?.code).toBe("file_not_found");
     expect((await alice.read("/secret.md")).content).toBe("alice only");
-    expect(() => alice.withContext({ userId: "../x" })).toThrow(TypeError);
+    expect(() => alice.withContext({ userId: "../x" })).toThrow(EngramError);
   });
 
   it("pushes prefixes down: ls and grep never list the whole namespace", async () => {

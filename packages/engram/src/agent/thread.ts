@@ -3,7 +3,7 @@
  * stream its events, save the thread.
  * @module
  */
-import { ModelError, ResumeError } from "../errors.js";
+import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
@@ -17,7 +17,7 @@ function checkInput(input: AgentInput): void {
     input &&
     typeof input === "object" &&
     ("resume" in input ? typeof input.resume === "object" && input.resume !== null : Array.isArray(input.messages));
-  if (!ok) throw new TypeError("input must be { messages: Message[] } or resume(decisions)");
+  if (!ok) throw new EngramError("invalid_argument", "input must be { messages: Message[] } or resume(decisions)");
 }
 
 /** Streams one run of `level` (the top agent) on the thread of `opts`. */

@@ -13,6 +13,7 @@
  * - a revision is never reused for a key, even after a delete and a new put.
  * @module
  */
+import { EngramError } from "../errors.js";
 
 /** A namespace: a path of validated components, e.g. `["users", "u1", "filesystem"]`. */
 export type Namespace = readonly string[];
@@ -141,16 +142,16 @@ export interface Store {
 
 const COMPONENT = /^[A-Za-z0-9\-_.@+:~]+$/;
 
-/** Throws a `TypeError` unless every component is non-empty and made of `[A-Za-z0-9-_.@+:~]`
+/** Throws an `EngramError` (`invalid_argument`) unless every component is non-empty and made of `[A-Za-z0-9-_.@+:~]`
  * (so no wildcard or separator can be injected through a user or thread id), with at most 16
  * components of at most 128 characters each. */
 export function validateNamespace(namespace: Namespace): Namespace {
   if (!Array.isArray(namespace) || namespace.length === 0 || namespace.length > 16) {
-    throw new TypeError("a namespace is a non-empty array of at most 16 strings");
+    throw new EngramError("invalid_argument", "a namespace is a non-empty array of at most 16 strings");
   }
   for (const part of namespace) {
     if (typeof part !== "string" || part.length > 128 || !COMPONENT.test(part)) {
-      throw new TypeError(`invalid namespace component ${JSON.stringify(part)}: use [A-Za-z0-9-_.@+:~], at most 128`);
+      throw new EngramError("invalid_argument", `invalid namespace component ${JSON.stringify(part)}: use [A-Za-z0-9-_.@+:~], at most 128`);
     }
   }
   return namespace;

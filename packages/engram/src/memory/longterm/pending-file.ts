@@ -36,7 +36,7 @@ export class FilePendingWork implements PendingWorkStore {
   }
 
   #path(id: string): string {
-    if (!ENTRY_FILE.test(`${id}.json`)) throw new TypeError(`invalid pending entry id ${JSON.stringify(id)}`);
+    if (!ENTRY_FILE.test(`${id}.json`)) throw new EngramError("invalid_argument", `invalid pending entry id ${JSON.stringify(id)}`);
     return `/${id}.json`;
   }
 
