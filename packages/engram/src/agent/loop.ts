@@ -6,7 +6,7 @@
  * a resume continues inside the subagent that asked).
  * @module
  */
-import * as z from "zod";
+import * as z from "zod/mini";
 import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { type Decision, applyDecisions } from "../middleware/hitl.js";
 import { type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";
@@ -27,7 +27,7 @@ function toolSpec(tool: Tool<never>): ToolSpec {
   if (tool.jsonSchema) return { name: tool.name, description: tool.description, parameters: tool.jsonSchema };
   let parameters = jsonSchemas.get(tool.schema);
   if (!parameters) {
-    parameters = z.toJSONSchema(tool.schema as z.ZodType, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    parameters = z.toJSONSchema(tool.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
     jsonSchemas.set(tool.schema, parameters);
   }
   return { name: tool.name, description: tool.description, parameters };

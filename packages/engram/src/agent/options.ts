@@ -20,7 +20,9 @@ import { FILESYSTEM_TOOL_NAMES } from "../tools/filesystem.js";
 import type { Middleware } from "../middleware/types.js";
 import type { RunContext } from "../tools/types.js";
 import { ConfigError } from "../errors.js";
-import * as z from "zod";
+import type { ZodType } from "zod";
+import * as z from "zod/mini";
+import { parseParams } from "../zod.js";
 import { resolveModel } from "../models/resolve.js";
 import { structuredFormat } from "./structured.js";
 
@@ -183,7 +185,7 @@ export interface DeepAgentOptions {
    * with an {@link EngramError} of code `invalid_response`. Only the top agent answers in this
    * form (subagents answer their `task` in text). Default: none (a text answer).
    */
-  responseFormat?: z.ZodType | Record<string, unknown>;
+  responseFormat?: ZodType | Record<string, unknown>;
   /**
    * How a `responseFormat` answer is obtained. `"native"`: when the model ends in prose, one more
    * call asks for the answer with `request.responseFormat` (the provider's JSON-schema mode; an
@@ -232,7 +234,7 @@ export const DEFAULT_OPTIONS = {
   mcpServers: undefined as Record<string, McpServerConfig> | undefined,
   tracing: undefined as AgentTracing | undefined,
   memoryHistory: undefined as MemoryHistory | undefined,
-  responseFormat: undefined as z.ZodType | Record<string, unknown> | undefined,
+  responseFormat: undefined as ZodType | Record<string, unknown> | undefined,
   responseMode: "native" as "native" | "tool",
 } as const;
 
@@ -240,7 +242,9 @@ export const DEFAULT_OPTIONS = {
 export const BUILT_IN_TOOL_NAMES = [...FILESYSTEM_TOOL_NAMES, TASK_TOOL_NAME] as const;
 
 // ---- validation: one zod schema per options object; every failure is a ConfigError naming the
-// option's path (`interruptOn.write_file`, `subagents[0].model`).
+// option's path (`interruptOn.write_file`, `subagents[0].model`). The schemas use `zod/mini`
+// (functions instead of methods, so a bundle carries only what they use); zod's English
+// messages, for the few checks without a message of their own, come from `parseParams`.
 
 const fn = (what = "a function") => z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: `must be ${what}` });
 const hasMethods = (names: string[], what: string) =>
@@ -250,19 +254,18 @@ const hasMethods = (names: string[], what: string) =>
       message: `must be ${what} (with ${names.join(", ")})`,
     },
   );
-const int = (min: number) =>
-  z
-    .number({ message: "must be a number" })
-    .int({ message: "must be an integer" })
-    .min(min, { message: `must be an integer ≥ ${min}` });
+const num = () => z.number({ message: "must be a number" });
+const int = (min: number) => num().check(z.int({ message: "must be an integer" }), z.gte(min, { message: `must be an integer ≥ ${min}` }));
+/** A number in [min, max]. */
+const between = (min: number, max: number) => num().check(z.gte(min), z.lte(max));
 const bool = z.boolean({ message: "must be true or false" });
 const str = z.string({ message: "must be a string" });
-const nonEmpty = str.min(1, { message: "must not be empty" });
-const absPath = str.regex(/^\//, { message: "must be an absolute path starting with /" });
-const toolName = str.regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be 1–64 letters, digits, _ or -" });
+const nonEmpty = str.check(z.minLength(1, { message: "must not be empty" }));
+const absPath = str.check(z.regex(/^\//, { message: "must be an absolute path starting with /" }));
+const toolName = str.check(z.regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be 1–64 letters, digits, _ or -" }));
 
 /** A zod 4 schema (classic or mini): tools need one to validate arguments and describe them. */
-const zod4Schema = z.custom<z.ZodType>(
+const zod4Schema = z.custom<z.core.$ZodType>(
   (v) => typeof v === "object" && v !== null && "_zod" in v && typeof (v as { safeParse?: unknown }).safeParse === "function",
   {
     message: 'must be a zod 4 schema (import { z } from "zod"; a zod 3 schema or a plain JSON Schema is not accepted)',
@@ -274,13 +277,13 @@ export const toolSchema = z.object(
   {
     name: toolName,
     description: str,
-    schema: zod4Schema.refine((s) => schemaConvertible(s), { message: "cannot be described as JSON Schema for the model" }),
+    schema: zod4Schema.check(z.refine((s) => schemaConvertible(s), { message: "cannot be described as JSON Schema for the model" })),
     run: fn("a function (input, context) => Promise<ToolResult>"),
   },
   { message: "must be a tool { name, description, schema, run }" },
 );
 
-function schemaConvertible(schema: z.ZodType): boolean {
+function schemaConvertible(schema: z.core.$ZodType): boolean {
   try {
     z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
     return true;
@@ -296,10 +299,10 @@ export const interruptConfigSchema = z.union(
   [
     bool,
     z.strictObject({
-      allow: z
-        .array(decisionType, { message: "must be an array of approve / edit / reject" })
-        .min(1, { message: "must allow at least one decision (an interrupt nobody can resume is refused)" })
-        .refine((a) => new Set(a).size === a.length, { message: "must not repeat a decision" }),
+      allow: z.array(decisionType, { message: "must be an array of approve / edit / reject" }).check(
+        z.minLength(1, { message: "must allow at least one decision (an interrupt nobody can resume is refused)" }),
+        z.refine((a) => new Set(a).size === a.length, { message: "must not repeat a decision" }),
+      ),
     }),
   ],
   { message: "must be true, false or { allow: [...] }" },
@@ -323,12 +326,12 @@ const chatModelLike = z.custom<object | string>(
 /** A subagent definition. */
 export const subagentSchema = z.strictObject(
   {
-    name: toolName.refine((n) => n !== "general-purpose", { message: "'general-purpose' is the built-in subagent's name" }),
+    name: toolName.check(z.refine((n) => n !== "general-purpose", { message: "'general-purpose' is the built-in subagent's name" })),
     description: nonEmpty,
     systemPrompt: str,
-    tools: z.array(toolSchema, { message: "must be an array of tools" }).optional(),
-    model: chatModelLike.optional(),
-    interruptOn: interruptOnSchema.optional(),
+    tools: z.optional(z.array(toolSchema, { message: "must be an array of tools" })),
+    model: z.optional(chatModelLike),
+    interruptOn: z.optional(interruptOnSchema),
   },
   { message: "must be { name, description, systemPrompt, tools?, model?, interruptOn? }" },
 );
@@ -336,42 +339,43 @@ export const subagentSchema = z.strictObject(
 /** Long-term memory options as the agent passes them to `LongTermMemory` (which checks the
  * ranges it owns). */
 export const longTermMemoryOptionsSchema = z.strictObject({
-  model: chatModelLike.optional(),
-  storage: hasMethods(["load", "save"], "a MemoryStorage").optional(),
-  debounceMs: z.number({ message: "must be a number" }).optional(),
-  confidenceThreshold: z.number({ message: "must be a number" }).min(0).max(1).optional(),
-  maxFacts: int(1).optional(),
-  maxInjectionTokens: int(1).optional(),
-  correctionBudgetTokens: int(0).optional(),
-  recall: z.enum(["confidence", "relevance"], { message: "must be confidence or relevance" }).optional(),
-  maxSaveAttempts: int(1).optional(),
-  maxConversationTokens: int(1).optional(),
-  modelTimeoutMs: int(1).optional(),
-  maxOutputTokens: int(1).optional(),
-  localModel: bool.optional(),
-  extractionAttempts: int(1).optional(),
-  retryBackoffMs: int(0).optional(),
-  maxRemovalShare: z.number({ message: "must be a number" }).min(0).max(1).optional(),
-  minUserSupport: z.number({ message: "must be a number" }).min(0).max(1).optional(),
-  pendingWork: hasMethods(["list", "put", "delete"], "a PendingWorkStore").optional(),
-  store: hasMethods(["get", "put", "delete", "list"], "a Store").optional(),
-  onWarning: fn().optional(),
-  onUpdate: fn().optional(),
-  core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
-  agentName: nonEmpty.optional(),
-  defaultUserId: nonEmpty.optional(),
+  model: z.optional(chatModelLike),
+  storage: z.optional(hasMethods(["load", "save"], "a MemoryStorage")),
+  debounceMs: z.optional(num()),
+  confidenceThreshold: z.optional(between(0, 1)),
+  maxFacts: z.optional(int(1)),
+  maxInjectionTokens: z.optional(int(1)),
+  correctionBudgetTokens: z.optional(int(0)),
+  recall: z.optional(z.enum(["confidence", "relevance"], { message: "must be confidence or relevance" })),
+  maxSaveAttempts: z.optional(int(1)),
+  maxConversationTokens: z.optional(int(1)),
+  modelTimeoutMs: z.optional(int(1)),
+  maxOutputTokens: z.optional(int(1)),
+  localModel: z.optional(bool),
+  extraction: z.optional(z.enum(["full", "facts"], { message: "must be full or facts" })),
+  extractionAttempts: z.optional(int(1)),
+  retryBackoffMs: z.optional(int(0)),
+  maxRemovalShare: z.optional(between(0, 1)),
+  minUserSupport: z.optional(between(0, 1)),
+  pendingWork: z.optional(hasMethods(["list", "put", "delete"], "a PendingWorkStore")),
+  store: z.optional(hasMethods(["get", "put", "delete", "list"], "a Store")),
+  onWarning: z.optional(fn()),
+  onUpdate: z.optional(fn()),
+  core: z.optional(z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" })),
+  agentName: z.optional(nonEmpty),
+  defaultUserId: z.optional(nonEmpty),
 });
 
 const middlewareSchema = z.object(
   {
     name: nonEmpty,
-    tools: z.array(toolSchema).optional(),
-    beforeAgent: fn().optional(),
-    beforeModel: fn().optional(),
-    wrapModelCall: fn().optional(),
-    afterModel: fn().optional(),
-    wrapToolCall: fn().optional(),
-    afterAgent: fn().optional(),
+    tools: z.optional(z.array(toolSchema)),
+    beforeAgent: z.optional(fn()),
+    beforeModel: z.optional(fn()),
+    wrapModelCall: z.optional(fn()),
+    afterModel: z.optional(fn()),
+    wrapToolCall: z.optional(fn()),
+    afterAgent: z.optional(fn()),
   },
   { message: "must be a middleware { name, hooks… }" },
 );
@@ -379,84 +383,80 @@ const middlewareSchema = z.object(
 /** Every option of {@link createDeepAgent}. */
 export const deepAgentOptionsSchema = z.strictObject(
   {
-    backend: z
-      .union([fn(), hasMethods(["ls", "read", "write", "edit", "grep", "glob", "delete", "stat"], "a Backend")], {
+    backend: z.optional(
+      z.union([fn(), hasMethods(["ls", "read", "write", "edit", "grep", "glob", "delete", "stat"], "a Backend")], {
         message: "must be a Backend or a function (context) => Backend",
-      })
-      .optional(),
-    systemPrompt: str.optional(),
-    tools: z.array(toolSchema, { message: "must be an array of tools" }).optional(),
-    middleware: z.array(middlewareSchema, { message: "must be an array of middleware" }).optional(),
-    checkpointer: hasMethods(["get", "put", "delete"], "a Checkpointer").optional(),
-    store: hasMethods(["get", "put", "delete", "list"], "a Store").optional(),
-    maxInputTokens: int(1).optional(),
-    summarizationThreshold: z
-      .number({ message: "must be a number" })
-      .gt(0, { message: "must be in (0, 1]" })
-      .max(1, { message: "must be in (0, 1]" })
-      .optional(),
-    summarizationKeepMessages: int(0).optional(),
-    beforeSummarize: fn().optional(),
-    evictionThreshold: int(1).optional(),
-    maxSubagentDepth: int(0).optional(),
-    skillsDir: absPath.optional(),
-    skillsSources: z.array(absPath, { message: "must be an array of paths" }).optional(),
-    memoryFile: nonEmpty.optional(),
-    memorySources: z.array(nonEmpty, { message: "must be an array of paths" }).optional(),
-    longTermMemory: z.union([bool, longTermMemoryOptionsSchema], { message: "must be true, false or an options object" }).optional(),
-    interruptOn: interruptOnSchema.optional(),
-    enableMemory: bool.optional(),
-    enableSkills: bool.optional(),
-    enableFilesystem: bool.optional(),
-    enableSubagents: bool.optional(),
-    subagents: z.array(subagentSchema, { message: "must be an array of subagent definitions" }).optional(),
-    maxTurns: int(1).optional(),
-    modelSettings: z
-      .strictObject(
+      }),
+    ),
+    systemPrompt: z.optional(str),
+    tools: z.optional(z.array(toolSchema, { message: "must be an array of tools" })),
+    middleware: z.optional(z.array(middlewareSchema, { message: "must be an array of middleware" })),
+    checkpointer: z.optional(hasMethods(["get", "put", "delete"], "a Checkpointer")),
+    store: z.optional(hasMethods(["get", "put", "delete", "list"], "a Store")),
+    maxInputTokens: z.optional(int(1)),
+    summarizationThreshold: z.optional(num().check(z.gt(0, { message: "must be in (0, 1]" }), z.lte(1, { message: "must be in (0, 1]" }))),
+    summarizationKeepMessages: z.optional(int(0)),
+    beforeSummarize: z.optional(fn()),
+    evictionThreshold: z.optional(int(1)),
+    maxSubagentDepth: z.optional(int(0)),
+    skillsDir: z.optional(absPath),
+    skillsSources: z.optional(z.array(absPath, { message: "must be an array of paths" })),
+    memoryFile: z.optional(nonEmpty),
+    memorySources: z.optional(z.array(nonEmpty, { message: "must be an array of paths" })),
+    longTermMemory: z.optional(z.union([bool, longTermMemoryOptionsSchema], { message: "must be true, false or an options object" })),
+    interruptOn: z.optional(interruptOnSchema),
+    enableMemory: z.optional(bool),
+    enableSkills: z.optional(bool),
+    enableFilesystem: z.optional(bool),
+    enableSubagents: z.optional(bool),
+    subagents: z.optional(z.array(subagentSchema, { message: "must be an array of subagent definitions" })),
+    maxTurns: z.optional(int(1)),
+    modelSettings: z.optional(
+      z.strictObject(
         {
-          temperature: z.number({ message: "must be a number" }).min(0).max(2).optional(),
-          maxOutputTokens: int(1).optional(),
-          topP: z.number({ message: "must be a number" }).gt(0).max(1).optional(),
-          seed: z.number({ message: "must be a number" }).int({ message: "must be an integer" }).optional(),
-          providerOptions: z.record(str, z.unknown(), { message: "must be an object" }).optional(),
+          temperature: z.optional(between(0, 2)),
+          maxOutputTokens: z.optional(int(1)),
+          topP: z.optional(num().check(z.gt(0), z.lte(1))),
+          seed: z.optional(num().check(z.int({ message: "must be an integer" }))),
+          providerOptions: z.optional(z.record(str, z.unknown(), { message: "must be an object" })),
         },
         { message: "must be { temperature?, maxOutputTokens?, topP?, seed?, providerOptions? }" },
-      )
-      .optional(),
-    onTruncated: z.enum(["continue", "error"], { message: "must be continue or error" }).optional(),
-    maxModelCalls: int(1).optional(),
-    maxParallelToolCalls: int(1).optional(),
-    subagentMemory: bool.optional(),
-    mcpServers: z
-      .record(
-        str.regex(/^[A-Za-z0-9_-]{1,32}$/, { message: "a server name is 1–32 letters, digits, _ or -" }),
+      ),
+    ),
+    onTruncated: z.optional(z.enum(["continue", "error"], { message: "must be continue or error" })),
+    maxModelCalls: z.optional(int(1)),
+    maxParallelToolCalls: z.optional(int(1)),
+    subagentMemory: z.optional(bool),
+    mcpServers: z.optional(
+      z.record(
+        str.check(z.regex(/^[A-Za-z0-9_-]{1,32}$/, { message: "a server name is 1–32 letters, digits, _ or -" })),
         z.union(
           [
             z.strictObject({
               command: nonEmpty,
-              args: z.array(str, { message: "must be an array of strings" }).optional(),
-              env: z.record(str, str, { message: "must be an object of strings" }).optional(),
-              cwd: str.optional(),
+              args: z.optional(z.array(str, { message: "must be an array of strings" })),
+              env: z.optional(z.record(str, str, { message: "must be an object of strings" })),
+              cwd: z.optional(str),
             }),
             z.strictObject({
-              url: z.union([str.url({ message: "must be a URL" }), z.instanceof(URL)], { message: "must be a URL" }),
-              headers: z.record(str, str, { message: "must be an object of strings" }).optional(),
+              url: z.union([str.check(z.url({ message: "must be a URL" })), z.instanceof(URL)], { message: "must be a URL" }),
+              headers: z.optional(z.record(str, str, { message: "must be an object of strings" })),
             }),
           ],
           { message: "must be { command, args?, env?, cwd? } or { url, headers? }" },
         ),
         { message: "must be an object: server name → { command, … } or { url, … }" },
-      )
-      .optional(),
-    responseFormat: z
-      .union([zod4Schema, z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v))], {
+      ),
+    ),
+    responseFormat: z.optional(
+      z.union([zod4Schema, z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v))], {
         message: "must be a zod 4 schema or a JSON Schema object",
-      })
-      .optional(),
-    responseMode: z.enum(["native", "tool"], { message: "must be native or tool" }).optional(),
-    memoryHistory: hasMethods(["record", "list", "revert"], "a MemoryHistory").optional(),
-    tracing: hasMethods(["run", "middleware", "backend"], "an AgentTracing (await AgentTracing.create(…) from engram/tracing)").optional(),
-    core: z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }).optional(),
+      }),
+    ),
+    responseMode: z.optional(z.enum(["native", "tool"], { message: "must be native or tool" })),
+    memoryHistory: z.optional(hasMethods(["record", "list", "revert"], "a MemoryHistory")),
+    tracing: z.optional(hasMethods(["run", "middleware", "backend"], "an AgentTracing (await AgentTracing.create(…) from engram/tracing)")),
+    core: z.optional(z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" })),
   },
   { message: "must be an object" },
 );
@@ -487,7 +487,7 @@ function deepest(issue: z.core.$ZodIssue): z.core.$ZodIssue {
   return issue;
 }
 
-function fail(error: z.ZodError): never {
+function fail(error: z.core.$ZodError): never {
   const issue = deepest(error.issues[0] as z.core.$ZodIssue);
   throw new ConfigError(optionPath(issuePath(issue)), issue.code === "unrecognized_keys" ? "unknown option" : issue.message);
 }
@@ -495,7 +495,7 @@ function fail(error: z.ZodError): never {
 /** Checks options and fills in defaults. Throws a {@link ConfigError} naming the option. */
 export function resolveOptions(options: DeepAgentOptions) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) throw new ConfigError("options", "must be an object");
-  const parsed = deepAgentOptionsSchema.safeParse(stripUndefined(options));
+  const parsed = deepAgentOptionsSchema.safeParse(stripUndefined(options), parseParams());
   if (!parsed.success) fail(parsed.error);
   const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
   const names = new Set<string>();

@@ -8,7 +8,7 @@
  * tool results.
  * @module
  */
-import * as z from "zod";
+import * as z from "zod/mini";
 import { ConfigError, EngramError } from "../errors.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/types.js";
 

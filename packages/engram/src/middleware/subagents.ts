@@ -5,7 +5,7 @@
  * the agent's business ({@link SpawnSubagent}); this module is the tool the model sees.
  * @module
  */
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { LanguageModelLike } from "../models/ai-sdk.js";
 import type { ChatModel } from "../models/types.js";
 import type { RunContext, Tool, ToolResult } from "../tools/types.js";
@@ -60,11 +60,12 @@ export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth:
     ...definitions.map((d) => `- ${d.name}: ${d.description}`),
   ];
   const schema = z.object({
-    description: z.string().min(1).describe("The complete task, with every detail the subagent needs: it sees nothing else."),
-    subagent_type: z
+    description: z
       .string()
-      .default(GENERAL_PURPOSE)
-      .describe(`Which subagent: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}.`),
+      .check(z.minLength(1), z.describe("The complete task, with every detail the subagent needs: it sees nothing else.")),
+    subagent_type: z
+      ._default(z.string(), GENERAL_PURPOSE)
+      .check(z.describe(`Which subagent: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}.`)),
   });
   const task: Tool<z.output<typeof schema>> = {
     name: TASK_TOOL_NAME,

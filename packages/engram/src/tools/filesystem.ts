@@ -3,7 +3,7 @@
  * `grep` and `delete`, over any {@link Backend}.
  * @module
  */
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { Backend } from "../backends/protocol.js";
 import { type CoreSource, coreRef } from "../backends/core-ref.js";
 import type { Core } from "../core/types.js";
@@ -27,55 +27,65 @@ export interface FilesystemToolsOptions {
 }
 
 /** Accepts `path` as an alias of `file_path` (models mix them up). */
-function withPathAlias<T extends z.ZodRawShape>(shape: T) {
-  return z.preprocess((raw) => {
-    if (raw && typeof raw === "object" && !("file_path" in raw) && "path" in raw) {
-      const { path, ...rest } = raw as Record<string, unknown>;
-      return { ...rest, file_path: path };
-    }
-    return raw;
-  }, z.object(shape));
+function withPathAlias<T extends z.core.$ZodLooseShape>(shape: T) {
+  return z.pipe(
+    z.transform((raw: unknown) => {
+      if (raw && typeof raw === "object" && !("file_path" in raw) && "path" in raw) {
+        const { path, ...rest } = raw as Record<string, unknown>;
+        return { ...rest, file_path: path };
+      }
+      return raw;
+    }),
+    z.object(shape),
+  );
 }
 
-const lineIndex = z.coerce.number().int().min(0);
-const count = z.coerce.number().int().positive();
-const flag = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+/** `schema` with a description for the model. */
+const described = <T extends z.ZodMiniType>(schema: T, description: string): T => schema.check(z.describe(description));
+
+const lineIndex = z.coerce.number().check(z.int(), z.gte(0));
+const count = z.coerce.number().check(z.int(), z.gt(0));
+const flag = z.pipe(
+  z.transform((v: unknown) => (v === "true" ? true : v === "false" ? false : v)),
+  z.boolean(),
+);
+const path = (description: string) => described(z._default(z.string(), "/"), description);
 
 const schemas = {
-  ls: z.object({ path: z.string().default("/").describe("Directory to list (absolute, e.g. /src).") }),
+  ls: z.object({ path: path("Directory to list (absolute, e.g. /src).") }),
   read_file: withPathAlias({
-    file_path: z.string().describe("Absolute path of the file."),
-    offset: lineIndex.optional().describe("0-based line to start at. Default 0."),
-    limit: count.optional().describe("How many lines to read. Default 100."),
+    file_path: described(z.string(), "Absolute path of the file."),
+    offset: described(z.optional(lineIndex), "0-based line to start at. Default 0."),
+    limit: described(z.optional(count), "How many lines to read. Default 100."),
   }),
   write_file: withPathAlias({
-    file_path: z.string().describe("Absolute path of the file to create or overwrite."),
-    content: z.string().describe("The complete new content."),
+    file_path: described(z.string(), "Absolute path of the file to create or overwrite."),
+    content: described(z.string(), "The complete new content."),
   }),
   edit_file: withPathAlias({
-    file_path: z.string().describe("Absolute path of the file."),
-    old_string: z.string().describe("Exact text to replace (must be unique unless replace_all)."),
-    new_string: z.string().describe("Replacement text."),
-    replace_all: flag.default(false).describe("Replace every occurrence."),
+    file_path: described(z.string(), "Absolute path of the file."),
+    old_string: described(z.string(), "Exact text to replace (must be unique unless replace_all)."),
+    new_string: described(z.string(), "Replacement text."),
+    replace_all: described(z._default(flag, false), "Replace every occurrence."),
   }),
   glob: z.object({
-    pattern: z.string().describe("Glob such as **/*.ts; * stays within one directory, ** crosses them."),
-    path: z.string().default("/").describe("Directory the pattern is relative to. Default /."),
+    pattern: described(z.string(), "Glob such as **/*.ts; * stays within one directory, ** crosses them."),
+    path: path("Directory the pattern is relative to. Default /."),
   }),
   grep: z.object({
-    pattern: z.string().describe("Text to find (literal unless regex is true)."),
-    path: z.string().default("/").describe("Directory or file to search. Default /."),
-    glob: z.string().nullish().describe("Only files matching this glob (e.g. *.py)."),
-    output_mode: z
-      .enum(["files_with_matches", "content", "count"])
-      .default("files_with_matches")
-      .describe("files_with_matches (default), content (matching lines) or count."),
-    max_count: count.optional().describe("Stop after this many matches (files in files_with_matches mode)."),
-    regex: flag.default(false).describe("Treat pattern as a regular expression."),
-    ignore_case: flag.default(false).describe("Case-insensitive."),
-    context: lineIndex.optional().describe("Lines of context around each match (content mode)."),
+    pattern: described(z.string(), "Text to find (literal unless regex is true)."),
+    path: path("Directory or file to search. Default /."),
+    glob: described(z.nullish(z.string()), "Only files matching this glob (e.g. *.py)."),
+    output_mode: described(
+      z._default(z.enum(["files_with_matches", "content", "count"]), "files_with_matches"),
+      "files_with_matches (default), content (matching lines) or count.",
+    ),
+    max_count: described(z.optional(count), "Stop after this many matches (files in files_with_matches mode)."),
+    regex: described(z._default(flag, false), "Treat pattern as a regular expression."),
+    ignore_case: described(z._default(flag, false), "Case-insensitive."),
+    context: described(z.optional(lineIndex), "Lines of context around each match (content mode)."),
   }),
-  delete: withPathAlias({ file_path: z.string().describe("File or directory to delete (directories recursively).") }),
+  delete: withPathAlias({ file_path: described(z.string(), "File or directory to delete (directories recursively).") }),
 };
 
 /** Builds the seven filesystem tools over a backend. */
@@ -144,11 +154,11 @@ export function createFilesystemTools(options: FilesystemToolsOptions): Tool<nev
   return tools as Tool<never>[];
 }
 
-function tool<S extends z.ZodType>(
+function tool<S extends z.ZodMiniType>(
   name: string,
   description: string,
   schema: S,
   run: (input: z.output<S>) => Promise<ToolResult>,
 ): Tool<z.output<S>> {
-  return { name, description, schema: schema as unknown as z.ZodType<z.output<S>>, run: (input) => run(input) };
+  return { name, description, schema: schema as unknown as z.core.$ZodType<z.output<S>>, run: (input) => run(input) };
 }

@@ -3,7 +3,8 @@
  * result is text for the model. Bad input becomes an error result, never an exception.
  * @module
  */
-import type { z } from "zod";
+import * as z from "zod/mini";
+import { parseParams } from "../zod.js";
 
 /** A binary part of a tool result (an image an MCP tool returned, …). */
 export interface ToolAttachment {
@@ -46,8 +47,9 @@ export interface RunContext {
 export interface Tool<I = unknown> {
   name: string;
   description: string;
-  /** Validates the model's arguments before `run`. */
-  schema: z.ZodType<I>;
+  /** Validates the model's arguments before `run`: a zod 4 schema, classic (`zod`) or mini
+   * (`zod/mini`). */
+  schema: z.core.$ZodType<I>;
   /** The JSON Schema of the arguments as the model is given it, as is (an MCP server's schema).
    * Default: derived from `schema`. */
   jsonSchema?: Record<string, unknown>;
@@ -56,7 +58,7 @@ export interface Tool<I = unknown> {
 
 /** Validates raw model arguments against the tool's schema, then runs it. */
 export async function invokeTool<I>(tool: Tool<I>, args: unknown, context: ToolContext = {}): Promise<ToolResult> {
-  const parsed = tool.schema.safeParse(args ?? {});
+  const parsed = z.safeParse(tool.schema, args ?? {}, parseParams());
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ");
     return { content: `Error: invalid arguments for ${tool.name}: ${issues}`, isError: true };

@@ -8,7 +8,8 @@
  * @module
  */
 import { jsonrepair } from "jsonrepair";
-import type { z } from "zod";
+import type * as z from "zod/mini";
+import { parseParams } from "../../zod.js";
 import { FACT_CATEGORIES, type FactCategory, HISTORY_SECTIONS, USER_SECTIONS } from "./schema.js";
 import { MAX_UPDATE_FACTS, factSchema, sectionSchema } from "./update-schema.js";
 
@@ -57,7 +58,7 @@ function coerceNumber(v: unknown): unknown {
   return v;
 }
 
-function issueText(error: z.ZodError): string {
+function issueText(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   return issue ? `${issue.path.join(".") || "value"}: ${issue.message}` : "invalid";
 }
@@ -69,7 +70,7 @@ function parseSection(value: unknown): { ok: true; section: SectionUpdate } | { 
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) return { ok: false, error: "not an object" };
   const v = value as Record<string, unknown>;
-  const r = sectionSchema.safeParse({ summary: v.summary ?? "", shouldUpdate: coerceBool(v.shouldUpdate) });
+  const r = sectionSchema.safeParse({ summary: v.summary ?? "", shouldUpdate: coerceBool(v.shouldUpdate) }, parseParams());
   return r.success ? { ok: true, section: r.data } : { ok: false, error: issueText(r.error) };
 }
 
@@ -79,12 +80,15 @@ function parseFact(value: unknown): { ok: true; fact: NewFact } | { ok: false; e
   const v = value as Record<string, unknown>;
   const category = typeof v.category === "string" ? v.category.trim().toLowerCase() : "";
   const confidence = coerceNumber(v.confidence);
-  const r = factSchema.safeParse({
-    content: typeof v.content === "string" ? v.content.trim() : v.content,
-    category: (FACT_CATEGORIES as readonly string[]).includes(category) ? category : "context",
-    confidence: typeof confidence === "number" && Number.isFinite(confidence) ? Math.min(1, Math.max(0, confidence)) : confidence,
-    ...(typeof v.sourceError === "string" && v.sourceError.trim() !== "" && { sourceError: v.sourceError }),
-  });
+  const r = factSchema.safeParse(
+    {
+      content: typeof v.content === "string" ? v.content.trim() : v.content,
+      category: (FACT_CATEGORIES as readonly string[]).includes(category) ? category : "context",
+      confidence: typeof confidence === "number" && Number.isFinite(confidence) ? Math.min(1, Math.max(0, confidence)) : confidence,
+      ...(typeof v.sourceError === "string" && v.sourceError.trim() !== "" && { sourceError: v.sourceError }),
+    },
+    parseParams(),
+  );
   return r.success ? { ok: true, fact: r.data as NewFact } : { ok: false, error: issueText(r.error) };
 }
 

@@ -4,7 +4,8 @@
  * {@link parseMemory} validates it when it is loaded.
  * @module
  */
-import * as z from "zod";
+import * as z from "zod/mini";
+import { parseParams } from "../../zod.js";
 
 /** The `version` every document Engram writes carries. */
 export const MEMORY_VERSION = "1.0";
@@ -76,13 +77,13 @@ export const HISTORY_SECTIONS = ["recentMonths", "earlierContext", "longTermBack
 const section = z.object({ summary: z.string(), updatedAt: z.string() });
 
 const factSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   content: z.string(),
-  category: z.string().min(1),
-  confidence: z.number().min(0).max(1),
+  category: z.string().check(z.minLength(1)),
+  confidence: z.number().check(z.gte(0), z.lte(1)),
   createdAt: z.string(),
   source: z.string(),
-  sourceError: z.string().optional(),
+  sourceError: z.optional(z.string()),
 });
 
 /** The zod schema of `memory.json`. Unknown keys are dropped; everything listed is required
@@ -109,7 +110,7 @@ export function createEmptyMemory(): MemoryData {
 
 /** Validates a parsed `memory.json`: the memory (a fresh object), or why it is invalid. */
 export function parseMemory(value: unknown): { ok: true; memory: MemoryData } | { ok: false; error: string } {
-  const r = memorySchema.safeParse(value);
+  const r = memorySchema.safeParse(value, parseParams());
   if (r.success) return { ok: true, memory: r.data as MemoryData };
   const issue = r.error.issues[0];
   return { ok: false, error: issue ? `${issue.path.join(".") || "document"}: ${issue.message}` : "invalid" };
