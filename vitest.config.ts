@@ -17,6 +17,7 @@ export default defineConfig({
     // Workspace packages resolve to their sources too, so tests never depend on a stale build.
     alias: [
       { find: "#node-access", replacement: src("packages/engram/src/core/node-access.ts") },
+      { find: "#skills-yaml", replacement: src("packages/engram/src/skills/yaml.ts") },
       { find: /^engram$/, replacement: src("packages/engram/src/index.ts") },
       { find: /^engram\/testing$/, replacement: src("packages/engram/src/testing/index.ts") },
       { find: /^engram\/llama$/, replacement: src("packages/engram/src/models/llama.ts") },

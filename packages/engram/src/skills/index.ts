@@ -9,7 +9,9 @@ export {
   MAX_SKILL_NAME_LENGTH,
   type ParseSkillResult,
   type Skill,
+  type YamlParse,
   parseSkillFile,
+  setSkillsYamlParser,
 } from "./parse.js";
 export { MAX_SKILL_FILE_BYTES, SkillsLoader, type SkillsLoaderOptions } from "./loader.js";
 export { escapeSkillText, formatSkillsSection } from "./prompt.js";

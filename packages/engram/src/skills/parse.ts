@@ -4,8 +4,31 @@
  * and `allowed-tools` (optional), then a Markdown body.
  * @module
  */
-import { parse as parseYaml } from "yaml";
+import { type YamlParse, bundledYaml } from "#skills-yaml";
 import { splitFrontmatter } from "./frontmatter.js";
+
+export type { YamlParse } from "#skills-yaml";
+
+let yamlParser: YamlParse | undefined = bundledYaml;
+
+/**
+ * Gives skills their YAML parser on Cloudflare Workers and in browsers, where the library leaves
+ * the `yaml` package out of the bundle until an app uses skills (Node, Deno and Bun load it
+ * themselves; calling this there changes nothing but the parser). Call it once, before agents
+ * run:
+ *
+ * ```ts
+ * import { parse } from "yaml";
+ * import { setSkillsYamlParser } from "engram";
+ * setSkillsYamlParser(parse);
+ * ```
+ *
+ * Without it, every `SKILL.md` found there is skipped with a warning that says so.
+ * @param parse - the `parse` function of the `yaml` package (2.x)
+ */
+export function setSkillsYamlParser(parse: YamlParse): void {
+  yamlParser = parse;
+}
 
 /** Longest skill name, in characters. */
 export const MAX_SKILL_NAME_LENGTH = 64;
@@ -70,9 +93,15 @@ function optionalString(fm: Record<string, unknown>, key: string): { value?: str
 export function parseSkillFile(text: string, dirName: string, path = `${dirName}/SKILL.md`): ParseSkillResult {
   const split = splitFrontmatter(text);
   if ("error" in split) return { error: split.error };
+  if (yamlParser === undefined) {
+    return {
+      error:
+        'no YAML parser on this runtime: call setSkillsYamlParser(parse) with parse from the "yaml" package (Workers and browser bundles leave it out until skills are used)',
+    };
+  }
   let fm: unknown;
   try {
-    fm = parseYaml(split.yaml, { schema: "failsafe" });
+    fm = yamlParser(split.yaml, { schema: "failsafe" });
   } catch (e) {
     const reason = (e instanceof Error ? e.message : String(e)).split("\n")[0];
     return { error: `invalid YAML in the frontmatter: ${reason}` };
