@@ -8,6 +8,7 @@ use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as
 use napi::bindgen_prelude::{Buffer, Either, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
+pub mod composite;
 mod fs;
 
 /// `{ path } | { error }` for a virtual path.
@@ -51,6 +52,10 @@ pub fn redact_secrets(text: String) -> String {
 pub struct ErrorData {
     pub code: String,
     pub message: String,
+    /// The path (or pattern) the error is about, unescaped (see `engram_core::CoreError`).
+    pub subject: Option<String>,
+    /// The reason shown in the message, when it has one.
+    pub detail: Option<String>,
 }
 
 /// The failure half of every typed result.
@@ -68,7 +73,10 @@ fn out<T, U>(r: CoreResult<T>, ok: impl FnOnce(T) -> U) -> Either<U, Failure> {
 }
 
 fn failure(e: CoreError) -> Failure {
-    Failure { error: ErrorData { code: e.code.as_str().to_string(), message: e.message } }
+    let detail = (!e.detail.is_empty()).then_some(e.detail);
+    Failure {
+        error: ErrorData { code: e.code.as_str().to_string(), message: e.message, subject: Some(e.subject), detail },
+    }
 }
 
 /// A path after a write, with the file's new version.

@@ -50,10 +50,15 @@ pub fn redact_secrets(text: &str) -> String {
 pub struct ErrorData {
     pub code: String,
     pub message: String,
+    /// The path (or pattern) the error is about, unescaped (see `engram_core::CoreError`).
+    pub subject: Option<String>,
+    /// The reason shown in the message, when it has one.
+    pub detail: Option<String>,
 }
 
 fn error_of(e: CoreError) -> Option<ErrorData> {
-    Some(ErrorData { code: e.code.as_str().to_string(), message: e.message })
+    let detail = (!e.detail.is_empty()).then_some(e.detail);
+    Some(ErrorData { code: e.code.as_str().to_string(), message: e.message, subject: Some(e.subject), detail })
 }
 
 /// Splits a core result into the success value and the `error` field.
@@ -369,5 +374,125 @@ impl FileTable {
         let (r, error) = split(self.inner.glob(&o));
         let (files, truncated) = r.map(|r| (r.files.into_iter().map(info).collect(), r.truncated)).unzip();
         GlobOut { files, truncated, error }
+    }
+}
+
+// ---- Composite (engram_core::composite): mount errors for the outer path, fan-out merges ----
+
+/// A mounted backend's error seen from outside the mount (see
+/// `engram_core::composite::mount_error`), or `undefined` when it passes on unchanged.
+#[wasm_bindgen(js_name = mountError)]
+pub fn mount_error(
+    code: &str,
+    message: &str,
+    subject: Option<String>,
+    detail: Option<String>,
+    prefix: &str,
+    request: &str,
+) -> Option<ErrorData> {
+    let e =
+        engram_core::composite::BackendError { code, message, subject: subject.as_deref(), detail: detail.as_deref() };
+    engram_core::composite::mount_error(&e, prefix, request).and_then(error_of)
+}
+
+/// A merged grep answer (see `engram_core::composite::GrepMerged`); or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct GrepMerged {
+    pub truncated: Option<bool>,
+    pub paths: Option<Vec<String>>,
+    pub sizes: Option<Vec<u32>>,
+    pub picks: Option<Vec<u32>>,
+    pub error: Option<ErrorData>,
+}
+
+/// Merges the grep answers of a composite's backends (see
+/// `engram_core::composite::merge_grep_columns` for the columns).
+#[wasm_bindgen(js_name = mergeGrep)]
+#[allow(clippy::too_many_arguments)]
+pub fn merge_grep(
+    router: &Router,
+    output_mode: &str,
+    max_count: Option<u32>,
+    path_glob: Option<String>,
+    root: &str,
+    mounts: &[i32],
+    truncated: &[u8],
+    counts: &[u32],
+    paths: Vec<String>,
+    sizes: &[u32],
+    context: &[u8],
+) -> GrepMerged {
+    let cols = engram_core::composite::PartColumns { mounts, truncated, counts, sizes, context };
+    let r = OutputMode::parse(output_mode).and_then(|mode| {
+        let o = engram_core::composite::GrepMerge {
+            mode,
+            max_count: max_count.map(|n| n as usize),
+            path_glob: path_glob.as_deref(),
+            root,
+        };
+        engram_core::composite::merge_grep_columns(&router.inner, &cols, paths, &o)
+    });
+    match split(r) {
+        (Some(m), _) => GrepMerged {
+            truncated: Some(m.truncated),
+            paths: Some(m.paths),
+            sizes: Some(m.sizes),
+            picks: Some(m.picks),
+            error: None,
+        },
+        (None, error) => GrepMerged { truncated: None, paths: None, sizes: None, picks: None, error },
+    }
+}
+
+/// A merged glob answer (see `engram_core::composite::GlobMerged`); or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct GlobMerged {
+    pub truncated: Option<bool>,
+    pub paths: Option<Vec<String>>,
+    pub picks: Option<Vec<u32>>,
+    pub error: Option<ErrorData>,
+}
+
+/// Merges the glob answers of a composite's backends; `pattern` filters the mounts' answers
+/// (absent: paths are only prefixed).
+#[wasm_bindgen(js_name = mergeGlob)]
+#[allow(clippy::too_many_arguments)]
+pub fn merge_glob(
+    router: &Router,
+    pattern: Option<String>,
+    root: &str,
+    max_results: Option<u32>,
+    mounts: &[i32],
+    truncated: &[u8],
+    counts: &[u32],
+    paths: Vec<String>,
+) -> GlobMerged {
+    let cols = engram_core::composite::PartColumns { mounts, truncated, counts, sizes: &[], context: &[] };
+    let max = max_results.map(|n| n as usize);
+    match split(engram_core::composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), root, max))
+    {
+        (Some(m), _) => {
+            GlobMerged { truncated: Some(m.truncated), paths: Some(m.paths), picks: Some(m.picks), error: None }
+        }
+        (None, error) => GlobMerged { truncated: None, paths: None, picks: None, error },
+    }
+}
+
+/// The mounts a composite glob fans out to, in columns: route index, pattern and inner
+/// directory of each (see `engram_core::composite::glob_asks`).
+#[wasm_bindgen(getter_with_clone)]
+pub struct GlobAsks {
+    pub mounts: Vec<u32>,
+    pub patterns: Vec<String>,
+    pub paths: Vec<String>,
+}
+
+#[wasm_bindgen(js_name = globAsks)]
+pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
+    let asks = engram_core::composite::glob_asks(&router.inner, pattern, root);
+    GlobAsks {
+        mounts: asks.iter().map(|a| a.mount as u32).collect(),
+        patterns: asks.iter().map(|a| a.pattern.clone()).collect(),
+        paths: asks.into_iter().map(|a| a.path).collect(),
     }
 }

@@ -17,6 +17,9 @@ pub enum ErrorCode {
     MultipleMatches,
     TooLarge,
     InvalidPattern,
+    /// A regex that would need more backtracking work than a search may do on this text
+    /// (see `grep::MAX_FALLBACK_WORK`); a simpler pattern will do.
+    PatternTooExpensive,
     Conflict,
     /// Another writer holds the lock and did not release it in time.
     Busy,
@@ -24,7 +27,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::FileNotFound,
         ErrorCode::IsDirectory,
         ErrorCode::InvalidPath,
@@ -34,10 +37,28 @@ impl ErrorCode {
         ErrorCode::MultipleMatches,
         ErrorCode::TooLarge,
         ErrorCode::InvalidPattern,
+        ErrorCode::PatternTooExpensive,
         ErrorCode::Conflict,
         ErrorCode::Busy,
         ErrorCode::Unsupported,
     ];
+
+    /// The code named by its `snake_case` string, `None` for a code the core does not pin.
+    pub fn parse(code: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == code)
+    }
+
+    /// Whether the subject of this code's message is a path (every code but
+    /// `invalid_pattern` and `pattern_too_expensive`, whose subject is the pattern).
+    pub fn subject_is_path(self) -> bool {
+        !matches!(self, ErrorCode::InvalidPattern | ErrorCode::PatternTooExpensive)
+    }
+
+    /// Whether this code's message carries a `{detail}` (a reason, or for `multiple_matches` a
+    /// count).
+    pub fn has_detail(self) -> bool {
+        self.template().contains("{detail}")
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -50,6 +71,7 @@ impl ErrorCode {
             ErrorCode::MultipleMatches => "multiple_matches",
             ErrorCode::TooLarge => "too_large",
             ErrorCode::InvalidPattern => "invalid_pattern",
+            ErrorCode::PatternTooExpensive => "pattern_too_expensive",
             ErrorCode::Conflict => "conflict",
             ErrorCode::Busy => "busy",
             ErrorCode::Unsupported => "unsupported",
@@ -71,6 +93,9 @@ impl ErrorCode {
             }
             ErrorCode::TooLarge => "Too large: '{subject}' ({detail})",
             ErrorCode::InvalidPattern => "Invalid pattern '{subject}': {detail}",
+            ErrorCode::PatternTooExpensive => {
+                "Pattern too expensive: '{subject}' ({detail}); use a simpler pattern (a literal, fewer counted repetitions) or a narrower path"
+            }
             ErrorCode::Conflict => "Conflict: '{subject}' changed since it was read; read it again and retry",
             ErrorCode::Busy => "Busy: '{subject}' is locked by another writer ({detail}); retry later",
             ErrorCode::Unsupported => "Unsupported: {detail} ('{subject}')",
@@ -78,23 +103,30 @@ impl ErrorCode {
     }
 }
 
-/// An error that crosses the boundary as `{ code, message }`.
+/// An error that crosses the boundary as `{ code, message, subject, detail? }`: the rendered
+/// message and the structure it was rendered from, so a caller that shows the error elsewhere
+/// (a composite route naming the outer path) renders it again instead of editing its text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CoreError {
     pub code: ErrorCode,
     pub message: String,
+    /// The path (or, for `invalid_pattern`, the pattern) the error is about, unescaped.
+    pub subject: String,
+    /// The short reason in the message; empty (and not serialised) when there is none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub detail: String,
 }
 
 impl CoreError {
     /// Builds the canonical message for `code`. `subject` is shown escaped so that control
     /// characters in hostile input cannot forge extra lines in a model-facing message.
     pub fn new(code: ErrorCode, subject: &str, detail: impl fmt::Display) -> Self {
-        let subject: String = subject.escape_debug().collect();
+        let shown: String = subject.escape_debug().collect();
         let detail = detail.to_string();
         let template =
             if detail.is_empty() { code.template().replace(" ({detail})", "") } else { code.template().to_string() };
-        let message = template.replace("{subject}", &subject).replace("{detail}", &detail);
-        CoreError { code, message }
+        let message = template.replace("{subject}", &shown).replace("{detail}", &detail);
+        CoreError { code, message, subject: subject.to_string(), detail }
     }
 
     pub fn of(code: ErrorCode, subject: &str) -> Self {
@@ -137,6 +169,17 @@ mod tests {
             CoreError::new(ErrorCode::PermissionDenied, "/l", "a link").message,
             "Permission denied: '/l' (a link)"
         );
+    }
+
+    #[test]
+    fn errors_carry_their_structure() {
+        let e = CoreError::new(ErrorCode::InvalidPath, "/a'\nb", "'/a' is a file");
+        assert_eq!((e.subject.as_str(), e.detail.as_str()), ("/a'\nb", "'/a' is a file"));
+        let json = serde_json::to_value(&e).unwrap();
+        assert_eq!(json["subject"], "/a'\nb");
+        assert!(serde_json::to_value(CoreError::of(ErrorCode::FileNotFound, "/x")).unwrap().get("detail").is_none());
+        assert_eq!(ErrorCode::parse("busy"), Some(ErrorCode::Busy));
+        assert_eq!(ErrorCode::parse("nope"), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod bm25;
+pub mod composite;
 pub mod edit;
 pub mod error;
 pub mod glob;

@@ -37,6 +37,27 @@ impl Router {
         v.into_iter().map(|(p, _)| p).collect()
     }
 
+    /// The normalised prefix of the route at `index` (construction order).
+    pub fn prefix(&self, index: usize) -> Option<&str> {
+        self.prefixes.iter().find(|(_, i)| *i == index).map(|(p, _)| p.as_str())
+    }
+
+    /// Number of routes.
+    pub fn len(&self) -> usize {
+        self.prefixes.len()
+    }
+
+    /// Whether there are no routes.
+    pub fn is_empty(&self) -> bool {
+        self.prefixes.is_empty()
+    }
+
+    /// Whether a normalised path of the default backend is hidden behind a route (the mount
+    /// point itself or anything below it).
+    pub fn shadows(&self, p: &str) -> bool {
+        self.route_normalised(p).route.is_some()
+    }
+
     /// Routes a path; the path is normalised first, so escapes are refused here.
     pub fn route(&self, input: &str) -> CoreResult<Route> {
         let p = path::normalize(input)?;

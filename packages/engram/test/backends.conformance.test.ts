@@ -112,7 +112,11 @@ for (const factory of backendFactories) {
 
       it("errors with pinned codes naming the full path", async () => {
         await fresh({ "/d/f": "x" });
-        expect((await b.read(P("/nope"))).error).toEqual({ code: "file_not_found", message: `File not found: '${P("/nope")}'` });
+        expect((await b.read(P("/nope"))).error).toEqual({
+          code: "file_not_found",
+          message: `File not found: '${P("/nope")}'`,
+          subject: P("/nope"),
+        });
         expect((await b.read(P("/d"))).error?.code).toBe("is_directory");
         expect((await b.read("/../x")).error?.code).toBe("path_escape");
       });

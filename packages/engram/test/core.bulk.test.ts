@@ -78,7 +78,7 @@ describe("typed results", () => {
     expect(Object.getPrototypeOf(w)).toBe(Object.prototype);
     expect(w).toEqual({ path: "/a/b.txt", version: expect.any(String) });
     const missing = t.read("/nope");
-    expect(missing).toEqual({ error: { code: "file_not_found", message: expect.stringContaining("/nope") } });
+    expect(missing).toEqual({ error: { code: "file_not_found", message: expect.stringContaining("/nope"), subject: "/nope" } });
     expect(Object.getPrototypeOf(missing.error)).toBe(Object.prototype);
     expect(t.edit({ path: "/a/b.txt", oldString: "x", newString: "z" })).toEqual({
       path: "/a/b.txt",

@@ -132,7 +132,7 @@ describe("file table", () => {
     expect(t.write("/a/b.txt/c", "x").error?.code).toBe("invalid_path");
     expect(t.write("/../x", "x").error?.code).toBe("path_escape");
     expect(t.read("/a").error?.code).toBe("is_directory");
-    expect(t.read("/nope").error).toEqual({ code: "file_not_found", message: "File not found: '/nope'" });
+    expect(t.read("/nope").error).toEqual({ code: "file_not_found", message: "File not found: '/nope'", subject: "/nope" });
   });
 
   it("reads by line with totals, past-the-end and clamped offsets", () => {
@@ -337,7 +337,7 @@ describe("snapshots and helpers", () => {
   });
 
   it("gives canonical error data and glob filtering", () => {
-    expect(core.errorData("file_not_found", "/x")).toEqual({ code: "file_not_found", message: "File not found: '/x'" });
+    expect(core.errorData("file_not_found", "/x")).toEqual({ code: "file_not_found", message: "File not found: '/x'", subject: "/x" });
     expect(core.filterPaths("glob", "**/*.md", "/m", ["/m/a.md", "/m/b/c.md", "/x.md"]).paths).toEqual(["/m/a.md", "/m/b/c.md"]);
     expect(core.filterPaths("grep", "*.md", "/", ["/a/b.md", "/c.txt"]).paths).toEqual(["/a/b.md"]);
     expect(core.filterPaths("glob", "[", "/", []).error?.code).toBe("invalid_pattern");

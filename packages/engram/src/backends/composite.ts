@@ -3,10 +3,9 @@
  * (DESIGN §4 "Composite"). Routing itself is the core's router.
  * @module
  */
-import type { Core, CoreRouter, ErrorData, FileInfo, GlobResult, GrepMatch, GrepResult, ReadOptions, Result } from "../core/types.js";
+import type { Core, CoreRouter, ErrorData, FileInfo, GlobResult, GrepResult, MountPart, ReadOptions, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import { appendTo } from "./append.js";
-import { mapGrepPaths } from "./grep-result.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
 
 /** Options of {@link CompositeBackend}. */
@@ -18,6 +17,14 @@ export interface CompositeBackendOptions {
 interface Mount {
   prefix: string;
   backend: Backend;
+  /** The route's index in the core's router. */
+  index: number;
+}
+
+interface Setup {
+  core: Core;
+  router: CoreRouter;
+  mounts: Mount[];
 }
 
 interface Target {
@@ -34,35 +41,6 @@ function outerPath(mount: Mount, inner: string): string {
   return mount.prefix.slice(0, -1) + inner;
 }
 
-const GLOB_SPECIAL = /[*?[\]{}\\]/;
-
-/**
- * What a mount is asked for when a composite glob fans out to it: a superset of the mount's
- * files that `pattern` (relative to `outer`, or anchored) can match, pushed down so a
- * Store-backed mount lists only that prefix. The literal leading directories of the pattern
- * narrow the mount's `path` (`undefined`: the mount cannot hold a match); a `**` / `**\/<name>`
- * rest, which matches on the last path component only, is passed on as the pattern. The caller
- * still filters the answer with the core's glob rules, so this only ever narrows the work.
- */
-function pushDown(pattern: string, outer: string, prefix: string): { pattern: string; path: string } | undefined {
-  const everything = { pattern: "**", path: "/" };
-  const segments = pattern.split("/").filter((s) => s !== "");
-  if (segments.some((s) => s === "." || s === "..")) return everything;
-  let dir = pattern.startsWith("/") ? "" : outer === "/" ? "" : outer;
-  let i = 0;
-  for (; i < segments.length - 1 && !GLOB_SPECIAL.test(segments[i] as string); i++) dir += `/${segments[i]}`;
-  const rest = segments.slice(i).join("/");
-  const lastOnly = rest === "**" || (rest.startsWith("**/") && !rest.slice(3).includes("/") && !rest.slice(3).includes("**"));
-  const dirSlash = `${dir}/`;
-  if (dirSlash.startsWith(prefix)) {
-    // The literal directory is inside the mount: list only below it.
-    const inner = dir.slice(prefix.length - 1) || "/";
-    return { pattern: lastOnly ? rest : "**", path: inner };
-  }
-  if (prefix.startsWith(dirSlash)) return lastOnly ? { pattern: rest, path: "/" } : everything;
-  return undefined;
-}
-
 function byPath(a: { path: string }, b: { path: string }): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 }
@@ -72,7 +50,9 @@ export class CompositeBackend implements Backend {
   readonly #default: Backend;
   readonly #routes: Record<string, Backend>;
   readonly #core: () => Promise<Core>;
-  #state: Promise<{ core: Core; router: CoreRouter; mounts: Mount[] }> | undefined;
+  #state: Promise<Setup> | undefined;
+  /** The settled {@link CompositeBackend.#setup}, for use after a call awaited it. */
+  #ready: Setup | undefined;
 
   /**
    * @param defaultBackend - serves every path no route claims
@@ -95,8 +75,9 @@ export class CompositeBackend implements Backend {
     return (this.#state ??= this.#core().then((core) => {
       const backends = Object.values(this.#routes);
       const router = core.createRouter(Object.keys(this.#routes));
-      const mounts = router.prefixes.map((prefix, i) => ({ prefix, backend: backends[i] as Backend }));
-      return { core, router, mounts };
+      const mounts = router.prefixes.map((prefix, index) => ({ prefix, backend: backends[index] as Backend, index }));
+      this.#ready = { core, router, mounts };
+      return this.#ready;
     }));
   }
 
@@ -122,10 +103,14 @@ export class CompositeBackend implements Backend {
     return mounts.some((m) => path === m.prefix.slice(0, -1) || path.startsWith(m.prefix));
   }
 
-  /** A routed backend's error, naming the full path instead of the inner one. */
+  /** A routed backend's error, rendered again by the core for the full path (see
+   * {@link Core.mountError}: from the error's structure, never by editing its text). */
   #outerError(error: ErrorData, t: Target): ErrorData {
-    if (!t.mount || t.inner === t.outer) return error;
-    return { ...error, message: error.message.replace(`'${t.inner}'`, `'${t.outer}'`) };
+    return t.mount ? this.#mountError(error, t.mount, t.outer) : error;
+  }
+
+  #mountError(error: ErrorData, mount: Mount, request: string): ErrorData {
+    return (this.#ready as Setup).core.mountError(error, mount.prefix, request);
   }
 
   #outerInfo(info: FileInfo, t: Target): FileInfo {
@@ -219,135 +204,64 @@ export class CompositeBackend implements Backend {
   async grep(pattern: string, options: BackendGrepOptions = {}): Promise<Result<GrepResult>> {
     const t = await this.#target(options.path ?? "/");
     if (t.error) return { error: t.error };
+    const { router } = this.#ready as Setup;
+    const merge = { outputMode: options.outputMode, maxCount: options.maxCount, root: t.outer };
     if (t.mount) {
       const r = await t.backend.grep(pattern, { ...options, path: t.inner });
-      return r.error ? { error: this.#outerError(r.error, t) } : this.#outerGrep(r, t.mount);
+      return r.error ? { error: this.#outerError(r.error, t) } : router.mergeGrep([{ mount: t.mount.index, result: r }], merge);
     }
-    const { core } = await this.#setup();
     const under = await this.#mountsUnder(t.outer);
-    const parts: GrepResult[] = [];
-    const own = await this.#default.grep(pattern, { ...options, path: t.outer });
-    if (own.error && !(own.error.code === "file_not_found" && under.length > 0)) return { error: own.error };
-    if (!own.error) parts.push(await this.#dropShadowed(own));
     // grep's `glob` without `/` matches file names, which a route does not change; a glob with
-    // `/` is relative to the search directory, so it is applied here on the full paths.
+    // `/` is relative to the search directory, so the core applies it on the full paths.
     const pathGlob = options.glob?.includes("/") ? options.glob : undefined;
-    for (const m of under) {
-      const r = await m.backend.grep(pattern, { ...options, path: "/", glob: pathGlob ? undefined : options.glob });
-      if (r.error) return { error: r.error };
-      let part = this.#outerGrep(r, m);
-      if (pathGlob) {
-        const kept = core.filterPaths("grep", pathGlob, t.outer, grepPaths(part));
-        if (kept.error) return { error: kept.error };
-        part = keepPaths(part, new Set(kept.paths));
-      }
-      parts.push(part);
+    const [own, ...answers] = await Promise.all([
+      this.#default.grep(pattern, { ...options, path: t.outer }),
+      ...under.map((m) => m.backend.grep(pattern, { ...options, path: "/", glob: pathGlob ? undefined : options.glob })),
+    ]);
+    const parts: MountPart<GrepResult>[] = [];
+    if (own?.error && !(own.error.code === "file_not_found" && under.length > 0)) return { error: own.error };
+    if (own && !own.error) parts.push({ mount: null, result: own });
+    for (const [i, m] of under.entries()) {
+      const r = answers[i] as Result<GrepResult>;
+      if (r.error) return { error: this.#mountError(r.error, m, t.outer) };
+      parts.push({ mount: m.index, result: r });
     }
-    return mergeGrep(parts, options.maxCount);
+    return router.mergeGrep(parts, { ...merge, ...(pathGlob !== undefined && { pathGlob }) });
   }
 
   async glob(pattern: string, options: BackendGlobOptions = {}): Promise<Result<GlobResult>> {
     const t = await this.#target(options.path ?? "/");
     if (t.error) return { error: t.error };
-    const { core } = await this.#setup();
-    const sources: { mount: Mount; files: FileInfo[] }[] = [];
-    const found: FileInfo[] = [];
-    let truncated = false;
+    const { router, mounts } = this.#ready as Setup;
     if (t.mount && !pattern.startsWith("/")) {
       const r = await t.backend.glob(pattern, { ...options, path: t.inner });
       if (r.error) return { error: this.#outerError(r.error, t) };
-      return { files: r.files.map((f) => this.#outerInfo(f, t)), truncated: r.truncated };
+      return router.mergeGlob([{ mount: t.mount.index, result: r }], { root: t.outer });
     }
-    if (!t.mount) {
-      const own = await this.#default.glob(pattern, { path: t.outer });
-      if (own.error) return { error: own.error };
-      for (const f of own.files) if (!(await this.#shadowed(f.path))) found.push(f);
-      truncated ||= own.truncated;
-    }
-    // Routed files are matched here, on their full paths, so a pattern means the same thing
-    // whether or not part of the tree is mounted elsewhere.
-    const { mounts } = await this.#setup();
-    const candidates = t.mount ? [t.mount] : pattern.startsWith("/") ? mounts : await this.#mountsUnder(t.outer);
-    for (const m of candidates) {
-      const ask = pushDown(pattern, t.outer, m.prefix);
-      if (!ask) continue;
-      const all = await m.backend.glob(ask.pattern, { path: ask.path });
-      if (all.error) {
+    // Each mount is asked only for the part of it the pattern can reach (a Store-backed mount
+    // lists that prefix, never its whole namespace); the core matches the answers on their
+    // full paths, so a pattern means the same whether or not part of the tree is mounted.
+    const asks = router.globAsks(pattern, t.outer);
+    const [own, ...answers] = await Promise.all([
+      t.mount ? undefined : this.#default.glob(pattern, { path: t.outer }),
+      ...asks.map((a) => (mounts[a.mount] as Mount).backend.glob(a.pattern, { path: a.path })),
+    ]);
+    const parts: MountPart<GlobResult>[] = [];
+    if (own?.error) return { error: own.error };
+    if (own) parts.push({ mount: null, result: own });
+    for (const [i, a] of asks.entries()) {
+      const r = answers[i] as Result<GlobResult>;
+      if (r.error) {
         // A narrowed directory the mount does not have holds no matches.
-        if (ask.path !== "/" && all.error.code === "file_not_found") continue;
-        return { error: all.error };
+        if (a.path !== "/" && r.error.code === "file_not_found") continue;
+        return { error: this.#mountError(r.error, mounts[a.mount] as Mount, t.outer) };
       }
-      sources.push({ mount: m, files: all.files.map((f) => ({ ...f, path: outerPath(m, f.path) })) });
+      parts.push({ mount: a.mount, result: r });
     }
-    for (const { files } of sources) {
-      const kept = core.filterPaths(
-        "glob",
-        pattern,
-        t.outer,
-        files.map((f) => f.path),
-      );
-      if (kept.error) return { error: kept.error };
-      const keep = new Set(kept.paths);
-      for (const f of files) if (keep.has(f.path)) found.push(f);
-    }
-    found.sort(byPath);
-    const max = options.maxResults ?? Number.POSITIVE_INFINITY;
-    return { files: found.slice(0, max), truncated: truncated || found.length > max };
+    return router.mergeGlob(parts, {
+      pattern,
+      root: t.outer,
+      ...(options.maxResults !== undefined && { maxResults: options.maxResults }),
+    });
   }
-
-  #outerGrep(r: GrepResult, m: Mount): GrepResult {
-    return mapGrepPaths(r, (p) => outerPath(m, p));
-  }
-
-  async #dropShadowed(r: GrepResult): Promise<GrepResult> {
-    const keep = new Set<string>();
-    for (const p of grepPaths(r)) if (!(await this.#shadowed(p))) keep.add(p);
-    return keepPaths(r, keep);
-  }
-}
-
-function grepPaths(r: GrepResult): string[] {
-  if (r.matches) return [...new Set(r.matches.map((m) => m.path))];
-  return r.files ?? Object.keys(r.counts ?? {});
-}
-
-function keepPaths(r: GrepResult, keep: Set<string>): GrepResult {
-  return {
-    truncated: r.truncated,
-    ...(r.matches && { matches: r.matches.filter((m) => keep.has(m.path)) }),
-    ...(r.files && { files: r.files.filter((f) => keep.has(f)) }),
-    ...(r.counts && { counts: Object.fromEntries(Object.entries(r.counts).filter(([k]) => keep.has(k))) }),
-  };
-}
-
-/** Merges per-backend results in path order under one `maxCount`, as if one tree was searched. */
-function mergeGrep(parts: GrepResult[], maxCount: number | undefined): GrepResult {
-  const cap = maxCount ?? Number.POSITIVE_INFINITY;
-  let truncated = parts.some((p) => p.truncated);
-  const first = parts[0];
-  if (!first || first.matches) {
-    const all: GrepMatch[] = [];
-    for (const p of parts) for (const m of p.matches ?? []) all.push(m);
-    // Stable sort: lines of one file keep their order.
-    all.sort(byPath);
-    const out: GrepMatch[] = [];
-    let taken = 0;
-    for (const m of all) {
-      if (!m.context) {
-        if (taken === cap) {
-          truncated = true;
-          break;
-        }
-        taken++;
-      }
-      out.push(m);
-    }
-    return { matches: out, truncated };
-  }
-  if (first.files) {
-    const files = parts.flatMap((p) => p.files ?? []).sort();
-    return { files: files.slice(0, cap), truncated: truncated || files.length > cap };
-  }
-  const entries = parts.flatMap((p) => Object.entries(p.counts ?? {})).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { counts: Object.fromEntries(entries.slice(0, cap)), truncated: truncated || entries.length > cap };
 }

@@ -14,10 +14,14 @@ import type {
   EditResult,
   ErrorData,
   FileInfo,
+  GlobAsk,
   GlobOptions,
   GlobResult,
+  GrepMatch,
+  GrepMergeOptions,
   GrepOptions,
   GrepResult,
+  MountPart,
   ReadOptions,
   ReadResult,
   Redaction,
@@ -39,13 +43,63 @@ export interface RawBinding {
   redactSecrets(text: string): string;
   Router: new (prefixesJson: string) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
+  // ---- composite (bindings/node/src/composite.rs, the composite block of bindings/wasm) ----
+  mountError(
+    code: string,
+    message: string,
+    subject: string | null | undefined,
+    detail: string | null | undefined,
+    prefix: string,
+    request: string,
+  ): (RawError & { free?(): void }) | null | undefined;
+  mergeGrep(
+    router: RawRouter,
+    outputMode: string,
+    maxCount: number | null | undefined,
+    pathGlob: string | null | undefined,
+    root: string,
+    mounts: Int32Array,
+    truncated: Uint8Array,
+    counts: Uint32Array,
+    paths: string[],
+    sizes: Uint32Array,
+    context: Uint8Array,
+  ): RawOut & {
+    readonly truncated?: Opt<boolean>;
+    readonly paths?: Opt<string[]>;
+    readonly sizes?: Opt<ArrayLike<number>>;
+    readonly picks?: Opt<ArrayLike<number>>;
+  };
+  mergeGlob(
+    router: RawRouter,
+    pattern: string | null | undefined,
+    root: string,
+    maxResults: number | null | undefined,
+    mounts: Int32Array,
+    truncated: Uint8Array,
+    counts: Uint32Array,
+    paths: string[],
+  ): RawOut & { readonly truncated?: Opt<boolean>; readonly paths?: Opt<string[]>; readonly picks?: Opt<ArrayLike<number>> };
+  globAsks(
+    router: RawRouter,
+    pattern: string,
+    root: string,
+  ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
 }
 
 type Opt<T> = T | null | undefined;
 
+/** An error as the bindings return it (subject and detail: see {@link ErrorData}). */
+interface RawError {
+  readonly code: string;
+  readonly message: string;
+  readonly subject?: Opt<string>;
+  readonly detail?: Opt<string>;
+}
+
 /** Every typed result: its fields, or `error`. */
 interface RawOut {
-  readonly error?: Opt<{ readonly code: string; readonly message: string }>;
+  readonly error?: Opt<RawError>;
   /** wasm-bindgen result objects: releases the object's WebAssembly memory. */
   free?(): void;
 }
@@ -201,10 +255,18 @@ function parse<T>(json: string): Result<T> {
 /** The `{ error }` of a typed result, as a plain object (the code is one of the core's pinned
  * codes), and the wasm-bindgen object released. */
 function failed(r: RawOut): { error: ErrorData } {
-  const e = r.error as { code: string; message: string };
-  const error = { code: e.code as ErrorData["code"], message: e.message };
+  const error = errorOf(r.error as RawError);
   r.free?.();
   return { error };
+}
+
+/** A binding's error as plain {@link ErrorData}, with its structure when it has one. */
+function errorOf(e: RawError): ErrorData {
+  const error: ErrorData = { code: e.code as ErrorData["code"], message: e.message };
+  const { subject, detail } = e;
+  if (subject != null) error.subject = subject;
+  if (detail != null) error.detail = detail;
+  return error;
 }
 
 function fileInfo(i: RawInfo): FileInfo {
@@ -523,7 +585,10 @@ class FileTableHandle implements CoreFileTable {
 
 class RouterHandle implements CoreRouter {
   readonly prefixes: readonly string[];
-  constructor(private readonly raw: RawRouter) {
+  constructor(
+    private readonly raw: RawRouter,
+    private readonly binding: RawBinding,
+  ) {
     this.prefixes = Object.freeze(raw.prefixes());
   }
   route(path: string): Result<Route> {
@@ -535,6 +600,130 @@ class RouterHandle implements CoreRouter {
     r.free?.();
     return out;
   }
+
+  // ---- composite fan-out: parts cross as columns; merged answers come back as picks into them ----
+
+  mergeGrep(parts: readonly MountPart<GrepResult>[], options: GrepMergeOptions): Result<GrepResult> {
+    const mode = options.outputMode ?? "content";
+    const { mounts, truncated, counts } = partColumns(parts);
+    const paths: string[] = [];
+    const sizes: number[] = [];
+    const context: number[] = [];
+    const lines: GrepMatch[] = [];
+    for (const [i, { result }] of parts.entries()) {
+      const first = paths.length;
+      if (mode === "content") {
+        for (const m of result.matches ?? []) {
+          if (paths.length > first && paths[paths.length - 1] === m.path) sizes[sizes.length - 1] = (sizes[sizes.length - 1] as number) + 1;
+          else {
+            paths.push(m.path);
+            sizes.push(1);
+          }
+          context.push(m.context ? 1 : 0);
+          lines.push(m);
+        }
+      } else if (mode === "count") {
+        for (const [path, n] of Object.entries(result.counts ?? {})) {
+          paths.push(path);
+          sizes.push(n);
+        }
+      } else {
+        for (const f of result.files ?? []) paths.push(f);
+      }
+      counts[i] = paths.length - first;
+    }
+    const r = this.binding.mergeGrep(
+      this.raw,
+      mode,
+      toIndex(options.maxCount),
+      options.pathGlob,
+      options.root,
+      mounts,
+      truncated,
+      counts,
+      paths,
+      Uint32Array.from(sizes),
+      Uint8Array.from(context),
+    );
+    if (r.error) return failed(r);
+    const out = r.paths as string[];
+    const n = r.sizes as ArrayLike<number>;
+    let merged: GrepResult;
+    if (mode === "content") {
+      const picks = r.picks as ArrayLike<number>;
+      const matches: GrepMatch[] = new Array(picks.length);
+      let k = 0;
+      for (let g = 0; g < out.length; g++) {
+        const path = out[g] as string;
+        for (let end = k + (n[g] as number); k < end; k++) {
+          const m = lines[picks[k] as number] as GrepMatch;
+          matches[k] = m.path === path ? m : { ...m, path };
+        }
+      }
+      merged = { matches, truncated: r.truncated ?? false };
+    } else if (mode === "count") {
+      const c: Record<string, number> = {};
+      for (let i = 0; i < out.length; i++) c[out[i] as string] = n[i] as number;
+      merged = { counts: c, truncated: r.truncated ?? false };
+    } else {
+      merged = { files: out, truncated: r.truncated ?? false };
+    }
+    r.free?.();
+    return merged;
+  }
+
+  mergeGlob(parts: readonly MountPart<GlobResult>[], options: { pattern?: string; root: string; maxResults?: number }): Result<GlobResult> {
+    const { mounts, truncated, counts } = partColumns(parts);
+    const paths: string[] = [];
+    const files: FileInfo[] = [];
+    for (const [i, { result }] of parts.entries()) {
+      for (const f of result.files) {
+        paths.push(f.path);
+        files.push(f);
+      }
+      counts[i] = result.files.length;
+    }
+    const r = this.binding.mergeGlob(
+      this.raw,
+      options.pattern,
+      options.root,
+      toIndex(options.maxResults),
+      mounts,
+      truncated,
+      counts,
+      paths,
+    );
+    if (r.error) return failed(r);
+    const out = r.paths as string[];
+    const picks = r.picks as ArrayLike<number>;
+    const kept: FileInfo[] = new Array(out.length);
+    for (let i = 0; i < out.length; i++) {
+      const f = files[picks[i] as number] as FileInfo;
+      const path = out[i] as string;
+      kept[i] = f.path === path ? f : { ...f, path };
+    }
+    const merged = { files: kept, truncated: r.truncated ?? false };
+    r.free?.();
+    return merged;
+  }
+
+  globAsks(pattern: string, root: string): GlobAsk[] {
+    const r = this.binding.globAsks(this.raw, requireString(pattern, "pattern"), requireString(root, "root"));
+    const asks = r.patterns.map((p, i) => ({ mount: r.mounts[i] as number, pattern: p, path: r.paths[i] as string }));
+    r.free?.();
+    return asks;
+  }
+}
+
+/** The per-part columns of a composite fan-out (`counts` is filled in by the caller). */
+function partColumns(parts: readonly MountPart<{ truncated: boolean }>[]) {
+  const mounts = new Int32Array(parts.length);
+  const truncated = new Uint8Array(parts.length);
+  for (const [i, p] of parts.entries()) {
+    mounts[i] = p.mount ?? -1;
+    truncated[i] = p.result.truncated ? 1 : 0;
+  }
+  return { mounts, truncated, counts: new Uint32Array(parts.length) };
 }
 
 /** @internal Wraps a loaded binding as a {@link Core}. Every argument is checked here, so a
@@ -554,6 +743,22 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
           error: ErrorData;
         }
       ).error,
+    mountError: (error, prefix, request) => {
+      const { code, message, subject, detail } = error;
+      const str = (v: unknown) => (v == null ? undefined : String(v));
+      const e = raw.mountError(
+        String(code),
+        String(message),
+        str(subject),
+        str(detail),
+        requireString(prefix, "prefix"),
+        requireString(request, "request"),
+      );
+      if (!e) return error;
+      const out = errorOf(e);
+      e.free?.();
+      return out;
+    },
     filterPaths: (kind, pattern, root, paths) => {
       requireString(kind, "kind");
       requireString(pattern, "pattern");
@@ -571,7 +776,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
     redactSecrets: (text) => JSON.parse(raw.redactSecrets(requireString(text, "text"))) as Redaction,
     createRouter: (prefixes) => {
       const json = JSON.stringify(requireStrings(prefixes, "prefixes"));
-      return orThrow(() => new RouterHandle(new raw.Router(json)));
+      return orThrow(() => new RouterHandle(new raw.Router(json), raw));
     },
     createFileTable: () => new FileTableHandle(new raw.FileTable(), kind === "wasm"),
     restoreFileTable: (snapshot) => {

@@ -15,6 +15,9 @@ export type ErrorCode =
   | "multiple_matches"
   | "too_large"
   | "invalid_pattern"
+  /** A regex that would need more backtracking than one search may do on this text (grep on
+   * the JS thread is bounded); a simpler pattern or a narrower path will do. */
+  | "pattern_too_expensive"
   | "conflict"
   /** Another writer held the lock longer than the lock timeout; retry later. */
   | "busy"
@@ -24,6 +27,13 @@ export type ErrorCode =
 export interface ErrorData {
   code: ErrorCode;
   message: string;
+  /** What the error is about: a path (the pattern, for `invalid_pattern`), as given, where the
+   * message shows it escaped. Every error the core renders carries it; a custom backend may
+   * leave it out. A composite route renders its mounts' errors again from it (never by editing
+   * the message). */
+  subject?: string;
+  /** The reason shown in the message, when it has one. */
+  detail?: string;
 }
 
 /** Either the fields of `T` or an `error`, never both; narrow with `if (r.error)`. */
@@ -178,6 +188,46 @@ export interface CoreRouter {
   /** The normalised prefixes (trailing `/`), in construction order. */
   readonly prefixes: readonly string[];
   route(path: string): Result<Route>;
+  // ---- composite fan-out (crates/engram-core/src/composite.rs) ----
+  /** Merges the grep answers of a composite's backends as if one tree had been searched:
+   * mount paths prefixed, paths a route hides dropped from the default backend's answer,
+   * `pathGlob` applied to the mounts' outer paths, path order, one `maxCount` over the whole. */
+  mergeGrep(parts: readonly MountPart<GrepResult>[], options: GrepMergeOptions): Result<GrepResult>;
+  /** Merges glob answers: mount paths prefixed and, with `pattern`, kept only where it admits
+   * the outer path (relative to `root`, or anchored); shadowed default paths dropped; path
+   * order; at most `maxResults` (default: no cap). */
+  mergeGlob(parts: readonly MountPart<GlobResult>[], options: { pattern?: string; root: string; maxResults?: number }): Result<GlobResult>;
+  /** The mounts a composite glob at the normalised directory `root` fans out to, each with the
+   * narrowest pattern and inner directory that still holds every match. */
+  globAsks(pattern: string, root: string): GlobAsk[];
+}
+
+/** One backend's answer in a composite fan-out: `mount` is the route index, or `null` for
+ * the default backend (whose paths are outer already). */
+export interface MountPart<T> {
+  mount: number | null;
+  result: T;
+}
+
+/** Options of {@link CoreRouter.mergeGrep}. */
+export interface GrepMergeOptions {
+  /** Default: `"content"`. */
+  outputMode?: GrepOutputMode;
+  /** One cap over the merged answer. Default: no cap. */
+  maxCount?: number;
+  /** A grep `glob` containing `/`, relative to `root`: applied here to the mounts' outer paths
+   * (the mounts were searched without it). Default: none. */
+  pathGlob?: string;
+  /** The search directory (outer, normalised). */
+  root: string;
+}
+
+/** What one mount is asked for when a composite glob fans out. */
+export interface GlobAsk {
+  mount: number;
+  pattern: string;
+  /** The mount's inner directory. */
+  path: string;
 }
 
 /**
@@ -233,6 +283,12 @@ export interface Core {
   restoreFileTable(snapshot: Uint8Array): CoreFileTable;
   /** The canonical error for a code, for errors raised outside the core. */
   errorData(code: ErrorCode, subject: string, detail?: string): ErrorData;
+  /** A mounted backend's error as a composite reports it: rendered again for the outer path
+   * from its `subject` (`prefix` + subject), or — for an error without one, as a custom
+   * backend may return — the canonical error of its code about `request` (the outer path
+   * asked for) with the backend's message as the detail. An error about a pattern, or with a
+   * code the core does not pin, is returned unchanged. */
+  mountError(error: ErrorData, prefix: string, request: string): ErrorData;
   /** Keeps the normalised `paths` that a pattern admits, with exactly the core's rules:
    * `"glob"` as {@link CoreFileTable.glob}, `"grep"` as the `glob` option of grep. */
   filterPaths(kind: "glob" | "grep", pattern: string, root: string, paths: string[]): Result<{ paths: string[] }>;

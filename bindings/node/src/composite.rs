@@ -1,0 +1,117 @@
+//! The composite's rules (`engram_core::composite`), typed: a mount's error rendered for the
+//! outer path, grep and glob fan-out answers merged, the mounts a glob is pushed down to.
+//! Marshalling only.
+
+use crate::{failure, ErrorData, Failure, Router};
+use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
+use engram_core::grep::OutputMode;
+use napi::bindgen_prelude::{Either, Int32Array, Uint32Array, Uint8Array};
+use napi_derive::napi;
+
+/// A mounted backend's error seen from outside the mount (see
+/// `engram_core::composite::mount_error`), or `null` when it passes on unchanged.
+#[napi]
+pub fn mount_error(
+    code: String,
+    message: String,
+    subject: Option<String>,
+    detail: Option<String>,
+    prefix: String,
+    request: String,
+) -> Option<ErrorData> {
+    let e = BackendError { code: &code, message: &message, subject: subject.as_deref(), detail: detail.as_deref() };
+    composite::mount_error(&e, &prefix, &request).map(|e| failure(e).error)
+}
+
+/// A merged grep answer (see `engram_core::composite::GrepMerged`).
+#[napi(object)]
+pub struct GrepMerged {
+    pub truncated: bool,
+    pub paths: Vec<String>,
+    pub sizes: Uint32Array,
+    pub picks: Uint32Array,
+}
+
+/// A merged glob answer (see `engram_core::composite::GlobMerged`).
+#[napi(object)]
+pub struct GlobMerged {
+    pub truncated: bool,
+    pub paths: Vec<String>,
+    pub picks: Uint32Array,
+}
+
+/// Merges the grep answers of a composite's backends (see
+/// `engram_core::composite::merge_grep_columns` for the columns).
+#[napi]
+#[allow(clippy::too_many_arguments)]
+pub fn merge_grep(
+    router: &Router,
+    output_mode: String,
+    max_count: Option<u32>,
+    path_glob: Option<String>,
+    root: String,
+    mounts: Int32Array,
+    truncated: Uint8Array,
+    counts: Uint32Array,
+    paths: Vec<String>,
+    sizes: Uint32Array,
+    context: Uint8Array,
+) -> Either<GrepMerged, Failure> {
+    let cols =
+        PartColumns { mounts: &mounts, truncated: &truncated, counts: &counts, sizes: &sizes, context: &context };
+    let r = OutputMode::parse(&output_mode).and_then(|mode| {
+        let o =
+            GrepMerge { mode, max_count: max_count.map(|n| n as usize), path_glob: path_glob.as_deref(), root: &root };
+        composite::merge_grep_columns(&router.inner, &cols, paths, &o)
+    });
+    match r {
+        Ok(m) => Either::A(GrepMerged {
+            truncated: m.truncated,
+            paths: m.paths,
+            sizes: Uint32Array::new(m.sizes),
+            picks: Uint32Array::new(m.picks),
+        }),
+        Err(e) => Either::B(failure(e)),
+    }
+}
+
+/// Merges the glob answers of a composite's backends; `pattern` filters the mounts' answers
+/// (absent: paths are only prefixed).
+#[napi]
+#[allow(clippy::too_many_arguments)]
+pub fn merge_glob(
+    router: &Router,
+    pattern: Option<String>,
+    root: String,
+    max_results: Option<u32>,
+    mounts: Int32Array,
+    truncated: Uint8Array,
+    counts: Uint32Array,
+    paths: Vec<String>,
+) -> Either<GlobMerged, Failure> {
+    let cols = PartColumns { mounts: &mounts, truncated: &truncated, counts: &counts, sizes: &[], context: &[] };
+    let max = max_results.map(|n| n as usize);
+    match composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), &root, max) {
+        Ok(m) => Either::A(GlobMerged { truncated: m.truncated, paths: m.paths, picks: Uint32Array::new(m.picks) }),
+        Err(e) => Either::B(failure(e)),
+    }
+}
+
+/// The mounts a composite glob fans out to, in columns: route index, pattern and inner
+/// directory of each (see `engram_core::composite::glob_asks`).
+#[napi(object)]
+pub struct GlobAsks {
+    pub mounts: Uint32Array,
+    pub patterns: Vec<String>,
+    pub paths: Vec<String>,
+}
+
+#[napi]
+pub fn glob_asks(router: &Router, pattern: String, root: String) -> GlobAsks {
+    let asks = composite::glob_asks(&router.inner, &pattern, &root);
+    GlobAsks {
+        mounts: Uint32Array::new(asks.iter().map(|a| a.mount as u32).collect()),
+        patterns: asks.iter().map(|a| a.pattern.clone()).collect(),
+        paths: asks.into_iter().map(|a| a.path).collect(),
+    }
+}

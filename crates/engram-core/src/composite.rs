@@ -1,0 +1,704 @@
+//! Composite rules (DESIGN §4 "Composite"): how the answers of backends mounted at route
+//! prefixes look from outside — errors that name the outer path, and grep/glob fan-out results
+//! merged as if one tree had been searched. Both bindings expose these to the TypeScript
+//! `CompositeBackend`, which only routes calls and hands the answers here.
+
+use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::glob::{Glob, PathFilter};
+use crate::grep::OutputMode;
+use crate::path;
+use crate::router::Router;
+use std::cmp::Ordering;
+
+/// The outer path of `inner` seen through the mount `prefix` (normalised, with its trailing
+/// `/`): `/memories/` + `/a.md` → `/memories/a.md`; `/` → `/memories/`.
+pub fn outer_path(prefix: &str, inner: &str) -> String {
+    let mount = prefix.strip_suffix('/').unwrap_or(prefix);
+    let mut out = String::with_capacity(mount.len() + inner.len());
+    out.push_str(mount);
+    out.push_str(inner);
+    out
+}
+
+/// An error as a backend returned it. Errors the core rendered (every built-in backend) carry
+/// their `subject` and `detail`; a custom backend may return only `{ code, message }`.
+#[derive(Debug, Clone, Copy)]
+pub struct BackendError<'a> {
+    pub code: &'a str,
+    pub message: &'a str,
+    pub subject: Option<&'a str>,
+    pub detail: Option<&'a str>,
+}
+
+/// A mounted backend's error as the composite reports it, rendered again for the outer path;
+/// `None` when it passes on unchanged. `prefix` is the mount's normalised prefix and `request`
+/// the outer (normalised) path the composite was asked about.
+///
+/// - A structured error whose subject is a path (`/…`) names `prefix` + subject; its detail is
+///   kept as it is.
+/// - A structured error whose subject is not a path (a pattern, an option name) is unchanged.
+/// - An error without structure (a custom backend's `{ code, message }`) is the canonical error
+///   for its code about `request`; the backend's message becomes the detail where the code's
+///   message has one (`Permission denied: '/memories/a' (read-only)`), and `multiple_matches`
+///   says "several" for the count it does not know. Its `invalid_pattern` is unchanged.
+/// - A code the core does not pin is unchanged: nothing can be rendered for it.
+///
+/// Message text is never parsed or edited.
+pub fn mount_error(e: &BackendError, prefix: &str, request: &str) -> Option<CoreError> {
+    let code = ErrorCode::parse(e.code)?;
+    match e.subject {
+        Some(subject) => (code.subject_is_path() && subject.starts_with('/'))
+            .then(|| CoreError::new(code, &outer_path(prefix, subject), e.detail.unwrap_or(""))),
+        None if !code.subject_is_path() => None,
+        None => {
+            let detail = match e.detail {
+                Some(d) => d,
+                None if code == ErrorCode::MultipleMatches => "several",
+                None if code.has_detail() => e.message,
+                None => "",
+            };
+            Some(CoreError::new(code, request, detail))
+        }
+    }
+}
+
+fn malformed(what: &str) -> CoreError {
+    CoreError::new(ErrorCode::Unsupported, "composite", format_args!("malformed {what}"))
+}
+
+fn mount_prefix(router: &Router, mount: usize) -> CoreResult<&str> {
+    router.prefix(mount).ok_or_else(|| malformed("part (no such mount)"))
+}
+
+/// Whether grep's `glob` option admits `path` when searching below `root` (the file name for a
+/// pattern without `/`, else the path below `root`).
+fn grep_glob_admits(filter: &PathFilter, root: &str, p: &str) -> bool {
+    filter.is_match(path::strip_dir(p, root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p)))
+}
+
+/// One backend's grep answer in a fan-out, in columns (the order the backend answered).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrepPart {
+    /// The route (index in construction order) whose inner paths these are, or `None` for the
+    /// default backend, whose paths are outer already and dropped where a route hides them.
+    pub mount: Option<usize>,
+    pub truncated: bool,
+    /// `content`: the path of each group of lines; `files_with_matches`: the files; `count`:
+    /// the counted files.
+    pub paths: Vec<String>,
+    /// `content`: lines per group; `count`: the count of each path; otherwise unused.
+    pub sizes: Vec<u32>,
+    /// `content`: per line, whether it is a context line (lines of all groups in order).
+    pub context: Vec<bool>,
+}
+
+/// How fan-out grep answers are merged.
+#[derive(Debug, Clone, Copy)]
+pub struct GrepMerge<'a> {
+    pub mode: OutputMode,
+    /// One cap over the merged answer: matching lines (`content`, context lines not counted) or
+    /// files. `None`: no cap.
+    pub max_count: Option<usize>,
+    /// A grep `glob` with `/` (relative to `root`, the search directory): the mounts were
+    /// searched without it, so their files are filtered here on their outer paths.
+    pub path_glob: Option<&'a str>,
+    pub root: &'a str,
+}
+
+/// The merged answer, in columns: what was kept, in path order, under one cap.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrepMerged {
+    pub truncated: bool,
+    /// Outer paths: of each group (`content`), the files, or the counted files.
+    pub paths: Vec<String>,
+    /// `content`: lines per group; `count`: the counts; otherwise empty.
+    pub sizes: Vec<u32>,
+    /// `content`: each kept line as its index among all parts' lines (parts in order, lines in
+    /// order), so the caller keeps its line objects and nothing else crosses back.
+    pub picks: Vec<u32>,
+}
+
+/// A path of a part seen from outside, or `None` when it is not shown (shadowed, filtered).
+struct Outer<'a> {
+    router: &'a Router,
+    filter: Option<PathFilter>,
+    root: &'a str,
+}
+
+impl Outer<'_> {
+    fn of(&self, mount: Option<&str>, p: &str) -> Option<String> {
+        match mount {
+            None => (!self.router.shadows(p)).then(|| p.to_string()),
+            Some(prefix) => {
+                let outer = outer_path(prefix, p);
+                match &self.filter {
+                    Some(f) if !grep_glob_admits(f, self.root, &outer) => None,
+                    _ => Some(outer),
+                }
+            }
+        }
+    }
+}
+
+fn by_path<T>(a: &(String, T), b: &(String, T)) -> Ordering {
+    a.0.cmp(&b.0)
+}
+
+/// Merges the grep answers of a composite's default backend and mounts as if one tree had been
+/// searched: mount paths prefixed, paths a route hides dropped from the default backend's
+/// answer, a path `glob` applied to the mounts, everything in path order (lines of one file in
+/// their order), one `max_count` over the whole, `truncated` when any part or the cap cut.
+pub fn merge_grep(router: &Router, parts: &[GrepPart], o: &GrepMerge) -> CoreResult<GrepMerged> {
+    let filter = match o.path_glob {
+        Some(g) if parts.iter().any(|p| p.mount.is_some()) => Some(PathFilter::new(g)?),
+        _ => None,
+    };
+    let outer = Outer { router, filter, root: o.root };
+    let cap = o.max_count.unwrap_or(usize::MAX);
+    let mut truncated = parts.iter().any(|p| p.truncated);
+    let mut out = GrepMerged::default();
+    match o.mode {
+        OutputMode::Content => {
+            // (outer path, (first line index, lines)) per group.
+            let mut groups: Vec<(String, (usize, usize))> = Vec::new();
+            let mut first = 0usize;
+            for part in parts {
+                if part.sizes.len() != part.paths.len() {
+                    return Err(malformed("grep part (one size per group)"));
+                }
+                let lines: usize = part.sizes.iter().map(|&n| n as usize).sum();
+                if lines != part.context.len() {
+                    return Err(malformed("grep part (one context flag per line)"));
+                }
+                let mount = part.mount.map(|m| mount_prefix(router, m)).transpose()?;
+                for (p, &n) in part.paths.iter().zip(&part.sizes) {
+                    if let Some(path) = outer.of(mount, p) {
+                        groups.push((path, (first, n as usize)));
+                    }
+                    first += n as usize;
+                }
+            }
+            let context: Vec<bool> = parts.iter().flat_map(|p| p.context.iter().copied()).collect();
+            // Stable: groups of one path keep their order, and so do their lines.
+            groups.sort_by(by_path);
+            let mut taken = 0usize;
+            'groups: for (path, (start, n)) in groups {
+                let mut kept = 0u32;
+                for (line, &is_context) in context.iter().enumerate().skip(start).take(n) {
+                    if !is_context {
+                        if taken == cap {
+                            truncated = true;
+                            if kept > 0 {
+                                push_group(&mut out, path, kept);
+                            }
+                            break 'groups;
+                        }
+                        taken += 1;
+                    }
+                    out.picks.push(u32::try_from(line).map_err(|_| malformed("grep part (too many lines)"))?);
+                    kept += 1;
+                }
+                if kept > 0 {
+                    push_group(&mut out, path, kept);
+                }
+            }
+        }
+        OutputMode::FilesWithMatches => {
+            let mut files: Vec<(String, ())> = Vec::new();
+            for part in parts {
+                let mount = part.mount.map(|m| mount_prefix(router, m)).transpose()?;
+                files.extend(part.paths.iter().filter_map(|p| outer.of(mount, p)).map(|p| (p, ())));
+            }
+            files.sort_by(by_path);
+            truncated |= files.len() > cap;
+            out.paths = files.into_iter().take(cap).map(|(p, ())| p).collect();
+        }
+        OutputMode::Count => {
+            let mut counts: Vec<(String, u32)> = Vec::new();
+            for part in parts {
+                if part.sizes.len() != part.paths.len() {
+                    return Err(malformed("grep part (one count per path)"));
+                }
+                let mount = part.mount.map(|m| mount_prefix(router, m)).transpose()?;
+                for (p, &n) in part.paths.iter().zip(&part.sizes) {
+                    if let Some(path) = outer.of(mount, p) {
+                        counts.push((path, n));
+                    }
+                }
+            }
+            counts.sort_by(by_path);
+            truncated |= counts.len() > cap;
+            (out.paths, out.sizes) = counts.into_iter().take(cap).unzip();
+        }
+    }
+    out.truncated = truncated;
+    Ok(out)
+}
+
+/// Appends a group, joining it to the previous one when both are of the same file.
+fn push_group(out: &mut GrepMerged, path: String, lines: u32) {
+    if out.paths.last() == Some(&path) {
+        if let Some(n) = out.sizes.last_mut() {
+            *n += lines;
+            return;
+        }
+    }
+    out.paths.push(path);
+    out.sizes.push(lines);
+}
+
+/// One backend's glob answer in a fan-out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GlobPart {
+    /// As in [`GrepPart::mount`].
+    pub mount: Option<usize>,
+    pub truncated: bool,
+    pub paths: Vec<String>,
+}
+
+/// The merged glob answer: outer paths in order, each with its index among all parts' paths
+/// (parts in order), so the caller keeps each file's metadata.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GlobMerged {
+    pub truncated: bool,
+    pub paths: Vec<String>,
+    pub picks: Vec<u32>,
+}
+
+/// Merges glob answers: mount paths prefixed and, when `pattern` is given, kept only where the
+/// pattern (relative to `root`, or anchored) admits the outer path — a mount is asked for a
+/// superset (see [`glob_asks`]) — paths a route hides dropped from the default backend's
+/// answer, sorted by path, at most `max_results`.
+pub fn merge_glob(
+    router: &Router,
+    parts: &[GlobPart],
+    pattern: Option<&str>,
+    root: &str,
+    max_results: Option<usize>,
+) -> CoreResult<GlobMerged> {
+    let glob = pattern.map(|p| Glob::new(p, root)).transpose()?;
+    let mut truncated = parts.iter().any(|p| p.truncated);
+    let mut found: Vec<(String, u32)> = Vec::new();
+    let mut index = 0u32;
+    for part in parts {
+        let mount = part.mount.map(|m| mount_prefix(router, m)).transpose()?;
+        for p in &part.paths {
+            let shown = match mount {
+                None => (!router.shadows(p)).then(|| p.clone()),
+                Some(prefix) => {
+                    Some(outer_path(prefix, p)).filter(|o| glob.as_ref().is_none_or(|g| g.is_match(o, root)))
+                }
+            };
+            if let Some(o) = shown {
+                found.push((o, index));
+            }
+            index = index.checked_add(1).ok_or_else(|| malformed("glob part (too many paths)"))?;
+        }
+    }
+    found.sort_by(by_path);
+    let max = max_results.unwrap_or(usize::MAX);
+    truncated |= found.len() > max;
+    found.truncate(max);
+    let (paths, picks) = found.into_iter().unzip();
+    Ok(GlobMerged { truncated, paths, picks })
+}
+
+/// Fan-out answers as the bindings pass them: flat columns for all parts at once.
+#[derive(Debug, Clone, Copy)]
+pub struct PartColumns<'a> {
+    /// Per part: its route index, or a negative number for the default backend.
+    pub mounts: &'a [i32],
+    /// Per part: non-zero when the backend cut its answer.
+    pub truncated: &'a [u8],
+    /// Per part: how many of `paths` are its own (parts in order).
+    pub counts: &'a [u32],
+    /// grep: per path, lines in its group (`content`) or its count (`count`); empty otherwise.
+    pub sizes: &'a [u32],
+    /// grep `content`: per line, non-zero for a context line; empty otherwise.
+    pub context: &'a [u8],
+}
+
+/// Splits [`PartColumns`] (with all parts' `paths`) into parts; `each` builds one part from
+/// its mount, truncation, paths and range of `sizes`.
+fn split_parts<T>(
+    c: &PartColumns,
+    paths: Vec<String>,
+    mut each: impl FnMut(Option<usize>, bool, Vec<String>, std::ops::Range<usize>) -> CoreResult<T>,
+) -> CoreResult<Vec<T>> {
+    let n = c.mounts.len();
+    if c.truncated.len() != n || c.counts.len() != n {
+        return Err(malformed("parts (one mount, truncation and count per part)"));
+    }
+    if c.counts.iter().map(|&k| k as usize).sum::<usize>() != paths.len() {
+        return Err(malformed("parts (path counts do not add up)"));
+    }
+    let mut rest = paths.into_iter();
+    let mut start = 0usize;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let k = c.counts[i] as usize;
+        let own: Vec<String> = rest.by_ref().take(k).collect();
+        let mount = usize::try_from(c.mounts[i]).ok();
+        out.push(each(mount, c.truncated[i] != 0, own, start..start + k)?);
+        start += k;
+    }
+    Ok(out)
+}
+
+/// [`merge_grep`] over flat columns (`paths` holds every part's paths in order).
+pub fn merge_grep_columns(
+    router: &Router,
+    c: &PartColumns,
+    paths: Vec<String>,
+    o: &GrepMerge,
+) -> CoreResult<GrepMerged> {
+    let sized = o.mode != OutputMode::FilesWithMatches;
+    if sized && c.sizes.len() != paths.len() {
+        return Err(malformed("grep parts (one size per path)"));
+    }
+    let mut line = 0usize;
+    let parts = split_parts(c, paths, |mount, truncated, paths, range| {
+        let sizes = if sized { c.sizes[range].to_vec() } else { Vec::new() };
+        let context = if o.mode == OutputMode::Content {
+            let n: usize = sizes.iter().map(|&s| s as usize).sum();
+            let flags = c.context.get(line..line + n).ok_or_else(|| malformed("grep parts (context flags)"))?;
+            line += n;
+            flags.iter().map(|&f| f != 0).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(GrepPart { mount, truncated, paths, sizes, context })
+    })?;
+    if o.mode == OutputMode::Content && line != c.context.len() {
+        return Err(malformed("grep parts (context flags)"));
+    }
+    merge_grep(router, &parts, o)
+}
+
+/// [`merge_glob`] over flat columns (`sizes` and `context` unused).
+pub fn merge_glob_columns(
+    router: &Router,
+    c: &PartColumns,
+    paths: Vec<String>,
+    pattern: Option<&str>,
+    root: &str,
+    max_results: Option<usize>,
+) -> CoreResult<GlobMerged> {
+    let parts = split_parts(c, paths, |mount, truncated, paths, _| Ok(GlobPart { mount, truncated, paths }))?;
+    merge_glob(router, &parts, pattern, root, max_results)
+}
+
+/// What one mount is asked for when a composite glob fans out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobAsk {
+    pub mount: usize,
+    pub pattern: String,
+    /// The mount's inner directory to glob from.
+    pub path: String,
+}
+
+fn is_glob_special(c: char) -> bool {
+    matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\')
+}
+
+/// A superset of the mount's files that `pattern` (relative to `root`, or anchored) can
+/// match, pushed down so a Store-backed mount lists only that prefix: the literal leading
+/// directories of the pattern narrow the mount's directory (`None`: the mount cannot hold a
+/// match); a `**` / `**/<name>` rest, which matches on the last path component only, is passed
+/// on as the pattern. [`merge_glob`] still filters the answer, so this only narrows the work.
+fn push_down(pattern: &str, root: &str, prefix: &str) -> Option<(String, String)> {
+    let everything = Some(("**".to_string(), "/".to_string()));
+    let segments: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+    if segments.iter().any(|s| *s == "." || *s == "..") {
+        return everything;
+    }
+    let mut dir = if pattern.starts_with('/') || root == "/" { String::new() } else { root.to_string() };
+    let mut i = 0;
+    while i + 1 < segments.len() && !segments[i].contains(is_glob_special) {
+        dir.push('/');
+        dir.push_str(segments[i]);
+        i += 1;
+    }
+    let rest = segments[i..].join("/");
+    let last_only =
+        rest == "**" || rest.strip_prefix("**/").is_some_and(|name| !name.contains('/') && !name.contains("**"));
+    let dir_slash = format!("{dir}/");
+    if dir_slash.starts_with(prefix) {
+        // The literal directory is inside the mount: list only below it.
+        let inner = &dir[prefix.len() - 1..];
+        let inner = if inner.is_empty() { "/" } else { inner };
+        return Some((if last_only { rest } else { "**".to_string() }, inner.to_string()));
+    }
+    if prefix.starts_with(&dir_slash) {
+        return if last_only { Some((rest, "/".to_string())) } else { everything };
+    }
+    None
+}
+
+/// The mounts a composite glob at the normalised directory `root` fans out to, each with the
+/// narrowest pattern and directory that still holds every match: the mount `root` lies in,
+/// else every mount for an anchored pattern, else the mounts below `root`; mounts that cannot
+/// hold a match are left out.
+pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> Vec<GlobAsk> {
+    let candidates: Vec<usize> = match router.route_normalised(root).route {
+        Some(m) => vec![m],
+        None if pattern.starts_with('/') => (0..router.len()).collect(),
+        None => router.routes_under(root).into_iter().map(|(i, _)| i).collect(),
+    };
+    candidates
+        .into_iter()
+        .filter_map(|m| {
+            let prefix = router.prefix(m)?;
+            push_down(pattern, root, prefix).map(|(pattern, path)| GlobAsk { mount: m, pattern, path })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn router() -> Router {
+        Router::new(&["/memories/", "/skills/", "/memories/deep/"]).unwrap()
+    }
+
+    fn err<'a>(code: &'a str, message: &'a str, subject: Option<&'a str>, detail: Option<&'a str>) -> BackendError<'a> {
+        BackendError { code, message, subject, detail }
+    }
+
+    #[test]
+    fn outer_paths_join_prefix_and_inner() {
+        assert_eq!(outer_path("/memories/", "/a.md"), "/memories/a.md");
+        assert_eq!(outer_path("/memories/", "/"), "/memories/");
+        assert_eq!(outer_path("/", "/a"), "/a");
+    }
+
+    #[test]
+    fn structured_errors_are_rendered_for_the_outer_path() {
+        let inner = CoreError::of(ErrorCode::FileNotFound, "/a.md");
+        let e = err(inner.code.as_str(), &inner.message, Some(&inner.subject), None);
+        let outer = mount_error(&e, "/memories/", "/memories/a.md").unwrap();
+        assert_eq!(outer.message, "File not found: '/memories/a.md'");
+        assert_eq!(outer.subject, "/memories/a.md");
+    }
+
+    #[test]
+    fn special_characters_and_repeated_paths_are_not_text_edits() {
+        // Regex metacharacters, a quote and a control character: the message shows them
+        // escaped, the subject holds them raw, and only the subject is moved.
+        let hostile = "/a(.*)+[x]'$1\\\n.md";
+        let inner = CoreError::of(ErrorCode::IsDirectory, hostile);
+        let e = err("is_directory", &inner.message, Some(&inner.subject), None);
+        let outer = mount_error(&e, "/m/", "/m/whatever").unwrap();
+        assert_eq!(outer, CoreError::of(ErrorCode::IsDirectory, &format!("/m{hostile}")));
+        // The inner path also appears in the detail (before the subject in `unsupported`): the
+        // detail is kept as it is and the subject alone names the outer path.
+        let inner = CoreError::new(ErrorCode::Unsupported, "/x", "'/x' is special");
+        let e = err("unsupported", &inner.message, Some("/x"), Some(&inner.detail));
+        assert_eq!(mount_error(&e, "/mnt/", "/mnt/x").unwrap().message, "Unsupported: '/x' is special ('/mnt/x')");
+        // A path that occurs twice in its own message.
+        let inner = CoreError::new(ErrorCode::InvalidPath, "/d/d", "'/d' is a file");
+        let e = err("invalid_path", &inner.message, Some("/d/d"), Some("'/d' is a file"));
+        assert_eq!(mount_error(&e, "/d/", "/d/d/d").unwrap().message, "Invalid path '/d/d/d': '/d' is a file");
+    }
+
+    #[test]
+    fn errors_about_patterns_or_unknown_codes_pass_unchanged() {
+        let inner = CoreError::new(ErrorCode::InvalidPattern, "/a[", "unclosed");
+        assert_eq!(
+            mount_error(&err("invalid_pattern", &inner.message, Some("/a["), Some("unclosed")), "/m/", "/m"),
+            None
+        );
+        assert_eq!(mount_error(&err("invalid_pattern", "bad", None, None), "/m/", "/m"), None);
+        assert_eq!(mount_error(&err("unsupported", "x", Some("options.outputMode"), None), "/m/", "/m"), None);
+        assert_eq!(mount_error(&err("teapot", "I'm a teapot", None, None), "/m/", "/m/a"), None);
+    }
+
+    #[test]
+    fn unstructured_errors_name_the_request_path() {
+        let plain =
+            |code, message| mount_error(&err(code, message, None, None), "/memories/", "/memories/a.md").unwrap();
+        assert_eq!(plain("file_not_found", "no such key a.md").message, "File not found: '/memories/a.md'");
+        assert_eq!(plain("permission_denied", "read-only").message, "Permission denied: '/memories/a.md' (read-only)");
+        assert!(plain("multiple_matches", "twice")
+            .message
+            .starts_with("String appears several times in '/memories/a.md'"));
+        assert_eq!(plain("conflict", "stale").subject, "/memories/a.md");
+        let detailed = mount_error(&err("too_large", "big", None, Some("3 MB")), "/memories/", "/memories/a").unwrap();
+        assert_eq!(detailed.message, "Too large: '/memories/a' (3 MB)");
+    }
+
+    fn content(mount: Option<usize>, groups: &[(&str, &[bool])]) -> GrepPart {
+        GrepPart {
+            mount,
+            truncated: false,
+            paths: groups.iter().map(|(p, _)| p.to_string()).collect(),
+            sizes: groups.iter().map(|(_, l)| l.len() as u32).collect(),
+            context: groups.iter().flat_map(|(_, l)| l.iter().copied()).collect(),
+        }
+    }
+
+    fn grep(parts: &[GrepPart], mode: OutputMode, max_count: Option<usize>, path_glob: Option<&str>) -> GrepMerged {
+        merge_grep(&router(), parts, &GrepMerge { mode, max_count, path_glob, root: "/" }).unwrap()
+    }
+
+    #[test]
+    fn grep_merges_three_mounts_in_path_order_under_one_ceiling() {
+        let m = [false];
+        let parts = [
+            // default backend: /z.md, a shadowed /memories/old.md, /a.md (answers out of order)
+            content(None, &[("/z.md", &[false, false]), ("/memories/old.md", &m), ("/a.md", &[false, true, false])]),
+            content(Some(1), &[("/s.md", &m)]),
+            content(Some(0), &[("/b.md", &[false, false])]),
+            content(Some(2), &[("/c.md", &m)]),
+        ];
+        // /a.md: 2 matches + its context line (not counted), then the ceiling of 3 cuts inside
+        // /memories/b.md after its first line.
+        let r = grep(&parts, OutputMode::Content, Some(3), None);
+        assert_eq!(r.paths, ["/a.md", "/memories/b.md"]);
+        assert_eq!(r.sizes, [3, 1]);
+        assert_eq!(r.picks, [3, 4, 5, 7]);
+        assert!(r.truncated);
+        let all = grep(&parts, OutputMode::Content, None, None);
+        assert_eq!(all.paths, ["/a.md", "/memories/b.md", "/memories/deep/c.md", "/skills/s.md", "/z.md"]);
+        assert_eq!(all.picks, [3, 4, 5, 7, 8, 9, 6, 0, 1]);
+        assert!(!all.truncated);
+    }
+
+    #[test]
+    fn context_after_the_last_counted_match_is_kept_until_the_next_match() {
+        let parts = [content(None, &[("/a", &[false, true, false])]), content(Some(0), &[("/b", &[true, false])])];
+        let r = grep(&parts, OutputMode::Content, Some(1), None);
+        assert_eq!(
+            (r.paths.as_slice(), r.sizes.as_slice(), r.picks.as_slice(), r.truncated),
+            (&["/a".to_string()][..], &[2][..], &[0, 1][..], true)
+        );
+    }
+
+    #[test]
+    fn grep_files_and_counts_merge_with_one_cap() {
+        let files = |mount, paths: &[&str]| GrepPart {
+            mount,
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            ..GrepPart::default()
+        };
+        let parts = [files(None, &["/y", "/memories/x"]), files(Some(0), &["/a", "/b"]), files(Some(1), &["/k"])];
+        let r = grep(&parts, OutputMode::FilesWithMatches, Some(3), None);
+        assert_eq!(
+            (r.paths, r.truncated),
+            (vec!["/memories/a".into(), "/memories/b".into(), "/skills/k".into()], true)
+        );
+        let counts = |mount, paths: &[(&str, u32)]| GrepPart {
+            mount,
+            paths: paths.iter().map(|(p, _)| p.to_string()).collect(),
+            sizes: paths.iter().map(|(_, n)| *n).collect(),
+            ..GrepPart::default()
+        };
+        let parts = [counts(None, &[("/z", 1), ("/memories", 9)]), counts(Some(0), &[("/a", 2)])];
+        let r = grep(&parts, OutputMode::Count, None, None);
+        assert_eq!((r.paths, r.sizes, r.truncated), (vec!["/memories/a".into(), "/z".into()], vec![2, 1], false));
+        let r = grep(&parts, OutputMode::Count, Some(1), None);
+        assert_eq!((r.paths.len(), r.truncated), (1, true));
+        let mut cut = counts(Some(1), &[]);
+        cut.truncated = true;
+        assert!(grep(&[cut], OutputMode::Count, None, None).truncated);
+    }
+
+    #[test]
+    fn a_path_glob_filters_mounts_on_their_outer_paths() {
+        let files = |mount, paths: &[&str]| GrepPart {
+            mount,
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            ..GrepPart::default()
+        };
+        let parts = [files(None, &["/memories.md"]), files(Some(0), &["/a.md", "/n/b.md"])];
+        let r = grep(&parts, OutputMode::FilesWithMatches, None, Some("memories/*.md"));
+        // The default backend applied the glob itself; mounts are filtered here.
+        assert_eq!(r.paths, ["/memories.md", "/memories/a.md"]);
+        let bad = merge_grep(
+            &router(),
+            &parts,
+            &GrepMerge { mode: OutputMode::FilesWithMatches, max_count: None, path_glob: Some("a/[z"), root: "/" },
+        );
+        assert_eq!(bad.unwrap_err().code, ErrorCode::InvalidPattern);
+    }
+
+    #[test]
+    fn malformed_parts_are_errors_not_panics() {
+        let bad = GrepPart { paths: vec!["/a".into()], sizes: vec![2], context: vec![false], ..GrepPart::default() };
+        assert_eq!(
+            merge_grep(
+                &router(),
+                &[bad],
+                &GrepMerge { mode: OutputMode::Content, max_count: None, path_glob: None, root: "/" }
+            )
+            .unwrap_err()
+            .code,
+            ErrorCode::Unsupported
+        );
+        let part = GlobPart { mount: Some(7), ..GlobPart::default() };
+        assert_eq!(merge_glob(&router(), &[part], None, "/", None).unwrap_err().code, ErrorCode::Unsupported);
+    }
+
+    #[test]
+    fn glob_merges_filters_and_caps() {
+        let part = |mount, paths: &[&str]| GlobPart {
+            mount,
+            truncated: false,
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+        };
+        let parts = [
+            part(None, &["/src/b.md", "/memories/hidden.md"]),
+            part(Some(0), &["/x.md", "/x.txt", "/deep/y.md"]),
+            part(Some(1), &["/s.md"]),
+        ];
+        let r = merge_glob(&router(), &parts, Some("**/*.md"), "/", None).unwrap();
+        assert_eq!(r.paths, ["/memories/deep/y.md", "/memories/x.md", "/skills/s.md", "/src/b.md"]);
+        assert_eq!(r.picks, [4, 2, 5, 0]);
+        let r = merge_glob(&router(), &parts, Some("**/*.md"), "/", Some(2)).unwrap();
+        assert_eq!((r.paths.len(), r.truncated), (2, true));
+        // No pattern: a routed answer is only prefixed.
+        let r = merge_glob(&router(), &parts[1..2], None, "/memories", None).unwrap();
+        assert_eq!(r.paths, ["/memories/deep/y.md", "/memories/x.md", "/memories/x.txt"]);
+    }
+
+    #[test]
+    fn columns_split_into_parts() {
+        let cols = PartColumns {
+            mounts: &[-1, 0],
+            truncated: &[0, 1],
+            counts: &[1, 2],
+            sizes: &[2, 1, 1],
+            context: &[0, 1, 0, 0],
+        };
+        let paths = || vec!["/z".to_string(), "/b".to_string(), "/a".to_string()];
+        let o = GrepMerge { mode: OutputMode::Content, max_count: None, path_glob: None, root: "/" };
+        let r = merge_grep_columns(&router(), &cols, paths(), &o).unwrap();
+        assert_eq!(r.paths, ["/memories/a", "/memories/b", "/z"]);
+        assert_eq!((r.picks, r.truncated), (vec![3, 2, 0, 1], true));
+        let short = PartColumns { context: &[0, 1, 0], ..cols };
+        assert_eq!(merge_grep_columns(&router(), &short, paths(), &o).unwrap_err().code, ErrorCode::Unsupported);
+        let miscounted = PartColumns { counts: &[1, 1], ..cols };
+        assert!(merge_grep_columns(&router(), &miscounted, paths(), &o).is_err());
+        let g = merge_glob_columns(&router(), &cols, paths(), None, "/", None).unwrap();
+        assert_eq!((g.paths, g.picks), (vec!["/memories/a".into(), "/memories/b".into(), "/z".into()], vec![2, 1, 0]));
+    }
+
+    fn asks(pattern: &str, root: &str) -> Vec<(usize, String, String)> {
+        let r = Router::new(&["/memories/"]).unwrap();
+        glob_asks(&r, pattern, root).into_iter().map(|a| (a.mount, a.pattern, a.path)).collect()
+    }
+
+    #[test]
+    fn glob_pushes_literal_directories_down() {
+        let ask = |m: usize, p: &str, d: &str| (m, p.to_string(), d.to_string());
+        assert_eq!(asks("/memories/notes/*.md", "/"), [ask(0, "**", "/notes")]);
+        assert_eq!(asks("**/*.md", "/"), [ask(0, "**/*.md", "/")]);
+        assert_eq!(asks("src/*.ts", "/"), []);
+        assert_eq!(asks("*/*.ts", "/"), [ask(0, "**", "/")]);
+        assert_eq!(asks("memories/**/deep/*.md", "/"), [ask(0, "**", "/")]);
+        assert_eq!(asks("*.md", "/memories/notes"), [ask(0, "**", "/notes")]);
+        assert_eq!(asks("../x/*", "/"), [ask(0, "**", "/")]);
+        assert_eq!(asks("/src/*.ts", "/memories"), []);
+    }
+}
