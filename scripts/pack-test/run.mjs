@@ -31,6 +31,8 @@ const wanted = (step) => !only || only.has(step);
 const PG_URL = process.env.ENGRAM_PG_URL ?? "postgres://engram:engram@127.0.0.1:5432/engram";
 /** The oldest TypeScript the published declarations support (README, docs/guides/quick-start.md). */
 const OLDEST_TS = "5.0";
+/** The most a Worker's JavaScript may weigh, minified (issue 14): the example's bundle fails above it. */
+const WORKER_BUNDLE_LIMIT = 350 * 1024;
 
 const failures = [];
 const started = Date.now();
@@ -94,6 +96,30 @@ if (!builtPlatforms.includes(platform)) throw new Error(`no native build for ${p
 // target's binary there with `napi artifacts`).
 for (const p of builtPlatforms) cpSync(join(nativeDir, `engram.${p}.node`), join(nativeDir, "npm", p, `engram.${p}.node`));
 
+/** The project's canonical location, stated once: the root package.json's `repository` (see
+ * CONTRIBUTING.md). Every published package points there. */
+const REPOSITORY = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"))
+  .repository.url.replace(/^git\+/, "")
+  .replace(/\.git$/, "");
+
+function repositoryProblems(manifest, dir) {
+  const expected = {
+    "repository.url": `git+${REPOSITORY}.git`,
+    "repository.directory": dir,
+    homepage: `${REPOSITORY}/tree/main/${dir}#readme`,
+    bugs: `${REPOSITORY}/issues`,
+  };
+  const actual = {
+    "repository.url": manifest.repository?.url,
+    "repository.directory": manifest.repository?.directory,
+    homepage: manifest.homepage,
+    bugs: typeof manifest.bugs === "string" ? manifest.bugs : manifest.bugs?.url,
+  };
+  return Object.keys(expected)
+    .filter((k) => actual[k] !== expected[k])
+    .map((k) => `${k} is ${JSON.stringify(actual[k])}, expected ${JSON.stringify(expected[k])}`);
+}
+
 /** name → { file, size, entryCount, files } */
 const packed = new Map();
 for (const pkg of PACKAGES(builtPlatforms)) {
@@ -107,6 +133,8 @@ for (const pkg of PACKAGES(builtPlatforms)) {
     (f) => !files.has(f),
   );
   if (missing.length > 0) failures.push(`tarball ${info.name} lacks ${missing.join(", ")}`);
+  const where = repositoryProblems(manifest, pkg.dir);
+  if (where.length > 0) failures.push(`${info.name}: ${where.join("; ")}`);
   packed.set(info.name, { file: join(tarballs, info.filename), size: info.size, unpacked: info.unpackedSize, entryCount: info.entryCount });
 }
 console.log("\n  tarball                              packed   unpacked  files");
@@ -135,7 +163,8 @@ writeFileSync(
       type: "module",
       dependencies: Object.fromEntries(direct.map((n) => [n, specs[n]])),
       // What the examples' own tooling needs (the browser example builds with esbuild).
-      devDependencies: { "@types/node": "^20.19.0", esbuild: "^0.28.0" },
+      // zod and yaml: what an app passing zod tools and the YAML parser installs (the types step).
+      devDependencies: { "@types/node": "^20.19.0", esbuild: "^0.28.0", yaml: "^2.9.1", zod: "^4.6.7" },
       // Transitive @engram/* and engram dependencies resolve to these tarballs, never the registry.
       overrides: specs,
     },
@@ -266,6 +295,14 @@ await check("workerd", async () => {
   const { bundleWorker, runWorker } = await import("./workerd.mjs");
   const bundle = await bundleWorker(ROOT, dir, join(work, "worker-dist"));
   workerSize = bundle;
+  log(`      Workers bundle: ${(bundle.bytes / 1024).toFixed(1)} kB minified (limit ${WORKER_BUNDLE_LIMIT / 1024} kB)`);
+  if (bundle.bytes > WORKER_BUNDLE_LIMIT) {
+    throw new Error(
+      `the Workers bundle is ${(bundle.bytes / 1024).toFixed(1)} kB, over ${WORKER_BUNDLE_LIMIT / 1024} kB: ${describeTop(bundle)}`,
+    );
+  }
+  // The example uses no skills: the YAML parser stays out (#skills-yaml under workerd).
+  if (bundle.packages.has("yaml")) throw new Error("the Workers bundle carries the yaml package, though the example uses no skills");
   const out = await runWorker(ROOT, bundle);
   expectEqual(out.first, { answer: "Saved: you prefer short answers.", core: "wasm" }, "first request");
   expectEqual(out.second, { answer: "Short answer, as you prefer.", core: "wasm" }, "second request (memory from KV)");
@@ -318,29 +355,63 @@ await check("types", () => {
   }
   const tsc = join(ts, "node_modules/typescript/bin/tsc");
   const errors = [];
+  const tscRun = (project, extra = []) => {
+    const r = run("node", [tsc, "-p", project, ...extra], { cwd: dirname(project) });
+    return r.status === 0 ? undefined : `${r.stdout}${r.stderr}`;
+  };
+  // The examples as they are, then checking library declarations too (skipLibCheck off).
   for (const name of ["sqlite-memory", "postgres", "cloudflare-worker", "browser"]) {
     const dir = existsSync(join(app, name)) ? join(app, name) : example(name);
-    const r = run("node", [tsc, "-p", dir], { cwd: dir });
-    if (r.status !== 0) errors.push(`${name}:\n${r.stdout}${r.stderr}`);
+    for (const extra of [[], ["--skipLibCheck", "false"]]) {
+      const out = tscRun(dir, extra);
+      if (out) errors.push(`${name} ${extra.join(" ")}:\n${out}`);
+    }
   }
-  if (errors.length > 0) throw new Error(`TypeScript ${OLDEST_TS} rejects the examples:\n${errors.join("\n")}`);
-  // The same with the declarations checked too (skipLibCheck off): reported, not fatal — what
-  // is listed here needs a newer TypeScript than OLDEST_TS in a project that checks libraries.
-  const strict = run("node", [tsc, "-p", join(app, "sqlite-memory"), "--skipLibCheck", "false"], { cwd: app });
-  const lines = `${strict.stdout}`.split("\n").filter((l) => l.includes("error TS"));
-  const distinct = [...new Set(lines.map((l) => l.replace(/^.*node_modules\//, "").replace(/\(\d+,\d+\)/, "")))];
-  console.log(
-    `\n  TypeScript ${OLDEST_TS} with skipLibCheck off: ${distinct.length} distinct declaration errors${distinct.length ? ":" : ""}`,
+  // Every public entry point, a zod tool and the optional peers absent, with skipLibCheck off,
+  // under both module resolutions a TypeScript 5.0 project uses.
+  const entries = join(app, "types-check");
+  mkdirSync(entries, { recursive: true });
+  writeFileSync(
+    join(entries, "index.ts"),
+    `import { type Tool, FakeChatModel, StateBackend, createDeepAgent, setSkillsYamlParser } from "engram";
+import { FileMemoryStorage } from "engram/memory/longterm/node";
+import { McpToolset, toToolResult } from "engram/mcp";
+import { AgentTracing } from "engram/tracing";
+import { SqliteStore } from "@engram/sqlite";
+import { PostgresStore } from "@engram/postgres";
+import { parse } from "yaml";
+import * as z from "zod";
+setSkillsYamlParser(parse);
+const lookup: Tool<{ q: string }> = { name: "lookup", description: "d", schema: z.object({ q: z.string() }), run: async ({ q }) => ({ content: q }) };
+export const agent = createDeepAgent(new FakeChatModel(["ok"]), { backend: new StateBackend(), tools: [lookup as unknown as Tool<never>] });
+export { AgentTracing, FileMemoryStorage, McpToolset, PostgresStore, SqliteStore, toToolResult };
+`,
   );
-  for (const l of distinct) console.log(`    ${l}`);
+  for (const [module, moduleResolution] of [
+    ["NodeNext", "NodeNext"],
+    ["ESNext", "Bundler"],
+  ]) {
+    const compilerOptions = { target: "ES2022", module, moduleResolution, lib: ["ES2022", "DOM"], types: [], strict: true, noEmit: true };
+    writeFileSync(
+      join(entries, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: false }, include: ["index.ts"] }),
+    );
+    const out = tscRun(join(entries, "tsconfig.json"));
+    if (out) errors.push(`every entry point (moduleResolution ${moduleResolution}, skipLibCheck false):\n${out}`);
+  }
+  if (errors.length > 0) throw new Error(`TypeScript ${OLDEST_TS} rejects the published declarations:\n${errors.join("\n")}`);
 });
+
+function describeTop(bundle) {
+  return bundle.top.map(([p, b]) => `${p} ${(b / 1024).toFixed(1)} kB`).join(", ");
+}
 
 if (workerSize) {
   console.log(
     `\n  Workers bundle (esbuild, minified): ${(workerSize.bytes / 1024).toFixed(1)} kB, gzip ${(gzipSync(workerSize.code).length / 1024).toFixed(1)} kB`,
   );
   console.log(`  + engram_wasm_bg.wasm ${(workerSize.wasmBytes / 1024).toFixed(1)} kB, gzip ${(workerSize.wasmGzip / 1024).toFixed(1)} kB`);
-  console.log(`  by package: ${workerSize.top.map(([p, b]) => `${p} ${(b / 1024).toFixed(1)} kB`).join(", ")}\n`);
+  console.log(`  by package: ${describeTop(workerSize)}\n`);
 }
 
 if (!keep) rmSync(work, { recursive: true, force: true });

@@ -54,6 +54,8 @@ export async function bundleWorker(root, dir, outDir) {
     wasmBytes: wasmBytes.length,
     wasmGzip: gzipSync(wasmBytes).length,
     top: [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 8),
+    /** package → bytes in the bundle ("example" for the example's own files). */
+    packages: byPackage,
   };
 }
 

@@ -3,7 +3,7 @@
  * a compact binary snapshot of the table (`snapshot()` / `StateBackend.restore`).
  * @module
  */
-import type { Core, CoreFileTable } from "../core/types.js";
+import type { Core, CoreFileTable, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
 
@@ -59,7 +59,7 @@ export class StateBackend implements Backend {
     return (await this.#files()).read(path, options);
   }
 
-  async readBytes(path: string) {
+  async readBytes(path: string): Promise<Result<{ data: Uint8Array }>> {
     const table = await this.#files();
     const data = table.readBytes(path);
     if (data) return { data };

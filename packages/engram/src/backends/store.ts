@@ -218,7 +218,7 @@ export class StoreBackend implements Backend {
     return (await this.#sync(p.path)).read(p.path, options);
   }
 
-  async readBytes(path: string) {
+  async readBytes(path: string): Promise<Result<{ data: Uint8Array }>> {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
     const data = (await this.#sync(p.path)).readBytes(p.path);

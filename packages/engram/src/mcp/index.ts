@@ -5,6 +5,7 @@
  */
 export {
   type McpAttachment,
+  type McpCallResult,
   type McpHttpServer,
   type McpServerConfig,
   type McpStdioServer,

@@ -70,7 +70,6 @@ type Sdk = {
 };
 type Client = InstanceType<Sdk["Client"]>;
 type ListedTool = Awaited<ReturnType<Client["listTools"]>>["tools"][number];
-type CallResult = Awaited<ReturnType<Client["callTool"]>>;
 
 /** Held in a variable so that bundlers leave the optional SDK out of bundles that never use MCP. */
 const SDK = "@modelcontextprotocol/sdk";
@@ -123,8 +122,18 @@ export function namespacedToolName(server: string, tool: string): string {
   return `${name.slice(0, MAX_TOOL_NAME - tag.length - 1)}_${tag}`;
 }
 
+/** An MCP `CallToolResult` as far as {@link toToolResult} reads it; the SDK's result type fits.
+ * (Declared here so that the published declarations need no optional package.) */
+export interface McpCallResult {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+  /** The result of a server on protocol 2024-10-07 or older. */
+  toolResult?: unknown;
+}
+
 /** Maps an MCP `CallToolResult` to what the model receives. */
-export function toToolResult(result: CallResult): McpToolResult {
+export function toToolResult(result: McpCallResult): McpToolResult {
   const texts: string[] = [];
   const attachments: McpAttachment[] = [];
   const content = Array.isArray(result.content) ? result.content : [];

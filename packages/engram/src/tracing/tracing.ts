@@ -59,7 +59,7 @@ async function loadApi(): Promise<Api> {
 /** Spans for one agent (and its subagents). Build it with {@link AgentTracing.create}. */
 export class AgentTracing {
   private constructor(
-    readonly api: Api,
+    private readonly api: Api,
     readonly tracer: TracerLike,
     readonly backendSpans: boolean,
   ) {}

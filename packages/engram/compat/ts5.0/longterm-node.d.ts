@@ -1,0 +1,3 @@
+// `engram/memory/longterm/node` for TypeScript < 5.4: the same declarations, with `NoInfer` (see no-infer.d.ts).
+import "./no-infer.js";
+export * from "../../dist/memory/longterm/node.js";
