@@ -1,14 +1,22 @@
-//! `grep` over in-memory files: literal by default (memchr's SIMD `memmem`), regex on the
-//! linear-time `regex` engine. Whole-buffer search; lines are only materialised for hits.
+//! `grep` over in-memory files: literal by default (memchr's SIMD `memmem`), regex on
+//! `regex-automata`'s lazy DFA with a bounded NFA fallback (see [`MAX_FALLBACK_WORK`]).
+//! Whole-buffer search; lines are only materialised for hits.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::glob::PathFilter;
 use crate::path;
 use crate::text::{is_binary, line_bounds, lossy_line};
 use memchr::memmem;
-use regex::bytes::{Regex, RegexBuilder};
+use regex_automata::nfa::thompson::{self, backtrack, pikevm};
+use regex_automata::util::prefilter::Prefilter;
+use regex_automata::{hybrid, Input, MatchErrorKind, MatchKind, Span};
+use regex_syntax::hir::{
+    Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Literal, Repetition,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Longest pattern accepted (literal or regex), in bytes.
 pub const MAX_PATTERN_BYTES: usize = 4096;
@@ -25,7 +33,10 @@ pub const MAX_CONTEXT: usize = 100;
 /// limit bounds counted repetition (`[a-z]{20000}`, `(a{100}){100}`) and giant alternations,
 /// whose programs stay small per state but make every searched byte visit thousands of states.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
-const REGEX_DFA_SIZE_LIMIT: usize = 8 << 20;
+/// The lazy DFA's cache. It gives up after filling it three times at under 10 searched bytes
+/// per state built (a thrashing pattern), so this also bounds the work before the NFA fallback:
+/// about 40 ms natively whatever the input size.
+const REGEX_DFA_SIZE_LIMIT: usize = 1 << 20;
 const REGEX_NEST_LIMIT: u32 = 64;
 /// Most "positions" a regex may expand to: literal bytes, classes, and each counted repetition
 /// multiplying its body. A linear-time engine still spends time proportional to this weight
@@ -100,15 +111,55 @@ pub struct GrepResult {
     pub truncated: bool,
 }
 
+/// Most fallback work one in-memory search may do, in NFA state-bytes (bytes given to the
+/// NFA engines times the states of the pattern's NFA). The lazy DFA searches in time linear in
+/// the bytes; a pattern that makes it thrash (`a[ab]{20}c` on text of `a`s and `b`s) makes it
+/// give up, and the lines left are checked by the bounded backtracker (the PikeVM for lines too
+/// long for it, charged 5×) while this budget lasts; then the search fails with
+/// `pattern_too_expensive`. About 4 ns per unit natively, so the fallback stays in the tens of
+/// milliseconds on any input; a count, not a clock, so both cores stop at the same point.
+pub const MAX_FALLBACK_WORK: u64 = 4 << 20;
+/// The PikeVM's cost per state-byte relative to the bounded backtracker (measured 4–6×).
+const PIKEVM_COST: u64 = 5;
+
 /// A compiled pattern; build once, run over many buffers.
 pub enum Matcher {
     Literal(Box<memmem::Finder<'static>>),
-    Regex(Regex),
+    Regex(Box<LineRegex>),
+}
+
+/// A regex compiled for finding matching lines: every class and literal has `\n` removed, so a
+/// match never spans lines and a whole-buffer search finds exactly the lines holding a match.
+/// A forward lazy DFA (earliest match, literal prefilter) does the searching; where it quits
+/// (a Unicode `\b` next to non-ASCII text) or gives up (its cache thrashes), the NFA engines
+/// check line by line under [`MAX_FALLBACK_WORK`] when a budget is set.
+pub struct LineRegex {
+    dfa: hybrid::dfa::DFA,
+    backtrack: backtrack::BoundedBacktracker,
+    pikevm: pikevm::PikeVM,
+    prefilter: Option<Prefilter>,
+    nfa_states: u64,
+    caches: Mutex<Vec<Caches>>,
+    /// Set once the lazy DFA gave up: the rest of the search runs on the NFA engines (a cache
+    /// rebuilt per file would repeat the thrashing on every file).
+    gave_up: AtomicBool,
+    /// Fallback work done so far and the most allowed (`None`: unbounded).
+    spent: AtomicU64,
+    budget: Option<u64>,
+    /// The pattern as shown in an error (at most 200 characters).
+    shown: String,
+}
+
+struct Caches {
+    dfa: hybrid::dfa::Cache,
+    backtrack: backtrack::Cache,
+    pikevm: pikevm::Cache,
 }
 
 impl Matcher {
     /// Compiles a search pattern. Errors: `invalid_pattern` for a malformed regex, a pattern
-    /// over [`MAX_PATTERN_BYTES`], or one whose program exceeds the limits above.
+    /// over [`MAX_PATTERN_BYTES`], or one whose program exceeds the limits above. The fallback
+    /// work of a regex is unbounded; see [`Matcher::bounded`].
     pub fn new(pattern: &str, regex: bool, ignore_case: bool) -> CoreResult<Matcher> {
         if pattern.len() > MAX_PATTERN_BYTES {
             return Err(invalid_pattern(
@@ -119,28 +170,26 @@ impl Matcher {
         if !regex && !ignore_case {
             return Ok(Matcher::Literal(Box::new(memmem::Finder::new(pattern.as_bytes()).into_owned())));
         }
-        let source = if regex { pattern.to_string() } else { regex::escape(pattern) };
+        let source = if regex { pattern.to_string() } else { regex_syntax::escape(pattern) };
         if regex {
             check_weight(pattern)?;
         }
-        RegexBuilder::new(&source)
-            .multi_line(true)
-            .crlf(true)
-            .case_insensitive(ignore_case)
-            .size_limit(REGEX_SIZE_LIMIT)
-            .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
-            .nest_limit(REGEX_NEST_LIMIT)
-            .build()
-            .map(Matcher::Regex)
-            .map_err(|e| {
-                let first_line = e.to_string().lines().last().unwrap_or("").trim().to_string();
-                invalid_pattern(pattern, first_line)
-            })
+        LineRegex::new(pattern, &source, ignore_case).map(|r| Matcher::Regex(Box::new(r)))
+    }
+
+    /// The same matcher with its fallback work capped at [`MAX_FALLBACK_WORK`]: a search that
+    /// would need more fails with `pattern_too_expensive` instead of blocking its caller.
+    pub fn bounded(mut self) -> Matcher {
+        if let Matcher::Regex(r) = &mut self {
+            r.budget = Some(MAX_FALLBACK_WORK);
+        }
+        self
     }
 
     /// Calls `on_line(start, end)` for each line (byte range, terminator excluded) that contains
-    /// a match, in order, until it returns `false`.
-    pub fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) {
+    /// a match, in order, until it returns `false`. Fails only when a bounded regex runs out of
+    /// fallback work (`pattern_too_expensive`).
+    pub fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) -> CoreResult<()> {
         match self {
             Matcher::Literal(finder) => {
                 let mut pos = 0;
@@ -148,43 +197,195 @@ impl Matcher {
                     let Some(i) = finder.find(&data[pos..]) else { break };
                     let (start, end) = line_bounds(data, pos + i);
                     if !on_line(start, end) {
-                        return;
+                        return Ok(());
                     }
                     pos = end + 1;
                 }
+                Ok(())
             }
-            Matcher::Regex(re) => {
-                let mut pos = 0;
-                while pos < data.len() {
-                    let Some(m) = re.find_at(data, pos) else { break };
-                    if memchr::memchr(b'\n', m.as_bytes()).is_some() {
-                        // The pattern can span lines (e.g. `\s`): finish this buffer line by line,
-                        // which stays linear where re-scanning from each line could not.
-                        let (start, _) = line_bounds(data, m.start());
-                        self.per_line(re, data, start, on_line);
-                        return;
-                    }
-                    let (start, end) = line_bounds(data, m.start());
-                    if !on_line(start, end) {
-                        return;
-                    }
-                    pos = end + 1;
-                }
-            }
+            Matcher::Regex(re) => re.for_each_matching_line(data, on_line),
         }
     }
+}
 
-    fn per_line(&self, re: &Regex, data: &[u8], mut start: usize, mut on_line: impl FnMut(usize, usize) -> bool) {
+impl LineRegex {
+    fn new(pattern: &str, source: &str, ignore_case: bool) -> CoreResult<LineRegex> {
+        let fail =
+            |e: &dyn std::fmt::Display| invalid_pattern(pattern, e.to_string().lines().last().unwrap_or("").trim());
+        let hir = regex_syntax::ParserBuilder::new()
+            .multi_line(true)
+            .crlf(true)
+            .case_insensitive(ignore_case)
+            .utf8(false)
+            .nest_limit(REGEX_NEST_LIMIT)
+            .build()
+            .parse(source)
+            .map_err(|e| fail(&e))?;
+        let hir = without_newline(hir);
+        let nfa = thompson::Compiler::new()
+            .configure(
+                thompson::Config::new()
+                    .utf8(false)
+                    .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                    .which_captures(thompson::WhichCaptures::None),
+            )
+            .build_from_hir(&hir)
+            .map_err(|e| fail(&e))?;
+        let prefilter = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir);
+        let dfa = hybrid::dfa::Config::new()
+            .prefilter(prefilter.clone())
+            .cache_capacity(REGEX_DFA_SIZE_LIMIT)
+            .skip_cache_capacity_check(true)
+            .unicode_word_boundary(true)
+            .minimum_cache_clear_count(Some(3))
+            .minimum_bytes_per_state(Some(10));
+        let dfa = hybrid::dfa::Builder::new().configure(dfa).build_from_nfa(nfa.clone()).map_err(|e| fail(&e))?;
+        let backtrack = backtrack::Builder::new().build_from_nfa(nfa.clone()).map_err(|e| fail(&e))?;
+        let pikevm = pikevm::Builder::new().build_from_nfa(nfa.clone()).map_err(|e| fail(&e))?;
+        Ok(LineRegex {
+            dfa,
+            backtrack,
+            pikevm,
+            prefilter,
+            nfa_states: nfa.states().len() as u64,
+            caches: Mutex::new(Vec::new()),
+            gave_up: AtomicBool::new(false),
+            spent: AtomicU64::new(0),
+            budget: None,
+            shown: pattern.chars().take(200).collect(),
+        })
+    }
+
+    fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) -> CoreResult<()> {
+        let mut caches = self.caches.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_else(|| Caches {
+            dfa: self.dfa.create_cache(),
+            backtrack: self.backtrack.create_cache(),
+            pikevm: self.pikevm.create_cache(),
+        });
+        let r = self.search(data, &mut caches, &mut on_line);
+        self.caches.lock().unwrap_or_else(|e| e.into_inner()).push(caches);
+        r
+    }
+
+    fn search(&self, data: &[u8], c: &mut Caches, on_line: &mut dyn FnMut(usize, usize) -> bool) -> CoreResult<()> {
+        let mut pos = 0;
+        while pos < data.len() {
+            if self.gave_up.load(Ordering::Relaxed) {
+                return self.fallback_lines(data, pos, c, on_line);
+            }
+            let input = Input::new(data).range(pos..).earliest(true);
+            let (start, end) = match self.dfa.try_search_fwd(&mut c.dfa, &input) {
+                Ok(None) => return Ok(()),
+                // A match never contains `\n`: a non-empty one ends on its own line; an empty one
+                // sits on the line of its offset.
+                Ok(Some(m)) => {
+                    let e = m.offset();
+                    let at = if e > pos && data[e - 1] != b'\n' { e - 1 } else { e };
+                    if at == data.len() && data.last() == Some(&b'\n') {
+                        return Ok(()); // after the final newline: no line there
+                    }
+                    line_bounds(data, at)
+                }
+                Err(err) => match *err.kind() {
+                    // Lines before the one holding `offset` have no match (the DFA would have
+                    // stopped there); that line is checked by the NFA, the search goes on after it.
+                    MatchErrorKind::Quit { offset, .. } => {
+                        let (s, e) = line_bounds(data, offset.min(data.len()));
+                        if self.nfa_line(data, s, e, c)? && !on_line(s, e) {
+                            return Ok(());
+                        }
+                        pos = e + 1;
+                        continue;
+                    }
+                    _ => {
+                        let offset = match *err.kind() {
+                            MatchErrorKind::GaveUp { offset } => offset,
+                            _ => pos,
+                        };
+                        self.gave_up.store(true, Ordering::Relaxed);
+                        let (s, _) = line_bounds(data, offset.min(data.len()).max(pos));
+                        return self.fallback_lines(data, s, c, on_line);
+                    }
+                },
+            };
+            if !on_line(start, end) {
+                return Ok(());
+            }
+            pos = end + 1;
+        }
+        Ok(())
+    }
+
+    /// Line by line on the NFA engines from `start` (a line start).
+    fn fallback_lines(
+        &self,
+        data: &[u8],
+        mut start: usize,
+        c: &mut Caches,
+        on_line: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> CoreResult<()> {
         while start < data.len() {
             let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
-            if re.is_match(&data[start..end]) && !on_line(start, end) {
-                return;
-            }
-            if end == data.len() {
-                return;
+            if self.nfa_line(data, start, end, c)? && !on_line(start, end) {
+                return Ok(());
             }
             start = end + 1;
         }
+        Ok(())
+    }
+
+    /// Whether line `start..end` holds a match, on the NFA engines, charged to the budget.
+    fn nfa_line(&self, data: &[u8], start: usize, end: usize, c: &mut Caches) -> CoreResult<bool> {
+        if let Some(pre) = &self.prefilter {
+            if pre.find(data, Span::from(start..end)).is_none() {
+                return Ok(false);
+            }
+        }
+        let len = (end - start) as u64 + 1;
+        let use_backtrack = end - start <= self.backtrack.max_haystack_len();
+        let cost = len.saturating_mul(self.nfa_states).saturating_mul(if use_backtrack { 1 } else { PIKEVM_COST });
+        let spent = self.spent.fetch_add(cost, Ordering::Relaxed).saturating_add(cost);
+        if let Some(budget) = self.budget {
+            if spent > budget {
+                return Err(CoreError::new(
+                    ErrorCode::PatternTooExpensive,
+                    &self.shown,
+                    format_args!("this pattern needs slow backtracking on this text and the search stopped after {budget} units of work"),
+                ));
+            }
+        }
+        let input = Input::new(data).range(start..end).earliest(true);
+        if use_backtrack {
+            // Within `max_haystack_len` the backtracker cannot fail.
+            Ok(matches!(self.backtrack.try_search_slots(&mut c.backtrack, &input, &mut []), Ok(Some(_))))
+        } else {
+            Ok(self.pikevm.search_slots(&mut c.pikevm, &input, &mut []).is_some())
+        }
+    }
+}
+
+/// The pattern with `\n` removed from every class and literal (a literal holding one can never
+/// match within a line), so no match spans lines.
+fn without_newline(hir: Hir) -> Hir {
+    let newline_u = ClassUnicode::new([ClassUnicodeRange::new('\n', '\n')]);
+    let newline_b = ClassBytes::new([ClassBytesRange::new(b'\n', b'\n')]);
+    match hir.into_kind() {
+        HirKind::Literal(Literal(bytes)) if bytes.contains(&b'\n') => Hir::fail(),
+        HirKind::Literal(Literal(bytes)) => Hir::literal(bytes),
+        HirKind::Class(Class::Unicode(mut c)) => {
+            c.difference(&newline_u);
+            Hir::class(Class::Unicode(c))
+        }
+        HirKind::Class(Class::Bytes(mut c)) => {
+            c.difference(&newline_b);
+            Hir::class(Class::Bytes(c))
+        }
+        HirKind::Repetition(r) => Hir::repetition(Repetition { sub: Box::new(without_newline(*r.sub)), ..r }),
+        HirKind::Capture(c) => Hir::capture(Capture { sub: Box::new(without_newline(*c.sub)), ..c }),
+        HirKind::Concat(v) => Hir::concat(v.into_iter().map(without_newline).collect()),
+        HirKind::Alternation(v) => Hir::alternation(v.into_iter().map(without_newline).collect()),
+        HirKind::Look(l) => Hir::look(l),
+        HirKind::Empty => Hir::empty(),
     }
 }
 
@@ -271,11 +472,25 @@ impl Searcher {
         })
     }
 
+    /// The same search with its regex fallback work bounded (see [`Matcher::bounded`]): for
+    /// searches that run on the caller's thread.
+    pub fn bounded(mut self) -> Searcher {
+        self.matcher = self.matcher.bounded();
+        self
+    }
+
     /// Searches one file, collecting at most `limit` matching lines. `None` for a binary file
-    /// or one without matches.
+    /// or one without matches. An unbounded searcher never fails; use [`Searcher::try_search`]
+    /// with a bounded one.
     pub fn search(&self, p: &str, data: &[u8], limit: usize) -> Option<FileHits> {
+        self.try_search(p, data, limit).unwrap_or(None)
+    }
+
+    /// [`Searcher::search`], failing with `pattern_too_expensive` when a bounded regex runs out
+    /// of fallback work.
+    pub fn try_search(&self, p: &str, data: &[u8], limit: usize) -> CoreResult<Option<FileHits>> {
         if limit == 0 {
-            return None;
+            return Ok(None);
         }
         let limit = if self.mode == OutputMode::FilesWithMatches { 1 } else { limit };
         let mut ranges: Vec<(usize, usize)> = Vec::new();
@@ -287,15 +502,15 @@ impl Searcher {
                 ranges.push((s, e));
             }
             count < limit
-        });
+        })?;
         // Checked only once something matched: most files in a search have no match, and the
         // probe would otherwise read their first 8 KiB a second time.
         if count == 0 || is_binary(data) {
-            return None;
+            return Ok(None);
         }
         let mut lines = Vec::new();
         emit_lines(p, data, &ranges, self.context, &mut lines);
-        Some(FileHits { path: p.to_string(), lines, count })
+        Ok(Some(FileHits { path: p.to_string(), lines, count }))
     }
 }
 
@@ -398,7 +613,7 @@ pub fn grep<'a>(
     root: &str,
     opts: &GrepOptions,
 ) -> CoreResult<GrepResult> {
-    let searcher = Searcher::new(opts, root)?;
+    let searcher = Searcher::new(opts, root)?.bounded();
     let collector = Collector::new(opts);
     #[cfg(not(target_arch = "wasm32"))]
     {
@@ -406,12 +621,12 @@ pub fn grep<'a>(
         let bytes: usize = files.iter().map(|(_, d)| d.len()).sum();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         if threads > 1 && bytes >= PARALLEL_MIN_BYTES {
-            return Ok(parallel(&files, &searcher, collector, threads));
+            return parallel(&files, &searcher, collector, threads);
         }
-        Ok(sequential(files.into_iter(), &searcher, collector))
+        sequential(files.into_iter(), &searcher, collector)
     }
     #[cfg(target_arch = "wasm32")]
-    Ok(sequential(files, &searcher, collector))
+    sequential(files, &searcher, collector)
 }
 
 /// One file after another, stopping as soon as the cap is exceeded.
@@ -419,7 +634,7 @@ fn sequential<'a>(
     files: impl Iterator<Item = (&'a String, &'a [u8])>,
     searcher: &Searcher,
     mut collector: Collector,
-) -> GrepResult {
+) -> CoreResult<GrepResult> {
     for (p, data) in files {
         if collector.is_full() {
             break;
@@ -427,21 +642,27 @@ fn sequential<'a>(
         if !searcher.wants(p) {
             continue;
         }
-        if let Some(hits) = searcher.search(p, data, collector.limit()) {
+        if let Some(hits) = searcher.try_search(p, data, collector.limit())? {
             collector.push(hits);
         }
     }
-    collector.finish()
+    Ok(collector.finish())
 }
 
 /// Contiguous chunks on scoped threads, merged in path order. A chunk stops once it alone has
 /// more than the cap, since nothing after that point can be kept.
 #[cfg(not(target_arch = "wasm32"))]
-fn parallel(files: &[(&String, &[u8])], searcher: &Searcher, mut collector: Collector, threads: usize) -> GrepResult {
+fn parallel(
+    files: &[(&String, &[u8])],
+    searcher: &Searcher,
+    mut collector: Collector,
+    threads: usize,
+) -> CoreResult<GrepResult> {
     let limit = collector.limit();
     let per_file = collector.mode != OutputMode::Content;
     let chunk = files.len().div_ceil(threads).max(1);
-    let parts: Vec<Vec<FileHits>> = std::thread::scope(|scope| {
+    // Each chunk's hits up to its first failure (a bounded regex out of work), and the failure.
+    let parts: Vec<(Vec<FileHits>, Option<CoreError>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = files
             .chunks(chunk)
             .map(|part| {
@@ -455,12 +676,16 @@ fn parallel(files: &[(&String, &[u8])], searcher: &Searcher, mut collector: Coll
                         if !searcher.wants(p) {
                             continue;
                         }
-                        if let Some(hits) = searcher.search(p, data, limit) {
-                            taken = taken.saturating_add(if per_file { 1 } else { hits.count });
-                            found.push(hits);
+                        match searcher.try_search(p, data, limit) {
+                            Ok(Some(hits)) => {
+                                taken = taken.saturating_add(if per_file { 1 } else { hits.count });
+                                found.push(hits);
+                            }
+                            Ok(None) => {}
+                            Err(e) => return (found, Some(e)),
                         }
                     }
-                    found
+                    (found, None)
                 })
             })
             .collect();
@@ -472,13 +697,19 @@ fn parallel(files: &[(&String, &[u8])], searcher: &Searcher, mut collector: Coll
             })
             .collect()
     });
-    for hits in parts.into_iter().flatten() {
-        if collector.is_full() {
-            break;
+    // As in a sequential search, a failure counts only if the answer was not complete before it.
+    for (found, failure) in parts {
+        for hits in found {
+            if collector.is_full() {
+                break;
+            }
+            collector.push(hits);
         }
-        collector.push(hits);
+        if let Some(e) = failure.filter(|_| !collector.is_full()) {
+            return Err(e);
+        }
     }
-    collector.finish()
+    Ok(collector.finish())
 }
 
 /// The cap behind a `limit` of cap + 1 (or no cap).
@@ -582,6 +813,101 @@ mod tests {
         assert_eq!(r.matches.unwrap().len(), 0);
     }
 
+    /// Text of `a`s and `b`s (lines of ~100 bytes) on which `a[ab]{20}c` thrashes the lazy DFA.
+    fn ab_text(bytes: usize, seed: u64) -> String {
+        let mut x: u64 = seed * 2 + 7;
+        let mut s = String::with_capacity(bytes + 1);
+        while s.len() < bytes {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            s.push(if x & 1 == 0 { 'a' } else { 'b' });
+            if x % 97 == 0 {
+                s.push('\n');
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn hostile_regex_on_large_text_is_pattern_too_expensive() {
+        let text = ab_text(10 << 20, 1);
+        for pattern in ["a[ab]{20}c", "(a|b)*a[ab]{19}c", "[ab]{8}a[ab]{16}c", "(?i)A[AB]{20}C"] {
+            let opts = GrepOptions { pattern: pattern.into(), regex: true, ..Default::default() };
+            let started = std::time::Instant::now();
+            let e = run(&[("/big", &text)], opts).unwrap_err();
+            eprintln!("{pattern}: {:?}", started.elapsed());
+            assert_eq!(e.code, ErrorCode::PatternTooExpensive, "{pattern}");
+            assert!(e.message.contains("simpler pattern"), "{}", e.message);
+        }
+        // Many small files share one budget.
+        let small: Vec<(String, String)> = (0..200u64).map(|i| (format!("/f{i:03}"), ab_text(50_000, i))).collect();
+        let refs: Vec<(&str, &str)> = small.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+        let opts = GrepOptions { pattern: "a[ab]{20}c".into(), regex: true, ..Default::default() };
+        assert_eq!(run(&refs, opts).unwrap_err().code, ErrorCode::PatternTooExpensive);
+    }
+
+    #[test]
+    fn hostile_regex_on_small_text_still_answers() {
+        let text = format!("{}\nxx a{}c yy\n", ab_text(20_000, 2), "ab".repeat(10));
+        let opts = GrepOptions { pattern: "a[ab]{20}c".into(), regex: true, ..Default::default() };
+        let r = run(&[("/s", &text)], opts).unwrap();
+        let got = lines(&r);
+        assert_eq!(got.len(), 1);
+        assert!(got[0].2.starts_with("xx a"));
+        // The unbounded searcher (the filesystem's, off the JS thread) never fails.
+        let big = ab_text(2 << 20, 3);
+        let opts = GrepOptions { pattern: "a[ab]{20}c".into(), regex: true, ..Default::default() };
+        let searcher = Searcher::new(&opts, "/").unwrap();
+        assert_eq!(searcher.search("/b", big.as_bytes(), 10), None);
+    }
+
+    #[test]
+    fn unicode_word_boundaries_next_to_non_ascii_text() {
+        let text = "日本 foo 語\nfoobar\né foo\nfoo\n";
+        let opts = GrepOptions { pattern: r"\bfoo\b".into(), regex: true, ..Default::default() };
+        let got: Vec<usize> = lines(&run(&[("/u", text)], opts).unwrap()).into_iter().map(|l| l.1).collect();
+        assert_eq!(got, vec![1, 3, 4]);
+    }
+
+    #[test]
+    fn empty_matches_and_newline_literals() {
+        let opts = GrepOptions { pattern: "^$".into(), regex: true, ..Default::default() };
+        let got: Vec<usize> = lines(&run(&[("/e", "a\n\nb\n")], opts).unwrap()).into_iter().map(|l| l.1).collect();
+        assert_eq!(got, vec![2]);
+        let opts = GrepOptions { pattern: "a\nb|c".into(), regex: true, ..Default::default() };
+        let got: Vec<usize> = lines(&run(&[("/n", "a\nb\nc\n")], opts).unwrap()).into_iter().map(|l| l.1).collect();
+        assert_eq!(got, vec![3]);
+    }
+
+    use proptest::prelude::Strategy;
+
+    proptest::proptest! {
+        /// The line regex finds exactly the lines on which the `regex` crate finds a match.
+        #[test]
+        fn line_regex_agrees_with_per_line_search(
+            pattern in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "b", ".", "^", "$", r"\s", r"\w", r"\b", r"\S", "(a|b)", "*", "+", "?", "{1,3}", r"\n", "[^a]", "é",
+            ]), 1..7).prop_map(|v| v.concat()),
+            text in "[ab \n\r\té]{0,60}",
+            ignore_case in proptest::bool::ANY,
+        ) {
+            let Ok(reference) = regex::bytes::RegexBuilder::new(&pattern).multi_line(true).crlf(true).case_insensitive(ignore_case).build() else { return Ok(()) };
+            let Ok(m) = Matcher::new(&pattern, true, ignore_case) else { return Ok(()) };
+            let mut got = Vec::new();
+            m.for_each_matching_line(text.as_bytes(), |s, e| { got.push((s, e)); true }).unwrap();
+            let mut want = Vec::new();
+            let data = text.as_bytes();
+            let mut start = 0;
+            while start < data.len() {
+                let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
+                if reference.is_match(&data[start..end]) { want.push((start, end)); }
+                start = end + 1;
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
     #[test]
     fn modes_and_caps() {
         let files = [("/a", "x\nx\n"), ("/b", "y\n"), ("/c", "x\n")];
@@ -643,9 +969,9 @@ mod tests {
                 for context in [0, 1] {
                     let opts = GrepOptions { max_count: cap, output_mode: mode, context, ..lit("needle") };
                     let searcher = Searcher::new(&opts, "/").unwrap();
-                    let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts));
+                    let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts)).unwrap();
                     for threads in [2, 3, 8] {
-                        let par = parallel(&refs, &searcher, Collector::new(&opts), threads);
+                        let par = parallel(&refs, &searcher, Collector::new(&opts), threads).unwrap();
                         assert_eq!(par, seq, "{mode:?} cap {cap:?} context {context} threads {threads}");
                     }
                 }

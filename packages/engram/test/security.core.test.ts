@@ -8,6 +8,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { cutAt } from "../src/core/text.js";
 import { type Core, EngramError, loadCore, loadedCore } from "../src/index.js";
 import { REDACTED, redactSecrets } from "../src/memory/longterm/redact.js";
+import { StateBackend } from "../src/backends/state.js";
+import { prng } from "../src/testing/api.js";
+import { createFilesystemTools } from "../src/tools/filesystem.js";
+import { invokeTool } from "../src/tools/types.js";
 
 let core: Core;
 beforeAll(async () => {
@@ -101,6 +105,76 @@ describe("regex limits", () => {
   it("bounds glob patterns too", () => {
     const t = core.createFileTable();
     expect(t.glob({ pattern: `{${Array.from({ length: 2000 }, (_, i) => `a${i}`).join(",")}}` }).error?.code).toBe("invalid_pattern");
+  });
+});
+
+describe("regex work budget (grep on the JS thread)", () => {
+  /** 10 MB of `a`s and `b`s in lines of about 100: the text on which `a[ab]{20}c` makes the
+   * lazy DFA thrash (about 2.5 s on the NFA before the budget). */
+  function abText(bytes: number, seed: number): string {
+    const r = prng(seed);
+    const parts: string[] = [];
+    let size = 0;
+    while (size < bytes) {
+      let line = "";
+      for (let i = 0; i < 100; i++) line += r() < 0.5 ? "a" : "b";
+      parts.push(line);
+      size += 101;
+    }
+    return `${parts.join("\n")}\n`;
+  }
+  let big: string;
+  beforeAll(() => {
+    big = abText(10 << 20, 7);
+  });
+
+  const hostile = ["a[ab]{20}c", "(a|b)*a[ab]{19}c", "[ab]{8}a[ab]{16}c", "(?i)A[AB]{20}C"];
+  it.each(hostile)("stops %j on 10 MB with pattern_too_expensive", (pattern) => {
+    const t = core.createFileTable();
+    t.write("/big.txt", big);
+    for (const outputMode of ["content", "files_with_matches", "count"] as const) {
+      const r = t.grep({ pattern, regex: true, outputMode });
+      expect(r.error?.code).toBe("pattern_too_expensive");
+      expect(r.error?.message).toContain("simpler pattern");
+    }
+    t.dispose();
+  });
+
+  it("bounds a search over many files as a whole", () => {
+    const t = core.createFileTable();
+    for (let i = 0; i < 100; i++) t.write(`/d/f${i}.txt`, abText(100_000, i + 1));
+    expect(t.grep({ pattern: "a[ab]{20}c", regex: true }).error?.code).toBe("pattern_too_expensive");
+    t.dispose();
+  });
+
+  it("reaches the model as an error result, and the backend stays usable", async () => {
+    const backend = new StateBackend({ core });
+    await backend.write("/big.txt", big);
+    expect((await backend.grep("a[ab]{20}c", { regex: true })).error?.code).toBe("pattern_too_expensive");
+    const grep = createFilesystemTools({ backend, core }).find((t) => t.name === "grep");
+    const out = await invokeTool(grep as NonNullable<typeof grep>, { pattern: "a[ab]{20}c", regex: true, output_mode: "content" });
+    expect(out.isError).toBe(true);
+    expect(out.content).toMatch(/^Error: Pattern too expensive: 'a\[ab\]\{20\}c'.*simpler pattern/);
+    expect((await backend.grep("a{3}b{3}a", { regex: true, outputMode: "count" })).counts?.["/big.txt"]).toBeGreaterThan(0);
+  });
+
+  it("answers the same patterns on small text, and ordinary ones on 10 MB", () => {
+    const t = core.createFileTable();
+    t.write("/small.txt", `${abText(2_000, 3)}x a${"ab".repeat(10)}c y\n`);
+    expect(t.grep({ pattern: "a[ab]{20}c", regex: true }).matches?.map((m) => m.text)).toEqual([`x a${"ab".repeat(10)}c y`]);
+    t.write("/big.txt", `${big}the end: fn main(\n`);
+    for (const [pattern, regex, ignoreCase] of [
+      ["fn\\s+\\w+\\(", true, false],
+      ["\\bEND\\b", true, true],
+      ["abba", false, false],
+      ["ABBA", false, true],
+      ["\\w+", true, false],
+    ] as const) {
+      const r = t.grep({ pattern, regex, ignoreCase, outputMode: "count" });
+      expect(r.error, pattern).toBeUndefined();
+    }
+    expect(t.grep({ pattern: "fn\\s+\\w+\\(", regex: true }).matches?.map((m) => m.path)).toEqual(["/big.txt"]);
+    t.dispose();
   });
 });
 
