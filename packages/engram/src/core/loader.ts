@@ -94,12 +94,18 @@ async function loadNative(): Promise<Core> {
 }
 
 async function loadWasm(options: LoadCoreOptions): Promise<Core> {
-  const glue = await import("@engram/wasm");
-  if (options.wasmModule) {
-    glue.initSync({ module: options.wasmModule });
-  } else if (runtime() !== "other") {
-    glue.initSync({ module: await WebAssembly.compile(await readWasmFile()) });
+  // Node and Deno: the file is read and compiled (on V8's background threads) while the glue
+  // module loads, not after it. `WebAssembly.compile` of the whole buffer, not
+  // `compileStreaming`: Node 20 compiles every function eagerly on the streaming path (~4× the
+  // CPU of the lazy whole-buffer compile for this module).
+  const compiled =
+    options.wasmModule === undefined && runtime() !== "other" ? readWasmFile().then((bytes) => WebAssembly.compile(bytes)) : undefined;
+  const [glue, module] = await Promise.all([import("@engram/wasm"), options.wasmModule ?? compiled]);
+  if (module) {
+    glue.initSync({ module });
   } else {
+    // Browsers and workers: wasm-bindgen fetches the file next to its glue and instantiates it
+    // with `instantiateStreaming` (compiled while it downloads).
     await glue.default();
   }
   // Typed by wasm-bindgen's generated .d.ts: tsc fails when it drifts from RawBinding.
