@@ -80,7 +80,8 @@ if [[ $WANT_TEST_DEPS -eq 1 ]]; then
 fi
 
 # --- local model for the llama test (--test): node-llama-cpp's CPU runtime in a cache prefix,
-# outside the workspace lockfile (it is an optional peer of engram), and the SmolLM2 GGUF ------
+# outside the workspace lockfile (it is an optional peer of engram), and the GGUF models: SmolLM2
+# (llama adapter and agent-turn tests) and Qwen2.5-Coder-1.5B (long-term memory test, ~1.1 GB) ---
 # Only node-llama-cpp and its linux-x64 prebuilt binary (~85 MB; its other optional platform
 # binaries would be ~725 MB). Tests find it through ENGRAM_LLAMA_MODULE or this path.
 LLAMA_VERSION=3.22.1
@@ -94,6 +95,7 @@ if [[ $WANT_TEST_DEPS -eq 1 ]]; then
       --omit=optional "node-llama-cpp@$LLAMA_VERSION" "@node-llama-cpp/linux-x64@$LLAMA_VERSION" >/dev/null
   fi
   bash scripts/fetch-model.sh >/dev/null
+  bash scripts/fetch-model.sh qwen-1.5b >/dev/null
 fi
 
 # --- PostgreSQL for the store tests (--test): Debian's cluster on 127.0.0.1, role/db engram ----

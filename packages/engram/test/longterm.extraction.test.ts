@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ModelError } from "../src/errors.js";
+import { ConfigError, ModelError } from "../src/errors.js";
 import { FakeChatModel } from "../src/models/fake.js";
 import type { Message, ModelRequest } from "../src/models/types.js";
 import { InMemoryStore } from "../src/stores/memory.js";
@@ -17,10 +17,13 @@ import {
   type MemoryStorage,
   NO_REVISION,
   StoreMemoryStorage,
+  FACTS_JSON_SCHEMA,
   UPDATE_EXAMPLE,
   UPDATE_JSON_SCHEMA,
   type UpdateOutcome,
   createEmptyMemory,
+  extractionFormat,
+  factsUpdateSchema,
   memoryUpdateSchema,
   parseMemoryUpdate,
 } from "../src/memory/longterm/index.js";
@@ -107,6 +110,61 @@ describe("one schema: request, prompt, parser", () => {
     // The example in the prompt is a valid update, and the parser takes it as one.
     expect(memoryUpdateSchema.safeParse(JSON.parse(UPDATE_EXAMPLE)).success).toBe(true);
     expect(parseMemoryUpdate(UPDATE_EXAMPLE)).toMatchObject({ ok: true, issues: [] });
+  });
+
+  it('a local model gets the "facts" extraction: the facts schema, only the facts shown, sourceError only after a correction', async () => {
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    await seed(storage, [{ id: "fact_3a7c91d2", content: "Is a data engineer at Orbital", category: "context" }]);
+    const model = new FakeChatModel(() => JSON.stringify({ newFacts: [], factsToRemove: [] }), { id: "llama:qwen.gguf" });
+    const memory = new LongTermMemory({ model, storage, debounceMs: 0, onWarning: () => {} });
+    memory.capture([user("hello"), assistant("hi")], { threadId: "t1", userId: "u" });
+    await memory.flush();
+    memory.capture([user("Use pnpm?"), assistant("Run npm install."), user("No, that's wrong: I use pnpm"), assistant("Noted.")], {
+      threadId: "t2",
+      userId: "u",
+    });
+    await memory.close();
+    const [plain, correction] = model.requests as [ModelRequest, ModelRequest];
+    expect(plain.responseFormat).toEqual({ name: "memory_facts_update", schema: FACTS_JSON_SCHEMA });
+    expect(JSON.stringify(plain.responseFormat)).not.toContain("sourceError");
+    const prompt = promptOf(plain);
+    expect(prompt).toContain(extractionFormat("facts").example);
+    expect(prompt).not.toMatch(/sourceError|workContext|shouldUpdate/);
+    const shown = JSON.parse(/<current_memory>\n([\s\S]*?)\n<\/current_memory>/.exec(plain.messages[0]?.content ?? "")?.[1] ?? "null");
+    expect(shown).toEqual({ facts: [{ id: "3a7c", content: "Is a data engineer at Orbital", category: "context", confidence: 0.95 }] });
+    expect(factsUpdateSchema.safeParse(JSON.parse(extractionFormat("facts").example)).success).toBe(true);
+    expect(parseMemoryUpdate(extractionFormat("facts").example)).toMatchObject({ ok: true, issues: [] });
+    // After a correction the schema offers sourceError again, and the prompt asks for it.
+    expect(JSON.stringify(correction.responseFormat)).toContain("sourceError");
+    expect(promptOf(correction)).toContain('put the mistaken approach in "sourceError"');
+    // "full" on request, and for a hosted model by default.
+    for (const [id, extraction] of [
+      ["llama:qwen.gguf", "full"],
+      ["openai:gpt-4.1-mini", undefined],
+    ] as const) {
+      const m = new FakeChatModel(() => JSON.stringify({ newFacts: [], factsToRemove: [] }), { id });
+      const lt = new LongTermMemory({ model: m, debounceMs: 0, onWarning: () => {}, ...(extraction && { extraction }) });
+      lt.capture([user("hello"), assistant("hi")], { threadId: "t", userId: "u" });
+      await lt.close();
+      expect(m.requests[0]?.responseFormat).toEqual({ name: "memory_update", schema: UPDATE_JSON_SCHEMA });
+    }
+    expect(() => new LongTermMemory({ model, extraction: "summaries" as "full" })).toThrow(ConfigError);
+  });
+
+  it("the prompt's JSON is compact: the one layout every JSON grammar allows (no newline the sampler would refuse)", async () => {
+    for (const mode of ["full", "facts"] as const) {
+      const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+      await seed(storage, [{ id: "fact_3a7c91d2", content: "Is a data engineer at Orbital", category: "context" }]);
+      const { memory, model } = setup(() => JSON.stringify({ newFacts: [], factsToRemove: [] }), { storage, extraction: mode });
+      memory.capture([user("hello"), assistant("hi")], { threadId: "t", userId: "u" });
+      await memory.close();
+      const request = model.requests[0] as ModelRequest;
+      const { example } = extractionFormat(mode);
+      expect(example).toBe(JSON.stringify(JSON.parse(example)));
+      expect(request.system).toContain(example);
+      const shown = /<current_memory>\n([\s\S]*?)\n<\/current_memory>/.exec(request.messages[0]?.content ?? "")?.[1] ?? "";
+      expect(shown).toBe(JSON.stringify(JSON.parse(shown)));
+    }
   });
 
   it("a removal may name the short id it was shown", async () => {

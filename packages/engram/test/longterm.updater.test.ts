@@ -149,7 +149,7 @@ describe("applying an update", () => {
     again.capture(convo("No, that's wrong: I use pnpm"), { threadId: "t2", userId: "u" });
     await again.close();
     // The model sees each fact with a short stable id (the first hex digits of the stored one).
-    expect(promptOf(second.requests[0] as ModelRequest)).toContain(`"id": "${firstId.slice(5, 9)}"`);
+    expect(promptOf(second.requests[0] as ModelRequest)).toContain(`"id":"${firstId.slice(5, 9)}"`);
     const doc = await again.read("u");
     expect(doc.facts).toEqual([
       expect.objectContaining({ content: "Uses pnpm, not npm", category: "correction", sourceError: "Suggested npm commands" }),

@@ -59,6 +59,11 @@ export {
   type UpdateRequest,
 } from "./prompt.js";
 export {
+  type ExtractionFormat,
+  type ExtractionMode,
+  extractionFormat,
+  FACTS_JSON_SCHEMA,
+  factsUpdateSchema,
   memoryUpdateSchema,
   UPDATE_EXAMPLE,
   UPDATE_JSON_SCHEMA,

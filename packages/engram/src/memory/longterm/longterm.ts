@@ -20,6 +20,7 @@ import { FACT_CATEGORIES, type Fact, type FactCategory, type MemoryData, nowIso 
 import type { MemoryStorage } from "./storage.js";
 import { StoreMemoryStorage } from "./store-storage.js";
 import { type UpdateJob, type UpdateOutcome, findDuplicate, makeFact, runMemoryUpdate, sanitizeMemory } from "./updater.js";
+import type { ExtractionMode } from "./update-schema.js";
 
 /** Options of {@link LongTermMemory}. */
 export interface LongTermMemoryOptions {
@@ -54,9 +55,15 @@ export interface LongTermMemoryOptions {
   /** Output-token cap of an extraction request (`settings.maxOutputTokens`). Default: none, or
    * `512` for a local model. */
   maxOutputTokens?: number;
-  /** Whether the extraction model runs locally (smaller chunks, longer timeouts, an output cap).
-   * Default: detected from the model id (`llama…`, `ollama…`, `localhost`, `127.0.0.1`). */
+  /** Whether the extraction model runs locally (smaller chunks, longer timeouts, an output cap,
+   * `"facts"` extraction). Default: detected from the model id (`llama…`, `ollama…`,
+   * `localhost`, `127.0.0.1`). */
   localModel?: boolean;
+  /** What an extraction asks for: `"full"` — new facts, removals and the six summaries; `"facts"`
+   * — new facts and removals only (a shorter prompt and answer; summaries stay as they are).
+   * Small local models given the full update tend to leave the facts empty. Default: `"facts"`
+   * for a local model (see `localModel`), else `"full"`. */
+  extraction?: ExtractionMode;
   /** Extraction attempts per chunk in one run (first try included) before the work is kept as
    * pending work (see `pendingWork`). Default: `3`. */
   extractionAttempts?: number;
@@ -190,7 +197,12 @@ export class LongTermMemory {
   #immediateSeq = 0;
   readonly #pendingWork: PendingWorkStore;
   /** Extraction settings resolved for this model. */
-  readonly #extraction: { maxConversationTokens: number; maxOutputTokens?: number; timeout: (request: UpdateRequest) => number };
+  readonly #extraction: {
+    mode: ExtractionMode;
+    maxConversationTokens: number;
+    maxOutputTokens?: number;
+    timeout: (request: UpdateRequest) => number;
+  };
   /** Pending entries queued or running in this instance (not resumed twice). */
   readonly #resuming = new Set<string>();
   #lastResume = -Infinity;
@@ -218,7 +230,10 @@ export class LongTermMemory {
     if (maxOutputTokens !== undefined && (!Number.isInteger(maxOutputTokens) || maxOutputTokens < 1)) {
       throw new ConfigError("longTermMemory.maxOutputTokens", "must be a positive integer");
     }
+    const mode = options.extraction ?? (local ? "facts" : "full");
+    if (mode !== "facts" && mode !== "full") throw new ConfigError("longTermMemory.extraction", 'must be "full" or "facts"');
     this.#extraction = {
+      mode,
       maxConversationTokens:
         options.maxConversationTokens ?? (local ? LOCAL_MODEL_DEFAULTS.maxConversationTokens : o.maxConversationTokens),
       ...(maxOutputTokens !== undefined && { maxOutputTokens }),
@@ -484,6 +499,7 @@ export class LongTermMemory {
         prompt: {
           ...DEFAULT_UPDATE_PROMPT_OPTIONS,
           maxConversationTokens: this.#extraction.maxConversationTokens,
+          mode: this.#extraction.mode,
           ...(this.#extraction.maxOutputTokens !== undefined && { maxOutputTokens: this.#extraction.maxOutputTokens }),
         },
         clearedAt: (j) => this.#cleared.get(memoryKey(j.userId, j.agentName)),

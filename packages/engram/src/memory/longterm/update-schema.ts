@@ -9,7 +9,7 @@
  *    its own (see `parse.ts`).
  * @module
  */
-import * as z from "zod";
+import * as z from "zod/mini";
 import { FACT_CATEGORIES, HISTORY_SECTIONS, type MemoryData, USER_SECTIONS } from "./schema.js";
 
 /** How many new facts and removals one update may carry (longer lists are cut). */
@@ -22,29 +22,26 @@ export const MAX_SUMMARY_CHARS = 800;
 /** One summary section of the update, and of the current memory as shown to the model. */
 export const sectionSchema = z
   .object({
-    summary: z
-      .string()
-      .max(MAX_SUMMARY_CHARS)
-      .meta({ examples: [""] }),
-    shouldUpdate: z.boolean().meta({ examples: [false] }),
+    summary: z.string().check(z.maxLength(MAX_SUMMARY_CHARS), z.meta({ examples: [""] })),
+    shouldUpdate: z.boolean().check(z.meta({ examples: [false] })),
   })
-  .describe("The whole new summary text when shouldUpdate is true; otherwise leave it as it is.");
+  .check(z.describe("The whole new summary text when shouldUpdate is true; otherwise leave it as it is."));
 
 /** One new fact the model proposes. */
 export const factSchema = z.object({
   content: z
     .string()
-    .min(1)
-    .max(MAX_FACT_CHARS)
-    .describe("One self-contained statement the USER made or confirmed.")
-    .meta({ examples: ["Prefers TypeScript over JavaScript"] }),
-  category: z.enum(FACT_CATEGORIES).meta({ examples: ["preference"] }),
-  confidence: z
-    .number()
-    .min(0)
-    .max(1)
-    .meta({ examples: [0.9] }),
-  sourceError: z.string().max(MAX_FACT_CHARS).optional().describe('For "correction" facts: what the assistant got wrong.'),
+    .check(
+      z.minLength(1),
+      z.maxLength(MAX_FACT_CHARS),
+      z.describe("One self-contained statement the USER made or confirmed."),
+      z.meta({ examples: ["Prefers TypeScript over JavaScript"] }),
+    ),
+  category: z.enum(FACT_CATEGORIES).check(z.meta({ examples: ["preference"] })),
+  confidence: z.number().check(z.gte(0), z.lte(1), z.meta({ examples: [0.9] })),
+  sourceError: z
+    .optional(z.string().check(z.maxLength(MAX_FACT_CHARS)))
+    .check(z.describe('For "correction" facts: what the assistant got wrong.')),
 });
 
 /** The user-context sections of an update. */
@@ -61,21 +58,34 @@ export const historySectionsSchema = z.object({
   longTermBackground: sectionSchema,
 });
 
+/** The checks of the `newFacts` list (length, description, example). */
+const NEW_FACTS_CHECKS = [
+  z.maxLength(MAX_UPDATE_FACTS),
+  z.describe("New facts the USER stated or confirmed in the conversation; [] when none."),
+  // Two example facts: shown one, small models list one fact and drop the rest.
+  z.meta({
+    examples: [
+      [
+        { content: "Prefers TypeScript over JavaScript", category: "preference", confidence: 0.9 },
+        { content: "Works as a nurse in Porto", category: "context", confidence: 0.95 },
+      ],
+    ],
+  }),
+] as const;
+
 /**
  * The memory update the model must return. Facts come first, so a model that runs out of
  * output tokens has already given the most valuable part.
  */
 export const memoryUpdateSchema = z.object({
-  newFacts: z
-    .array(factSchema)
-    .max(MAX_UPDATE_FACTS)
-    .describe("New facts the USER stated or confirmed in the conversation; [] when none.")
-    .meta({ examples: [[{ content: "Prefers TypeScript over JavaScript", category: "preference", confidence: 0.9 }]] }),
+  newFacts: z.array(factSchema).check(...NEW_FACTS_CHECKS),
   factsToRemove: z
     .array(z.string())
-    .max(MAX_UPDATE_FACTS)
-    .describe("Ids of existing facts the user explicitly contradicted or asked to forget; usually [].")
-    .meta({ examples: [[]] }),
+    .check(
+      z.maxLength(MAX_UPDATE_FACTS),
+      z.describe("Ids of existing facts the user explicitly contradicted or asked to forget; usually []."),
+      z.meta({ examples: [[]] }),
+    ),
   user: userSectionsSchema,
   history: historySectionsSchema,
 });
@@ -125,8 +135,78 @@ export function exampleFromJsonSchema(schema: Record<string, unknown>): unknown 
   }
 }
 
+/**
+ * JSON as the extraction prompt shows it (the example answer and the current memory): compact,
+ * with no whitespace. That is the one layout every JSON grammar allows: node-llama-cpp's (and
+ * llama.cpp's) grammars accept a newline only followed by their own indentation (4 spaces per
+ * level), so an example indented otherwise shows the model a layout the sampler then forbids —
+ * measured on Qwen2.5-Coder-1.5B: with a 1-space-indented example, the constrained answer closed
+ * `newFacts` at once (the first allowed token after the newline), while the same prompt
+ * unconstrained listed the facts.
+ */
+export function formatJson(value: unknown): string {
+  return JSON.stringify(value);
+}
+
 /** The example answer shown in the prompt, generated from {@link UPDATE_JSON_SCHEMA}. */
-export const UPDATE_EXAMPLE: string = JSON.stringify(exampleFromJsonSchema(UPDATE_JSON_SCHEMA), null, 1);
+export const UPDATE_EXAMPLE: string = formatJson(exampleFromJsonSchema(UPDATE_JSON_SCHEMA));
+
+/**
+ * What one extraction asks the model for:
+ * - `"full"`: new facts, removals and the six summaries ({@link memoryUpdateSchema});
+ * - `"facts"`: new facts and removals only ({@link factsUpdateSchema}) — a shorter prompt and a
+ *   far shorter answer. Small local models given the full update tend to pour everything into
+ *   the summaries and leave `newFacts` empty, and spend most of their output tokens (and time)
+ *   on six summaries; asked for facts alone they list them. Summaries are then left as they are.
+ */
+export type ExtractionMode = "full" | "facts";
+
+/** `newFacts` of a `"facts"` extraction: {@link factSchema} without `sourceError`, unless the
+ * conversation holds a correction. A grammar cannot leave an optional property out, so every
+ * fact would carry a `sourceError` — and a small model given that slot writes its next fact in
+ * it (seen on Qwen2.5-Coder-1.5B). */
+const factsOnly = (withNote: boolean) =>
+  z.object({
+    newFacts: withNote ? memoryUpdateSchema.shape.newFacts : z.array(z.omit(factSchema, { sourceError: true })).check(...NEW_FACTS_CHECKS),
+    factsToRemove: memoryUpdateSchema.shape.factsToRemove,
+  });
+
+/** The update of a `"facts"` extraction: {@link memoryUpdateSchema}'s `newFacts` (without
+ * `sourceError`) and `factsToRemove` — the same parser reads it; absent sections mean "no change". */
+export const factsUpdateSchema = factsOnly(false);
+
+/** The JSON schema of {@link factsUpdateSchema}, for `request.responseFormat`. */
+export const FACTS_JSON_SCHEMA: Record<string, unknown> = z.toJSONSchema(factsUpdateSchema, { target: "draft-7" }) as Record<
+  string,
+  unknown
+>;
+
+/** One extraction's `responseFormat` (name and JSON schema) and the example answer shown, both
+ * generated from its schema. */
+export interface ExtractionFormat {
+  name: string;
+  schema: Record<string, unknown>;
+  example: string;
+}
+
+const format = (name: string, schema: Record<string, unknown>): ExtractionFormat => ({
+  name,
+  schema,
+  example: formatJson(exampleFromJsonSchema(schema)),
+});
+const FULL_FORMAT: ExtractionFormat = { ...UPDATE_RESPONSE_FORMAT, example: UPDATE_EXAMPLE };
+const FACTS_FORMAT = format("memory_facts_update", FACTS_JSON_SCHEMA);
+const FACTS_CORRECTION_FORMAT = format(
+  "memory_facts_update",
+  z.toJSONSchema(factsOnly(true), { target: "draft-7" }) as Record<string, unknown>,
+);
+
+/** The format of an extraction in `mode`; `correction`: the conversation holds a correction
+ * (a `"facts"` extraction then offers `sourceError`). */
+export function extractionFormat(mode: ExtractionMode, correction = false): ExtractionFormat {
+  if (mode === "full") return FULL_FORMAT;
+  return correction ? FACTS_CORRECTION_FORMAT : FACTS_FORMAT;
+}
 
 /** A fact as the model sees it: the {@link factSchema} fields plus its short id. */
 export interface FactView {
