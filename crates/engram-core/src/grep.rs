@@ -522,7 +522,8 @@ pub struct Collector {
     result: GrepResult,
     matches: Vec<GrepMatch>,
     files: Vec<String>,
-    counts: BTreeMap<String, usize>,
+    /// In path order (files arrive in path order).
+    counts: Vec<(String, usize)>,
 }
 
 impl Collector {
@@ -534,8 +535,27 @@ impl Collector {
             result: GrepResult::default(),
             matches: Vec::new(),
             files: Vec::new(),
-            counts: BTreeMap::new(),
+            counts: Vec::new(),
         }
+    }
+
+    pub fn mode(&self) -> OutputMode {
+        self.mode
+    }
+
+    /// The lines kept so far (`content` mode), in order.
+    pub fn matches(&self) -> &[GrepMatch] {
+        &self.matches
+    }
+
+    /// The files kept so far (`files_with_matches` mode), in path order.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// The counts kept so far (`count` mode), in path order.
+    pub fn counts(&self) -> &[(String, usize)] {
+        &self.counts
     }
 
     /// How many more matching lines one file may usefully contribute (one more than fits, so
@@ -584,7 +604,7 @@ impl Collector {
                 }
                 self.taken += 1;
                 if self.mode == OutputMode::Count {
-                    self.counts.insert(hits.path, hits.count);
+                    self.counts.push((hits.path, hits.count));
                 } else {
                     self.files.push(hits.path);
                 }
@@ -596,7 +616,7 @@ impl Collector {
         match self.mode {
             OutputMode::Content => self.result.matches = Some(self.matches),
             OutputMode::FilesWithMatches => self.result.files = Some(self.files),
-            OutputMode::Count => self.result.counts = Some(self.counts),
+            OutputMode::Count => self.result.counts = Some(self.counts.into_iter().collect()),
         }
         self.result
     }
@@ -613,6 +633,18 @@ pub fn grep<'a>(
     root: &str,
     opts: &GrepOptions,
 ) -> CoreResult<GrepResult> {
+    grep_with(files, root, opts, |_| true).map(Collector::finish)
+}
+
+/// [`grep`], handing back the collector, and calling `progress` with it after each file that
+/// contributed: the search stops early when `progress` returns `false` (its caller has all it
+/// needs, e.g. a capped text). Large native searches run in parallel and call `progress` once.
+pub fn grep_with<'a>(
+    files: impl Iterator<Item = (&'a String, &'a [u8])>,
+    root: &str,
+    opts: &GrepOptions,
+    progress: impl FnMut(&Collector) -> bool,
+) -> CoreResult<Collector> {
     let searcher = Searcher::new(opts, root)?.bounded();
     let collector = Collector::new(opts);
     #[cfg(not(target_arch = "wasm32"))]
@@ -623,18 +655,19 @@ pub fn grep<'a>(
         if threads > 1 && bytes >= PARALLEL_MIN_BYTES {
             return parallel(&files, &searcher, collector, threads);
         }
-        sequential(files.into_iter(), &searcher, collector)
+        sequential(files.into_iter(), &searcher, collector, progress)
     }
     #[cfg(target_arch = "wasm32")]
-    sequential(files, &searcher, collector)
+    sequential(files, &searcher, collector, progress)
 }
 
-/// One file after another, stopping as soon as the cap is exceeded.
+/// One file after another, stopping as soon as the cap is exceeded or `progress` says so.
 fn sequential<'a>(
     files: impl Iterator<Item = (&'a String, &'a [u8])>,
     searcher: &Searcher,
     mut collector: Collector,
-) -> CoreResult<GrepResult> {
+    mut progress: impl FnMut(&Collector) -> bool,
+) -> CoreResult<Collector> {
     for (p, data) in files {
         if collector.is_full() {
             break;
@@ -644,9 +677,12 @@ fn sequential<'a>(
         }
         if let Some(hits) = searcher.try_search(p, data, collector.limit())? {
             collector.push(hits);
+            if !progress(&collector) {
+                break;
+            }
         }
     }
-    Ok(collector.finish())
+    Ok(collector)
 }
 
 /// Contiguous chunks on scoped threads, merged in path order. A chunk stops once it alone has
@@ -657,7 +693,7 @@ fn parallel(
     searcher: &Searcher,
     mut collector: Collector,
     threads: usize,
-) -> CoreResult<GrepResult> {
+) -> CoreResult<Collector> {
     let limit = collector.limit();
     let per_file = collector.mode != OutputMode::Content;
     let chunk = files.len().div_ceil(threads).max(1);
@@ -709,7 +745,7 @@ fn parallel(
             return Err(e);
         }
     }
-    Ok(collector.finish())
+    Ok(collector)
 }
 
 /// The cap behind a `limit` of cap + 1 (or no cap).
@@ -883,7 +919,7 @@ mod tests {
     use proptest::prelude::Strategy;
 
     proptest::proptest! {
-        /// The line regex finds exactly the lines on which the `regex` crate finds a match.
+        /// The line regex (DFA and fallback) finds exactly the lines on which the PikeVM finds a match.
         #[test]
         fn line_regex_agrees_with_per_line_search(
             pattern in proptest::collection::vec(proptest::sample::select(vec![
@@ -892,7 +928,11 @@ mod tests {
             text in "[ab \n\r\té]{0,60}",
             ignore_case in proptest::bool::ANY,
         ) {
-            let Ok(reference) = regex::bytes::RegexBuilder::new(&pattern).multi_line(true).crlf(true).case_insensitive(ignore_case).build() else { return Ok(()) };
+            // An independent engine on the pattern as written, each line searched as a range of
+            // the whole buffer (look-arounds see the neighbouring bytes, as in a whole-buffer search).
+            let syntax = regex_automata::util::syntax::Config::new().multi_line(true).crlf(true).case_insensitive(ignore_case).utf8(false);
+            let Ok(reference) = pikevm::PikeVM::builder().syntax(syntax).thompson(thompson::Config::new().utf8(false)).build(&pattern) else { return Ok(()) };
+            let mut cache = reference.create_cache();
             let Ok(m) = Matcher::new(&pattern, true, ignore_case) else { return Ok(()) };
             let mut got = Vec::new();
             m.for_each_matching_line(text.as_bytes(), |s, e| { got.push((s, e)); true }).unwrap();
@@ -901,10 +941,17 @@ mod tests {
             let mut start = 0;
             while start < data.len() {
                 let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
-                if reference.is_match(&data[start..end]) { want.push((start, end)); }
+                if reference.is_match(&mut cache, Input::new(data).range(start..end)) { want.push((start, end)); }
                 start = end + 1;
             }
-            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(&got, &want);
+            // The NFA fallback (as after the DFA gave up) finds the same lines.
+            if let Matcher::Regex(r) = &m {
+                r.gave_up.store(true, Ordering::Relaxed);
+            }
+            let mut fallback = Vec::new();
+            m.for_each_matching_line(text.as_bytes(), |s, e| { fallback.push((s, e)); true }).unwrap();
+            proptest::prop_assert_eq!(fallback, want);
         }
     }
 
@@ -969,9 +1016,10 @@ mod tests {
                 for context in [0, 1] {
                     let opts = GrepOptions { max_count: cap, output_mode: mode, context, ..lit("needle") };
                     let searcher = Searcher::new(&opts, "/").unwrap();
-                    let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts)).unwrap();
+                    let seq =
+                        sequential(refs.iter().copied(), &searcher, Collector::new(&opts), |_| true).unwrap().finish();
                     for threads in [2, 3, 8] {
-                        let par = parallel(&refs, &searcher, Collector::new(&opts), threads).unwrap();
+                        let par = parallel(&refs, &searcher, Collector::new(&opts), threads).unwrap().finish();
                         assert_eq!(par, seq, "{mode:?} cap {cap:?} context {context} threads {threads}");
                     }
                 }

@@ -9,6 +9,7 @@ pub mod bm25;
 pub mod composite;
 pub mod edit;
 pub mod error;
+pub mod format;
 pub mod glob;
 pub mod grep;
 pub mod ops;

@@ -87,12 +87,18 @@ impl FileTable {
     }
 
     pub fn grep(&self, opts: &GrepOptions) -> CoreResult<GrepResult> {
+        let root = self.search_root(opts)?;
+        let files = self.files_under(&root).map(|(k, f)| (k, f.data.as_slice()));
+        grep::grep(files, &root, opts)
+    }
+
+    /// The normalised directory (or file) a grep searches, which must exist.
+    pub(crate) fn search_root(&self, opts: &GrepOptions) -> CoreResult<String> {
         let root = path::normalize(opts.path.as_deref().unwrap_or("/"))?;
         if self.get(&root).is_none() && !self.is_dir(&root) {
             return Err(CoreError::of(ErrorCode::FileNotFound, &root));
         }
-        let files = self.files_under(&root).map(|(k, f)| (k, f.data.as_slice()));
-        grep::grep(files, &root, opts)
+        Ok(root)
     }
 
     /// Files matching a glob, sorted by path. A missing search directory matches nothing.

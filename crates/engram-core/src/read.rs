@@ -66,22 +66,32 @@ fn end_after_lines(data: &[u8], start: usize, n: usize) -> (usize, usize) {
 /// Formats raw lines `cat -n` style: the 1-based number right-aligned in 6 columns, a tab, the
 /// line. Lines over [`MAX_LINE_CHARS`] characters are split into rows numbered `N.1`, `N.2`, ...
 pub fn format_numbered(content: &str, first_line: usize) -> String {
+    format_numbered_until(content, first_line, usize::MAX)
+}
+
+/// [`format_numbered`], stopping after the first row that takes the output past `max_units`
+/// UTF-16 code units (a caller that caps its output there needs nothing more).
+pub fn format_numbered_until(content: &str, first_line: usize, max_units: usize) -> String {
     if content.is_empty() {
         return String::new();
     }
-    let mut out = String::with_capacity(content.len() + content.len() / 16 + 8);
+    let mut out = String::with_capacity((content.len() + content.len() / 16 + 8).min(max_units.saturating_mul(3)));
+    let mut units = 0usize;
     for (i, line) in content.split('\n').enumerate() {
+        if units > max_units {
+            break;
+        }
         let line = line.strip_suffix('\r').unwrap_or(line);
         let n = first_line + i;
         if line.chars().nth(MAX_LINE_CHARS).is_none() {
-            push_row(&mut out, &n.to_string(), line);
+            units += push_row(&mut out, &n.to_string(), line);
             continue;
         }
         let mut rest = line;
         let mut part = 1;
-        while !rest.is_empty() {
+        while !rest.is_empty() && units <= max_units {
             let cut = rest.char_indices().nth(MAX_LINE_CHARS).map_or(rest.len(), |(b, _)| b);
-            push_row(&mut out, &format!("{n}.{part}"), &rest[..cut]);
+            units += push_row(&mut out, &format!("{n}.{part}"), &rest[..cut]);
             rest = &rest[cut..];
             part += 1;
         }
@@ -90,9 +100,11 @@ pub fn format_numbered(content: &str, first_line: usize) -> String {
     out
 }
 
-fn push_row(out: &mut String, label: &str, text: &str) {
+/// Appends one row and its newline; returns its length in UTF-16 code units.
+fn push_row(out: &mut String, label: &str, text: &str) -> usize {
     use std::fmt::Write;
     let _ = writeln!(out, "{label:>6}\t{text}");
+    label.len().max(6) + 2 + crate::format::utf16_len(text)
 }
 
 #[cfg(test)]

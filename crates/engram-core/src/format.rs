@@ -1,0 +1,433 @@
+//! The text the model reads from the filesystem tools (`ls`, `read_file`, `glob`, `grep`):
+//! listings, `cat -n` reads, grouped grep output, the notes for empty and truncated results, and
+//! the one cap on output size. Lengths are counted in UTF-16 code units, as JavaScript strings
+//! are, so the cap cuts where the TypeScript layer always did.
+//!
+//! Two entry points per tool: the `*_text` methods of [`FileTable`] search or read and format in
+//! one pass, stopping as soon as the capped text is decided (a grep with 90k matching lines
+//! formats no more of them than fit the cap); the free functions format results that another
+//! backend returned (the same rules, one implementation).
+
+use crate::error::CoreResult;
+use crate::glob::Glob;
+use crate::grep::{self, Collector, GrepOptions, OutputMode};
+use crate::ops::GlobOptions;
+use crate::path;
+use crate::read::{self, ReadResult};
+use crate::table::{FileInfo, FileTable};
+
+/// Length of `s` in UTF-16 code units.
+pub fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// `n` with `,` between groups of three digits (`80,000`), as `toLocaleString("en-US")`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Cuts `text` to `max` UTF-16 units on a line boundary where possible (the last `\n` at or
+/// before `max`, when it lies past `max / 2`), never inside a surrogate pair, and adds a note.
+/// Text within the cap is returned as is.
+pub fn cap_output(text: String, max: usize) -> String {
+    // One pass up to unit `max`: the last newline at or before it, and the byte at which each
+    // candidate cut falls.
+    let mut units = 0usize;
+    let mut newline: Option<(usize, usize)> = None; // (unit index, byte index)
+    let mut cut_at_max: Option<usize> = None; // bytes of the chars ending at or before `max`
+    let mut over = false;
+    for (b, c) in text.char_indices() {
+        if units > max {
+            over = true;
+            break;
+        }
+        if c == '\n' {
+            newline = Some((units, b));
+        }
+        let next = units + c.len_utf16();
+        if next > max && cut_at_max.is_none() {
+            cut_at_max = Some(b);
+        }
+        units = next;
+    }
+    if !over && units <= max {
+        return text;
+    }
+    let end = match newline {
+        Some((u, b)) if 2 * u > max => b,
+        _ => cut_at_max.unwrap_or(text.len()),
+    };
+    format!(
+        "{}\n\n[Output truncated at {} characters: narrow the path, pattern or line range.]",
+        &text[..end],
+        grouped(max)
+    )
+}
+
+/// Builds the model's text line by line, counting UTF-16 units, so a producer can stop once the
+/// cap has decided the outcome.
+struct Lines {
+    out: String,
+    units: usize,
+    max: usize,
+    empty: bool,
+}
+
+impl Lines {
+    fn new(max: usize) -> Lines {
+        Lines { out: String::new(), units: 0, max, empty: true }
+    }
+
+    fn push(&mut self, parts: &[&str]) {
+        if !self.empty {
+            self.out.push('\n');
+            self.units += 1;
+        }
+        self.empty = false;
+        for p in parts {
+            self.out.push_str(p);
+            self.units += utf16_len(p);
+        }
+    }
+
+    /// Past the cap: nothing added later can change the capped text.
+    fn full(&self) -> bool {
+        self.units > self.max
+    }
+
+    fn finish(self) -> String {
+        cap_output(self.out, self.max)
+    }
+}
+
+/// Grep output: content lines grouped under a `path:` header (`  12: text`, context lines
+/// `  11- text`), or one file per line, or `path: count`; a note when the search stopped at the
+/// maximum count; `No matches found for pattern '…'` when empty.
+pub struct GrepText {
+    lines: Lines,
+    current: Option<String>,
+    done: usize,
+}
+
+const GREP_MORE: &str =
+    "Note: the search stopped at the maximum count; there are more matches. Narrow the search or raise max_count.";
+
+impl GrepText {
+    pub fn new(max_chars: usize) -> GrepText {
+        GrepText { lines: Lines::new(max_chars), current: None, done: 0 }
+    }
+
+    /// One content line (`context`: a line around a match).
+    pub fn push_match(&mut self, path: &str, line: usize, context: bool, text: &str) {
+        if self.current.as_deref() != Some(path) {
+            self.lines.push(&[path, ":"]);
+            self.current = Some(path.to_string());
+        }
+        let number = line.to_string();
+        self.lines.push(&["  ", &number, if context { "- " } else { ": " }, text]);
+    }
+
+    pub fn push_file(&mut self, path: &str) {
+        self.lines.push(&[path]);
+    }
+
+    pub fn push_count(&mut self, path: &str, count: usize) {
+        self.lines.push(&[path, ": ", &count.to_string()]);
+    }
+
+    /// Whether the capped text is already decided.
+    pub fn full(&self) -> bool {
+        self.lines.full()
+    }
+
+    /// Formats what the collector kept since the last call.
+    fn update(&mut self, c: &Collector) {
+        match c.mode() {
+            OutputMode::Content => {
+                for m in &c.matches()[self.done..] {
+                    if self.full() {
+                        break;
+                    }
+                    self.push_match(&m.path, m.line, m.context, &m.text);
+                    self.done += 1;
+                }
+            }
+            OutputMode::FilesWithMatches => {
+                for f in &c.files()[self.done..] {
+                    if self.full() {
+                        break;
+                    }
+                    self.push_file(f);
+                    self.done += 1;
+                }
+            }
+            OutputMode::Count => {
+                for (f, n) in &c.counts()[self.done..] {
+                    if self.full() {
+                        break;
+                    }
+                    self.push_count(f, *n);
+                    self.done += 1;
+                }
+            }
+        }
+    }
+
+    /// The capped text. `truncated`: the search stopped at its maximum count.
+    pub fn finish(mut self, pattern: &str, truncated: bool) -> String {
+        if self.lines.empty {
+            return format!("No matches found for pattern '{pattern}'");
+        }
+        if truncated && !self.full() {
+            self.lines.push(&[""]);
+            self.lines.push(&[GREP_MORE]);
+        }
+        self.lines.finish()
+    }
+}
+
+/// `ls` output: one entry per line, `path (directory)` or `path (N bytes)`.
+pub fn format_ls<'a>(
+    shown: &str,
+    entries: impl IntoIterator<Item = (&'a str, Option<u64>)>,
+    max_chars: usize,
+) -> String {
+    let mut lines = Lines::new(max_chars);
+    for (p, size) in entries {
+        if lines.full() {
+            break;
+        }
+        match size {
+            None => lines.push(&[p, " (directory)"]),
+            Some(n) => lines.push(&[p, " (", &n.to_string(), " bytes)"]),
+        }
+    }
+    if lines.empty {
+        return format!("No files found in {shown}");
+    }
+    lines.finish()
+}
+
+/// `glob` output: one path per line, a note when more files match.
+pub fn format_glob<'a>(
+    pattern: &str,
+    paths: impl IntoIterator<Item = &'a str>,
+    truncated: bool,
+    max_chars: usize,
+) -> String {
+    let mut lines = Lines::new(max_chars);
+    for p in paths {
+        if lines.full() {
+            break;
+        }
+        lines.push(&[p]);
+    }
+    if lines.empty {
+        return format!("No files found matching pattern '{pattern}'");
+    }
+    if truncated && !lines.full() {
+        lines.push(&[""]);
+        lines.push(&["Note: more files match; narrow the pattern or the path."]);
+    }
+    lines.finish()
+}
+
+/// `read_file` output: `cat -n` rows, a note on how to continue when `limit` lines were read
+/// and more follow, or a note for an empty file or an offset past the end. `shown` is the path
+/// as the model gave it.
+pub fn format_read(shown: &str, r: &ReadResult, limit: usize, max_chars: usize) -> String {
+    if r.total_lines == 0 {
+        return format!("System reminder: '{shown}' exists but is empty.");
+    }
+    if r.lines == 0 {
+        return format!(
+            "Note: offset {} is past the end of '{shown}' ({} lines). Use an offset below {}.",
+            r.offset, r.total_lines, r.total_lines
+        );
+    }
+    let mut out = read::format_numbered_until(&r.content, r.offset + 1, max_chars);
+    let next = r.offset + r.lines;
+    if next < r.total_lines && r.lines >= limit {
+        use std::fmt::Write;
+        let _ = write!(out, "\n\n[Lines {}-{next} of {}. Continue with offset={next}.]", r.offset + 1, r.total_lines);
+    }
+    cap_output(out, max_chars)
+}
+
+impl FileTable {
+    /// The `grep` tool's text, searched and formatted in one pass under the output cap.
+    pub fn grep_text(&self, opts: &GrepOptions, max_chars: usize) -> CoreResult<String> {
+        let root = self.search_root(opts)?;
+        let files = self.files_under(&root).map(|(k, f)| (k, f.data.as_slice()));
+        let mut text = GrepText::new(max_chars);
+        let collector = grep::grep_with(files, &root, opts, |c| {
+            text.update(c);
+            !text.full()
+        })?;
+        text.update(&collector);
+        Ok(text.finish(&opts.pattern, collector.is_full()))
+    }
+
+    /// The `glob` tool's text (see [`FileTable::glob`]).
+    pub fn glob_text(&self, opts: &GlobOptions, max_chars: usize) -> CoreResult<String> {
+        let root = path::normalize(opts.path.as_deref().unwrap_or("/"))?;
+        let glob = Glob::new(&opts.pattern, &root)?;
+        let cap = opts.max_results.unwrap_or(usize::MAX);
+        let mut taken = 0usize;
+        let mut truncated = false;
+        let matching = self.files_under(glob.base()).filter(|(p, _)| glob.is_match(p, &root)).map(|(p, _)| p.as_str());
+        let paths = matching.take_while(|_| {
+            if taken == cap {
+                truncated = true;
+                return false;
+            }
+            taken += 1;
+            true
+        });
+        let paths: Vec<&str> = paths.collect();
+        Ok(format_glob(&opts.pattern, paths, truncated, max_chars))
+    }
+
+    /// The `ls` tool's text; `shown` is the path as the model gave it.
+    pub fn ls_text(&self, input: &str, shown: &str, max_chars: usize) -> CoreResult<String> {
+        let entries = self.ls(input)?;
+        Ok(format_ls(shown, entries.iter().map(entry), max_chars))
+    }
+
+    /// The `read_file` tool's text; `shown` is the path as the model gave it.
+    pub fn read_text(
+        &self,
+        input: &str,
+        shown: &str,
+        offset: usize,
+        limit: usize,
+        max_chars: usize,
+    ) -> CoreResult<String> {
+        let r = self.read(input, offset, Some(limit))?;
+        Ok(format_read(shown, &r, limit, max_chars))
+    }
+}
+
+fn entry(f: &FileInfo) -> (&str, Option<u64>) {
+    (f.path.as_str(), if f.is_dir { None } else { Some(f.size.unwrap_or(0)) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(files: &[(&str, &str)]) -> FileTable {
+        let mut t = FileTable::new();
+        for (p, c) in files {
+            t.write(p, c.as_bytes().to_vec(), 1.0, None).unwrap();
+        }
+        t
+    }
+
+    fn grep_opts(pattern: &str, mode: OutputMode) -> GrepOptions {
+        GrepOptions { pattern: pattern.into(), output_mode: mode, ..Default::default() }
+    }
+
+    #[test]
+    fn cap_cuts_on_a_line_boundary_or_at_the_cap() {
+        assert_eq!(cap_output("short".into(), 10), "short");
+        assert_eq!(cap_output("0123456789".into(), 10), "0123456789");
+        let note = "\n\n[Output truncated at 10 characters: narrow the path, pattern or line range.]";
+        assert_eq!(cap_output("012345\n789abc".into(), 10), format!("012345{note}"));
+        // A newline before max / 2 is not used: cut at the cap.
+        assert_eq!(cap_output("01\n3456789abc".into(), 10), format!("01\n3456789{note}"));
+        // A newline exactly at the cap counts.
+        assert_eq!(cap_output("0123456789\nab".into(), 10), format!("0123456789{note}"));
+        // Never inside a surrogate pair: the emoji is two units.
+        assert_eq!(cap_output("012345678😀x".into(), 10), format!("012345678{note}"));
+        assert_eq!(cap_output("é".repeat(12), 10), format!("{}{note}", "é".repeat(10)));
+        assert!(cap_output("x".repeat(100_001), 80_000)
+            .ends_with("[Output truncated at 80,000 characters: narrow the path, pattern or line range.]"));
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(grouped(999), "999");
+    }
+
+    #[test]
+    fn grep_text_groups_by_file_with_notes() {
+        let t = table(&[("/a.ts", "x\ny\nx\n"), ("/b.ts", "none\n"), ("/c/d.ts", "1\nx\n3\n")]);
+        let content = t.grep_text(&grep_opts("x", OutputMode::Content), 1000).unwrap();
+        assert_eq!(content, "/a.ts:\n  1: x\n  3: x\n/c/d.ts:\n  2: x");
+        let ctx = GrepOptions { context: 1, ..grep_opts("x", OutputMode::Content) };
+        assert_eq!(
+            t.grep_text(&ctx, 1000).unwrap(),
+            "/a.ts:\n  1: x\n  2- y\n  3: x\n/c/d.ts:\n  1- 1\n  2: x\n  3- 3"
+        );
+        assert_eq!(t.grep_text(&grep_opts("x", OutputMode::FilesWithMatches), 1000).unwrap(), "/a.ts\n/c/d.ts");
+        assert_eq!(t.grep_text(&grep_opts("x", OutputMode::Count), 1000).unwrap(), "/a.ts: 2\n/c/d.ts: 1");
+        let capped = GrepOptions { max_count: Some(1), ..grep_opts("x", OutputMode::Content) };
+        assert_eq!(t.grep_text(&capped, 1000).unwrap(), format!("/a.ts:\n  1: x\n\n{GREP_MORE}"));
+        assert_eq!(
+            t.grep_text(&grep_opts("zzz", OutputMode::Content), 1000).unwrap(),
+            "No matches found for pattern 'zzz'"
+        );
+        let missing = GrepOptions { path: Some("/nope".into()), ..grep_opts("x", OutputMode::Content) };
+        assert_eq!(t.grep_text(&missing, 1000).unwrap_err().code, crate::ErrorCode::FileNotFound);
+    }
+
+    #[test]
+    fn grep_text_stops_once_the_cap_decides() {
+        let files: Vec<(String, String)> = (0..500).map(|i| (format!("/f{i:03}.txt"), "hit\n".repeat(100))).collect();
+        let mut t = FileTable::new();
+        for (p, c) in &files {
+            t.write(p, c.as_bytes().to_vec(), 1.0, None).unwrap();
+        }
+        let opts = GrepOptions { max_count: Some(10_000), ..grep_opts("hit", OutputMode::Content) };
+        let full = t.grep(&opts).unwrap();
+        let mut reference = GrepText::new(usize::MAX);
+        for m in full.matches.as_ref().unwrap() {
+            reference.push_match(&m.path, m.line, m.context, &m.text);
+        }
+        let reference = cap_output(reference.finish("hit", full.truncated), 2000);
+        assert_eq!(t.grep_text(&opts, 2000).unwrap(), reference);
+        assert!(reference.ends_with("characters: narrow the path, pattern or line range.]"));
+    }
+
+    #[test]
+    fn ls_glob_and_read_text() {
+        let t = table(&[("/src/a.ts", "one\ntwo\nthree\n"), ("/src/lib/b.ts", ""), ("/README.md", "# hi\n")]);
+        assert_eq!(t.ls_text("/src", "src", 1000).unwrap(), "/src/a.ts (14 bytes)\n/src/lib/ (directory)");
+        assert_eq!(FileTable::new().ls_text("/", "/", 1000).unwrap(), "No files found in /");
+        let g = |pattern: &str| GlobOptions { pattern: pattern.into(), ..Default::default() };
+        assert_eq!(t.glob_text(&g("**/*.ts"), 1000).unwrap(), "/src/a.ts\n/src/lib/b.ts");
+        assert_eq!(t.glob_text(&g("*.py"), 1000).unwrap(), "No files found matching pattern '*.py'");
+        let capped = GlobOptions { max_results: Some(1), ..g("**") };
+        assert_eq!(
+            t.glob_text(&capped, 1000).unwrap(),
+            "/README.md\n\nNote: more files match; narrow the pattern or the path."
+        );
+        assert_eq!(
+            t.read_text("/src/a.ts", "/src/a.ts", 0, 2, 1000).unwrap(),
+            "     1\tone\n     2\ttwo\n\n[Lines 1-2 of 3. Continue with offset=2.]"
+        );
+        assert_eq!(t.read_text("/src/a.ts", "/src/a.ts", 1, 5, 1000).unwrap(), "     2\ttwo\n     3\tthree");
+        assert_eq!(
+            t.read_text("/src/lib/b.ts", "b.ts", 0, 5, 1000).unwrap(),
+            "System reminder: 'b.ts' exists but is empty."
+        );
+        assert_eq!(
+            t.read_text("/src/a.ts", "a", 9, 5, 1000).unwrap(),
+            "Note: offset 9 is past the end of 'a' (3 lines). Use an offset below 3."
+        );
+        let long = "x".repeat(100);
+        let t = table(&[("/l", &format!("{long}\n").repeat(1000))]);
+        let capped = t.read_text("/l", "/l", 0, 1000, 500).unwrap();
+        let uncapped = cap_output(read::format_numbered(&format!("{long}\n").repeat(1000), 1), 500);
+        assert_eq!(capped, uncapped);
+    }
+}
