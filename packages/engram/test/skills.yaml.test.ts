@@ -41,3 +41,15 @@ it("ships the yaml parser on Node without any call", async () => {
   const { parseSkillFile } = await import("../src/skills/index.js");
   expect(parseSkillFile(SKILL, "pdf").skill?.license).toBe("2.0");
 });
+
+it("names the Deno permission the yaml package needs when it is refused one", async () => {
+  const { parseSkillFile, setSkillsYamlParser } = await import("../src/skills/index.js");
+  // What Deno throws when `yaml` reads LOG_TOKENS without --allow-env.
+  const refused = Object.assign(new Error('Requires env access to "LOG_TOKENS", run again with the --allow-env flag'), {
+    name: "NotCapable",
+  });
+  setSkillsYamlParser(() => {
+    throw refused;
+  });
+  expect(parseSkillFile(SKILL, "pdf")).toEqual({ error: expect.stringContaining("--allow-env=LOG_TOKENS,LOG_STREAM") });
+});

@@ -103,6 +103,12 @@ export function parseSkillFile(text: string, dirName: string, path = `${dirName}
   try {
     fm = yamlParser(split.yaml, { schema: "failsafe" });
   } catch (e) {
+    // Deno refuses the `yaml` package's reads of LOG_TOKENS / LOG_STREAM without --allow-env.
+    if (e instanceof Error && (e.name === "NotCapable" || e.name === "PermissionDenied")) {
+      return {
+        error: `the yaml package was refused a permission (${e.message.split("\n")[0]}): in Deno, skills need --allow-env=LOG_TOKENS,LOG_STREAM (the yaml package reads them)`,
+      };
+    }
     const reason = (e instanceof Error ? e.message : String(e)).split("\n")[0];
     return { error: `invalid YAML in the frontmatter: ${reason}` };
   }
