@@ -36,8 +36,8 @@ pub struct GrepMerged {
 #[napi(object)]
 pub struct GlobMerged {
     pub truncated: bool,
-    pub paths: Vec<String>,
     pub picks: Uint32Array,
+    pub renamed: Vec<String>,
 }
 
 /// Merges the grep answers of a composite's backends (see
@@ -92,9 +92,31 @@ pub fn merge_glob(
     let cols = PartColumns { mounts: &mounts, truncated: &truncated, counts: &counts, sizes: &[], context: &[] };
     let max = max_results.map(|n| n as usize);
     match composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), &root, max) {
-        Ok(m) => Either::A(GlobMerged { truncated: m.truncated, paths: m.paths, picks: Uint32Array::new(m.picks) }),
+        Ok(m) => Either::A(GlobMerged { truncated: m.truncated, picks: Uint32Array::new(m.picks), renamed: m.renamed }),
         Err(e) => Either::B(failure(e)),
     }
+}
+
+/// A listing seen from outside (see `engram_core::composite::merge_ls`; a pick of
+/// `0xFFFFFFFF` is a directory a route adds).
+#[napi(object)]
+pub struct LsMerged {
+    pub picks: Uint32Array,
+    pub renamed: Vec<String>,
+}
+
+#[napi]
+pub fn merge_ls(router: &Router, dir: String, mount: Option<u32>, paths: Vec<String>) -> Either<LsMerged, Failure> {
+    match composite::merge_ls(&router.inner, &dir, mount.map(|m| m as usize), &paths) {
+        Ok(l) => Either::A(LsMerged { picks: Uint32Array::new(l.picks), renamed: l.renamed }),
+        Err(e) => Either::B(failure(e)),
+    }
+}
+
+/// The routes strictly below a normalised directory, in construction order.
+#[napi]
+pub fn mounts_under(router: &Router, dir: String) -> Uint32Array {
+    Uint32Array::new(composite::mounts_under(&router.inner, &dir).into_iter().map(|i| i as u32).collect())
 }
 
 /// The mounts a composite glob fans out to, in columns: route index, pattern and inner

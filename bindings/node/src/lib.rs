@@ -154,6 +154,8 @@ pub struct GlobOut {
 pub struct GrepOut {
     pub truncated: bool,
     pub group_paths: Option<Vec<String>>,
+    /// The whole path, normalised.
+    pub outer: String,
     pub group_sizes: Option<Uint32Array>,
     pub lines: Option<Int32Array>,
     pub texts: Option<Vec<String>>,
@@ -186,7 +188,12 @@ impl Router {
 
     #[napi]
     pub fn route(&self, path: String) -> Either<RouteOut, Failure> {
-        out(self.inner.route(&path), |r| RouteOut { route: r.route.map(|i| i as u32), prefix: r.prefix, path: r.path })
+        out(self.inner.route(&path), |r| RouteOut {
+            route: r.route.map(|i| i as u32),
+            prefix: r.prefix,
+            path: r.path,
+            outer: r.outer,
+        })
     }
 
     #[napi]

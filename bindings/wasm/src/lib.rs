@@ -152,6 +152,8 @@ pub struct EditOut {
 }
 
 #[wasm_bindgen(getter_with_clone)]
+    /// The whole path, normalised.
+    pub outer: Option<String>,
 pub struct GlobOut {
     pub files: Option<Vec<FileInfo>>,
     pub truncated: Option<bool>,
@@ -201,8 +203,14 @@ impl Router {
     pub fn route(&self, path: &str) -> RouteOut {
         let (r, error) = split(self.inner.route(path));
         match r {
-            Some(r) => RouteOut { route: r.route.map(|i| i as u32), prefix: r.prefix, path: Some(r.path), error },
-            None => RouteOut { route: None, prefix: None, path: None, error },
+            Some(r) => RouteOut {
+                route: r.route.map(|i| i as u32),
+                prefix: r.prefix,
+                path: Some(r.path),
+                outer: Some(r.outer),
+                error,
+            },
+            None => RouteOut { route: None, prefix: None, path: None, outer: None, error },
         }
     }
 
@@ -448,7 +456,6 @@ pub fn merge_grep(
 #[wasm_bindgen(getter_with_clone)]
 pub struct GlobMerged {
     pub truncated: Option<bool>,
-    pub paths: Option<Vec<String>>,
     pub picks: Option<Vec<u32>>,
     pub error: Option<ErrorData>,
 }
@@ -472,11 +479,12 @@ pub fn merge_glob(
     match split(engram_core::composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), root, max))
     {
         (Some(m), _) => {
-            GlobMerged { truncated: Some(m.truncated), paths: Some(m.paths), picks: Some(m.picks), error: None }
+            GlobMerged { truncated: Some(m.truncated), picks: Some(m.picks), renamed: Some(m.renamed), error: None }
         }
-        (None, error) => GlobMerged { truncated: None, paths: None, picks: None, error },
+        (None, error) => GlobMerged { truncated: None, picks: None, renamed: None, error },
     }
 }
+    pub renamed: Option<Vec<String>>,
 
 /// The mounts a composite glob fans out to, in columns: route index, pattern and inner
 /// directory of each (see `engram_core::composite::glob_asks`).
@@ -496,3 +504,26 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
         paths: asks.into_iter().map(|a| a.path).collect(),
     }
 }
+/// A listing seen from outside (see `engram_core::composite::merge_ls`; a pick of
+/// `0xFFFFFFFF` is a directory a route adds).
+#[wasm_bindgen(getter_with_clone)]
+pub struct LsMerged {
+    pub picks: Option<Vec<u32>>,
+    pub renamed: Option<Vec<String>>,
+    pub error: Option<ErrorData>,
+}
+
+#[wasm_bindgen(js_name = mergeLs)]
+pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: Vec<String>) -> LsMerged {
+    match split(engram_core::composite::merge_ls(&router.inner, dir, mount.map(|m| m as usize), &paths)) {
+        (Some(l), _) => LsMerged { picks: Some(l.picks), renamed: Some(l.renamed), error: None },
+        (None, error) => LsMerged { picks: None, renamed: None, error },
+    }
+}
+
+/// The routes strictly below a normalised directory, in construction order.
+#[wasm_bindgen(js_name = mountsUnder)]
+pub fn mounts_under(router: &Router, dir: &str) -> Vec<u32> {
+    engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect()
+}
+

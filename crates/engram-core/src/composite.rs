@@ -256,13 +256,16 @@ pub struct GlobPart {
     pub paths: Vec<String>,
 }
 
-/// The merged glob answer: outer paths in order, each with its index among all parts' paths
-/// (parts in order), so the caller keeps each file's metadata.
+/// The merged glob answer: each kept file as its index among all parts' paths (parts in
+/// order), in path order, so the caller keeps each file's metadata; the outer paths of the
+/// kept files that came from a mount (the default backend's paths are unchanged, so they do
+/// not cross back).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GlobMerged {
     pub truncated: bool,
-    pub paths: Vec<String>,
     pub picks: Vec<u32>,
+    /// The outer path of each kept file from a mount, in the order of `picks`.
+    pub renamed: Vec<String>,
 }
 
 /// Merges glob answers: mount paths prefixed and, when `pattern` is given, kept only where the
@@ -276,9 +279,12 @@ pub fn merge_glob(
     root: &str,
     max_results: Option<usize>,
 ) -> CoreResult<GlobMerged> {
-    let glob = pattern.map(|p| Glob::new(p, root)).transpose()?;
+    // Compiled only when some mount answered: the default backend matched on its own.
+    let needed = parts.iter().any(|p| p.mount.is_some() && !p.paths.is_empty());
+    let glob = pattern.filter(|_| needed).map(|p| Glob::new(p, root)).transpose()?;
     let mut truncated = parts.iter().any(|p| p.truncated);
-    let mut found: Vec<(String, u32)> = Vec::new();
+    // (outer path, index, from a mount)
+    let mut found: Vec<(String, (u32, bool))> = Vec::new();
     let mut index = 0u32;
     for part in parts {
         let mount = part.mount.map(|m| mount_prefix(router, m)).transpose()?;
@@ -290,7 +296,7 @@ pub fn merge_glob(
                 }
             };
             if let Some(o) = shown {
-                found.push((o, index));
+                found.push((o, (index, mount.is_some())));
             }
             index = index.checked_add(1).ok_or_else(|| malformed("glob part (too many paths)"))?;
         }
@@ -299,8 +305,14 @@ pub fn merge_glob(
     let max = max_results.unwrap_or(usize::MAX);
     truncated |= found.len() > max;
     found.truncate(max);
-    let (paths, picks) = found.into_iter().unzip();
-    Ok(GlobMerged { truncated, paths, picks })
+    let mut out = GlobMerged { truncated, picks: Vec::with_capacity(found.len()), renamed: Vec::new() };
+    for (path, (index, from_mount)) in found {
+        out.picks.push(index);
+        if from_mount {
+            out.renamed.push(path);
+        }
+    }
+    Ok(out)
 }
 
 /// Fan-out answers as the bindings pass them: flat columns for all parts at once.
@@ -386,6 +398,68 @@ pub fn merge_glob_columns(
 ) -> CoreResult<GlobMerged> {
     let parts = split_parts(c, paths, |mount, truncated, paths, _| Ok(GlobPart { mount, truncated, paths }))?;
     merge_glob(router, &parts, pattern, root, max_results)
+}
+
+/// A directory listing seen from outside: each entry as its index in the backend's listing
+/// (or [`MOUNT_POINT`] for a directory a route adds), in path order, and the outer path of
+/// every entry that came from a mount or was added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LsMerged {
+    pub picks: Vec<u32>,
+    pub renamed: Vec<String>,
+}
+
+/// The pick of a directory that exists only because a route is mounted below it.
+pub const MOUNT_POINT: u32 = u32::MAX;
+
+/// Lists `dir` (outer, normalised) as a composite shows it. With `mount`, `paths` are that
+/// mount's entries (inner paths) and are prefixed. Without, they are the default backend's
+/// entries of `dir`: those a route hides are dropped, and the first directory of each route
+/// below `dir` is added (once; it stands in for a default entry of the same path).
+pub fn merge_ls(router: &Router, dir: &str, mount: Option<usize>, paths: &[String]) -> CoreResult<LsMerged> {
+    let mut out = LsMerged::default();
+    if let Some(m) = mount {
+        let prefix = mount_prefix(router, m)?;
+        out.picks = (0..paths.len()).map(|i| u32::try_from(i).unwrap_or(MOUNT_POINT)).collect();
+        out.renamed = paths.iter().map(|p| outer_path(prefix, p)).collect();
+        return Ok(out);
+    }
+    let base = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
+    let mut added: Vec<String> = router
+        .routes_under(dir)
+        .into_iter()
+        .map(|(_, prefix)| {
+            let child = prefix[base.len()..].split('/').next().unwrap_or_default();
+            format!("{base}{child}/")
+        })
+        .collect();
+    added.sort();
+    added.dedup();
+    // (path, pick); `None` for an added directory.
+    let mut entries: Vec<(&str, Option<u32>)> = Vec::with_capacity(paths.len() + added.len());
+    for (i, p) in paths.iter().enumerate() {
+        let bare = p.strip_suffix('/').filter(|b| !b.is_empty()).unwrap_or(p);
+        if !router.shadows(bare) && added.binary_search(p).is_err() {
+            entries.push((p, Some(u32::try_from(i).map_err(|_| malformed("listing (too many entries)"))?)));
+        }
+    }
+    entries.extend(added.iter().map(|p| (p.as_str(), None)));
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    for (path, pick) in entries {
+        match pick {
+            Some(i) => out.picks.push(i),
+            None => {
+                out.picks.push(MOUNT_POINT);
+                out.renamed.push(path.to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The routes strictly below the normalised directory `dir`, in construction order.
+pub fn mounts_under(router: &Router, dir: &str) -> Vec<usize> {
+    router.routes_under(dir).into_iter().map(|(i, _)| i).collect()
 }
 
 /// What one mount is asked for when a composite glob fans out.
@@ -653,13 +727,18 @@ mod tests {
             part(Some(1), &["/s.md"]),
         ];
         let r = merge_glob(&router(), &parts, Some("**/*.md"), "/", None).unwrap();
-        assert_eq!(r.paths, ["/memories/deep/y.md", "/memories/x.md", "/skills/s.md", "/src/b.md"]);
+        // /memories/deep/y.md, /memories/x.md, /skills/s.md, then the default's /src/b.md.
         assert_eq!(r.picks, [4, 2, 5, 0]);
+        assert_eq!(r.renamed, ["/memories/deep/y.md", "/memories/x.md", "/skills/s.md"]);
         let r = merge_glob(&router(), &parts, Some("**/*.md"), "/", Some(2)).unwrap();
-        assert_eq!((r.paths.len(), r.truncated), (2, true));
+        assert_eq!((r.picks.len(), r.truncated), (2, true));
         // No pattern: a routed answer is only prefixed.
         let r = merge_glob(&router(), &parts[1..2], None, "/memories", None).unwrap();
-        assert_eq!(r.paths, ["/memories/deep/y.md", "/memories/x.md", "/memories/x.txt"]);
+        assert_eq!(r.renamed, ["/memories/deep/y.md", "/memories/x.md", "/memories/x.txt"]);
+        // A pattern is compiled only for a mount's answer.
+        let bad = |parts: &[GlobPart]| merge_glob(&router(), parts, Some("a/[z"), "/", None);
+        assert_eq!(bad(&parts[..1]).unwrap().picks, [0]);
+        assert_eq!(bad(&parts).unwrap_err().code, ErrorCode::InvalidPattern);
     }
 
     #[test]
@@ -681,7 +760,24 @@ mod tests {
         let miscounted = PartColumns { counts: &[1, 1], ..cols };
         assert!(merge_grep_columns(&router(), &miscounted, paths(), &o).is_err());
         let g = merge_glob_columns(&router(), &cols, paths(), None, "/", None).unwrap();
-        assert_eq!((g.paths, g.picks), (vec!["/memories/a".into(), "/memories/b".into(), "/z".into()], vec![2, 1, 0]));
+        assert_eq!((g.renamed, g.picks), (vec!["/memories/a".into(), "/memories/b".into()], vec![2, 1, 0]));
+    }
+
+    #[test]
+    fn listings_hide_shadowed_entries_and_add_mount_points() {
+        let r = Router::new(&["/memories/", "/a/b/", "/a/c/", "/x/"]).unwrap();
+        let own: Vec<String> = ["/a/", "/memories/", "/memoriesX.md", "/notes.md"].map(String::from).to_vec();
+        let l = merge_ls(&r, "/", None, &own).unwrap();
+        // /a/ is added once for two routes (standing in for the default's own /a/), the
+        // default's /memories/ is hidden by the route and added back as a mount point.
+        assert_eq!(l.picks, [MOUNT_POINT, MOUNT_POINT, 2, 3, MOUNT_POINT]);
+        assert_eq!(l.renamed, ["/a/", "/memories/", "/x/"]);
+        let l = merge_ls(&r, "/a", None, &[]).unwrap();
+        assert_eq!(l.renamed, ["/a/b/", "/a/c/"]);
+        let l = merge_ls(&r, "/memories", Some(0), &["/n/".into(), "/z.md".into()]).unwrap();
+        assert_eq!((l.picks, l.renamed), (vec![0, 1], vec!["/memories/n/".into(), "/memories/z.md".into()]));
+        assert_eq!(mounts_under(&r, "/a"), [1, 2]);
+        assert!(mounts_under(&r, "/memories").is_empty());
     }
 
     fn asks(pattern: &str, root: &str) -> Vec<(usize, String, String)> {

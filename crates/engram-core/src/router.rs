@@ -11,6 +11,8 @@ pub struct Route {
     pub route: Option<usize>,
     pub prefix: Option<String>,
     pub path: String,
+    /// The whole path, normalised: what the composite names in answers and errors.
+    pub outer: String,
 }
 
 /// Routes are normalised at construction to `/a/b/`; `/memoriesX` never matches `/memories/`.
@@ -68,18 +70,24 @@ impl Router {
     pub fn route_normalised(&self, p: &str) -> Route {
         for (prefix, index) in &self.prefixes {
             if prefix == "/" {
-                return Route { route: Some(*index), prefix: Some(prefix.clone()), path: p.to_string() };
+                let path = p.to_string();
+                return Route { route: Some(*index), prefix: Some(prefix.clone()), outer: path.clone(), path };
             }
             // `/memories` (the mount point itself) and `/memories/...` both belong to `/memories/`.
             let mount = &prefix[..prefix.len() - 1];
             if let Some(rest) = p.strip_prefix(mount) {
                 if rest.is_empty() || rest.starts_with('/') {
                     let inner = if rest.is_empty() { "/".to_string() } else { rest.to_string() };
-                    return Route { route: Some(*index), prefix: Some(prefix.clone()), path: inner };
+                    return Route {
+                        route: Some(*index),
+                        prefix: Some(prefix.clone()),
+                        path: inner,
+                        outer: p.to_string(),
+                    };
                 }
             }
         }
-        Route { route: None, prefix: None, path: p.to_string() }
+        Route { route: None, prefix: None, path: p.to_string(), outer: p.to_string() }
     }
 
     /// Route prefixes strictly below the normalised directory `dir` (for fan-out of `ls`, `glob`
@@ -113,6 +121,7 @@ mod tests {
         assert_eq!(r.route("/memories/a.md").unwrap().path, "/a.md");
         let deep = r.route("/memories/deep/x/y.md").unwrap();
         assert_eq!((deep.route, deep.path.as_str()), (Some(1), "/x/y.md"));
+        assert_eq!(r.route("/memories//deep/./x").unwrap().outer, "/memories/deep/x");
         assert_eq!(r.route("/skills/s/SKILL.md").unwrap().route, Some(2));
     }
 

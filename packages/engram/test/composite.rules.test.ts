@@ -162,3 +162,29 @@ describe("fan-out merge", () => {
     expect((await c.glob("*.md", { path: "/m" })).files?.map((f) => f.path)).toEqual(["/m/x.md"]);
   });
 });
+
+describe("listings", () => {
+  it("add each route's first directory once, hide shadowed entries and keep the default's own", async () => {
+    const main = new StateBackend({ core });
+    const c = new CompositeBackend(
+      main,
+      { "/a/b": new StateBackend({ core }), "/a/c/": new StateBackend({ core }), "/m": new StateBackend({ core }) },
+      { core },
+    );
+    await main.write("/a/own.md", "x");
+    await main.write("/m/hidden.md", "x");
+    await main.write("/mX.md", "x");
+    await c.write("/a/b/in.md", "x");
+    expect((await c.ls("/")).entries?.map((e) => e.path)).toEqual(["/a/", "/m/", "/mX.md"]);
+    expect((await c.ls("/a")).entries?.map((e) => e.path)).toEqual(["/a/b/", "/a/c/", "/a/own.md"]);
+    expect((await c.ls("/a/b")).entries).toEqual([expect.objectContaining({ path: "/a/b/in.md", isDir: false, size: 1 })]);
+    expect((await c.ls("/m")).entries).toEqual([]);
+    expect((await c.stat("/a/b/in.md")).info).toMatchObject({ path: "/a/b/in.md", isDir: false });
+    expect((await c.stat("/a/c")).info).toMatchObject({ path: "/a/c/", isDir: true });
+    // Only mounted below: the default backend has no /x, yet /x/ exists.
+    const d = new CompositeBackend(new StateBackend({ core }), { "/x/y/": new StateBackend({ core }) }, { core });
+    expect((await d.stat("/x")).info).toEqual({ path: "/x/", isDir: true });
+    expect((await d.ls("/x")).entries).toEqual([{ path: "/x/y/", isDir: true }]);
+    expect((await d.ls("/nope")).error).toEqual(core.errorData("file_not_found", "/nope"));
+  });
+});

@@ -91,8 +91,8 @@ describe("typed results", () => {
     });
     expect(t.grep({ pattern: "y", outputMode: "bogus" as never }).error?.code).toBe("unsupported");
     expect(() => t.grep({ pattern: "y", regex: "yes" as never })).toThrow(EngramError);
-    expect(core.createRouter(["/m"]).route("/m/x")).toEqual({ route: 0, prefix: "/m/", path: "/x" });
-    expect(core.createRouter(["/m"]).route("/x")).toEqual({ route: null, prefix: null, path: "/x" });
+    expect(core.createRouter(["/m"]).route("/m/x")).toEqual({ route: 0, prefix: "/m/", path: "/x", outer: "/m/x" });
+    expect(core.createRouter(["/m"]).route("/x")).toEqual({ route: null, prefix: null, path: "/x", outer: "/x" });
   });
 });
 

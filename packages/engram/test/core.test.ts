@@ -82,10 +82,11 @@ describe("router", () => {
   it("routes by longest whole-segment prefix", () => {
     const router = core.createRouter(["/memories", "/memories/deep/", "//skills//"]);
     expect(router.prefixes).toEqual(["/memories/", "/memories/deep/", "/skills/"]);
-    expect(router.route("/memories/a.md")).toEqual({ route: 0, prefix: "/memories/", path: "/a.md" });
+    expect(router.route("/memories/a.md")).toEqual({ route: 0, prefix: "/memories/", path: "/a.md", outer: "/memories/a.md" });
     expect(router.route("/memories/deep/x.md")).toMatchObject({ route: 1, path: "/x.md" });
-    expect(router.route("/memoriesX/a.md")).toEqual({ route: null, prefix: null, path: "/memoriesX/a.md" });
+    expect(router.route("/memoriesX/a.md")).toEqual({ route: null, prefix: null, path: "/memoriesX/a.md", outer: "/memoriesX/a.md" });
     expect(router.route("/memories")).toMatchObject({ route: 0, path: "/" });
+    expect(router.route("//memories/./deep//x.md")).toMatchObject({ path: "/x.md", outer: "/memories/deep/x.md" });
     expect(router.route("/memories/../../etc").error?.code).toBe("path_escape");
   });
 

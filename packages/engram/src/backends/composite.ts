@@ -36,15 +36,6 @@ interface Target {
   mount?: Mount;
 }
 
-/** `/memories/` + `/a.md` → `/memories/a.md`; `/` → `/memories/`. */
-function outerPath(mount: Mount, inner: string): string {
-  return mount.prefix.slice(0, -1) + inner;
-}
-
-function byPath(a: { path: string }, b: { path: string }): number {
-  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
-}
-
 /** Routes `/memories/...` (and so on) to mounted backends and everything else to a default. */
 export class CompositeBackend implements Backend {
   readonly #default: Backend;
@@ -54,17 +45,17 @@ export class CompositeBackend implements Backend {
   /** The settled {@link CompositeBackend.#setup}, for use after a call awaited it. */
   #ready: Setup | undefined;
 
+  /** Every backend it routes to: the default first, then each mount. */
+  get backends(): readonly Backend[] {
+    return [this.#default, ...Object.values(this.#routes)];
+  }
+
   /**
    * @param defaultBackend - serves every path no route claims
    * @param routes - mount prefix → backend, e.g. `{ "/memories/": new StoreBackend(...) }`;
    *   prefixes are normalised (`/memories` and `/memories/` are the same route). An invalid
    *   prefix makes every call reject with an `EngramError`.
    */
-  /** Every backend it routes to: the default first, then each mount. */
-  get backends(): readonly Backend[] {
-    return [this.#default, ...Object.values(this.#routes)];
-  }
-
   constructor(defaultBackend: Backend, routes: Record<string, Backend>, options: CompositeBackendOptions = {}) {
     this.#default = defaultBackend;
     this.#routes = { ...routes };
@@ -82,25 +73,18 @@ export class CompositeBackend implements Backend {
   }
 
   async #target(path: string): Promise<Result<Target>> {
-    const { router, mounts } = await this.#setup();
+    const { router, mounts } = this.#ready ?? (await this.#setup());
     const r = router.route(path);
     if (r.error) return { error: r.error };
-    if (r.route === null) return { backend: this.#default, inner: r.path, outer: r.path };
+    if (r.route === null) return { backend: this.#default, inner: r.path, outer: r.outer };
     const mount = mounts[r.route] as Mount;
-    return { backend: mount.backend, inner: r.path, outer: outerPath(mount, r.path), mount };
+    return { backend: mount.backend, inner: r.path, outer: r.outer, mount };
   }
 
-  /** Mounts strictly below a normalised directory. */
-  async #mountsUnder(dir: string): Promise<Mount[]> {
-    const { mounts } = await this.#setup();
-    const prefix = dir === "/" ? "/" : `${dir}/`;
-    return mounts.filter((m) => m.prefix.length > prefix.length && m.prefix.startsWith(prefix));
-  }
-
-  /** Whether a path of the default backend is hidden behind a route. */
-  async #shadowed(path: string): Promise<boolean> {
-    const { mounts } = await this.#setup();
-    return mounts.some((m) => path === m.prefix.slice(0, -1) || path.startsWith(m.prefix));
+  /** Mounts strictly below a normalised directory (call after {@link CompositeBackend.#target}). */
+  #mountsUnder(dir: string): Mount[] {
+    const { router, mounts } = this.#ready as Setup;
+    return router.mountsUnder(dir).map((i) => mounts[i] as Mount);
   }
 
   /** A routed backend's error, rendered again by the core for the full path (see
@@ -113,30 +97,18 @@ export class CompositeBackend implements Backend {
     return (this.#ready as Setup).core.mountError(error, mount.prefix, request);
   }
 
-  #outerInfo(info: FileInfo, t: Target): FileInfo {
-    return t.mount ? { ...info, path: outerPath(t.mount, info.path) } : info;
-  }
-
   async ls(path: string): Promise<Result<{ entries: FileInfo[] }>> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
+    const { router } = this.#ready as Setup;
     if (t.mount) {
       const r = await t.backend.ls(t.inner);
-      return r.error ? { error: this.#outerError(r.error, t) } : { entries: r.entries.map((e) => this.#outerInfo(e, t)) };
+      return r.error ? { error: this.#outerError(r.error, t) } : router.mergeLs(t.outer, t.mount.index, r.entries);
     }
-    const under = await this.#mountsUnder(t.outer);
+    const under = this.#mountsUnder(t.outer);
     const own = await this.#default.ls(t.outer);
     if (own.error && !(own.error.code === "file_not_found" && under.length > 0)) return { error: own.error };
-    const merged = new Map<string, FileInfo>();
-    for (const e of own.entries ?? []) {
-      if (!(await this.#shadowed(e.path.replace(/\/$/, "")))) merged.set(e.path, e);
-    }
-    const base = t.outer === "/" ? "/" : `${t.outer}/`;
-    for (const m of under) {
-      const child = base + (m.prefix.slice(base.length).split("/")[0] as string);
-      merged.set(`${child}/`, { path: `${child}/`, isDir: true });
-    }
-    return { entries: [...merged.values()].sort(byPath) };
+    return router.mergeLs(t.outer, null, own.entries ?? []);
   }
 
   async read(path: string, options?: ReadOptions): ReturnType<Backend["read"]> {
@@ -178,8 +150,13 @@ export class CompositeBackend implements Backend {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const r = await t.backend.stat(t.inner);
-    if (!r.error) return { info: this.#outerInfo(r.info, t) };
-    if (!t.mount && r.error.code === "file_not_found" && (await this.#mountsUnder(t.outer)).length > 0) {
+    if (!r.error) {
+      if (!t.mount) return r;
+      const outer = (this.#ready as Setup).router.mergeLs(t.outer, t.mount.index, [r.info]);
+      return outer.error ? { error: outer.error } : { info: outer.entries[0] as FileInfo };
+    }
+    if (!t.mount && r.error.code === "file_not_found" && this.#mountsUnder(t.outer).length > 0) {
+      // A directory that exists only because a route is mounted below it.
       return { info: { path: `${t.outer}/`, isDir: true } };
     }
     return { error: this.#outerError(r.error, t) };
@@ -192,9 +169,9 @@ export class CompositeBackend implements Backend {
       const r = await t.backend.delete(t.inner);
       return r.error ? { error: this.#outerError(r.error, t) } : r;
     }
-    const under = await this.#mountsUnder(t.outer);
+    const under = this.#mountsUnder(t.outer);
     if (under.length > 0) {
-      const { core } = await this.#setup();
+      const { core } = this.#ready as Setup;
       // Mounted data (say, persistent memories) is never wiped by deleting a parent directory.
       return { error: core.errorData("permission_denied", t.outer, `contains the mounted route '${under[0]?.prefix}'`) };
     }
@@ -210,7 +187,7 @@ export class CompositeBackend implements Backend {
       const r = await t.backend.grep(pattern, { ...options, path: t.inner });
       return r.error ? { error: this.#outerError(r.error, t) } : router.mergeGrep([{ mount: t.mount.index, result: r }], merge);
     }
-    const under = await this.#mountsUnder(t.outer);
+    const under = this.#mountsUnder(t.outer);
     // grep's `glob` without `/` matches file names, which a route does not change; a glob with
     // `/` is relative to the search directory, so the core applies it on the full paths.
     const pathGlob = options.glob?.includes("/") ? options.glob : undefined;

@@ -79,7 +79,7 @@ export interface RawBinding {
     truncated: Uint8Array,
     counts: Uint32Array,
     paths: string[],
-  ): RawOut & { readonly truncated?: Opt<boolean>; readonly paths?: Opt<string[]>; readonly picks?: Opt<ArrayLike<number>> };
+  ): RawOut & { readonly truncated?: Opt<boolean>; readonly picks?: Opt<ArrayLike<number>>; readonly renamed?: Opt<string[]> };
   globAsks(
     router: RawRouter,
     pattern: string,
@@ -100,6 +100,13 @@ interface RawError {
 /** Every typed result: its fields, or `error`. */
 interface RawOut {
   readonly error?: Opt<RawError>;
+  mergeLs(
+    router: RawRouter,
+    dir: string,
+    mount: number | null | undefined,
+    paths: string[],
+  ): RawOut & { readonly picks?: Opt<ArrayLike<number>>; readonly renamed?: Opt<string[]> };
+  mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
   /** wasm-bindgen result objects: releases the object's WebAssembly memory. */
   free?(): void;
 }
@@ -129,7 +136,9 @@ interface RawGrep extends RawOut {
 }
 
 interface RawRouter {
-  route(path: string): RawOut & { readonly route?: Opt<number>; readonly prefix?: Opt<string>; readonly path?: Opt<string> };
+  route(
+    path: string,
+  ): RawOut & { readonly route?: Opt<number>; readonly prefix?: Opt<string>; readonly path?: Opt<string>; readonly outer?: Opt<string> };
   prefixes(): string[];
 }
 
@@ -596,7 +605,7 @@ class RouterHandle implements CoreRouter {
     if (bad) return { error: bad };
     const r = this.raw.route(path);
     if (r.error) return failed(r);
-    const out: Route = { route: r.route ?? null, prefix: r.prefix ?? null, path: r.path as string };
+    const out: Route = { route: r.route ?? null, prefix: r.prefix ?? null, path: r.path as string, outer: r.outer as string };
     r.free?.();
     return out;
   }
@@ -676,7 +685,9 @@ class RouterHandle implements CoreRouter {
     const { mounts, truncated, counts } = partColumns(parts);
     const paths: string[] = [];
     const files: FileInfo[] = [];
-    for (const [i, { result }] of parts.entries()) {
+    /** Per path: whether it came from a mount (the core sends only those outer paths back). */
+    const mounted: boolean[] = [];
+    for (const [i, { mount, result }] of parts.entries()) {
       for (const f of result.files) {
         paths.push(f.path);
         files.push(f);
@@ -694,13 +705,13 @@ class RouterHandle implements CoreRouter {
       paths,
     );
     if (r.error) return failed(r);
-    const out = r.paths as string[];
     const picks = r.picks as ArrayLike<number>;
-    const kept: FileInfo[] = new Array(out.length);
-    for (let i = 0; i < out.length; i++) {
-      const f = files[picks[i] as number] as FileInfo;
-      const path = out[i] as string;
-      kept[i] = f.path === path ? f : { ...f, path };
+    const renamed = r.renamed as string[];
+    const kept: FileInfo[] = new Array(picks.length);
+    for (let i = 0, k = 0; i < picks.length; i++) {
+      const pick = picks[i] as number;
+      const f = files[pick] as FileInfo;
+      kept[i] = mounted[pick] ? { ...f, path: renamed[k++] as string } : f;
     }
     const merged = { files: kept, truncated: r.truncated ?? false };
     r.free?.();
@@ -757,6 +768,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       if (!e) return error;
       const out = errorOf(e);
       e.free?.();
+        mounted.push(mount !== null);
       return out;
     },
     filterPaths: (kind, pattern, root, paths) => {
@@ -784,6 +796,34 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         throw new EngramError("invalid_argument", `snapshot must be a Uint8Array, got ${describe(snapshot)}`);
       }
       return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot), kind === "wasm"));
+  mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }> {
+    const r = this.binding.mergeLs(
+      this.raw,
+      requireString(dir, "dir"),
+      mount,
+      entries.map((e) => e.path),
+    );
+    if (r.error) return failed(r);
+    const picks = r.picks as ArrayLike<number>;
+    const renamed = r.renamed as string[];
+    const out: FileInfo[] = new Array(picks.length);
+    for (let i = 0, k = 0; i < picks.length; i++) {
+      const pick = picks[i] as number;
+      // A directory a route adds, or one of the mount's entries (renamed): the core's outer path.
+      if (pick === MOUNT_POINT) out[i] = { path: renamed[k++] as string, isDir: true };
+      else out[i] = mount === null ? (entries[pick] as FileInfo) : { ...(entries[pick] as FileInfo), path: renamed[k++] as string };
+    }
+    r.free?.();
+    return { entries: out };
+  }
+
+  mountsUnder(dir: string): number[] {
+    return Array.from(this.binding.mountsUnder(this.raw, requireString(dir, "dir")));
+  }
+
     },
   };
 }
+/** The pick of a directory that exists only because a route is mounted below it. */
+const MOUNT_POINT = 0xffff_ffff;
+

@@ -181,6 +181,8 @@ export interface Route {
   prefix: string | null;
   /** The path as the mounted backend sees it. */
   path: string;
+  /** The whole path, normalised. */
+  outer: string;
 }
 
 /** A longest-prefix router over mount points such as `/memories/`. */
@@ -200,6 +202,13 @@ export interface CoreRouter {
   /** The mounts a composite glob at the normalised directory `root` fans out to, each with the
    * narrowest pattern and inner directory that still holds every match. */
   globAsks(pattern: string, root: string): GlobAsk[];
+  /** Lists the normalised directory `dir` as a composite shows it. With `mount` (a route
+   * index), `entries` are that mount's listing and get its prefix; with `null`, they are the
+   * default backend's: entries a route hides are dropped and the first directory of each
+   * route below `dir` is added. Path order. */
+  mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }>;
+  /** The route indices strictly below the normalised directory `dir`, in construction order. */
+  mountsUnder(dir: string): number[];
 }
 
 /** One backend's answer in a composite fan-out: `mount` is the route index, or `null` for
