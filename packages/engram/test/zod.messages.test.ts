@@ -41,3 +41,17 @@ describe("messages without a configured zod locale", () => {
     expect((await invokeTool(read as never, { file_path: 3 })).content).toBe("Error: invalid arguments for read_file: file_path: custom");
   });
 });
+
+describe("zod/mini schemas where the options take a zod schema", () => {
+  it("a mini responseFormat is sent as JSON Schema and validates the answer, retried once", async () => {
+    const Answer = z.object({ n: z.number().check(z.int(), z.gte(1)) });
+    const model = new FakeChatModel(['{"n":0}', '{"n":2}']);
+    const agent = createDeepAgent(model, { responseFormat: Answer, enableSubagents: false, enableMemory: false, enableSkills: false });
+    const out = await agent.invoke({ messages: [{ role: "user", content: "n?" }] });
+    expect(out.structuredResponse).toEqual({ n: 2 });
+    expect(model.requests[1]?.responseFormat?.schema).toMatchObject({ type: "object", properties: { n: { type: "integer", minimum: 1 } } });
+    expect(model.requests[1]?.messages.at(-1)?.content).toMatch(
+      /does not match the required schema: n: Too small: expected number to be >=1/,
+    );
+  });
+});

@@ -20,7 +20,6 @@ import { FILESYSTEM_TOOL_NAMES } from "../tools/filesystem.js";
 import type { Middleware } from "../middleware/types.js";
 import type { RunContext } from "../tools/types.js";
 import { ConfigError } from "../errors.js";
-import type { ZodType } from "zod";
 import * as z from "zod/mini";
 import { parseParams } from "../zod.js";
 import { resolveModel } from "../models/resolve.js";
@@ -178,14 +177,15 @@ export interface DeepAgentOptions {
    */
   memoryHistory?: MemoryHistory;
   /**
-   * The schema the run's final answer must match — a zod 4 schema or a JSON Schema object. The
+   * The schema the run's final answer must match — a zod 4 schema (classic or mini) or a JSON
+   * Schema object (validated by `@cfworker/json-schema`, any draft from 4 to 2020-12). The
    * run then ends with the validated (parsed) value as `structuredResponse` on its output and
    * final event. How the answer is obtained is `responseMode`. An answer that does not match
    * is sent back to the model once with the validation errors; a second mismatch fails the run
    * with an {@link EngramError} of code `invalid_response`. Only the top agent answers in this
    * form (subagents answer their `task` in text). Default: none (a text answer).
    */
-  responseFormat?: ZodType | Record<string, unknown>;
+  responseFormat?: z.core.$ZodType | Record<string, unknown>;
   /**
    * How a `responseFormat` answer is obtained. `"native"`: when the model ends in prose, one more
    * call asks for the answer with `request.responseFormat` (the provider's JSON-schema mode; an
@@ -234,7 +234,7 @@ export const DEFAULT_OPTIONS = {
   mcpServers: undefined as Record<string, McpServerConfig> | undefined,
   tracing: undefined as AgentTracing | undefined,
   memoryHistory: undefined as MemoryHistory | undefined,
-  responseFormat: undefined as ZodType | Record<string, unknown> | undefined,
+  responseFormat: undefined as z.core.$ZodType | Record<string, unknown> | undefined,
   responseMode: "native" as "native" | "tool",
 } as const;
 
