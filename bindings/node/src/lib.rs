@@ -154,8 +154,6 @@ pub struct GlobOut {
 pub struct GrepOut {
     pub truncated: bool,
     pub group_paths: Option<Vec<String>>,
-    /// The whole path, normalised.
-    pub outer: String,
     pub group_sizes: Option<Uint32Array>,
     pub lines: Option<Int32Array>,
     pub texts: Option<Vec<String>>,
@@ -170,6 +168,8 @@ pub struct RouteOut {
     pub route: Option<u32>,
     pub prefix: Option<String>,
     pub path: String,
+    /// The whole path, normalised.
+    pub outer: String,
 }
 
 /// Longest-prefix router over normalised mount points.

@@ -152,8 +152,6 @@ pub struct EditOut {
 }
 
 #[wasm_bindgen(getter_with_clone)]
-    /// The whole path, normalised.
-    pub outer: Option<String>,
 pub struct GlobOut {
     pub files: Option<Vec<FileInfo>>,
     pub truncated: Option<bool>,
@@ -183,6 +181,8 @@ pub struct RouteOut {
     pub route: Option<u32>,
     pub prefix: Option<String>,
     pub path: Option<String>,
+    /// The whole path, normalised.
+    pub outer: Option<String>,
     pub error: Option<ErrorData>,
 }
 
@@ -457,6 +457,7 @@ pub fn merge_grep(
 pub struct GlobMerged {
     pub truncated: Option<bool>,
     pub picks: Option<Vec<u32>>,
+    pub renamed: Option<Vec<String>>,
     pub error: Option<ErrorData>,
 }
 
@@ -484,7 +485,6 @@ pub fn merge_glob(
         (None, error) => GlobMerged { truncated: None, picks: None, renamed: None, error },
     }
 }
-    pub renamed: Option<Vec<String>>,
 
 /// The mounts a composite glob fans out to, in columns: route index, pattern and inner
 /// directory of each (see `engram_core::composite::glob_asks`).
@@ -495,15 +495,6 @@ pub struct GlobAsks {
     pub paths: Vec<String>,
 }
 
-#[wasm_bindgen(js_name = globAsks)]
-pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
-    let asks = engram_core::composite::glob_asks(&router.inner, pattern, root);
-    GlobAsks {
-        mounts: asks.iter().map(|a| a.mount as u32).collect(),
-        patterns: asks.iter().map(|a| a.pattern.clone()).collect(),
-        paths: asks.into_iter().map(|a| a.path).collect(),
-    }
-}
 /// A listing seen from outside (see `engram_core::composite::merge_ls`; a pick of
 /// `0xFFFFFFFF` is a directory a route adds).
 #[wasm_bindgen(getter_with_clone)]
@@ -527,3 +518,12 @@ pub fn mounts_under(router: &Router, dir: &str) -> Vec<u32> {
     engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect()
 }
 
+#[wasm_bindgen(js_name = globAsks)]
+pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
+    let asks = engram_core::composite::glob_asks(&router.inner, pattern, root);
+    GlobAsks {
+        mounts: asks.iter().map(|a| a.mount as u32).collect(),
+        patterns: asks.iter().map(|a| a.pattern.clone()).collect(),
+        paths: asks.into_iter().map(|a| a.path).collect(),
+    }
+}

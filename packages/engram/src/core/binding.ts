@@ -85,6 +85,13 @@ export interface RawBinding {
     pattern: string,
     root: string,
   ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
+  mergeLs(
+    router: RawRouter,
+    dir: string,
+    mount: number | null | undefined,
+    paths: string[],
+  ): RawOut & { readonly picks?: Opt<ArrayLike<number>>; readonly renamed?: Opt<string[]> };
+  mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
 }
 
 type Opt<T> = T | null | undefined;
@@ -100,13 +107,6 @@ interface RawError {
 /** Every typed result: its fields, or `error`. */
 interface RawOut {
   readonly error?: Opt<RawError>;
-  mergeLs(
-    router: RawRouter,
-    dir: string,
-    mount: number | null | undefined,
-    paths: string[],
-  ): RawOut & { readonly picks?: Opt<ArrayLike<number>>; readonly renamed?: Opt<string[]> };
-  mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
   /** wasm-bindgen result objects: releases the object's WebAssembly memory. */
   free?(): void;
 }
@@ -691,6 +691,7 @@ class RouterHandle implements CoreRouter {
       for (const f of result.files) {
         paths.push(f.path);
         files.push(f);
+        mounted.push(mount !== null);
       }
       counts[i] = result.files.length;
     }
@@ -718,6 +719,31 @@ class RouterHandle implements CoreRouter {
     return merged;
   }
 
+  mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }> {
+    const r = this.binding.mergeLs(
+      this.raw,
+      requireString(dir, "dir"),
+      mount,
+      entries.map((e) => e.path),
+    );
+    if (r.error) return failed(r);
+    const picks = r.picks as ArrayLike<number>;
+    const renamed = r.renamed as string[];
+    const out: FileInfo[] = new Array(picks.length);
+    for (let i = 0, k = 0; i < picks.length; i++) {
+      const pick = picks[i] as number;
+      // A directory a route adds, or one of the mount's entries (renamed): the core's outer path.
+      if (pick === MOUNT_POINT) out[i] = { path: renamed[k++] as string, isDir: true };
+      else out[i] = mount === null ? (entries[pick] as FileInfo) : { ...(entries[pick] as FileInfo), path: renamed[k++] as string };
+    }
+    r.free?.();
+    return { entries: out };
+  }
+
+  mountsUnder(dir: string): number[] {
+    return Array.from(this.binding.mountsUnder(this.raw, requireString(dir, "dir")));
+  }
+
   globAsks(pattern: string, root: string): GlobAsk[] {
     const r = this.binding.globAsks(this.raw, requireString(pattern, "pattern"), requireString(root, "root"));
     const asks = r.patterns.map((p, i) => ({ mount: r.mounts[i] as number, pattern: p, path: r.paths[i] as string }));
@@ -725,6 +751,9 @@ class RouterHandle implements CoreRouter {
     return asks;
   }
 }
+
+/** The pick of a directory that exists only because a route is mounted below it. */
+const MOUNT_POINT = 0xffff_ffff;
 
 /** The per-part columns of a composite fan-out (`counts` is filled in by the caller). */
 function partColumns(parts: readonly MountPart<{ truncated: boolean }>[]) {
@@ -768,7 +797,6 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       if (!e) return error;
       const out = errorOf(e);
       e.free?.();
-        mounted.push(mount !== null);
       return out;
     },
     filterPaths: (kind, pattern, root, paths) => {
@@ -796,34 +824,6 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         throw new EngramError("invalid_argument", `snapshot must be a Uint8Array, got ${describe(snapshot)}`);
       }
       return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot), kind === "wasm"));
-  mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }> {
-    const r = this.binding.mergeLs(
-      this.raw,
-      requireString(dir, "dir"),
-      mount,
-      entries.map((e) => e.path),
-    );
-    if (r.error) return failed(r);
-    const picks = r.picks as ArrayLike<number>;
-    const renamed = r.renamed as string[];
-    const out: FileInfo[] = new Array(picks.length);
-    for (let i = 0, k = 0; i < picks.length; i++) {
-      const pick = picks[i] as number;
-      // A directory a route adds, or one of the mount's entries (renamed): the core's outer path.
-      if (pick === MOUNT_POINT) out[i] = { path: renamed[k++] as string, isDir: true };
-      else out[i] = mount === null ? (entries[pick] as FileInfo) : { ...(entries[pick] as FileInfo), path: renamed[k++] as string };
-    }
-    r.free?.();
-    return { entries: out };
-  }
-
-  mountsUnder(dir: string): number[] {
-    return Array.from(this.binding.mountsUnder(this.raw, requireString(dir, "dir")));
-  }
-
     },
   };
 }
-/** The pick of a directory that exists only because a route is mounted below it. */
-const MOUNT_POINT = 0xffff_ffff;
-
