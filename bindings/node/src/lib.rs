@@ -5,7 +5,7 @@
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
-use napi::bindgen_prelude::{Buffer, Either, Int32Array, Uint32Array, Uint8Array};
+use napi::bindgen_prelude::{Buffer, Either, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
 pub mod composite;
@@ -79,20 +79,17 @@ fn failure(e: CoreError) -> Failure {
     }
 }
 
-/// A path after a write, with the file's new version.
-#[napi(object)]
-pub struct Written {
-    pub path: String,
-    pub version: String,
-}
-
-/// Raw lines of a file (see `ReadResult` in `packages/engram/src/core/types.ts`).
-#[napi(object)]
-pub struct ReadOut {
-    pub content: String,
-    pub total_lines: u32,
-    pub offset: u32,
-    pub lines: u32,
+/// Small per-call results cross as one string (the content, or the normalised path) and the
+/// numeric fields written into `meta`, a caller-owned `Float64Array` of at least 4 numbers
+/// (NaN for an absent field): no result object is built for the calls an agent makes most.
+/// On failure the call returns `null` and `takeError()` gives the `{ code, message }`.
+fn fill(mut meta: Float64ArraySlice, values: &[f64]) {
+    // SAFETY: the array is borrowed for this synchronous call only, on the JS thread, and no
+    // other view of it is alive in Rust.
+    let slots = unsafe { meta.as_mut() };
+    for (slot, v) in slots.iter_mut().zip(values) {
+        *slot = *v;
+    }
 }
 
 /// A file or directory (directories end with `/`).
@@ -120,11 +117,6 @@ pub struct Entries {
     pub entries: Vec<FileInfo>,
 }
 
-#[napi(object)]
-pub struct Stat {
-    pub info: FileInfo,
-}
-
 /// How many files `writeMany` wrote.
 #[napi(object)]
 pub struct Seeded {
@@ -134,13 +126,6 @@ pub struct Seeded {
 #[napi(object)]
 pub struct Deleted {
     pub deleted: u32,
-}
-
-#[napi(object)]
-pub struct EditOut {
-    pub path: String,
-    pub occurrences: u32,
-    pub version: String,
 }
 
 #[napi(object)]
@@ -206,6 +191,32 @@ impl Router {
 #[napi]
 pub struct FileTable {
     inner: CoreTable,
+    /// The error of the last call that returned `null`.
+    error: std::cell::RefCell<Option<CoreError>>,
+}
+
+impl FileTable {
+    fn wrap(inner: CoreTable) -> Self {
+        FileTable { inner, error: std::cell::RefCell::new(None) }
+    }
+
+    /// `Some(ok(value))`, or `None` with the error kept for `takeError()`.
+    fn keep<T, U>(&self, r: CoreResult<T>, ok: impl FnOnce(T) -> U) -> Option<U> {
+        match r {
+            Ok(v) => Some(ok(v)),
+            Err(e) => {
+                *self.error.borrow_mut() = Some(e);
+                None
+            }
+        }
+    }
+
+    fn written(&self, r: CoreResult<api::Written>, meta: Float64ArraySlice) -> Option<String> {
+        self.keep(r, |w| {
+            fill(meta, &[w.version as f64]);
+            w.path
+        })
+    }
 }
 
 impl Default for FileTable {
@@ -218,13 +229,19 @@ impl Default for FileTable {
 impl FileTable {
     #[napi(constructor)]
     pub fn new() -> Self {
-        FileTable { inner: CoreTable::new() }
+        FileTable::wrap(CoreTable::new())
+    }
+
+    /// The error of the last call that returned `null` (then cleared).
+    #[napi]
+    pub fn take_error(&self) -> Option<ErrorData> {
+        self.error.borrow_mut().take().map(|e| failure(e).error)
     }
 
     /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
     #[napi(factory)]
     pub fn from_snapshot(bytes: Uint8Array) -> napi::Result<Self> {
-        api::table_from_snapshot(&bytes).map(|inner| FileTable { inner }).map_err(napi::Error::from_reason)
+        api::table_from_snapshot(&bytes).map(FileTable::wrap).map_err(napi::Error::from_reason)
     }
 
     /// Every file, compactly, for a checkpoint.
@@ -244,18 +261,21 @@ impl FileTable {
         self.inner.changes() as f64
     }
 
+    /// Writes a file: its normalised path, `meta` = `[version]`; `null` on failure.
     #[napi]
     pub fn write(
         &mut self,
         path: String,
-        data: Uint8Array,
+        data: &[u8],
         modified_at: f64,
         if_version: Option<String>,
-    ) -> Either<Written, Failure> {
+        meta: Float64ArraySlice,
+    ) -> Option<String> {
         let r = api::write(&mut self.inner, &path, data.to_vec(), modified_at, if_version.as_deref());
-        out(r, |w| Written { path: w.path, version: w.version })
+        self.written(r, meta)
     }
 
+    /// [`FileTable::write`] of text (transcoded once, by N-API).
     #[napi]
     pub fn write_text(
         &mut self,
@@ -263,37 +283,40 @@ impl FileTable {
         text: String,
         modified_at: f64,
         if_version: Option<String>,
-    ) -> Either<Written, Failure> {
+        meta: Float64ArraySlice,
+    ) -> Option<String> {
         let r = api::write(&mut self.inner, &path, text.into_bytes(), modified_at, if_version.as_deref());
-        out(r, |w| Written { path: w.path, version: w.version })
+        self.written(r, meta)
     }
 
-    /// Seeds many files in one call (see `engram_core::api::write_many`): NUL-joined paths,
-    /// the contents back to back, one byte length per file. Returns `{ written }` or `{ error }`.
+    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many`):
+    /// NUL-joined paths, the contents back to back, one byte length per file. Returns
+    /// `{ written }` or `{ error }`.
     #[napi]
     pub fn write_many(
         &mut self,
         paths: String,
-        data: Uint8Array,
-        lengths: Uint32Array,
+        data: &[u8],
+        lengths: &[u32],
         modified_at: f64,
     ) -> Either<Seeded, Failure> {
-        out(api::write_many(&mut self.inner, &paths, &data, &lengths, modified_at), |n| Seeded { written: n as u32 })
+        out(api::write_many(&mut self.inner, &paths, data, lengths, modified_at), |n| Seeded { written: n as u32 })
     }
 
-    /// Appends bytes to a file (created when missing).
+    /// Appends bytes to a file (created when missing): as `write`.
     #[napi]
-    pub fn append(&mut self, path: String, data: Uint8Array, modified_at: f64) -> Either<Written, Failure> {
-        out(api::append(&mut self.inner, &path, &data, modified_at), |w| Written { path: w.path, version: w.version })
+    pub fn append(&mut self, path: String, data: &[u8], modified_at: f64, meta: Float64ArraySlice) -> Option<String> {
+        let r = api::append(&mut self.inner, &path, data, modified_at);
+        self.written(r, meta)
     }
 
+    /// Lines of a file: the content, `meta` = `[totalLines, offset, lines]`; `null` on failure.
     #[napi]
-    pub fn read(&self, path: String, offset: u32, limit: Option<u32>) -> Either<ReadOut, Failure> {
-        out(self.inner.read(&path, offset as usize, limit.map(|l| l as usize)), |r| ReadOut {
-            content: r.content,
-            total_lines: r.total_lines as u32,
-            offset: r.offset as u32,
-            lines: r.lines as u32,
+    pub fn read(&self, path: String, offset: u32, limit: Option<u32>, meta: Float64ArraySlice) -> Option<String> {
+        let r = self.inner.read(&path, offset as usize, limit.map(|l| l as usize));
+        self.keep(r, |r| {
+            fill(meta, &[r.total_lines as f64, r.offset as f64, r.lines as f64]);
+            r.content
         })
     }
 
@@ -308,9 +331,19 @@ impl FileTable {
         out(self.inner.ls(&path), |e| Entries { entries: e.into_iter().map(info).collect() })
     }
 
+    /// Metadata: the path (directories end with `/`), `meta` = `[isDir (1 or 0), size,
+    /// modifiedAt, version]` (NaN when absent); `null` on failure.
     #[napi]
-    pub fn stat(&self, path: String) -> Either<Stat, Failure> {
-        out(self.inner.stat(&path), |i| Stat { info: info(i) })
+    pub fn stat(&self, path: String, meta: Float64ArraySlice) -> Option<String> {
+        self.keep(api::stat(&self.inner, &path), |(i, version)| {
+            let nan = f64::NAN;
+            let size = i.size.map_or(nan, |s| s as f64);
+            fill(
+                meta,
+                &[f64::from(u8::from(i.is_dir)), size, i.modified_at.unwrap_or(nan), version.map_or(nan, |v| v as f64)],
+            );
+            i.path
+        })
     }
 
     #[napi]
@@ -318,7 +351,10 @@ impl FileTable {
         out(self.inner.delete(&path), |n| Deleted { deleted: n as u32 })
     }
 
+    /// Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`; `null`
+    /// on failure.
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn edit(
         &mut self,
         path: String,
@@ -327,9 +363,14 @@ impl FileTable {
         replace_all: bool,
         modified_at: f64,
         if_version: Option<String>,
-    ) -> Either<EditOut, Failure> {
+        meta: Float64ArraySlice,
+    ) -> Option<String> {
         let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
-        out(self.inner.edit(&o), |r| EditOut { path: r.path, occurrences: r.occurrences as u32, version: r.version })
+        let r = api::edit(&mut self.inner, &o);
+        self.keep(r, |r| {
+            fill(meta, &[r.occurrences as f64, r.version as f64]);
+            r.path
+        })
     }
 
     /// Grep with typed options (defaults as in `engram_core::grep::GrepOptions`).

@@ -69,35 +69,20 @@ fn split<T>(r: CoreResult<T>) -> (Option<T>, Option<ErrorData>) {
     }
 }
 
-/// A path after a write, with the file's new version; or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct Written {
-    pub path: Option<String>,
-    pub version: Option<String>,
-    pub error: Option<ErrorData>,
-}
-
-fn written(r: CoreResult<api::Written>) -> Written {
-    let (w, error) = split(r);
-    let (path, version) = w.map(|w| (w.path, w.version)).unzip();
-    Written { path, version, error }
+/// Small per-call results cross as one string (the content, or the normalised path) and the
+/// numeric fields written into `meta`, a caller-owned `Float64Array` of at least 4 numbers
+/// (NaN for an absent field): no result object is built for the calls an agent makes most.
+/// On failure the call returns `undefined` and `takeError()` gives the `{ code, message }`.
+fn fill(meta: &mut [f64], values: &[f64]) {
+    for (slot, v) in meta.iter_mut().zip(values) {
+        *slot = *v;
+    }
 }
 
 /// How many files `writeMany` wrote; or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Seeded {
     pub written: Option<u32>,
-    pub error: Option<ErrorData>,
-}
-
-/// Raw lines of a file; or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct ReadOut {
-    pub content: Option<String>,
-    #[wasm_bindgen(js_name = totalLines)]
-    pub total_lines: Option<u32>,
-    pub offset: Option<u32>,
-    pub lines: Option<u32>,
     pub error: Option<ErrorData>,
 }
 
@@ -132,22 +117,8 @@ pub struct Entries {
 }
 
 #[wasm_bindgen(getter_with_clone)]
-pub struct Stat {
-    pub info: Option<FileInfo>,
-    pub error: Option<ErrorData>,
-}
-
-#[wasm_bindgen(getter_with_clone)]
 pub struct Deleted {
     pub deleted: Option<u32>,
-    pub error: Option<ErrorData>,
-}
-
-#[wasm_bindgen(getter_with_clone)]
-pub struct EditOut {
-    pub path: Option<String>,
-    pub occurrences: Option<u32>,
-    pub version: Option<String>,
     pub error: Option<ErrorData>,
 }
 
@@ -223,6 +194,32 @@ impl Router {
 #[wasm_bindgen]
 pub struct FileTable {
     inner: CoreTable,
+    /// The error of the last call that returned `undefined`.
+    error: std::cell::RefCell<Option<CoreError>>,
+}
+
+impl FileTable {
+    fn wrap(inner: CoreTable) -> Self {
+        FileTable { inner, error: std::cell::RefCell::new(None) }
+    }
+
+    /// `Some(ok(value))`, or `None` with the error kept for `takeError()`.
+    fn keep<T, U>(&self, r: CoreResult<T>, ok: impl FnOnce(T) -> U) -> Option<U> {
+        match r {
+            Ok(v) => Some(ok(v)),
+            Err(e) => {
+                *self.error.borrow_mut() = Some(e);
+                None
+            }
+        }
+    }
+
+    fn written(&self, r: CoreResult<api::Written>, meta: &mut [f64]) -> Option<String> {
+        self.keep(r, |w| {
+            fill(meta, &[w.version as f64]);
+            w.path
+        })
+    }
 }
 
 impl Default for FileTable {
@@ -235,13 +232,19 @@ impl Default for FileTable {
 impl FileTable {
     #[wasm_bindgen(constructor)]
     pub fn new() -> FileTable {
-        FileTable { inner: CoreTable::new() }
+        FileTable::wrap(CoreTable::new())
+    }
+
+    /// The error of the last call that returned `undefined` (then cleared).
+    #[wasm_bindgen(js_name = takeError)]
+    pub fn take_error(&self) -> Option<ErrorData> {
+        self.error.borrow_mut().take().and_then(error_of)
     }
 
     /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
     #[wasm_bindgen(js_name = fromSnapshot)]
     pub fn from_snapshot(bytes: &[u8]) -> Result<FileTable, JsError> {
-        api::table_from_snapshot(bytes).map(|inner| FileTable { inner }).map_err(|e| JsError::new(&e))
+        api::table_from_snapshot(bytes).map(FileTable::wrap).map_err(|e| JsError::new(&e))
     }
 
     /// Every file, compactly, for a checkpoint.
@@ -260,40 +263,54 @@ impl FileTable {
         self.inner.changes() as f64
     }
 
-    pub fn write(&mut self, path: &str, data: Vec<u8>, modified_at: f64, if_version: Option<String>) -> Written {
-        written(api::write(&mut self.inner, path, data, modified_at, if_version.as_deref()))
+    /// Writes a file: its normalised path, `meta` = `[version]`; `undefined` on failure.
+    pub fn write(
+        &mut self,
+        path: &str,
+        data: Vec<u8>,
+        modified_at: f64,
+        if_version: Option<String>,
+        meta: &mut [f64],
+    ) -> Option<String> {
+        let r = api::write(&mut self.inner, path, data, modified_at, if_version.as_deref());
+        self.written(r, meta)
     }
 
     #[wasm_bindgen(js_name = writeText)]
-    pub fn write_text(&mut self, path: &str, text: String, modified_at: f64, if_version: Option<String>) -> Written {
-        written(api::write(&mut self.inner, path, text.into_bytes(), modified_at, if_version.as_deref()))
+    pub fn write_text(
+        &mut self,
+        path: &str,
+        text: String,
+        modified_at: f64,
+        if_version: Option<String>,
+        meta: &mut [f64],
+    ) -> Option<String> {
+        let r = api::write(&mut self.inner, path, text.into_bytes(), modified_at, if_version.as_deref());
+        self.written(r, meta)
     }
 
-    /// Seeds many files in one call (see `engram_core::api::write_many`): NUL-joined paths,
-    /// the contents back to back, one byte length per file.
+    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many`):
+    /// NUL-joined paths, the contents back to back, one byte length per file.
     #[wasm_bindgen(js_name = writeMany)]
     pub fn write_many(&mut self, paths: &str, data: &[u8], lengths: &[u32], modified_at: f64) -> Seeded {
         let (n, error) = split(api::write_many(&mut self.inner, paths, data, lengths, modified_at));
         Seeded { written: n.map(|n| n as u32), error }
     }
 
-    /// Appends bytes to a file (created when missing).
-    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64) -> Written {
-        written(api::append(&mut self.inner, path, data, modified_at))
+    /// Appends bytes to a file (created when missing): as `write`.
+    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64, meta: &mut [f64]) -> Option<String> {
+        let r = api::append(&mut self.inner, path, data, modified_at);
+        self.written(r, meta)
     }
 
-    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>) -> ReadOut {
-        let (r, error) = split(self.inner.read(path, offset as usize, limit.map(|l| l as usize)));
-        match r {
-            Some(r) => ReadOut {
-                content: Some(r.content),
-                total_lines: Some(r.total_lines as u32),
-                offset: Some(r.offset as u32),
-                lines: Some(r.lines as u32),
-                error,
-            },
-            None => ReadOut { content: None, total_lines: None, offset: None, lines: None, error },
-        }
+    /// Lines of a file: the content, `meta` = `[totalLines, offset, lines]`; `undefined` on
+    /// failure.
+    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>, meta: &mut [f64]) -> Option<String> {
+        let r = self.inner.read(path, offset as usize, limit.map(|l| l as usize));
+        self.keep(r, |r| {
+            fill(meta, &[r.total_lines as f64, r.offset as f64, r.lines as f64]);
+            r.content
+        })
     }
 
     /// The raw bytes of a file, or `undefined` when it is missing or a directory.
@@ -307,9 +324,18 @@ impl FileTable {
         Entries { entries: e.map(|e| e.into_iter().map(info).collect()), error }
     }
 
-    pub fn stat(&self, path: &str) -> Stat {
-        let (i, error) = split(self.inner.stat(path));
-        Stat { info: i.map(info), error }
+    /// Metadata: the path (directories end with `/`), `meta` = `[isDir (1 or 0), size,
+    /// modifiedAt, version]` (NaN when absent); `undefined` on failure.
+    pub fn stat(&self, path: &str, meta: &mut [f64]) -> Option<String> {
+        self.keep(api::stat(&self.inner, path), |(i, version)| {
+            let nan = f64::NAN;
+            let size = i.size.map_or(nan, |s| s as f64);
+            fill(
+                meta,
+                &[f64::from(u8::from(i.is_dir)), size, i.modified_at.unwrap_or(nan), version.map_or(nan, |v| v as f64)],
+            );
+            i.path
+        })
     }
 
     pub fn delete(&mut self, path: &str) -> Deleted {
@@ -317,6 +343,8 @@ impl FileTable {
         Deleted { deleted: n.map(|n| n as u32), error }
     }
 
+    /// Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`;
+    /// `undefined` on failure.
     #[allow(clippy::too_many_arguments)]
     pub fn edit(
         &mut self,
@@ -326,15 +354,14 @@ impl FileTable {
         replace_all: bool,
         modified_at: f64,
         if_version: Option<String>,
-    ) -> EditOut {
+        meta: &mut [f64],
+    ) -> Option<String> {
         let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
-        let (r, error) = split(self.inner.edit(&o));
-        match r {
-            Some(r) => {
-                EditOut { path: Some(r.path), occurrences: Some(r.occurrences as u32), version: Some(r.version), error }
-            }
-            None => EditOut { path: None, occurrences: None, version: None, error },
-        }
+        let r = api::edit(&mut self.inner, &o);
+        self.keep(r, |r| {
+            fill(meta, &[r.occurrences as f64, r.version as f64]);
+            r.path
+        })
     }
 
     /// Grep with typed options (defaults as in `engram_core::grep::GrepOptions`).

@@ -9,7 +9,7 @@ use crate::ops::{EditOptions, GlobOptions};
 use crate::path;
 use crate::read;
 use crate::router::Router;
-use crate::table::FileTable;
+use crate::table::{FileInfo, FileTable};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -200,16 +200,39 @@ pub fn redact_secrets(text: &str) -> String {
 
 // ---- Typed calls: what both bindings marshal field by field (no JSON on per-call paths) ----
 
-/// A file's normalised path and new version after a write.
+/// A file's normalised path and new version after a write. Versions cross the bindings as
+/// numbers (exact below 2^53; TypeScript shows them as their decimal text, as
+/// [`FileInfo::version`] does).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub path: String,
-    pub version: String,
+    pub version: u64,
 }
 
 fn written(t: &FileTable, path: String) -> Written {
-    let version = t.get(&path).map_or_else(String::new, |f| f.version.to_string());
+    let version = t.get(&path).map_or(0, |f| f.version);
     Written { path, version }
+}
+
+/// [`FileTable::edit`] with the new version as a number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edited {
+    pub path: String,
+    pub occurrences: usize,
+    pub version: u64,
+}
+
+pub fn edit(t: &mut FileTable, options: &EditOptions) -> CoreResult<Edited> {
+    let r = t.edit(options)?;
+    let version = t.get(&r.path).map_or(0, |f| f.version);
+    Ok(Edited { path: r.path, occurrences: r.occurrences, version })
+}
+
+/// [`FileTable::stat`] with the version as a number (`None` for a directory).
+pub fn stat(t: &FileTable, input: &str) -> CoreResult<(FileInfo, Option<u64>)> {
+    let info = t.stat(input)?;
+    let version = if info.is_dir { None } else { t.get(&info.path).map(|f| f.version) };
+    Ok((info, version))
 }
 
 /// [`FileTable::write`] with the new version.
@@ -232,10 +255,12 @@ pub fn append(t: &mut FileTable, input: &str, data: &[u8], modified_at: f64) -> 
 
 /// Seeds many files in one call: `paths` joined by NUL (a byte no valid path contains), `data`
 /// every content back to back, `lengths[i]` the byte length of file `i`. Returns how many files
-/// were written. Stops at the first invalid path or write error (its message names the path);
-/// the files before it stay written. Mismatched counts are `unsupported` before any write.
+/// were written. All or nothing (see [`FileTable::write_all`]): at the first invalid path or
+/// write error (its message names the path) no file is written. Mismatched counts are
+/// `unsupported`.
 pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], modified_at: f64) -> CoreResult<usize> {
-    let names: Vec<&str> = if paths.is_empty() { Vec::new() } else { paths.split('\0').collect() };
+    let names: Vec<&str> =
+        if paths.is_empty() && lengths.is_empty() { Vec::new() } else { paths.split('\0').collect() };
     let total: u64 = lengths.iter().map(|&n| u64::from(n)).sum();
     if names.len() != lengths.len() || total != data.len() as u64 {
         return Err(CoreError::new(
@@ -245,12 +270,12 @@ pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], 
         ));
     }
     let mut at = 0usize;
-    for (name, &len) in names.iter().zip(lengths) {
-        let end = at + len as usize;
-        t.write(name, data[at..end].to_vec(), modified_at, None)?;
-        at = end;
-    }
-    Ok(names.len())
+    let files = names.into_iter().zip(lengths).map(|(name, &len)| {
+        let start = at;
+        at += len as usize;
+        (name, data[start..at].to_vec())
+    });
+    t.write_all(files, modified_at)
 }
 
 /// Grep results in columns, the shape both bindings hand to TypeScript without one object per
@@ -358,13 +383,18 @@ mod tests {
         let mut t = FileTable::new();
         let w = write(&mut t, "/a//b.txt", b"x\n".to_vec(), 1.0, None).unwrap();
         assert_eq!(w.path, "/a/b.txt");
-        assert_eq!(append(&mut t, "/a/b.txt", b"hello\n", 2.0).unwrap().version, "2");
+        assert_eq!(append(&mut t, "/a/b.txt", b"hello\n", 2.0).unwrap().version, 2);
         assert_eq!(write_many(&mut t, "/c.txt\0/d/e.txt", b"onetwo", &[3, 3], 3.0), Ok(2));
         assert_eq!(t.read_bytes("/d/e.txt").unwrap(), b"two");
         assert_eq!(write_many(&mut t, "", b"", &[], 3.0), Ok(0));
         assert_eq!(write_many(&mut t, "/x", b"ab", &[1], 3.0).unwrap_err().code, ErrorCode::Unsupported);
+        let (size, changes) = (t.len(), t.changes());
         assert_eq!(write_many(&mut t, "/y\0/../z", b"ab", &[1, 1], 3.0).unwrap_err().code, ErrorCode::PathEscape);
-        assert!(t.get("/y").is_some());
+        assert!(t.get("/y").is_none(), "all or nothing");
+        assert_eq!((t.len(), t.changes()), (size, changes));
+        assert_eq!(write_many(&mut t, "", b"", &[0], 3.0).unwrap_err().code, ErrorCode::InvalidPath);
+        assert_eq!(write_many(&mut t, "/y\0/y", b"ab", &[1, 1], 3.0), Ok(2));
+        assert_eq!(t.read_bytes("/y").unwrap(), b"b", "a path given twice keeps its last content");
         let before = t.changes();
         assert!(t.read("/y", 0, None).is_ok() && t.changes() == before);
         t.delete("/y").unwrap();

@@ -4,6 +4,7 @@
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
 use serde::Serialize;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 
 /// One stored file. `version` changes on every write; `modified_at` is supplied by the caller
@@ -32,8 +33,8 @@ pub struct FileInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Child {
     File,
-    /// A directory and the number of files beneath it; it disappears when that reaches zero.
-    Dir(usize),
+    /// A directory; it disappears with its last child.
+    Dir,
 }
 
 /// Files keyed by normalised virtual path, in path order.
@@ -92,13 +93,73 @@ impl FileTable {
             }
         }
         self.check_no_file_ancestor(&p)?;
+        self.put(p.clone(), data, modified_at);
+        Ok(p)
+    }
+
+    /// Stores a file at a checked, normalised path; returns the entry it replaced.
+    fn put(&mut self, p: String, data: Vec<u8>, modified_at: f64) -> Option<FileEntry> {
         self.last_version += 1;
         self.changes += 1;
         let entry = FileEntry { data, modified_at, version: self.last_version };
-        if self.files.insert(p.clone(), entry).is_none() {
-            self.index_insert(&p);
+        match self.files.entry(p) {
+            Entry::Occupied(mut o) => Some(o.insert(entry)),
+            Entry::Vacant(v) => {
+                let key = v.key().clone();
+                v.insert(entry);
+                self.index_insert(&key);
+                None
+            }
         }
-        Ok(p)
+    }
+
+    /// `/`, a directory or a path below a file cannot hold a file.
+    fn check_file_path(&self, p: &str) -> CoreResult<()> {
+        if p == "/" || self.dirs.contains_key(p) {
+            return Err(CoreError::of(ErrorCode::IsDirectory, p));
+        }
+        self.check_no_file_ancestor(p)
+    }
+
+    /// Writes many files as one change: either every file is written or — at the first invalid
+    /// path or write error, which is returned — none is (the table is left exactly as it was).
+    /// A path given twice keeps its last content. Returns how many files were written.
+    pub fn write_all<'a, I>(&mut self, files: I, modified_at: f64) -> CoreResult<usize>
+    where
+        I: IntoIterator<Item = (&'a str, Vec<u8>)>,
+    {
+        let (last_version, changes) = (self.last_version, self.changes);
+        // What each write replaced, so a failure can put the table back.
+        let mut undo: Vec<(String, Option<FileEntry>)> = Vec::new();
+        let mut failed = None;
+        for (input, data) in files {
+            let r = path::normalize(input).and_then(|p| {
+                self.check_file_path(&p)?;
+                let key = p.clone();
+                Ok((key, self.put(p, data, modified_at)))
+            });
+            match r {
+                Ok(done) => undo.push(done),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let Some(e) = failed else { return Ok(undo.len()) };
+        for (p, old) in undo.into_iter().rev() {
+            match old {
+                Some(entry) => {
+                    self.files.insert(p, entry);
+                }
+                None => {
+                    self.files.remove(&p);
+                    self.index_remove(&p);
+                }
+            }
+        }
+        (self.last_version, self.changes) = (last_version, changes);
+        Err(e)
     }
 
     /// Appends to a file, creating it (and its parents) when missing: only the new bytes cross
@@ -170,7 +231,7 @@ impl FileTable {
                 let child = path::join(&p, name);
                 match kind {
                     Child::File => file_info(&child, &self.files[&child]),
-                    Child::Dir(_) => dir_info(&child),
+                    Child::Dir => dir_info(&child),
                 }
             })
             .collect();
@@ -209,7 +270,8 @@ impl FileTable {
 
     fn check_no_file_ancestor(&self, p: &str) -> CoreResult<()> {
         let mut ancestor = path::parent(p);
-        while ancestor != "/" {
+        // An existing directory has only directories above it: the walk stops there.
+        while ancestor != "/" && !self.dirs.contains_key(ancestor) {
             if self.files.contains_key(ancestor) {
                 return Err(CoreError::new(ErrorCode::InvalidPath, p, format!("'{ancestor}' is a file")));
             }
@@ -218,51 +280,38 @@ impl FileTable {
         Ok(())
     }
 
+    /// Registers a new file in the directory index: its parent gains a child; a parent that is
+    /// new itself is registered in its own parent, and so on up to the first existing directory.
     fn index_insert(&mut self, p: &str) {
         let mut child = p;
         let mut kind = Child::File;
         loop {
             let dir = path::parent(child);
-            let name = path::file_name(child).to_string();
-            let children = self.dirs.entry(dir.to_string()).or_default();
-            match (children.get_mut(&name), kind) {
-                (Some(Child::Dir(n)), Child::Dir(_)) => *n += 1,
-                (_, k) => {
-                    children.insert(name, k);
-                }
+            let name = path::file_name(child);
+            if let Some(children) = self.dirs.get_mut(dir) {
+                children.insert(name.to_string(), kind);
+                return;
             }
+            self.dirs.insert(dir.to_string(), BTreeMap::from([(name.to_string(), kind)]));
             if dir == "/" {
-                break;
+                return;
             }
             child = dir;
-            kind = Child::Dir(1);
+            kind = Child::Dir;
         }
     }
 
+    /// Unregisters a removed file; a directory left without children goes too (the root stays).
     fn index_remove(&mut self, p: &str) {
-        let mut child = p.to_string();
-        let mut remove_child = true;
+        let mut child = p;
         loop {
-            let dir = path::parent(&child).to_string();
-            let name = path::file_name(&child);
-            if let Some(children) = self.dirs.get_mut(&dir) {
-                if remove_child {
-                    children.remove(name);
-                } else if let Some(Child::Dir(n)) = children.get_mut(name) {
-                    *n -= 1;
-                    if *n == 0 {
-                        children.remove(name);
-                    }
-                }
-                if children.is_empty() && dir != "/" {
-                    self.dirs.remove(&dir);
-                }
+            let dir = path::parent(child);
+            let Some(children) = self.dirs.get_mut(dir) else { return };
+            children.remove(path::file_name(child));
+            if !children.is_empty() || dir == "/" {
+                return;
             }
-            if dir == "/" {
-                break;
-            }
-            // The parent lost a descendant; it is removed from its own parent only if now empty.
-            remove_child = !self.dirs.contains_key(&dir);
+            self.dirs.remove(dir);
             child = dir;
         }
     }
@@ -356,6 +405,30 @@ mod tests {
         assert_eq!((f.data.as_slice(), f.modified_at), (&b"one\ntwo\n"[..], 2.0));
         assert!(f.version > v1);
         assert_eq!(t.append("/log", b"x", 0.0).unwrap_err().code, ErrorCode::IsDirectory);
+    }
+
+    #[test]
+    fn write_all_is_all_or_nothing() {
+        let mut t = table(&["/keep/a.txt", "/f"]);
+        let before: Vec<(String, Vec<u8>, u64)> =
+            t.iter().map(|(k, f)| (k.clone(), f.data.clone(), f.version)).collect();
+        let (changes, listing) = (t.changes(), t.ls("/").unwrap());
+        // Replaces one file, adds others, then fails: on a path below a file, on a directory,
+        // on a path in the batch itself that became a directory, on a bad path.
+        for bad in ["/f/x", "/keep", "/new/dir", "/../up", ""] {
+            let files = [("/keep/a.txt", b"new".to_vec()), ("/new/dir/b.txt", vec![1]), ("/c", vec![]), (bad, vec![2])];
+            assert!(t.write_all(files, 9.0).is_err(), "{bad}");
+            let after: Vec<(String, Vec<u8>, u64)> =
+                t.iter().map(|(k, f)| (k.clone(), f.data.clone(), f.version)).collect();
+            assert_eq!(after, before, "{bad}");
+            assert_eq!((t.changes(), t.ls("/").unwrap()), (changes, listing.clone()));
+            assert!(t.ls("/new").is_err());
+        }
+        assert_eq!(t.write_all([("/a/1", vec![1]), ("/a/1", vec![2]), ("/a/2", vec![])], 1.0), Ok(3));
+        assert_eq!(t.get("/a/1").unwrap().data, vec![2]);
+        assert_eq!(names(&t.ls("/a").unwrap()), vec!["/a/1", "/a/2"]);
+        assert!(t.get("/a/2").unwrap().version > before.iter().map(|b| b.2).max().unwrap());
+        assert_eq!(t.write_all(std::iter::empty::<(&str, Vec<u8>)>(), 1.0), Ok(0));
     }
 
     #[test]

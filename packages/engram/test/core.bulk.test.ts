@@ -40,21 +40,65 @@ describe("writeMany", () => {
     expect(t.grep({ pattern: "😀", outputMode: "count", path: "/s/0" }).counts?.["/s/0/f49.txt"]).toBe(1);
   });
 
-  it("stops at the first bad path with that path's error, keeping the files before it", () => {
+  it("is all or nothing: a bad path anywhere is that path's error and no file is written", () => {
     const t = core.createFileTable();
-    const r = t.writeMany([
-      ["/ok.txt", "1"],
-      ["/../escape", "2"],
-      ["/never.txt", "3"],
-    ]);
-    expect(r.error?.code).toBe("path_escape");
-    expect(t.readBytes("/ok.txt")).toEqual(new TextEncoder().encode("1"));
-    expect(t.readBytes("/never.txt")).toBeUndefined();
-    // A NUL inside a path is that path's invalid_path, not a mis-split batch.
-    const nul = t.writeMany([["/x\0y", "z"]]);
-    expect(nul.error?.code).toBe("invalid_path");
-    // A file where a directory is needed.
-    expect(t.writeMany([["/ok.txt/child", "z"]]).error).toBeDefined();
+    expect(t.writeMany([["/keep.txt", "k"]])).toEqual({ written: 1 });
+    const before = t.snapshot();
+    const bad: [string, string][] = [
+      ["/../escape", "path_escape"],
+      ["/x\0y", "invalid_path"], // a NUL would mis-split the joined paths
+      ["/lone\uD800.txt", "invalid_path"], // a lone surrogate (not well-formed UTF-16)
+      ["", "invalid_path"],
+      ["/keep.txt/child", "invalid_path"], // below a file
+      ["/d", "is_directory"], // a directory made by an earlier file of the same batch
+      ["/", "is_directory"],
+    ];
+    for (const [path, code] of bad) {
+      const r = t.writeMany([
+        ["/ok.txt", "1"],
+        ["/keep.txt", "replaced?"],
+        ["/d/inner.txt", "2"],
+        [path, "3"],
+        ["/never.txt", "4"],
+      ]);
+      expect(r.error?.code, JSON.stringify(path)).toBe(code);
+      expect(t.snapshot(), JSON.stringify(path)).toEqual(before);
+      expect(t.readBytes("/ok.txt")).toBeUndefined();
+      expect(t.ls("/").entries?.map((e) => e.path)).toEqual(["/keep.txt"]);
+    }
+  });
+
+  it("takes an empty batch, duplicate paths (the last wins), lone surrogates in content and large files", () => {
+    const t = core.createFileTable();
+    expect(t.writeMany([])).toEqual({ written: 0 });
+    expect(t.writeMany(new Map<string, string>())).toEqual({ written: 0 });
+    expect(t.size).toBe(0);
+    const big = "x".repeat(3 << 20);
+    expect(
+      t.writeMany(
+        new Map<string, string | Uint8Array>([
+          ["/dup.txt", "first"],
+          ["/big.txt", big],
+          ["/bytes.bin", new Uint8Array([0xff, 0xfe, 0])],
+        ]),
+      ),
+    ).toEqual({ written: 3 });
+    expect(
+      t.writeMany([
+        ["/dup.txt", "second"],
+        ["/a//dup.txt", "x"],
+        ["/a/dup.txt", "third"],
+        ["/lone.txt", "a\uDC00b"],
+      ]),
+    ).toEqual({ written: 4 });
+    expect(t.read("/dup.txt").content).toBe("second");
+    expect(t.read("/a/dup.txt").content).toBe("third");
+    expect(t.stat("/big.txt").info?.size).toBe(3 << 20);
+    expect(t.readBytes("/bytes.bin")).toEqual(new Uint8Array([0xff, 0xfe, 0]));
+    // A lone surrogate in content is stored as U+FFFD, exactly as write() stores it.
+    const one = core.createFileTable();
+    one.write("/lone.txt", "a\uDC00b");
+    expect(t.readBytes("/lone.txt")).toEqual(one.readBytes("/lone.txt"));
   });
 
   it("refuses wrong argument types with invalid_argument", () => {

@@ -111,11 +111,6 @@ interface RawOut {
   free?(): void;
 }
 
-interface RawWritten extends RawOut {
-  readonly path?: Opt<string>;
-  readonly version?: Opt<string>;
-}
-
 interface RawInfo {
   readonly path: string;
   readonly isDir: boolean;
@@ -145,23 +140,17 @@ interface RawRouter {
 interface RawFileTable {
   readonly size: number;
   readonly changes: number;
-  write(path: string, data: Uint8Array, modifiedAt: number, ifVersion?: string | null): RawWritten;
-  writeText(path: string, text: string, modifiedAt: number, ifVersion?: string | null): RawWritten;
+  // The calls an agent makes most return one string (the content or the normalised path) and
+  // write their numbers into `meta` (a Float64Array of 4, NaN = absent): no result object
+  // crosses. `null`/`undefined` = failed; `takeError()` then gives the error.
+  write(path: string, data: Uint8Array, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
+  writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   writeMany(paths: string, data: Uint8Array, lengths: Uint32Array, modifiedAt: number): RawOut & { readonly written?: Opt<number> };
-  append(path: string, data: Uint8Array, modifiedAt: number): RawWritten;
-  read(
-    path: string,
-    offset: number,
-    limit?: number | null,
-  ): RawOut & {
-    readonly content?: Opt<string>;
-    readonly totalLines?: Opt<number>;
-    readonly offset?: Opt<number>;
-    readonly lines?: Opt<number>;
-  };
+  append(path: string, data: Uint8Array, modifiedAt: number, meta: Float64Array): Opt<string>;
+  read(path: string, offset: number, limit: number | null | undefined, meta: Float64Array): Opt<string>;
   readBytes(path: string): Uint8Array | null | undefined;
   ls(path: string): RawOut & { readonly entries?: Opt<RawInfo[]> };
-  stat(path: string): RawOut & { readonly info?: Opt<RawInfo> };
+  stat(path: string, meta: Float64Array): Opt<string>;
   delete(path: string): RawOut & { readonly deleted?: Opt<number> };
   edit(
     path: string,
@@ -169,8 +158,10 @@ interface RawFileTable {
     newString: string,
     replaceAll: boolean,
     modifiedAt: number,
-    ifVersion?: string | null,
-  ): RawOut & { readonly path?: Opt<string>; readonly occurrences?: Opt<number>; readonly version?: Opt<string> };
+    ifVersion: string | null | undefined,
+    meta: Float64Array,
+  ): Opt<string>;
+  takeError(): Opt<RawError & { free?(): void }>;
   grep(
     pattern: string,
     path?: string | null,
@@ -286,13 +277,6 @@ function fileInfo(i: RawInfo): FileInfo {
   return out;
 }
 
-function writtenOf(r: RawWritten): Result<{ path: string; version: string }> {
-  if (r.error) return failed(r);
-  const out = { path: r.path as string, version: r.version as string };
-  r.free?.();
-  return out;
-}
-
 /** @internal Decodes the FilesystemBackend's JSON grep answer (the async filesystem binding
  * still answers in JSON): content matches arrive grouped by file (`[path, [line, text, ...]]`,
  * negative line = context) and are expanded here. */
@@ -391,6 +375,21 @@ class FileTableHandle implements CoreFileTable {
     private readonly textAsBytes = false,
   ) {}
 
+  /** The numeric fields of the last result (see {@link RawFileTable}): reused by every call. */
+  readonly #meta = new Float64Array(4);
+
+  /** The error of the call that just returned nothing. */
+  #failed(): { error: ErrorData } {
+    const e = this.raw.takeError();
+    const error: ErrorData = e ? errorOf(e) : { code: "unsupported", message: "the core returned no result and no error" };
+    e?.free?.();
+    return { error };
+  }
+
+  #written(path: Opt<string>): Result<{ path: string; version: string }> {
+    return path == null ? this.#failed() : { path, version: String(this.#meta[0]) };
+  }
+
   get size(): number {
     return this.raw.size;
   }
@@ -406,69 +405,55 @@ class FileTableHandle implements CoreFileTable {
     requireObject(options, "options");
     const at = requireNumber(options.modifiedAt, "options.modifiedAt") ?? Date.now();
     if (options.ifVersion !== undefined) requireString(options.ifVersion, "options.ifVersion");
-    return writtenOf(
+    const meta = this.#meta;
+    return this.#written(
       typeof content !== "string"
-        ? this.raw.write(path, content, at, options.ifVersion)
+        ? this.raw.write(path, content, at, options.ifVersion, meta)
         : this.textAsBytes
-          ? this.raw.write(path, textEncoder.encode(content), at, options.ifVersion)
-          : this.raw.writeText(path, content, at, options.ifVersion),
+          ? this.raw.write(path, textEncoder.encode(content), at, options.ifVersion, meta)
+          : this.raw.writeText(path, content, at, options.ifVersion, meta),
     );
   }
 
   writeMany(files: Iterable<readonly [string, string | Uint8Array]>, options: { modifiedAt?: number } = {}): Result<{ written: number }> {
     const at = requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt") ?? Date.now();
-    const list = Array.from(files);
+    const list = Array.isArray(files) ? (files as (readonly [string, string | Uint8Array])[]) : Array.from(files);
+    const paths: string[] = new Array(list.length);
     let room = 0;
-    for (const [path, content] of list) {
-      // A NUL would split the joined paths differently: such a file goes through write(),
-      // which reports the path's own error.
-      if (checkPath(path) || path.includes("\0")) return this.#writeEach(list, at);
+    for (let i = 0; i < list.length; i++) {
+      const [path, content] = list[i] as readonly [string, string | Uint8Array];
+      const bad = checkPath(path);
+      if (bad) return { error: bad };
+      if (path.includes("\0")) {
+        // A NUL would split the joined paths differently, and the core refuses such a path:
+        // ask it for that path's error (nothing is written).
+        this.raw.stat(path, this.#meta);
+        return this.#failed();
+      }
       checkContent(content);
-      room += typeof content === "string" ? content.length : content.byteLength;
+      paths[i] = path;
+      // UTF-8 needs at most 3 bytes per UTF-16 unit: one allocation, never grown.
+      room += typeof content === "string" ? content.length * 3 : content.byteLength;
     }
-    const encoder = new TextEncoder();
-    let data = new Uint8Array(room + 16);
+    const data = new Uint8Array(room);
     const lengths = new Uint32Array(list.length);
     let used = 0;
-    for (const [i, [, content]] of list.entries()) {
-      const start = used;
+    for (let i = 0; i < list.length; i++) {
+      const content = (list[i] as readonly [string, string | Uint8Array])[1];
+      let n: number;
       if (typeof content === "string") {
-        let rest = content;
-        for (;;) {
-          const { read, written } = encoder.encodeInto(rest, data.subarray(used));
-          used += written;
-          if (read === rest.length) break;
-          rest = rest.slice(read);
-          const grown = new Uint8Array(Math.max(data.length * 2, used + rest.length * 3));
-          grown.set(data.subarray(0, used));
-          data = grown;
-        }
+        n = textEncoder.encodeInto(content, used === 0 ? data : data.subarray(used)).written;
       } else {
-        if (used + content.byteLength > data.length) {
-          const grown = new Uint8Array(Math.max(data.length * 2, used + content.byteLength));
-          grown.set(data.subarray(0, used));
-          data = grown;
-        }
         data.set(content, used);
-        used += content.byteLength;
+        n = content.byteLength;
       }
-      lengths[i] = used - start;
+      lengths[i] = n;
+      used += n;
     }
-    const paths = list.map(([p]) => p).join("\0");
-    const r = this.raw.writeMany(paths, data.subarray(0, used), lengths, at);
+    const r = this.raw.writeMany(paths.join("\0"), data.subarray(0, used), lengths, at);
     if (r.error) return failed(r);
     const written = r.written as number;
     r.free?.();
-    return { written };
-  }
-
-  #writeEach(list: (readonly [string, string | Uint8Array])[], modifiedAt: number): Result<{ written: number }> {
-    let written = 0;
-    for (const [path, content] of list) {
-      const r = this.write(path, content, { modifiedAt });
-      if (r.error) return { error: r.error };
-      written++;
-    }
     return { written };
   }
 
@@ -478,7 +463,7 @@ class FileTableHandle implements CoreFileTable {
     checkContent(content);
     requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt");
     const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
-    return writtenOf(this.raw.append(path, bytes, options.modifiedAt ?? Date.now()));
+    return this.#written(this.raw.append(path, bytes, options.modifiedAt ?? Date.now(), this.#meta));
   }
 
   read(path: string, options: ReadOptions = {}): Result<ReadResult> {
@@ -487,11 +472,10 @@ class FileTableHandle implements CoreFileTable {
     requireObject(options, "options");
     requireNumber(options.offset, "options.offset");
     requireNumber(options.limit, "options.limit");
-    const r = this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit));
-    if (r.error) return failed(r);
-    const out = { content: r.content as string, totalLines: r.totalLines as number, offset: r.offset as number, lines: r.lines as number };
-    r.free?.();
-    return out;
+    const meta = this.#meta;
+    const content = this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit), meta);
+    if (content == null) return this.#failed();
+    return { content, totalLines: meta[0] as number, offset: meta[1] as number, lines: meta[2] as number };
   }
 
   readBytes(path: string): Uint8Array | undefined {
@@ -517,10 +501,16 @@ class FileTableHandle implements CoreFileTable {
   stat(path: string): Result<{ info: FileInfo }> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
-    const r = this.raw.stat(path);
-    if (r.error) return failed(r);
-    const info = fileInfo(r.info as RawInfo);
-    r.free?.();
+    const meta = this.#meta;
+    const shown = this.raw.stat(path, meta);
+    if (shown == null) return this.#failed();
+    const info: FileInfo = { path: shown, isDir: meta[0] === 1 };
+    const size = meta[1] as number;
+    const modifiedAt = meta[2] as number;
+    const version = meta[3] as number;
+    if (!Number.isNaN(size)) info.size = size;
+    if (!Number.isNaN(modifiedAt)) info.modifiedAt = modifiedAt;
+    if (!Number.isNaN(version)) info.version = String(version);
     return { info };
   }
 
@@ -552,11 +542,10 @@ class FileTableHandle implements CoreFileTable {
       options.replaceAll ?? false,
       options.modifiedAt ?? Date.now(),
       options.ifVersion,
+      this.#meta,
     );
-    if (r.error) return failed(r);
-    const out: EditResult = { path: r.path as string, occurrences: r.occurrences as number, version: r.version as string };
-    r.free?.();
-    return out;
+    if (r == null) return this.#failed();
+    return { path: r, occurrences: this.#meta[0] as number, version: String(this.#meta[1]) };
   }
 
   grep(options: GrepOptions): Result<GrepResult> {

@@ -251,8 +251,8 @@ export interface CoreFileTable {
   readonly changes: number;
   write(path: string, content: string | Uint8Array, options?: WriteOptions): Result<{ path: string; version: string }>;
   /** Writes many files in one call (seeding a thread's files): the contents cross the boundary
-   * as one buffer. Stops at the first failing file (its error names the path); the files
-   * before it stay written. `written` counts the files written. */
+   * as one buffer. All or nothing: on the first failing file the error names its path and no
+   * file is written. A path given twice keeps its last content. `written` counts the files. */
   writeMany(
     files: Iterable<readonly [path: string, content: string | Uint8Array]>,
     options?: { modifiedAt?: number },
