@@ -17,6 +17,8 @@ export interface StateBackendOptions {
 export class StateBackend implements Backend {
   readonly #core: () => Promise<Core>;
   #table: Promise<CoreFileTable> | undefined;
+  /** The table once it exists: the per-call methods then skip awaiting `#table`. */
+  #ready: CoreFileTable | undefined;
   /** The last snapshot and the table state it was taken at. */
   #saved: { table: CoreFileTable; changes: number; bytes: Uint8Array } | undefined;
 
@@ -31,6 +33,7 @@ export class StateBackend implements Backend {
     const core = await backend.#core();
     const table = core.restoreFileTable(snapshot);
     backend.#table = Promise.resolve(table);
+    backend.#ready = table;
     backend.#saved = { table, changes: table.changes, bytes: snapshot.slice() };
     return backend;
   }
@@ -48,15 +51,20 @@ export class StateBackend implements Backend {
   }
 
   #files(): Promise<CoreFileTable> {
-    return (this.#table ??= this.#core().then((core) => core.createFileTable()));
+    return (this.#table ??= this.#core().then((core) => {
+      const table = core.createFileTable();
+      // Only the first table: a snapshot loaded meanwhile has replaced `#table` already.
+      this.#ready ??= table;
+      return table;
+    }));
   }
 
   async ls(path: string) {
-    return (await this.#files()).ls(path);
+    return (this.#ready ?? (await this.#files())).ls(path);
   }
 
   async read(path: string, options?: { offset?: number; limit?: number }) {
-    return (await this.#files()).read(path, options);
+    return (this.#ready ?? (await this.#files())).read(path, options);
   }
 
   async readBytes(path: string): Promise<Result<{ data: Uint8Array }>> {
@@ -69,7 +77,7 @@ export class StateBackend implements Backend {
   }
 
   async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
-    return (await this.#files()).write(path, content, options);
+    return (this.#ready ?? (await this.#files())).write(path, content, options);
   }
 
   /** Seeds many files in one core call (see {@link CoreFileTable.writeMany}): far cheaper than
@@ -87,12 +95,13 @@ export class StateBackend implements Backend {
   async loadSnapshot(snapshot: Uint8Array): Promise<void> {
     const table = (await this.#core()).restoreFileTable(snapshot);
     this.#table = Promise.resolve(table);
+    this.#ready = table;
     // Kept (as a private copy) so an unchanged thread's next checkpoint costs nothing.
     this.#saved = { table, changes: table.changes, bytes: snapshot.slice() };
   }
 
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
-    return (await this.#files()).edit({ path, oldString, newString, ...options });
+    return (this.#ready ?? (await this.#files())).edit({ path, oldString, newString, ...options });
   }
 
   async grep(pattern: string, options: BackendGrepOptions = {}) {
@@ -108,6 +117,6 @@ export class StateBackend implements Backend {
   }
 
   async stat(path: string) {
-    return (await this.#files()).stat(path);
+    return (this.#ready ?? (await this.#files())).stat(path);
   }
 }

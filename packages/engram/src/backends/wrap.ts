@@ -8,11 +8,20 @@ import type { Backend } from "./protocol.js";
 
 /** `backend` with `overrides` in place of its own methods; everything else is the backend's. */
 export function wrapBackend<B extends Backend>(backend: B, overrides: Partial<Backend>): B {
+  // A forwarded method is bound once per function, not on every property read (a tool call
+  // reads one per call).
+  const bound = new WeakMap<(...args: never[]) => unknown, unknown>();
   return new Proxy(backend, {
     get(target, key) {
       if (Object.hasOwn(overrides, key)) return overrides[key as keyof Backend];
       const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      let fn = bound.get(value);
+      if (fn === undefined) {
+        fn = value.bind(target);
+        bound.set(value, fn);
+      }
+      return fn;
     },
   });
 }
