@@ -9,6 +9,7 @@ use napi::bindgen_prelude::{Buffer, Either, Float64ArraySlice, Int32Array, Uint3
 use napi_derive::napi;
 
 pub mod composite;
+pub mod format;
 mod fs;
 
 /// `{ path } | { error }` for a virtual path.

@@ -554,3 +554,138 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
         paths: asks.into_iter().map(|a| a.path).collect(),
     }
 }
+
+// ---- The filesystem tools' text for the model (see `engram_core::format`) ----------------------
+// Per-table methods that search or read and format in one call under the output cap, and free
+// functions that format another backend's results with the same rules. Strings in and out.
+mod tool_text {
+    use super::{split, ErrorData, FileTable};
+    use engram_core::format;
+    use engram_core::grep::{GrepOptions, OutputMode};
+    use engram_core::ops::GlobOptions;
+    use engram_core::CoreResult;
+    use wasm_bindgen::prelude::*;
+
+    /// The text of one tool call; or `error`.
+    #[wasm_bindgen(getter_with_clone)]
+    pub struct TextOut {
+        pub text: Option<String>,
+        pub error: Option<ErrorData>,
+    }
+
+    fn text(r: CoreResult<String>) -> TextOut {
+        let (text, error) = split(r);
+        TextOut { text, error }
+    }
+
+    #[wasm_bindgen]
+    impl FileTable {
+        /// The `grep` tool's text, capped at `maxChars` UTF-16 units (options as in `grep`).
+        #[wasm_bindgen(js_name = grepText)]
+        #[allow(clippy::too_many_arguments)]
+        pub fn grep_text(
+            &self,
+            pattern: String,
+            path: Option<String>,
+            glob: Option<String>,
+            regex: Option<bool>,
+            ignore_case: Option<bool>,
+            max_count: Option<u32>,
+            output_mode: Option<String>,
+            context: Option<u32>,
+            max_chars: u32,
+        ) -> TextOut {
+            text(output_mode.as_deref().map_or(Ok(OutputMode::Content), OutputMode::parse).and_then(|output_mode| {
+                let o = GrepOptions {
+                    pattern,
+                    path,
+                    glob,
+                    regex: regex.unwrap_or(false),
+                    ignore_case: ignore_case.unwrap_or(false),
+                    max_count: max_count.map(|n| n as usize),
+                    output_mode,
+                    context: context.unwrap_or(0) as usize,
+                };
+                self.inner.grep_text(&o, max_chars as usize)
+            }))
+        }
+
+        /// The `glob` tool's text.
+        #[wasm_bindgen(js_name = globText)]
+        pub fn glob_text(
+            &self,
+            pattern: String,
+            path: Option<String>,
+            max_results: Option<u32>,
+            max_chars: u32,
+        ) -> TextOut {
+            let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
+            text(self.inner.glob_text(&o, max_chars as usize))
+        }
+
+        /// The `ls` tool's text; `shown` is the path as the model gave it.
+        #[wasm_bindgen(js_name = lsText)]
+        pub fn ls_text(&self, path: &str, shown: &str, max_chars: u32) -> TextOut {
+            text(self.inner.ls_text(path, shown, max_chars as usize))
+        }
+
+        /// The `read_file` tool's text; `shown` is the path as the model gave it.
+        #[wasm_bindgen(js_name = readText)]
+        pub fn read_text(&self, path: &str, shown: &str, offset: u32, limit: u32, max_chars: u32) -> TextOut {
+            text(self.inner.read_text(path, shown, offset as usize, limit as usize, max_chars as usize))
+        }
+    }
+
+    /// Grep output from columns (see `engram_core::format::format_grep_columns`).
+    #[wasm_bindgen(js_name = formatGrep)]
+    pub fn format_grep(
+        pattern: &str,
+        mode: &str,
+        paths: Vec<String>,
+        numbers: &[i32],
+        texts: Vec<String>,
+        truncated: bool,
+        max_chars: u32,
+    ) -> String {
+        let mode = OutputMode::parse(mode).unwrap_or_default();
+        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, max_chars as usize)
+    }
+
+    /// `ls` output; a negative size marks a directory.
+    #[wasm_bindgen(js_name = formatLs)]
+    pub fn format_ls(shown: &str, paths: Vec<String>, sizes: &[f64], max_chars: u32) -> String {
+        format::format_ls_columns(shown, &paths, sizes, max_chars as usize)
+    }
+
+    /// `glob` output.
+    #[wasm_bindgen(js_name = formatGlob)]
+    pub fn format_glob(pattern: &str, paths: Vec<String>, truncated: bool, max_chars: u32) -> String {
+        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, max_chars as usize)
+    }
+
+    /// `read_file` output from a read result.
+    #[wasm_bindgen(js_name = formatRead)]
+    pub fn format_read(
+        shown: &str,
+        content: String,
+        offset: u32,
+        total_lines: u32,
+        lines: u32,
+        limit: u32,
+        max_chars: u32,
+    ) -> String {
+        let r = engram_core::read::ReadResult {
+            content,
+            total_lines: total_lines as usize,
+            offset: offset as usize,
+            lines: lines as usize,
+        };
+        format::format_read(shown, &r, limit as usize, max_chars as usize)
+    }
+
+    /// Any tool output cut to `maxChars` UTF-16 units with the truncation note.
+    #[wasm_bindgen(js_name = capOutput)]
+    pub fn cap_output(text: String, max_chars: u32) -> String {
+        format::cap_output(text, max_chars as usize)
+    }
+}

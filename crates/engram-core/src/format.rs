@@ -187,7 +187,7 @@ impl GrepText {
     /// The capped text. `truncated`: the search stopped at its maximum count.
     pub fn finish(mut self, pattern: &str, truncated: bool) -> String {
         if self.lines.empty {
-            return format!("No matches found for pattern '{pattern}'");
+            return cap_output(format!("No matches found for pattern '{pattern}'"), self.lines.max);
         }
         if truncated && !self.full() {
             self.lines.push(&[""]);
@@ -214,7 +214,7 @@ pub fn format_ls<'a>(
         }
     }
     if lines.empty {
-        return format!("No files found in {shown}");
+        return cap_output(format!("No files found in {shown}"), max_chars);
     }
     lines.finish()
 }
@@ -234,7 +234,7 @@ pub fn format_glob<'a>(
         lines.push(&[p]);
     }
     if lines.empty {
-        return format!("No files found matching pattern '{pattern}'");
+        return cap_output(format!("No files found matching pattern '{pattern}'"), max_chars);
     }
     if truncated && !lines.full() {
         lines.push(&[""]);
@@ -245,16 +245,17 @@ pub fn format_glob<'a>(
 
 /// `read_file` output: `cat -n` rows, a note on how to continue when `limit` lines were read
 /// and more follow, or a note for an empty file or an offset past the end. `shown` is the path
-/// as the model gave it.
+/// as the model gave it. Notes are capped like any other text.
 pub fn format_read(shown: &str, r: &ReadResult, limit: usize, max_chars: usize) -> String {
     if r.total_lines == 0 {
-        return format!("System reminder: '{shown}' exists but is empty.");
+        return cap_output(format!("System reminder: '{shown}' exists but is empty."), max_chars);
     }
     if r.lines == 0 {
-        return format!(
+        let note = format!(
             "Note: offset {} is past the end of '{shown}' ({} lines). Use an offset below {}.",
             r.offset, r.total_lines, r.total_lines
         );
+        return cap_output(note, max_chars);
     }
     let mut out = read::format_numbered_until(&r.content, r.offset + 1, max_chars);
     let next = r.offset + r.lines;
@@ -263,6 +264,45 @@ pub fn format_read(shown: &str, r: &ReadResult, limit: usize, max_chars: usize) 
         let _ = write!(out, "\n\n[Lines {}-{next} of {}. Continue with offset={next}.]", r.offset + 1, r.total_lines);
     }
     cap_output(out, max_chars)
+}
+
+/// Grep output from columns (the typed bindings' form of another backend's result): `mode` is
+/// `content` (`paths`, `numbers` = line numbers, negative for context lines, and `texts`, one
+/// per line), `files_with_matches` (`paths`) or `count` (`paths` and `numbers` = counts).
+pub fn format_grep_columns(
+    pattern: &str,
+    mode: OutputMode,
+    paths: &[String],
+    numbers: &[i32],
+    texts: &[String],
+    truncated: bool,
+    max_chars: usize,
+) -> String {
+    let mut text = GrepText::new(max_chars);
+    for (i, p) in paths.iter().enumerate() {
+        if text.full() {
+            break;
+        }
+        let n = numbers.get(i).copied().unwrap_or(0);
+        match mode {
+            OutputMode::Content => {
+                text.push_match(p, n.unsigned_abs() as usize, n < 0, texts.get(i).map_or("", String::as_str))
+            }
+            OutputMode::FilesWithMatches => text.push_file(p),
+            OutputMode::Count => text.push_count(p, n.max(0) as usize),
+        }
+    }
+    text.finish(pattern, truncated)
+}
+
+/// `ls` output from columns: `sizes[i]` is the size of file `paths[i]`, negative for a
+/// directory.
+pub fn format_ls_columns(shown: &str, paths: &[String], sizes: &[f64], max_chars: usize) -> String {
+    let entries = paths.iter().enumerate().map(|(i, p)| {
+        let size = sizes.get(i).copied().unwrap_or(0.0);
+        (p.as_str(), (size >= 0.0).then_some(size as u64))
+    });
+    format_ls(shown, entries, max_chars)
 }
 
 impl FileTable {

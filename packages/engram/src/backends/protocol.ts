@@ -30,6 +30,14 @@ export interface BackendGlobOptions {
   maxResults?: number;
 }
 
+/** A filesystem tool call whose text for the model a backend may make itself
+ * ({@link Backend.toolText}). `path` is as the model gave it. */
+export type ToolTextRequest =
+  | { op: "ls"; path: string }
+  | { op: "read"; path: string; offset: number; limit: number }
+  | { op: "glob"; pattern: string; path: string }
+  | { op: "grep"; pattern: string; options: BackendGrepOptions };
+
 /** A file's metadata including its version (which changes on every write). */
 export type VersionedFileInfo = FileInfo & { version: string };
 
@@ -55,4 +63,10 @@ export interface Backend {
   delete(path: string): Promise<Result<{ deleted: number }>>;
   /** Metadata of a file (with `version`) or a directory. */
   stat(path: string): Promise<Result<{ info: FileInfo }>>;
+  /** Optional: the text the model reads for an `ls`, `read_file`, `glob` or `grep` call, made
+   * by the core in one call with the output cap (`maxChars`, UTF-16 units) applied there, so a
+   * large result never becomes JavaScript objects (State and Store backends). Resolves to
+   * `undefined` for a call this backend leaves to the tools, which then format its structured
+   * result with the same core rules. Default: absent. */
+  toolText?(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined>;
 }

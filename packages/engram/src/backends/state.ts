@@ -5,7 +5,14 @@
  */
 import type { Core, CoreFileTable, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
-import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
+import type {
+  Backend,
+  BackendEditOptions,
+  BackendGlobOptions,
+  BackendGrepOptions,
+  BackendWriteOptions,
+  ToolTextRequest,
+} from "./protocol.js";
 
 /** Options of {@link StateBackend}. */
 export interface StateBackendOptions {
@@ -119,4 +126,22 @@ export class StateBackend implements Backend {
   async stat(path: string) {
     return (this.#ready ?? (await this.#files())).stat(path);
   }
+
+  // ---- tool text (tools/format.ts) ----
+  /** The model's text for a filesystem tool call, made in one core call (see
+   * {@link Backend.toolText}). */
+  async toolText(request: ToolTextRequest, maxChars: number) {
+    const table = await this.#files();
+    switch (request.op) {
+      case "ls":
+        return table.lsText(request.path, request.path, maxChars);
+      case "read":
+        return table.readText(request.path, request.path, request, maxChars);
+      case "glob":
+        return table.globText({ pattern: request.pattern, path: request.path }, maxChars);
+      case "grep":
+        return table.grepText({ ...request.options, pattern: request.pattern }, maxChars);
+    }
+  }
+  // ---- end tool text ----
 }

@@ -9,7 +9,14 @@ import { EngramError } from "../errors.js";
 import type { Namespace, PutResult, Store, StoreItem } from "../stores/types.js";
 import { validateNamespace } from "../stores/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
-import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
+import type {
+  Backend,
+  BackendEditOptions,
+  BackendGlobOptions,
+  BackendGrepOptions,
+  BackendWriteOptions,
+  ToolTextRequest,
+} from "./protocol.js";
 
 /** Who a namespace is for; a namespace factory receives it. */
 export interface NamespaceContext {
@@ -312,4 +319,26 @@ export class StoreBackend implements Backend {
     if (await this.#isDir(p.path)) return { info: { path: dirPrefix(p.path), isDir: true } };
     return this.#fail("file_not_found", p.path);
   }
+
+  // ---- tool text (tools/format.ts) ----
+  /** The model's text for `read_file`, `glob` and `grep`, made in one core call on the resident
+   * mirror (see {@link Backend.toolText}); `ls` is answered by the store's listing, so its text
+   * is left to the tools. */
+  async toolText(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined> {
+    if (request.op === "ls") return undefined;
+    const p = await this.#path(request.op === "grep" ? (request.options.path ?? "/") : request.path);
+    if (p.error) return { error: p.error };
+    switch (request.op) {
+      case "read":
+        return (await this.#sync(p.path)).readText(p.path, request.path, request, maxChars);
+      case "glob": {
+        // As in glob(): an anchored pattern may reach outside `path`.
+        const mirror = await this.#sync(request.pattern.startsWith("/") ? "/" : p.path);
+        return mirror.globText({ pattern: request.pattern, path: p.path }, maxChars);
+      }
+      case "grep":
+        return (await this.#sync(p.path)).grepText({ ...request.options, pattern: request.pattern, path: p.path }, maxChars);
+    }
+  }
+  // ---- end tool text ----
 }

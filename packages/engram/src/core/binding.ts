@@ -43,6 +43,21 @@ export interface RawBinding {
   redactSecrets(text: string): string;
   Router: new (prefixesJson: string) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
+  // ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
+  formatGrep(
+    pattern: string,
+    mode: string,
+    paths: string[],
+    numbers: Int32Array,
+    texts: string[],
+    truncated: boolean,
+    maxChars: number,
+  ): string;
+  formatLs(shown: string, paths: string[], sizes: Float64Array, maxChars: number): string;
+  formatGlob(pattern: string, paths: string[], truncated: boolean, maxChars: number): string;
+  formatRead(shown: string, content: string, offset: number, totalLines: number, lines: number, limit: number, maxChars: number): string;
+  capOutput(text: string, maxChars: number): string;
+  // ---- end tool text ----
   // ---- composite (bindings/node/src/composite.rs, the composite block of bindings/wasm) ----
   mountError(
     code: string,
@@ -177,6 +192,22 @@ interface RawFileTable {
     path?: string | null,
     maxResults?: number | null,
   ): RawOut & { readonly files?: Opt<RawInfo[]>; readonly truncated?: Opt<boolean> };
+  // ---- tool text ----
+  grepText(
+    pattern: string,
+    path: string | null | undefined,
+    glob: string | null | undefined,
+    regex: boolean | null | undefined,
+    ignoreCase: boolean | null | undefined,
+    maxCount: number | null | undefined,
+    outputMode: string | null | undefined,
+    context: number | null | undefined,
+    maxChars: number,
+  ): RawText;
+  globText(pattern: string, path: string | null | undefined, maxResults: number | null | undefined, maxChars: number): RawText;
+  lsText(path: string, shown: string, maxChars: number): RawText;
+  readText(path: string, shown: string, offset: number, limit: number, maxChars: number): RawText;
+  // ---- end tool text ----
   snapshot(): Uint8Array;
   free?(): void;
 }
@@ -364,6 +395,37 @@ function checkSearch(options: unknown): ErrorData | undefined {
   return o.path === undefined ? undefined : checkPath(o.path, "options.path");
 }
 
+/** Options of grep (see {@link checkSearch}), with the numbers, flags and mode type-checked. */
+function checkGrep(o: GrepOptions): ErrorData | undefined {
+  const bad = checkSearch(o);
+  if (bad) return bad;
+  requireNumber(o.maxCount, "options.maxCount");
+  requireNumber(o.context, "options.context");
+  for (const flag of ["regex", "ignoreCase"] as const) {
+    if (o[flag] !== undefined && typeof o[flag] !== "boolean") {
+      throw new EngramError("invalid_argument", `options.${flag} must be a boolean, got ${describe(o[flag])}`);
+    }
+  }
+  if (o.outputMode !== undefined) requireString(o.outputMode, "options.outputMode");
+  return undefined;
+}
+
+// ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
+type RawText = RawOut & { readonly text?: Opt<string> };
+
+function textOf(r: RawText): Result<{ text: string }> {
+  if (r.error) return failed(r);
+  const text = r.text as string;
+  r.free?.();
+  return { text };
+}
+
+/** A cap in UTF-16 units, as the core takes it. */
+function capOf(maxChars: unknown): number {
+  return toIndex(requireNumber(maxChars, "maxChars")) ?? 0;
+}
+// ---- end tool text ----
+
 const textEncoder = new TextEncoder();
 
 class FileTableHandle implements CoreFileTable {
@@ -549,17 +611,9 @@ class FileTableHandle implements CoreFileTable {
   }
 
   grep(options: GrepOptions): Result<GrepResult> {
-    const bad = checkSearch(options);
+    const bad = checkGrep(options);
     if (bad) return { error: bad };
-    requireNumber(options.maxCount, "options.maxCount");
-    requireNumber(options.context, "options.context");
     const o = options;
-    for (const flag of ["regex", "ignoreCase"] as const) {
-      if (o[flag] !== undefined && typeof o[flag] !== "boolean") {
-        throw new EngramError("invalid_argument", `options.${flag} must be a boolean, got ${describe(o[flag])}`);
-      }
-    }
-    if (o.outputMode !== undefined) requireString(o.outputMode, "options.outputMode");
     return decodeGrep(
       this.raw.grep(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context)),
     );
@@ -575,6 +629,40 @@ class FileTableHandle implements CoreFileTable {
     r.free?.();
     return out;
   }
+
+  // ---- tool text ----
+  grepText(options: GrepOptions, maxChars: number): Result<{ text: string }> {
+    const bad = checkGrep(options);
+    if (bad) return { error: bad };
+    const o = options;
+    const cap = capOf(maxChars);
+    return textOf(
+      this.raw.grepText(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context), cap),
+    );
+  }
+
+  globText(options: GlobOptions, maxChars: number): Result<{ text: string }> {
+    const bad = checkSearch(options);
+    if (bad) return { error: bad };
+    requireNumber(options.maxResults, "options.maxResults");
+    return textOf(this.raw.globText(options.pattern, options.path, toIndex(options.maxResults), capOf(maxChars)));
+  }
+
+  lsText(path: string, shown: string, maxChars: number): Result<{ text: string }> {
+    const bad = checkPath(path);
+    if (bad) return { error: bad };
+    return textOf(this.raw.lsText(path, requireString(shown, "shown"), capOf(maxChars)));
+  }
+
+  readText(path: string, shown: string, options: { offset: number; limit: number }, maxChars: number): Result<{ text: string }> {
+    const bad = checkPath(path);
+    if (bad) return { error: bad };
+    requireObject(options, "options");
+    const offset = toIndex(requireNumber(options.offset, "options.offset")) ?? 0;
+    const limit = toIndex(requireNumber(options.limit, "options.limit")) ?? 0;
+    return textOf(this.raw.readText(path, requireString(shown, "shown"), offset, limit, capOf(maxChars)));
+  }
+  // ---- end tool text ----
 
   dispose(): void {
     this.raw.free?.();
@@ -803,6 +891,65 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       return r.scores;
     },
     redactSecrets: (text) => JSON.parse(raw.redactSecrets(requireString(text, "text"))) as Redaction,
+    // ---- tool text ----
+    formatGrep: (pattern, result, maxChars) => {
+      const cap = capOf(maxChars);
+      requireString(pattern, "pattern");
+      const truncated = result.truncated === true;
+      if (result.matches) {
+        const m = result.matches;
+        const numbers = new Int32Array(m.length);
+        for (let i = 0; i < m.length; i++) numbers[i] = (m[i]?.context ? -1 : 1) * (m[i]?.line as number);
+        return raw.formatGrep(
+          pattern,
+          "content",
+          m.map((x) => x.path),
+          numbers,
+          m.map((x) => x.text),
+          truncated,
+          cap,
+        );
+      }
+      if (result.counts) {
+        const entries = Object.entries(result.counts);
+        return raw.formatGrep(
+          pattern,
+          "count",
+          entries.map(([p]) => p),
+          Int32Array.from(entries, ([, n]) => n),
+          [],
+          truncated,
+          cap,
+        );
+      }
+      return raw.formatGrep(pattern, "files_with_matches", result.files ?? [], new Int32Array(0), [], truncated, cap);
+    },
+    formatLs: (shown, entries, maxChars) =>
+      raw.formatLs(
+        requireString(shown, "shown"),
+        entries.map((e) => e.path),
+        Float64Array.from(entries, (e) => (e.isDir ? -1 : (e.size ?? 0))),
+        capOf(maxChars),
+      ),
+    formatGlob: (pattern, files, truncated, maxChars) =>
+      raw.formatGlob(
+        requireString(pattern, "pattern"),
+        files.map((f) => f.path),
+        truncated === true,
+        capOf(maxChars),
+      ),
+    formatRead: (shown, r, limit, maxChars) =>
+      raw.formatRead(
+        requireString(shown, "shown"),
+        requireString(r.content, "result.content"),
+        toIndex(r.offset) ?? 0,
+        toIndex(r.totalLines) ?? 0,
+        toIndex(r.lines) ?? 0,
+        toIndex(requireNumber(limit, "limit")) ?? 0,
+        capOf(maxChars),
+      ),
+    capOutput: (text, maxChars) => raw.capOutput(requireString(text, "text"), capOf(maxChars)),
+    // ---- end tool text ----
     createRouter: (prefixes) => {
       const json = JSON.stringify(requireStrings(prefixes, "prefixes"));
       return orThrow(() => new RouterHandle(new raw.Router(json), raw));

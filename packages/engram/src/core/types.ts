@@ -272,6 +272,21 @@ export interface CoreFileTable {
   /** Every file with its metadata, compactly, for a thread checkpoint
    * (see {@link Core.restoreFileTable}). */
   snapshot(): Uint8Array;
+  // ---- tool text: what the model reads, made in one core call ----
+  /** The `grep` tool's text (grouped `path:` / `  12: line` output, file list or counts, with
+   * the notes for no matches and for a search stopped at `maxCount`), cut to `maxChars` UTF-16
+   * units by {@link Core.capOutput}'s rule. The search stops once the capped text is decided, so
+   * a grep with many matches never builds them as objects. */
+  grepText(options: GrepOptions, maxChars: number): Result<{ text: string }>;
+  /** The `glob` tool's text: one path per line, capped. */
+  globText(options: GlobOptions, maxChars: number): Result<{ text: string }>;
+  /** The `ls` tool's text: `path (N bytes)` / `path (directory)` lines, capped; `shown` is the
+   * path as the model gave it (for the empty-listing note). */
+  lsText(path: string, shown: string, maxChars: number): Result<{ text: string }>;
+  /** The `read_file` tool's text: `cat -n` rows and a note on how to continue, capped; `shown`
+   * is the path as the model gave it. */
+  readText(path: string, shown: string, options: { offset: number; limit: number }, maxChars: number): Result<{ text: string }>;
+  // ---- end tool text ----
   /** Releases the table's memory now instead of at garbage collection. */
   dispose(): void;
 }
@@ -284,6 +299,21 @@ export interface Core {
   /** `cat -n` formatting: the 1-based number right-aligned in 6 columns, a tab, the line;
    * lines over 5000 characters continue on rows `N.1`, `N.2`, ... */
   formatNumbered(content: string, firstLine: number): string;
+  // ---- tool text: the same rules as the CoreFileTable `*Text` methods, for results another
+  // backend returned ----
+  /** The `grep` tool's text for a grep result, capped at `maxChars` UTF-16 units. */
+  formatGrep(pattern: string, result: GrepResult, maxChars: number): string;
+  /** The `ls` tool's text for directory entries; `shown` is the path as the model gave it. */
+  formatLs(shown: string, entries: readonly FileInfo[], maxChars: number): string;
+  /** The `glob` tool's text for matching files. */
+  formatGlob(pattern: string, files: readonly FileInfo[], truncated: boolean, maxChars: number): string;
+  /** The `read_file` tool's text for a read of at most `limit` lines. */
+  formatRead(shown: string, result: ReadResult, limit: number, maxChars: number): string;
+  /** `text` when within `maxChars` UTF-16 units; otherwise cut on the last line break at or
+   * before the cap (when past half of it), never inside a surrogate pair, with a note naming
+   * the cap. */
+  capOutput(text: string, maxChars: number): string;
+  // ---- end tool text ----
   /** Throws {@link EngramError} when a prefix is not a valid path. */
   createRouter(prefixes: readonly string[]): CoreRouter;
   createFileTable(): CoreFileTable;

@@ -4,10 +4,10 @@
  * @module
  */
 import * as z from "zod/mini";
-import type { Backend } from "../backends/protocol.js";
+import type { Backend, ToolTextRequest } from "../backends/protocol.js";
 import { type CoreSource, coreRef } from "../backends/core-ref.js";
 import type { Core } from "../core/types.js";
-import { DEFAULT_MAX_OUTPUT_CHARS, capOutput, errorResult, formatGlob, formatGrep, formatLs, formatRead } from "./format.js";
+import { DEFAULT_MAX_OUTPUT_CHARS, errorResult, toolText } from "./format.js";
 import type { Tool, ToolResult } from "./types.js";
 
 /** Names of the filesystem tools; their results are never evicted (they paginate instead). */
@@ -95,21 +95,16 @@ export function createFilesystemTools(options: FilesystemToolsOptions): Tool<nev
   const max = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   const readLimit = options.defaultReadLimit ?? 100;
   const grepMax = options.defaultGrepMaxCount ?? 1000;
-  const text = (content: string): ToolResult => ({ content: capOutput(content, max) });
+  const text = async (content: string): Promise<ToolResult> => ({ content: (await core()).capOutput(content, max) });
+  const made = async (request: ToolTextRequest) => toolText(backend, await core(), request, max);
 
   const tools = [
-    tool("ls", "List one directory: files with sizes, directories ending in /.", schemas.ls, async ({ path }) => {
-      const r = await backend.ls(path);
-      return r.error ? errorResult(r.error) : text(formatLs(path, r.entries));
-    }),
+    tool("ls", "List one directory: files with sizes, directories ending in /.", schemas.ls, ({ path }) => made({ op: "ls", path })),
     tool(
       "read_file",
       "Read a file with line numbers (cat -n). Use offset and limit to page through long files.",
       schemas.read_file,
-      async ({ file_path, offset = 0, limit = readLimit }) => {
-        const r = await backend.read(file_path, { offset, limit });
-        return r.error ? errorResult(r.error) : text(formatRead(await core(), file_path, r, limit));
-      },
+      ({ file_path, offset = 0, limit = readLimit }) => made({ op: "read", path: file_path, offset, limit }),
     ),
     tool("write_file", "Create or overwrite a file with the given content.", schemas.write_file, async ({ file_path, content }) => {
       const r = await backend.write(file_path, content);
@@ -125,26 +120,25 @@ export function createFilesystemTools(options: FilesystemToolsOptions): Tool<nev
         return text(`Replaced ${r.occurrences} occurrence${r.occurrences === 1 ? "" : "s"} in ${r.path}`);
       },
     ),
-    tool("glob", "Find files by glob pattern, sorted by path.", schemas.glob, async ({ pattern, path }) => {
-      const r = await backend.glob(pattern, { path });
-      return r.error ? errorResult(r.error) : text(formatGlob(pattern, r.files, r.truncated));
-    }),
+    tool("glob", "Find files by glob pattern, sorted by path.", schemas.glob, ({ pattern, path }) => made({ op: "glob", pattern, path })),
     tool(
       "grep",
       "Search file contents (literal text by default). Returns matching files, lines or counts.",
       schemas.grep,
-      async ({ pattern, path, glob, output_mode, max_count, regex, ignore_case, context }) => {
-        const r = await backend.grep(pattern, {
-          path,
-          ...(glob ? { glob } : {}),
-          outputMode: output_mode,
-          maxCount: max_count ?? grepMax,
-          regex,
-          ignoreCase: ignore_case,
-          ...(context !== undefined ? { context } : {}),
-        });
-        return r.error ? errorResult(r.error) : text(formatGrep(pattern, r));
-      },
+      ({ pattern, path, glob, output_mode, max_count, regex, ignore_case, context }) =>
+        made({
+          op: "grep",
+          pattern,
+          options: {
+            path,
+            ...(glob ? { glob } : {}),
+            outputMode: output_mode,
+            maxCount: max_count ?? grepMax,
+            regex,
+            ignoreCase: ignore_case,
+            ...(context !== undefined ? { context } : {}),
+          },
+        }),
     ),
     tool("delete", "Delete a file, or a directory and everything in it.", schemas.delete, async ({ file_path }) => {
       const r = await backend.delete(file_path);

@@ -1,10 +1,13 @@
 /**
- * Model-facing text for filesystem results: listings, `cat -n` reads, grouped grep output,
- * notes for empty and truncated results, and one cap on output size.
+ * The text the model reads from the filesystem tools. Every format rule (listings, `cat -n`
+ * reads, grouped grep output, the notes for empty and truncated results, the output cap) lives
+ * in the core (`crates/engram-core/src/format.rs`): a backend that holds its files in the core
+ * (State, Store) makes the whole text in one call ({@link Backend.toolText}), and any other
+ * backend's structured result is formatted by the same core functions.
  * @module
  */
-import type { Core, ErrorData, FileInfo, GrepResult, ReadResult } from "../core/types.js";
-import { cutAt } from "../core/text.js";
+import type { Backend, ToolTextRequest } from "../backends/protocol.js";
+import type { Core, ErrorData } from "../core/types.js";
 import type { ToolResult } from "./types.js";
 
 /** Default cap on one tool output, in characters (20,000 tokens × 4). */
@@ -14,57 +17,26 @@ export function errorResult(error: ErrorData): ToolResult {
   return { content: `Error: ${error.message}`, isError: true };
 }
 
-/** Cuts `text` to `max` characters on a line boundary where possible, with a note. */
-export function capOutput(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.lastIndexOf("\n", max);
-  const kept = cutAt(text, cut > max / 2 ? cut : max);
-  return `${kept}\n\n[Output truncated at ${max.toLocaleString("en-US")} characters: narrow the path, pattern or line range.]`;
-}
-
-export function formatLs(path: string, entries: FileInfo[]): string {
-  if (entries.length === 0) return `No files found in ${path}`;
-  return entries.map((e) => (e.isDir ? `${e.path} (directory)` : `${e.path} (${e.size ?? 0} bytes)`)).join("\n");
-}
-
-export function formatRead(core: Core, path: string, r: ReadResult, limit: number): string {
-  if (r.totalLines === 0) return `System reminder: '${path}' exists but is empty.`;
-  if (r.lines === 0) {
-    return `Note: offset ${r.offset} is past the end of '${path}' (${r.totalLines} lines). Use an offset below ${r.totalLines}.`;
-  }
-  let out = core.formatNumbered(r.content, r.offset + 1);
-  const next = r.offset + r.lines;
-  if (next < r.totalLines && r.lines >= limit) {
-    out += `\n\n[Lines ${r.offset + 1}-${next} of ${r.totalLines}. Continue with offset=${next}.]`;
-  }
-  return out;
-}
-
-export function formatGrep(pattern: string, r: GrepResult): string {
-  const lines: string[] = [];
-  if (r.matches) {
-    let current = "";
-    for (const m of r.matches) {
-      if (m.path !== current) {
-        current = m.path;
-        lines.push(`${m.path}:`);
-      }
-      lines.push(`  ${m.line}${m.context ? "-" : ":"} ${m.text}`);
+/** The result of one `ls`, `read_file`, `glob` or `grep` call, capped at `maxChars`. */
+export async function toolText(backend: Backend, core: Core, request: ToolTextRequest, maxChars: number): Promise<ToolResult> {
+  const made = await backend.toolText?.(request, maxChars);
+  if (made) return made.error ? errorResult(made.error) : { content: made.text };
+  switch (request.op) {
+    case "ls": {
+      const r = await backend.ls(request.path);
+      return r.error ? errorResult(r.error) : { content: core.formatLs(request.path, r.entries, maxChars) };
     }
-  } else if (r.files) {
-    for (const f of r.files) lines.push(f);
-  } else if (r.counts) {
-    for (const [f, n] of Object.entries(r.counts)) lines.push(`${f}: ${n}`);
+    case "read": {
+      const r = await backend.read(request.path, { offset: request.offset, limit: request.limit });
+      return r.error ? errorResult(r.error) : { content: core.formatRead(request.path, r, request.limit, maxChars) };
+    }
+    case "glob": {
+      const r = await backend.glob(request.pattern, { path: request.path });
+      return r.error ? errorResult(r.error) : { content: core.formatGlob(request.pattern, r.files, r.truncated, maxChars) };
+    }
+    case "grep": {
+      const r = await backend.grep(request.pattern, request.options);
+      return r.error ? errorResult(r.error) : { content: core.formatGrep(request.pattern, r, maxChars) };
+    }
   }
-  if (lines.length === 0) return `No matches found for pattern '${pattern}'`;
-  if (r.truncated)
-    lines.push("", "Note: the search stopped at the maximum count; there are more matches. Narrow the search or raise max_count.");
-  return lines.join("\n");
-}
-
-export function formatGlob(pattern: string, files: FileInfo[], truncated: boolean): string {
-  if (files.length === 0) return `No files found matching pattern '${pattern}'`;
-  const lines = files.map((f) => f.path);
-  if (truncated) lines.push("", "Note: more files match; narrow the pattern or the path.");
-  return lines.join("\n");
 }

@@ -41,7 +41,7 @@ export type SpanAttributes = Record<string, string | number | boolean>;
 const SPAN_KIND_INTERNAL = 0;
 const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
-const BACKEND_OPS = ["ls", "read", "readBytes", "write", "append", "edit", "grep", "glob", "delete", "stat"] as const;
+const BACKEND_OPS = ["ls", "read", "readBytes", "write", "append", "edit", "grep", "glob", "delete", "stat", "toolText"] as const;
 
 /** Held in a variable so that bundlers leave the optional package out of bundles that never trace. */
 const OTEL_API = "@opentelemetry/api";
