@@ -68,6 +68,7 @@ const NEW_FACTS_CHECKS = [
       [
         { content: "Prefers TypeScript over JavaScript", category: "preference", confidence: 0.9 },
         { content: "Works as a nurse in Porto", category: "context", confidence: 0.95 },
+        { content: "Is called Sam", category: "context", confidence: 0.95 },
       ],
     ],
   }),

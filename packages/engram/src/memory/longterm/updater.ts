@@ -33,7 +33,7 @@ export interface UpdateRules extends SaveRules {
    * asked for a correction or to forget something. */
   maxRemovalShare: number;
   /** A new fact needs at least this share (0–1) of its content words in what the user said or
-   * confirmed. `0` turns the check off. */
+   * confirmed, and no content word that only the assistant said. `0` turns both checks off. */
   minUserSupport: number;
 }
 
@@ -280,6 +280,28 @@ export function userSupportWords(conversation: CapturedConversation): Set<string
   return words;
 }
 
+/** The content words of assistant messages the user did not confirm, less every word the user
+ * said or confirmed (see {@link userSupportWords}): what only the assistant brought up. */
+export function assistantOnlyWords(conversation: CapturedConversation, support: ReadonlySet<string>): Set<string> {
+  const words = new Set<string>();
+  const msgs = conversation.messages;
+  msgs.forEach((m, i) => {
+    const next = msgs[i + 1];
+    const confirmed = next?.role === "user" && AFFIRMATION.test(next.content);
+    if (m.role !== "assistant" || confirmed) return;
+    for (const w of contentWords(redactSecrets(m.content))) if (supportShare(w, support) === 0) words.add(w);
+  });
+  return words;
+}
+
+/** The first content word of `content` that only the assistant said (in `assistantOnly`, not in
+ * `support`), if any: such a fact carries the assistant's claim ("Suggests pandas for Parquet
+ * files" after the user asked which library to use). */
+export function assistantOnlyWord(content: string, support: ReadonlySet<string>, assistantOnly: ReadonlySet<string>): string | undefined {
+  if (assistantOnly.size === 0) return undefined;
+  return contentWords(content).find((w) => supportShare(w, support) === 0 && supportShare(w, assistantOnly) > 0);
+}
+
 /** The fact of `existing` that says the same as `content` (equal duplicate keys, or the same
  * content words), if any. */
 export function findDuplicate(content: string, existing: readonly Fact[]): Fact | undefined {
@@ -292,7 +314,8 @@ export function findDuplicate(content: string, existing: readonly Fact[]): Fact 
  * - summaries with `shouldUpdate` and non-empty, meaningful text are replaced;
  * - new facts at or above the threshold become facts with a fresh id, unless they are empty or
  *   meaningless after redaction, say the same as an existing fact (which keeps its id), or are
- *   not supported by what the user said or confirmed ({@link UpdateRules.minUserSupport});
+ *   not supported by what the user said or confirmed, or carry a word only the assistant said
+ *   ({@link UpdateRules.minUserSupport});
  * - `factsToRemove` must name existing facts (short or stored ids); a removal is refused when
  *   the same update adds the same content again; all removals are ignored when they exceed
  *   {@link UpdateRules.maxRemovalShare} of the facts (more than one), or when the update adds no
@@ -330,6 +353,7 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
   // New facts, checked against every existing fact (those proposed for removal included, so a
   // remove-and-re-add keeps the original).
   const support = options.conversation ? userSupportWords(options.conversation) : undefined;
+  const assistantOnly = options.conversation && support ? assistantOnlyWords(options.conversation, support) : undefined;
   const added: Fact[] = [];
   for (const proposal of update.newFacts) {
     if (proposal.confidence < options.confidenceThreshold) continue;
@@ -346,6 +370,11 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     }
     if (support && options.minUserSupport > 0 && supportShare(content, support) < options.minUserSupport) {
       notes.push(`fact ${JSON.stringify(content)} refused: the user did not say or confirm it`);
+      continue;
+    }
+    const claimed = support && assistantOnly && options.minUserSupport > 0 ? assistantOnlyWord(content, support, assistantOnly) : undefined;
+    if (claimed !== undefined) {
+      notes.push(`fact ${JSON.stringify(content)} refused: ${JSON.stringify(claimed)} is only what the assistant said`);
       continue;
     }
     const fact = makeFact({ ...proposal, content }, [...next.facts, ...added], options.source, at);
