@@ -22,6 +22,9 @@ import { type Timing, measure } from "./measure.js";
 import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
 import { injection } from "./longterm.js";
 import { memoryRefresh } from "./memory.js";
+import { boundaryRows } from "./boundary.js";
+import { toolRows } from "./tools.js";
+import { growthRows } from "./growth.js";
 import { renderDocs } from "./report.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
 import {
@@ -429,6 +432,9 @@ async function main() {
         .join(" · ")}`,
     );
   }
+  results.push(...growthRows([native, wasm], wanted, quick));
+  results.push(...(await toolRows(corpus, [native, wasm], wanted, quick)));
+  results.push(...(await boundaryRows([native, wasm], corpus, wanted, quick)));
   if (wanted("core.cold-start")) {
     results.push({
       id: "core.cold-start",

@@ -8,6 +8,10 @@ use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
 use wasm_bindgen::prelude::*;
 
+// The heap: std's dlmalloc with geometric memory growth (build configuration, see heap.rs).
+#[cfg(target_arch = "wasm32")]
+mod heap;
+
 /// `{ path } | { error }` for a virtual path.
 #[wasm_bindgen(js_name = normalizePath)]
 pub fn normalize_path(path: &str) -> String {
