@@ -10,7 +10,7 @@ import type { Backend } from "./protocol.js";
 export function wrapBackend<B extends Backend>(backend: B, overrides: Partial<Backend>): B {
   // A forwarded method is bound once per function, not on every property read (a tool call
   // reads one per call).
-  const bound = new WeakMap<(...args: never[]) => unknown, unknown>();
+  const bound = new WeakMap<object, unknown>();
   return new Proxy(backend, {
     get(target, key) {
       if (Object.hasOwn(overrides, key)) return overrides[key as keyof Backend];
