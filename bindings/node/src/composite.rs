@@ -1,10 +1,11 @@
 //! The composite's rules (`engram_core::composite`), typed: a mount's error rendered for the
-//! outer path, grep and glob fan-out answers merged, the mounts a glob is pushed down to.
+//! outer path, grep, glob and listing answers merged, the mounts a glob is pushed down to.
 //! Marshalling only.
 
 use crate::{failure, ErrorData, Failure, Router};
 use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;
+use engram_core::CoreResult;
 use napi::bindgen_prelude::{Either, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
@@ -23,21 +24,28 @@ pub fn mount_error(
     composite::mount_error(&e, &prefix, &request).map(|e| failure(e).error)
 }
 
-/// A merged grep answer (see `engram_core::composite::GrepMerged`).
+/// A merged answer (see `engram_core::composite::Merged`; a pick of `0xFFFFFFFF` is a
+/// directory a route adds to a listing).
 #[napi(object)]
-pub struct GrepMerged {
+pub struct Merged {
     pub truncated: bool,
     pub paths: Vec<String>,
     pub sizes: Uint32Array,
     pub picks: Uint32Array,
+    pub renamed: Vec<String>,
 }
 
-/// A merged glob answer (see `engram_core::composite::GlobMerged`).
-#[napi(object)]
-pub struct GlobMerged {
-    pub truncated: bool,
-    pub picks: Uint32Array,
-    pub renamed: Vec<String>,
+fn merged(r: CoreResult<composite::Merged>) -> Either<Merged, Failure> {
+    match r {
+        Ok(m) => Either::A(Merged {
+            truncated: m.truncated,
+            paths: m.paths,
+            sizes: Uint32Array::new(m.sizes),
+            picks: Uint32Array::new(m.picks),
+            renamed: m.renamed,
+        }),
+        Err(e) => Either::B(failure(e)),
+    }
 }
 
 /// Merges the grep answers of a composite's backends (see
@@ -56,23 +64,14 @@ pub fn merge_grep(
     paths: Vec<String>,
     sizes: Uint32Array,
     context: Uint8Array,
-) -> Either<GrepMerged, Failure> {
+) -> Either<Merged, Failure> {
     let cols =
         PartColumns { mounts: &mounts, truncated: &truncated, counts: &counts, sizes: &sizes, context: &context };
-    let r = OutputMode::parse(&output_mode).and_then(|mode| {
-        let o =
-            GrepMerge { mode, max_count: max_count.map(|n| n as usize), path_glob: path_glob.as_deref(), root: &root };
+    merged(OutputMode::parse(&output_mode).and_then(|mode| {
+        let max_count = max_count.map(|n| n as usize);
+        let o = GrepMerge { mode, max_count, path_glob: path_glob.as_deref(), root: &root };
         composite::merge_grep_columns(&router.inner, &cols, paths, &o)
-    });
-    match r {
-        Ok(m) => Either::A(GrepMerged {
-            truncated: m.truncated,
-            paths: m.paths,
-            sizes: Uint32Array::new(m.sizes),
-            picks: Uint32Array::new(m.picks),
-        }),
-        Err(e) => Either::B(failure(e)),
-    }
+    }))
 }
 
 /// Merges the glob answers of a composite's backends; `pattern` filters the mounts' answers
@@ -88,29 +87,16 @@ pub fn merge_glob(
     truncated: Uint8Array,
     counts: Uint32Array,
     paths: Vec<String>,
-) -> Either<GlobMerged, Failure> {
+) -> Either<Merged, Failure> {
     let cols = PartColumns { mounts: &mounts, truncated: &truncated, counts: &counts, sizes: &[], context: &[] };
     let max = max_results.map(|n| n as usize);
-    match composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), &root, max) {
-        Ok(m) => Either::A(GlobMerged { truncated: m.truncated, picks: Uint32Array::new(m.picks), renamed: m.renamed }),
-        Err(e) => Either::B(failure(e)),
-    }
+    merged(composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), &root, max))
 }
 
-/// A listing seen from outside (see `engram_core::composite::merge_ls`; a pick of
-/// `0xFFFFFFFF` is a directory a route adds).
-#[napi(object)]
-pub struct LsMerged {
-    pub picks: Uint32Array,
-    pub renamed: Vec<String>,
-}
-
+/// A directory listing as the composite shows it (see `engram_core::composite::merge_ls`).
 #[napi]
-pub fn merge_ls(router: &Router, dir: String, mount: Option<u32>, paths: Vec<String>) -> Either<LsMerged, Failure> {
-    match composite::merge_ls(&router.inner, &dir, mount.map(|m| m as usize), &paths) {
-        Ok(l) => Either::A(LsMerged { picks: Uint32Array::new(l.picks), renamed: l.renamed }),
-        Err(e) => Either::B(failure(e)),
-    }
+pub fn merge_ls(router: &Router, dir: String, mount: Option<u32>, paths: Vec<String>) -> Either<Merged, Failure> {
+    merged(composite::merge_ls(&router.inner, &dir, mount.map(|m| m as usize), &paths))
 }
 
 /// The routes strictly below a normalised directory, in construction order.

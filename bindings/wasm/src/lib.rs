@@ -434,14 +434,30 @@ pub fn mount_error(
     engram_core::composite::mount_error(&e, prefix, request).and_then(error_of)
 }
 
-/// A merged grep answer (see `engram_core::composite::GrepMerged`); or `error`.
+/// A merged answer (see `engram_core::composite::Merged`; a pick of `0xFFFFFFFF` is a
+/// directory a route adds to a listing); or `error`.
 #[wasm_bindgen(getter_with_clone)]
-pub struct GrepMerged {
+pub struct Merged {
     pub truncated: Option<bool>,
     pub paths: Option<Vec<String>>,
     pub sizes: Option<Vec<u32>>,
     pub picks: Option<Vec<u32>>,
+    pub renamed: Option<Vec<String>>,
     pub error: Option<ErrorData>,
+}
+
+fn merged(r: CoreResult<engram_core::composite::Merged>) -> Merged {
+    let (m, error) = split(r);
+    let m = m.unwrap_or_default();
+    let ok = error.is_none();
+    Merged {
+        truncated: ok.then_some(m.truncated),
+        paths: ok.then_some(m.paths),
+        sizes: ok.then_some(m.sizes),
+        picks: ok.then_some(m.picks),
+        renamed: ok.then_some(m.renamed),
+        error,
+    }
 }
 
 /// Merges the grep answers of a composite's backends (see
@@ -460,36 +476,13 @@ pub fn merge_grep(
     paths: Vec<String>,
     sizes: &[u32],
     context: &[u8],
-) -> GrepMerged {
+) -> Merged {
     let cols = engram_core::composite::PartColumns { mounts, truncated, counts, sizes, context };
-    let r = OutputMode::parse(output_mode).and_then(|mode| {
-        let o = engram_core::composite::GrepMerge {
-            mode,
-            max_count: max_count.map(|n| n as usize),
-            path_glob: path_glob.as_deref(),
-            root,
-        };
+    merged(OutputMode::parse(output_mode).and_then(|mode| {
+        let max_count = max_count.map(|n| n as usize);
+        let o = engram_core::composite::GrepMerge { mode, max_count, path_glob: path_glob.as_deref(), root };
         engram_core::composite::merge_grep_columns(&router.inner, &cols, paths, &o)
-    });
-    match split(r) {
-        (Some(m), _) => GrepMerged {
-            truncated: Some(m.truncated),
-            paths: Some(m.paths),
-            sizes: Some(m.sizes),
-            picks: Some(m.picks),
-            error: None,
-        },
-        (None, error) => GrepMerged { truncated: None, paths: None, sizes: None, picks: None, error },
-    }
-}
-
-/// A merged glob answer (see `engram_core::composite::GlobMerged`); or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct GlobMerged {
-    pub truncated: Option<bool>,
-    pub picks: Option<Vec<u32>>,
-    pub renamed: Option<Vec<String>>,
-    pub error: Option<ErrorData>,
+    }))
 }
 
 /// Merges the glob answers of a composite's backends; `pattern` filters the mounts' answers
@@ -505,16 +498,22 @@ pub fn merge_glob(
     truncated: &[u8],
     counts: &[u32],
     paths: Vec<String>,
-) -> GlobMerged {
+) -> Merged {
     let cols = engram_core::composite::PartColumns { mounts, truncated, counts, sizes: &[], context: &[] };
     let max = max_results.map(|n| n as usize);
-    match split(engram_core::composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), root, max))
-    {
-        (Some(m), _) => {
-            GlobMerged { truncated: Some(m.truncated), picks: Some(m.picks), renamed: Some(m.renamed), error: None }
-        }
-        (None, error) => GlobMerged { truncated: None, picks: None, renamed: None, error },
-    }
+    merged(engram_core::composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), root, max))
+}
+
+/// A directory listing as the composite shows it (see `engram_core::composite::merge_ls`).
+#[wasm_bindgen(js_name = mergeLs)]
+pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: Vec<String>) -> Merged {
+    merged(engram_core::composite::merge_ls(&router.inner, dir, mount.map(|m| m as usize), &paths))
+}
+
+/// The routes strictly below a normalised directory, in construction order.
+#[wasm_bindgen(js_name = mountsUnder)]
+pub fn mounts_under(router: &Router, dir: &str) -> Vec<u32> {
+    engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect()
 }
 
 /// The mounts a composite glob fans out to, in columns: route index, pattern and inner
@@ -524,29 +523,6 @@ pub struct GlobAsks {
     pub mounts: Vec<u32>,
     pub patterns: Vec<String>,
     pub paths: Vec<String>,
-}
-
-/// A listing seen from outside (see `engram_core::composite::merge_ls`; a pick of
-/// `0xFFFFFFFF` is a directory a route adds).
-#[wasm_bindgen(getter_with_clone)]
-pub struct LsMerged {
-    pub picks: Option<Vec<u32>>,
-    pub renamed: Option<Vec<String>>,
-    pub error: Option<ErrorData>,
-}
-
-#[wasm_bindgen(js_name = mergeLs)]
-pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: Vec<String>) -> LsMerged {
-    match split(engram_core::composite::merge_ls(&router.inner, dir, mount.map(|m| m as usize), &paths)) {
-        (Some(l), _) => LsMerged { picks: Some(l.picks), renamed: Some(l.renamed), error: None },
-        (None, error) => LsMerged { picks: None, renamed: None, error },
-    }
-}
-
-/// The routes strictly below a normalised directory, in construction order.
-#[wasm_bindgen(js_name = mountsUnder)]
-pub fn mounts_under(router: &Router, dir: &str) -> Vec<u32> {
-    engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect()
 }
 
 #[wasm_bindgen(js_name = globAsks)]

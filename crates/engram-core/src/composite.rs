@@ -105,17 +105,23 @@ pub struct GrepMerge<'a> {
     pub root: &'a str,
 }
 
-/// The merged answer, in columns: what was kept, in path order, under one cap.
+/// A merged answer (grep, glob or a listing), in columns: what was kept, in path order, under
+/// one cap. The caller keeps its own objects (lines, file metadata) and gets back only indices
+/// into them and the paths it cannot know.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GrepMerged {
+pub struct Merged {
     pub truncated: bool,
-    /// Outer paths: of each group (`content`), the files, or the counted files.
+    /// grep: the outer paths of each group (`content`), the files, or the counted files.
     pub paths: Vec<String>,
-    /// `content`: lines per group; `count`: the counts; otherwise empty.
+    /// grep `content`: lines per group; `count`: the counts; otherwise empty.
     pub sizes: Vec<u32>,
-    /// `content`: each kept line as its index among all parts' lines (parts in order, lines in
-    /// order), so the caller keeps its line objects and nothing else crosses back.
+    /// Each kept line (grep `content`) or entry (glob, listing) as its index among all parts'
+    /// lines or paths, parts in order; [`MOUNT_POINT`] for a directory a route adds to a listing.
     pub picks: Vec<u32>,
+    /// glob and listings: the outer path of each kept entry that came from a mount or was added,
+    /// in the order of `picks` (the default backend's paths are unchanged: they do not cross
+    /// back).
+    pub renamed: Vec<String>,
 }
 
 /// A path of a part seen from outside, or `None` when it is not shown (shadowed, filtered).
@@ -148,7 +154,7 @@ fn by_path<T>(a: &(String, T), b: &(String, T)) -> Ordering {
 /// searched: mount paths prefixed, paths a route hides dropped from the default backend's
 /// answer, a path `glob` applied to the mounts, everything in path order (lines of one file in
 /// their order), one `max_count` over the whole, `truncated` when any part or the cap cut.
-pub fn merge_grep(router: &Router, parts: &[GrepPart], o: &GrepMerge) -> CoreResult<GrepMerged> {
+pub fn merge_grep(router: &Router, parts: &[GrepPart], o: &GrepMerge) -> CoreResult<Merged> {
     let filter = match o.path_glob {
         Some(g) if parts.iter().any(|p| p.mount.is_some()) => Some(PathFilter::new(g)?),
         _ => None,
@@ -156,7 +162,7 @@ pub fn merge_grep(router: &Router, parts: &[GrepPart], o: &GrepMerge) -> CoreRes
     let outer = Outer { router, filter, root: o.root };
     let cap = o.max_count.unwrap_or(usize::MAX);
     let mut truncated = parts.iter().any(|p| p.truncated);
-    let mut out = GrepMerged::default();
+    let mut out = Merged::default();
     match o.mode {
         OutputMode::Content => {
             // (outer path, (first line index, lines)) per group.
@@ -236,7 +242,7 @@ pub fn merge_grep(router: &Router, parts: &[GrepPart], o: &GrepMerge) -> CoreRes
 }
 
 /// Appends a group, joining it to the previous one when both are of the same file.
-fn push_group(out: &mut GrepMerged, path: String, lines: u32) {
+fn push_group(out: &mut Merged, path: String, lines: u32) {
     if out.paths.last() == Some(&path) {
         if let Some(n) = out.sizes.last_mut() {
             *n += lines;
@@ -256,18 +262,6 @@ pub struct GlobPart {
     pub paths: Vec<String>,
 }
 
-/// The merged glob answer: each kept file as its index among all parts' paths (parts in
-/// order), in path order, so the caller keeps each file's metadata; the outer paths of the
-/// kept files that came from a mount (the default backend's paths are unchanged, so they do
-/// not cross back).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GlobMerged {
-    pub truncated: bool,
-    pub picks: Vec<u32>,
-    /// The outer path of each kept file from a mount, in the order of `picks`.
-    pub renamed: Vec<String>,
-}
-
 /// Merges glob answers: mount paths prefixed and, when `pattern` is given, kept only where the
 /// pattern (relative to `root`, or anchored) admits the outer path — a mount is asked for a
 /// superset (see [`glob_asks`]) — paths a route hides dropped from the default backend's
@@ -278,7 +272,7 @@ pub fn merge_glob(
     pattern: Option<&str>,
     root: &str,
     max_results: Option<usize>,
-) -> CoreResult<GlobMerged> {
+) -> CoreResult<Merged> {
     // Compiled only when some mount answered: the default backend matched on its own.
     let needed = parts.iter().any(|p| p.mount.is_some() && !p.paths.is_empty());
     let glob = pattern.filter(|_| needed).map(|p| Glob::new(p, root)).transpose()?;
@@ -305,7 +299,7 @@ pub fn merge_glob(
     let max = max_results.unwrap_or(usize::MAX);
     truncated |= found.len() > max;
     found.truncate(max);
-    let mut out = GlobMerged { truncated, picks: Vec::with_capacity(found.len()), renamed: Vec::new() };
+    let mut out = Merged { truncated, picks: Vec::with_capacity(found.len()), ..Merged::default() };
     for (path, (index, from_mount)) in found {
         out.picks.push(index);
         if from_mount {
@@ -358,12 +352,7 @@ fn split_parts<T>(
 }
 
 /// [`merge_grep`] over flat columns (`paths` holds every part's paths in order).
-pub fn merge_grep_columns(
-    router: &Router,
-    c: &PartColumns,
-    paths: Vec<String>,
-    o: &GrepMerge,
-) -> CoreResult<GrepMerged> {
+pub fn merge_grep_columns(router: &Router, c: &PartColumns, paths: Vec<String>, o: &GrepMerge) -> CoreResult<Merged> {
     let sized = o.mode != OutputMode::FilesWithMatches;
     if sized && c.sizes.len() != paths.len() {
         return Err(malformed("grep parts (one size per path)"));
@@ -395,18 +384,9 @@ pub fn merge_glob_columns(
     pattern: Option<&str>,
     root: &str,
     max_results: Option<usize>,
-) -> CoreResult<GlobMerged> {
+) -> CoreResult<Merged> {
     let parts = split_parts(c, paths, |mount, truncated, paths, _| Ok(GlobPart { mount, truncated, paths }))?;
     merge_glob(router, &parts, pattern, root, max_results)
-}
-
-/// A directory listing seen from outside: each entry as its index in the backend's listing
-/// (or [`MOUNT_POINT`] for a directory a route adds), in path order, and the outer path of
-/// every entry that came from a mount or was added.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LsMerged {
-    pub picks: Vec<u32>,
-    pub renamed: Vec<String>,
 }
 
 /// The pick of a directory that exists only because a route is mounted below it.
@@ -416,8 +396,8 @@ pub const MOUNT_POINT: u32 = u32::MAX;
 /// mount's entries (inner paths) and are prefixed. Without, they are the default backend's
 /// entries of `dir`: those a route hides are dropped, and the first directory of each route
 /// below `dir` is added (once; it stands in for a default entry of the same path).
-pub fn merge_ls(router: &Router, dir: &str, mount: Option<usize>, paths: &[String]) -> CoreResult<LsMerged> {
-    let mut out = LsMerged::default();
+pub fn merge_ls(router: &Router, dir: &str, mount: Option<usize>, paths: &[String]) -> CoreResult<Merged> {
+    let mut out = Merged::default();
     if let Some(m) = mount {
         let prefix = mount_prefix(router, m)?;
         out.picks = (0..paths.len()).map(|i| u32::try_from(i).unwrap_or(MOUNT_POINT)).collect();
@@ -612,7 +592,7 @@ mod tests {
         }
     }
 
-    fn grep(parts: &[GrepPart], mode: OutputMode, max_count: Option<usize>, path_glob: Option<&str>) -> GrepMerged {
+    fn grep(parts: &[GrepPart], mode: OutputMode, max_count: Option<usize>, path_glob: Option<&str>) -> Merged {
         merge_grep(&router(), parts, &GrepMerge { mode, max_count, path_glob, root: "/" }).unwrap()
     }
 

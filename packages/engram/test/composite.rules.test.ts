@@ -3,22 +3,13 @@
  * mount's error rendered again for the outer path from its structure (never by editing the
  * message text), and grep/glob fan-out answers merged in path order under one ceiling.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import {
-  type Backend,
-  CompositeBackend,
-  type Core,
-  type ErrorData,
-  InMemoryStore,
-  StateBackend,
-  StoreBackend,
-  loadCore,
-} from "../src/index.js";
+import { describe, expect, it } from "vitest";
+import * as engram from "../src/index.js";
+import type { Backend, ErrorData } from "../src/index.js";
 
-let core: Core;
-beforeAll(async () => {
-  core = await loadCore();
-});
+const { CompositeBackend, InMemoryStore, StateBackend, StoreBackend } = engram;
+/** The core ENGRAM_CORE selects (the suite runs once per core). */
+const core = await engram.loadCore();
 
 /** A user's backend over a StateBackend whose errors are replaced by `fail(path)`. */
 function custom(fail: (path: string) => ErrorData): Backend {

@@ -79,12 +79,7 @@ export interface RawBinding {
     paths: string[],
     sizes: Uint32Array,
     context: Uint8Array,
-  ): RawOut & {
-    readonly truncated?: Opt<boolean>;
-    readonly paths?: Opt<string[]>;
-    readonly sizes?: Opt<ArrayLike<number>>;
-    readonly picks?: Opt<ArrayLike<number>>;
-  };
+  ): RawMerged;
   mergeGlob(
     router: RawRouter,
     pattern: string | null | undefined,
@@ -94,18 +89,13 @@ export interface RawBinding {
     truncated: Uint8Array,
     counts: Uint32Array,
     paths: string[],
-  ): RawOut & { readonly truncated?: Opt<boolean>; readonly picks?: Opt<ArrayLike<number>>; readonly renamed?: Opt<string[]> };
+  ): RawMerged;
   globAsks(
     router: RawRouter,
     pattern: string,
     root: string,
   ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
-  mergeLs(
-    router: RawRouter,
-    dir: string,
-    mount: number | null | undefined,
-    paths: string[],
-  ): RawOut & { readonly picks?: Opt<ArrayLike<number>>; readonly renamed?: Opt<string[]> };
+  mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string[]): RawMerged;
   mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
 }
 
@@ -117,6 +107,15 @@ interface RawError {
   readonly message: string;
   readonly subject?: Opt<string>;
   readonly detail?: Opt<string>;
+}
+
+/** A composite merge's answer (see `engram_core::composite::Merged`). */
+interface RawMerged extends RawOut {
+  readonly truncated?: Opt<boolean>;
+  readonly paths?: Opt<string[]>;
+  readonly sizes?: Opt<ArrayLike<number>>;
+  readonly picks?: Opt<ArrayLike<number>>;
+  readonly renamed?: Opt<string[]>;
 }
 
 /** Every typed result: its fields, or `error`. */
