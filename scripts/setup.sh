@@ -144,8 +144,10 @@ done
 
 # --- WebAssembly (wasm-pack, target web), then wasm-opt from npm `binaryen` -----------------
 log "building @engram/wasm ($WASM_MODE)"
+# Built into pkg/.next and moved into pkg/ once optimised: tests and pack-test running meanwhile
+# see the previous build or the new one, never the raw module or a half-written file.
 wasm_pack=(wasm-pack --quiet build bindings/wasm --mode force --no-opt --no-pack --target web
-           --profile wasm-release --out-dir pkg)
+           --profile wasm-release --out-dir pkg/.next)
 if [[ $WASM_MODE == build-std ]]; then
   RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$ROOT/target/wasm-build-std" \
     "${wasm_pack[@]}" -- -Zbuild-std=std,panic_abort
@@ -154,8 +156,8 @@ else
 fi
 # wasm-pack writes pkg/.gitignore with `*`, which npm honours inside `files`: the published
 # tarball would be empty. The repository's own .gitignore already keeps pkg/ out of git.
-rm -f bindings/wasm/pkg/.gitignore
-WASM=bindings/wasm/pkg/engram_wasm_bg.wasm
+rm -f bindings/wasm/pkg/.gitignore bindings/wasm/pkg/.next/.gitignore
+WASM=bindings/wasm/pkg/.next/engram_wasm_bg.wasm
 STAMP=target/.engram-wasm-opt.sha256
 raw_sum=$(sha256sum "$WASM" | cut -d' ' -f1)
 if [[ -f $STAMP && "$(sed -n 1p "$STAMP")" == "$raw_sum" && -f "$STAMP.wasm" ]]; then
@@ -166,6 +168,8 @@ else
   mv "$WASM.opt" "$WASM"
   mkdir -p target && echo "$raw_sum" > "$STAMP" && cp "$WASM" "$STAMP.wasm"
 fi
+for f in bindings/wasm/pkg/.next/*; do mv -f "$f" bindings/wasm/pkg/; done
+rmdir bindings/wasm/pkg/.next
 
 # --- TypeScript ------------------------------------------------------------------------------
 log "building TypeScript"
