@@ -10,6 +10,7 @@ use memchr::memmem;
 use regex_automata::nfa::thompson::{self, backtrack, pikevm};
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::{hybrid, Input, MatchErrorKind, MatchKind, Span};
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{
     Capture, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Literal, Repetition,
 };
@@ -138,6 +139,10 @@ pub struct LineRegex {
     backtrack: backtrack::BoundedBacktracker,
     pikevm: pikevm::PikeVM,
     prefilter: Option<Prefilter>,
+    /// For a pattern without a literal prefix: the literals every match ends with (`\w+_\d+\(`
+    /// ends with `(`). A line holding none of them cannot match, so only lines that do are
+    /// searched (what the `regex` crate's reverse-suffix strategy gains, per line).
+    line_filter: Option<Prefilter>,
     nfa_states: u64,
     caches: Mutex<Vec<Caches>>,
     /// Set once the lazy DFA gave up: the rest of the search runs on the NFA engines (a cache
@@ -232,6 +237,7 @@ impl LineRegex {
             .build_from_hir(&hir)
             .map_err(|e| fail(&e))?;
         let prefilter = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir);
+        let line_filter = if prefilter.is_some() { None } else { suffix_filter(&hir) };
         let dfa = hybrid::dfa::Config::new()
             .prefilter(prefilter.clone())
             .cache_capacity(REGEX_DFA_SIZE_LIMIT)
@@ -247,6 +253,7 @@ impl LineRegex {
             backtrack,
             pikevm,
             prefilter,
+            line_filter,
             nfa_states: nfa.states().len() as u64,
             caches: Mutex::new(Vec::new()),
             gave_up: AtomicBool::new(false),
@@ -273,14 +280,26 @@ impl LineRegex {
             if self.gave_up.load(Ordering::Relaxed) {
                 return self.fallback_lines(data, pos, c, on_line);
             }
-            let input = Input::new(data).range(pos..).earliest(true);
+            // The whole rest of the buffer, or the next line holding a literal every match ends with.
+            let (from, to) = match &self.line_filter {
+                None => (pos, data.len()),
+                Some(filter) => match filter.find(data, Span::from(pos..data.len())) {
+                    None => return Ok(()),
+                    Some(candidate) => line_bounds(data, candidate.start),
+                },
+            };
+            let input = Input::new(data).range(from..to).earliest(true);
             let (start, end) = match self.dfa.try_search_fwd(&mut c.dfa, &input) {
+                Ok(None) if to < data.len() => {
+                    pos = to + 1;
+                    continue;
+                }
                 Ok(None) => return Ok(()),
                 // A match never contains `\n`: a non-empty one ends on its own line; an empty one
                 // sits on the line of its offset.
                 Ok(Some(m)) => {
                     let e = m.offset();
-                    let at = if e > pos && data[e - 1] != b'\n' { e - 1 } else { e };
+                    let at = if e > from && data[e - 1] != b'\n' { e - 1 } else { e };
                     if at == data.len() && data.last() == Some(&b'\n') {
                         return Ok(()); // after the final newline: no line there
                     }
@@ -303,7 +322,7 @@ impl LineRegex {
                             _ => pos,
                         };
                         self.gave_up.store(true, Ordering::Relaxed);
-                        let (s, _) = line_bounds(data, offset.min(data.len()).max(pos));
+                        let (s, _) = line_bounds(data, offset.min(data.len()).max(from));
                         return self.fallback_lines(data, s, c, on_line);
                     }
                 },
@@ -362,6 +381,18 @@ impl LineRegex {
             Ok(self.pikevm.search_slots(&mut c.pikevm, &input, &mut []).is_some())
         }
     }
+}
+
+/// A prefilter for the literals every match of `hir` ends with, when they are few and non-empty.
+fn suffix_filter(hir: &Hir) -> Option<Prefilter> {
+    let mut seq = Extractor::new().kind(ExtractKind::Suffix).extract(hir);
+    seq.optimize_for_suffix_by_preference();
+    let literals = seq.literals()?;
+    if literals.is_empty() || seq.min_literal_len()? == 0 {
+        return None;
+    }
+    let needles: Vec<&[u8]> = literals.iter().map(|l| l.as_bytes()).collect();
+    Prefilter::new(MatchKind::LeftmostFirst, &needles)
 }
 
 /// The pattern with `\n` removed from every class and literal (a literal holding one can never
