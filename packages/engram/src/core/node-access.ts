@@ -3,7 +3,7 @@
  * to `node-access.web.ts` outside Node, so edge bundles never see a `node:` import.
  * @module
  */
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type * as Native from "@engram/native";
 import type { RawBinding } from "./binding.js";
@@ -17,7 +17,9 @@ export function loadNativeBinding(): RawBinding {
   return native;
 }
 
-/** The bytes of `@engram/wasm`'s module file. */
+/** The bytes of `@engram/wasm`'s module file, read synchronously: the loader starts compiling
+ * them before it imports the glue module, and `fs/promises` reads in several thread-pool round
+ * trips whose callbacks wait behind that import, delaying the compile by the whole import. */
 export function readWasmFile(): Promise<BufferSource> {
-  return readFile(require.resolve("@engram/wasm/engram_wasm_bg.wasm"));
+  return Promise.resolve(readFileSync(require.resolve("@engram/wasm/engram_wasm_bg.wasm")));
 }
