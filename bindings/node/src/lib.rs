@@ -5,17 +5,22 @@
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
-use napi::bindgen_prelude::{Buffer, Either, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
+use napi::bindgen_prelude::{Buffer, Either, Float64Array, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
 pub mod composite;
 pub mod format;
 mod fs;
 
-/// `{ path } | { error }` for a virtual path.
+/// A virtual path, normalised: `{ path } | { error }`.
 #[napi]
-pub fn normalize_path(path: String) -> String {
-    api::normalize_path(&path)
+pub fn normalize_path(path: String) -> Either<Normalized, Failure> {
+    out(api::normalize_path(&path), |path| Normalized { path })
+}
+
+#[napi(object)]
+pub struct Normalized {
+    pub path: String,
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
@@ -24,28 +29,42 @@ pub fn format_numbered(content: String, first_line: u32) -> String {
     api::format_numbered(&content, first_line as usize)
 }
 
-/// The canonical `{ error }` JSON for a pinned error code.
+/// The canonical error for a pinned error code (an unknown code is `unsupported`).
 #[napi]
-pub fn error_data(code: String, subject: String, detail: String) -> String {
-    api::error_data(&code, &subject, &detail)
+pub fn error_data(code: String, subject: String, detail: String) -> ErrorData {
+    failure(api::error_data(&code, &subject, &detail)).error
 }
 
-/// Keeps the paths a glob admits (`{ kind: "glob" | "grep", pattern, root, paths }`).
+/// Which paths a glob admits, as indices into `paths` (`kind`: `"glob"` or `"grep"`, see
+/// `engram_core::api::filter_paths`): `{ kept } | { error }`.
 #[napi]
-pub fn filter_paths(options_json: String) -> String {
-    api::filter_paths(&options_json)
+pub fn filter_paths(kind: String, pattern: String, root: String, paths: Vec<String>) -> Either<Kept, Failure> {
+    out(api::filter_paths(&kind, &pattern, &root, &paths), |kept| Kept { kept: Uint32Array::new(kept) })
 }
 
-/// BM25 relevance of each document (a JSON array of strings) to `query`: `{ scores } | { error }`.
-#[napi]
-pub fn rank_bm25(query: String, documents_json: String) -> String {
-    api::rank_bm25(&query, &documents_json)
+#[napi(object)]
+pub struct Kept {
+    pub kept: Uint32Array,
 }
 
-/// Secrets replaced by `[REDACTED]`, labels kept: `{ text, count }` (see `engram_core::redact`).
+/// BM25 relevance of each document to `query`, in document order.
 #[napi]
-pub fn redact_secrets(text: String) -> String {
-    api::redact_secrets(&text)
+pub fn rank_bm25(query: String, documents: Vec<String>) -> Float64Array {
+    Float64Array::new(api::rank_bm25(&query, &documents))
+}
+
+/// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
+#[napi]
+pub fn redact_secrets(text: String) -> Redacted {
+    let r = api::redact_secrets(&text);
+    Redacted { text: r.text, count: r.count as u32 }
+}
+
+/// The redacted text and how many secrets were replaced.
+#[napi(object)]
+pub struct Redacted {
+    pub text: String,
+    pub count: u32,
 }
 
 /// An error as data: a pinned code and its one message text.

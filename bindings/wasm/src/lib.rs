@@ -12,10 +12,17 @@ use wasm_bindgen::prelude::*;
 #[cfg(target_arch = "wasm32")]
 mod heap;
 
-/// `{ path } | { error }` for a virtual path.
+/// A virtual path, normalised; or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct Normalized {
+    pub path: Option<String>,
+    pub error: Option<ErrorData>,
+}
+
 #[wasm_bindgen(js_name = normalizePath)]
-pub fn normalize_path(path: &str) -> String {
-    api::normalize_path(path)
+pub fn normalize_path(path: &str) -> Normalized {
+    let (path, error) = split(api::normalize_path(path));
+    Normalized { path, error }
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
@@ -24,28 +31,45 @@ pub fn format_numbered(content: &str, first_line: u32) -> String {
     api::format_numbered(content, first_line as usize)
 }
 
-/// The canonical `{ error }` JSON for a pinned error code.
+/// The canonical error for a pinned error code (an unknown code is `unsupported`).
 #[wasm_bindgen(js_name = errorData)]
-pub fn error_data(code: &str, subject: &str, detail: &str) -> String {
-    api::error_data(code, subject, detail)
+pub fn error_data(code: &str, subject: &str, detail: &str) -> ErrorData {
+    error_data_of(api::error_data(code, subject, detail))
 }
 
-/// Keeps the paths a glob admits (`{ kind: "glob" | "grep", pattern, root, paths }`).
+/// Which paths a glob admits, as indices into the paths given; or `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct Kept {
+    pub kept: Option<Vec<u32>>,
+    pub error: Option<ErrorData>,
+}
+
+/// Which paths a glob admits (`kind`: `"glob"` or `"grep"`, see
+/// `engram_core::api::filter_paths`).
 #[wasm_bindgen(js_name = filterPaths)]
-pub fn filter_paths(options_json: &str) -> String {
-    api::filter_paths(options_json)
+pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: Vec<String>) -> Kept {
+    let (kept, error) = split(api::filter_paths(kind, pattern, root, &paths));
+    Kept { kept, error }
 }
 
-/// BM25 relevance of each document (a JSON array of strings) to `query`: `{ scores } | { error }`.
+/// BM25 relevance of each document to `query`, in document order.
 #[wasm_bindgen(js_name = rankBm25)]
-pub fn rank_bm25(query: &str, documents_json: &str) -> String {
-    api::rank_bm25(query, documents_json)
+pub fn rank_bm25(query: &str, documents: Vec<String>) -> Vec<f64> {
+    api::rank_bm25(query, &documents)
 }
 
-/// Secrets replaced by `[REDACTED]`, labels kept: `{ text, count }` (see `engram_core::redact`).
+/// The redacted text and how many secrets were replaced.
+#[wasm_bindgen(getter_with_clone)]
+pub struct Redacted {
+    pub text: String,
+    pub count: u32,
+}
+
+/// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
 #[wasm_bindgen(js_name = redactSecrets)]
-pub fn redact_secrets(text: &str) -> String {
-    api::redact_secrets(text)
+pub fn redact_secrets(text: &str) -> Redacted {
+    let r = api::redact_secrets(text);
+    Redacted { text: r.text, count: r.count as u32 }
 }
 
 /// An error as data: a pinned code and its one message text.
@@ -61,8 +85,12 @@ pub struct ErrorData {
 }
 
 fn error_of(e: CoreError) -> Option<ErrorData> {
+    Some(error_data_of(e))
+}
+
+fn error_data_of(e: CoreError) -> ErrorData {
     let detail = (!e.detail.is_empty()).then_some(e.detail);
-    Some(ErrorData { code: e.code.as_str().to_string(), message: e.message, subject: Some(e.subject), detail })
+    ErrorData { code: e.code.as_str().to_string(), message: e.message, subject: Some(e.subject), detail }
 }
 
 /// Splits a core result into the success value and the `error` field.

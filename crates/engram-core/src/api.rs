@@ -11,7 +11,7 @@ use crate::read;
 use crate::router::Router;
 use crate::table::{FileInfo, FileTable};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 
 /// `{ ...result }` or `{ "error": { code, message } }` as one JSON string.
@@ -35,57 +35,39 @@ pub fn parse<T: DeserializeOwned>(options: &str) -> CoreResult<T> {
         .map_err(|e| CoreError::new(ErrorCode::Unsupported, "options", format_args!("malformed options: {e}")))
 }
 
-/// The canonical `{ error }` for a code, for errors raised outside the core (a store lookup, a
-/// host error) so every backend says the same thing.
-pub fn error_data(code: &str, subject: &str, detail: &str) -> String {
+/// The canonical error for a code, for errors raised outside the core (a store lookup, a
+/// host error) so every backend says the same thing. An unknown code is `unsupported`.
+pub fn error_data(code: &str, subject: &str, detail: &str) -> CoreError {
     match serde_json::from_value::<ErrorCode>(json!(code)) {
-        Ok(code) => error_json(&CoreError::new(code, subject, detail)),
-        Err(_) => error_json(&CoreError::new(ErrorCode::Unsupported, code, "unknown error code")),
+        Ok(code) => CoreError::new(code, subject, detail),
+        Err(_) => CoreError::new(ErrorCode::Unsupported, code, "unknown error code"),
     }
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum FilterKind {
-    /// `glob` semantics: relative to `root`, or anchored when the pattern starts with `/`.
-    Glob,
-    /// grep's `glob` option: the file name when the pattern has no `/`, else the path below `root`.
-    Grep,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FilterOptions {
-    kind: FilterKind,
-    pattern: String,
-    root: String,
-    paths: Vec<String>,
-}
-
-/// Keeps the normalised `paths` a glob admits, with exactly the matching rules of the table's
-/// `glob` and `grep` (used where files live outside a table, e.g. behind a composite route).
-pub fn filter_paths(options: &str) -> String {
-    to_json(parse::<FilterOptions>(options).and_then(|o| {
-        let root = path::normalize(&o.root)?;
-        let kept: Vec<String> = match o.kind {
-            FilterKind::Glob => {
-                let g = Glob::new(&o.pattern, &root)?;
-                o.paths.into_iter().filter(|p| g.is_match(p, &root)).collect()
-            }
-            FilterKind::Grep => {
-                let f = PathFilter::new(&o.pattern)?;
-                o.paths
-                    .into_iter()
-                    .filter(|p| {
-                        let rel =
-                            path::strip_dir(p, &root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
-                        f.is_match(rel)
-                    })
-                    .collect()
-            }
-        };
-        Ok(json!({ "paths": kept }))
-    }))
+/// Which of the normalised `paths` a glob admits (their indices, in order), with exactly the
+/// matching rules of the table's `glob` and `grep` (used where files live outside a table, e.g.
+/// behind a composite route). `kind`: `"glob"` — relative to `root`, or anchored when the
+/// pattern starts with `/`; `"grep"` — grep's `glob` option: the file name when the pattern has
+/// no `/`, else the path below `root`. Another kind is `unsupported`.
+pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: &[String]) -> CoreResult<Vec<u32>> {
+    let root = path::normalize(root)?;
+    let admits: Box<dyn Fn(&str) -> bool> = match kind {
+        "glob" => {
+            let g = Glob::new(pattern, &root)?;
+            let root = root.clone();
+            Box::new(move |p| g.is_match(p, &root))
+        }
+        "grep" => {
+            let f = PathFilter::new(pattern)?;
+            let root = root.clone();
+            Box::new(move |p| {
+                let rel = path::strip_dir(p, &root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
+                f.is_match(rel)
+            })
+        }
+        _ => return Err(CoreError::new(ErrorCode::Unsupported, kind, "filter kind must be \"glob\" or \"grep\"")),
+    };
+    Ok((0..paths.len()).filter(|&i| admits(&paths[i])).map(|i| i as u32).collect())
 }
 
 /// A table rebuilt from [`FileTable::snapshot`] bytes; the error is the JSON error text.
@@ -93,8 +75,8 @@ pub fn table_from_snapshot(bytes: &[u8]) -> Result<FileTable, String> {
     FileTable::from_snapshot(bytes).map_err(|e| error_json(&e))
 }
 
-pub fn normalize_path(input: &str) -> String {
-    to_json(path::normalize(input).map(|p| json!({ "path": p })))
+pub fn normalize_path(input: &str) -> CoreResult<String> {
+    path::normalize(input)
 }
 
 pub fn format_numbered(content: &str, first_line: usize) -> String {
@@ -187,15 +169,14 @@ pub fn table_glob(t: &FileTable, options: &str) -> String {
     to_json(parse::<GlobOptions>(options).and_then(|o| t.glob(&o)))
 }
 
-/// BM25 relevance of each document to `query`: `documents_json` is a JSON array of strings;
-/// the result is `{ "scores": [number, ...] }` in document order (see [`crate::bm25`]).
-pub fn rank_bm25(query: &str, documents_json: &str) -> String {
-    to_json(parse::<Vec<String>>(documents_json).map(|docs| json!({ "scores": crate::bm25::rank(query, &docs) })))
+/// BM25 relevance of each document to `query`, in document order (see [`crate::bm25`]).
+pub fn rank_bm25(query: &str, documents: &[String]) -> Vec<f64> {
+    crate::bm25::rank(query, documents)
 }
 
-/// `{ "text": redacted, "count": secrets replaced }` (see [`crate::redact`]).
-pub fn redact_secrets(text: &str) -> String {
-    to_json(Ok(crate::redact::redact(text)))
+/// Secrets replaced by `[REDACTED]` and how many (see [`crate::redact`]).
+pub fn redact_secrets(text: &str) -> crate::redact::Redacted {
+    crate::redact::redact(text)
 }
 
 // ---- Typed calls: what both bindings marshal field by field (no JSON on per-call paths) ----
@@ -350,32 +331,27 @@ mod tests {
         assert_eq!(c["groups"], json!([["/a.txt", [1, "hello"]], ["/b.txt", [-1, "x", 2, "hello"]]]));
         let bad = v(table_grep(&t, r#"{"pattern":"x","bogus":1}"#));
         assert_eq!(bad["error"]["code"], "unsupported");
-        assert_eq!(v(normalize_path("/a//b/"))["path"], "/a/b");
+        assert_eq!(normalize_path("/a//b/"), Ok("/a/b".to_string()));
+        assert_eq!(normalize_path("/../x").unwrap_err().code, ErrorCode::PathEscape);
     }
 
     #[test]
     fn error_data_and_filters() {
-        assert_eq!(v(error_data("file_not_found", "/x", ""))["error"]["message"], "File not found: '/x'");
-        assert_eq!(v(error_data("nope", "/x", ""))["error"]["code"], "unsupported");
-        let g = v(filter_paths(
-            r#"{"kind":"glob","pattern":"**/*.md","root":"/m","paths":["/m/a.md","/m/b/c.md","/x.md"]}"#,
-        ));
-        assert_eq!(g["paths"], json!(["/m/a.md", "/m/b/c.md"]));
-        let f = v(filter_paths(r#"{"kind":"grep","pattern":"*.md","root":"/","paths":["/a/b.md","/c.txt"]}"#));
-        assert_eq!(f["paths"], json!(["/a/b.md"]));
-        assert_eq!(
-            v(filter_paths(r#"{"kind":"glob","pattern":"[","root":"/","paths":[]}"#))["error"]["code"],
-            "invalid_pattern"
-        );
+        assert_eq!(error_data("file_not_found", "/x", "").message, "File not found: '/x'");
+        assert_eq!(error_data("nope", "/x", "").code, ErrorCode::Unsupported);
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(filter_paths("glob", "**/*.md", "/m", &owned(&["/m/a.md", "/x.md", "/m/b/c.md"])), Ok(vec![0, 2]));
+        assert_eq!(filter_paths("grep", "*.md", "/", &owned(&["/a/b.md", "/c.txt"])), Ok(vec![0]));
+        assert_eq!(filter_paths("glob", "[", "/", &[]).unwrap_err().code, ErrorCode::InvalidPattern);
+        assert_eq!(filter_paths("find", "*", "/", &[]).unwrap_err().code, ErrorCode::Unsupported);
+        assert_eq!(filter_paths("glob", "*", "/../x", &[]).unwrap_err().code, ErrorCode::PathEscape);
     }
 
     #[test]
-    fn bm25_scores_as_json() {
-        let r = v(rank_bm25("rust", r#"["likes rust", "likes go"]"#));
-        let scores = r["scores"].as_array().unwrap();
+    fn bm25_scores() {
+        let scores = rank_bm25("rust", &["likes rust".to_string(), "likes go".to_string()]);
         assert_eq!(scores.len(), 2);
-        assert!(scores[0].as_f64().unwrap() > 0.0 && scores[1].as_f64() == Some(0.0));
-        assert_eq!(v(rank_bm25("x", "{}"))["error"]["code"], "unsupported");
+        assert!(scores[0] > 0.0 && scores[1] == 0.0);
     }
 
     #[test]

@@ -140,6 +140,37 @@ describe("typed results", () => {
   });
 });
 
+describe("the helpers cross typed (no JSON)", () => {
+  it("filterPaths hands back the caller's own strings, odd ones included", () => {
+    const lone = "/m/\uD800.md";
+    const paths = ["/m/a.md", lone, "/m/b.txt", "/m/c/d.md"];
+    const r = core.filterPaths("glob", "**/*.md", "/m", paths);
+    expect(r.paths).toEqual(["/m/a.md", lone, "/m/c/d.md"]);
+    expect(r.paths?.[1]).toBe(lone);
+    expect(core.filterPaths("glob", "*.md", "/m", [])).toEqual({ paths: [] });
+    expect(core.filterPaths("bogus" as never, "*", "/", ["/a"]).error?.code).toBe("unsupported");
+    expect(() => core.filterPaths("glob", "*", "/", ["/a", 3 as never])).toThrow(EngramError);
+  });
+
+  it("rankBm25, redactSecrets, errorData and normalizePath return plain values", () => {
+    const scores = core.rankBm25("rust", ["likes rust", "likes go", "lone \uDC00 rust"]);
+    expect(Array.isArray(scores)).toBe(true);
+    expect(scores).toHaveLength(3);
+    expect((scores[0] as number) > 0 && scores[1] === 0 && (scores[2] as number) > 0).toBe(true);
+    expect(core.rankBm25("x", [])).toEqual([]);
+    const red = core.redactSecrets("key: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD");
+    expect(Object.getPrototypeOf(red)).toBe(Object.prototype);
+    expect(red.count).toBe(1);
+    expect(red.text).not.toContain("abcdefghijklmnop");
+    const e = core.errorData("file_not_found", "/x");
+    expect(Object.getPrototypeOf(e)).toBe(Object.prototype);
+    expect(e).toEqual({ code: "file_not_found", message: "File not found: '/x'", subject: "/x" });
+    expect(core.errorData("no_such_code" as never, "/x").code).toBe("unsupported");
+    expect(core.normalizePath("/a//b/./c/")).toEqual({ path: "/a/b/c" });
+    expect(core.normalizePath("/../x").error?.code).toBe("path_escape");
+  });
+});
+
 describe("StateBackend checkpoints of an unchanged table", () => {
   it("reuse the last snapshot until a change, and the reused bytes equal a fresh snapshot", async () => {
     const b = new StateBackend({ core });

@@ -35,12 +35,13 @@ import type {
  * wasm-bindgen, read field by field here); the generated `.d.ts` of each binding must stay
  * assignable to this interface, which `tsc` checks (node-access.ts, loader.ts). */
 export interface RawBinding {
-  normalizePath(path: string): string;
+  normalizePath(path: string): RawOut & { readonly path?: Opt<string> };
   formatNumbered(content: string, firstLine: number): string;
-  errorData(code: string, subject: string, detail: string): string;
-  filterPaths(optionsJson: string): string;
-  rankBm25(query: string, documentsJson: string): string;
-  redactSecrets(text: string): string;
+  errorData(code: string, subject: string, detail: string): RawError & { free?(): void };
+  /** The indices of the paths the pattern admits. */
+  filterPaths(kind: string, pattern: string, root: string, paths: string[]): RawOut & { readonly kept?: Opt<ArrayLike<number>> };
+  rankBm25(query: string, documents: string[]): ArrayLike<number>;
+  redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
   Router: new (prefixesJson: string) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
   // ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
@@ -276,10 +277,6 @@ export function toIndex(n: number | undefined): number | undefined {
   if (n === undefined) return undefined;
   if (!Number.isFinite(n)) return n > 0 ? U32_MAX : 0;
   return Math.min(U32_MAX, Math.max(0, Math.floor(n)));
-}
-
-function parse<T>(json: string): Result<T> {
-  return JSON.parse(json) as Result<T>;
 }
 
 /** The `{ error }` of a typed result, as a plain object (the code is one of the core's pinned
@@ -849,16 +846,21 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
     kind,
     normalizePath: (path) => {
       const bad = checkPath(path);
-      return bad ? { error: bad } : parse<{ path: string }>(raw.normalizePath(path));
+      if (bad) return { error: bad };
+      const r = raw.normalizePath(path);
+      if (r.error) return failed(r);
+      const out = { path: r.path as string };
+      r.free?.();
+      return out;
     },
     formatNumbered: (content, firstLine) =>
       raw.formatNumbered(requireString(content, "content"), toIndex(requireNumber(firstLine, "firstLine")) ?? 1),
-    errorData: (code, subject, detail = "") =>
-      (
-        JSON.parse(raw.errorData(requireString(code, "code"), requireString(subject, "subject"), requireString(detail, "detail"))) as {
-          error: ErrorData;
-        }
-      ).error,
+    errorData: (code, subject, detail = "") => {
+      const e = raw.errorData(requireString(code, "code"), requireString(subject, "subject"), requireString(detail, "detail"));
+      const out = errorOf(e);
+      e.free?.();
+      return out;
+    },
     mountError: (error, prefix, request) => {
       const { code, message, subject, detail } = error;
       const str = (v: unknown) => (v == null ? undefined : String(v));
@@ -880,16 +882,23 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       requireString(pattern, "pattern");
       const bad = checkPath(root, "root");
       if (bad) return { error: bad };
-      return parse<{ paths: string[] }>(raw.filterPaths(JSON.stringify({ kind, pattern, root, paths: requireStrings(paths, "paths") })));
+      const r = raw.filterPaths(kind, pattern, root, requireStrings(paths, "paths"));
+      if (r.error) return failed(r);
+      // Indices, so each kept path is the caller's own string.
+      const kept = r.kept as ArrayLike<number>;
+      const out: string[] = new Array(kept.length);
+      for (let i = 0; i < kept.length; i++) out[i] = paths[kept[i] as number] as string;
+      r.free?.();
+      return { paths: out };
     },
-    rankBm25: (query, documents) => {
-      const r = parse<{ scores: number[] }>(
-        raw.rankBm25(requireString(query, "query"), JSON.stringify(requireStrings(documents, "documents"))),
-      );
-      if (r.error) throw new EngramError(r.error.code, r.error.message);
-      return r.scores;
+    rankBm25: (query, documents) =>
+      Array.from(raw.rankBm25(requireString(query, "query"), requireStrings(documents as string[], "documents"))),
+    redactSecrets: (text) => {
+      const r = raw.redactSecrets(requireString(text, "text"));
+      const out: Redaction = { text: r.text, count: r.count };
+      r.free?.();
+      return out;
     },
-    redactSecrets: (text) => JSON.parse(raw.redactSecrets(requireString(text, "text"))) as Redaction,
     // ---- tool text ----
     formatGrep: (pattern, result, maxChars) => {
       const cap = capOf(maxChars);
