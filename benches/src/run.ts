@@ -22,6 +22,7 @@ import { type Timing, measure } from "./measure.js";
 import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
 import { injection } from "./longterm.js";
 import { memoryRefresh } from "./memory.js";
+import { boundaryRows } from "./boundary.js";
 import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
 import { renderDocs } from "./report.js";
@@ -433,6 +434,7 @@ async function main() {
   }
   results.push(...growthRows([native, wasm], wanted, quick));
   results.push(...(await toolRows(corpus, [native, wasm], wanted, quick)));
+  results.push(...(await boundaryRows([native, wasm], corpus, wanted, quick)));
   if (wanted("core.cold-start")) {
     results.push({
       id: "core.cold-start",
