@@ -97,7 +97,10 @@ export interface GrepOptions {
   glob?: string;
   /** Treat `pattern` as a regular expression (linear-time engine). A pattern over 4096 bytes,
    * or one whose program is too large (e.g. `[a-z]{20000}`, a huge alternation), is refused with
-   * `invalid_pattern` before any search. Default: `false`. */
+   * `invalid_pattern` before any search. Unicode-aware: `\w`, `\d`, `\s`, `\b`, case folding,
+   * `\p{…}` general categories, scripts and binary properties; `\p{Age=…}` and the segmentation
+   * properties (`Word_Break`, `Grapheme_Cluster_Break`, `Sentence_Break`) are not built in and are
+   * `invalid_pattern`. Default: `false`. */
   regex?: boolean;
   /** Case-insensitive matching. Default: `false`. */
   ignoreCase?: boolean;
