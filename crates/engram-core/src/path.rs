@@ -17,6 +17,46 @@ pub const MAX_PATH_COMPONENTS: usize = 256;
 /// [`MAX_PATH_COMPONENTS`] components (both refused before any other work); `path_escape` when
 /// `..` climbs above the root.
 pub fn normalize(input: &str) -> CoreResult<String> {
+    if is_normal(input) {
+        // The common case (a path the core handed out before): one pass, one copy.
+        return Ok(input.to_string());
+    }
+    normalize_slow(input)
+}
+
+/// Whether `input` is printable ASCII that [`normalize_slow`] returns unchanged: it starts
+/// with `/`, has no empty, `.`, `..` or `~` segments, no trailing `/`, no backslash, no drive
+/// letter and is within the byte and component limits. Anything else takes the general path.
+fn is_normal(input: &str) -> bool {
+    let b = input.as_bytes();
+    if b == b"/" {
+        return true;
+    }
+    if b.len() < 2 || b.len() > MAX_PATH_BYTES || b[0] != b'/' {
+        return false;
+    }
+    let (mut components, mut start) = (0, 1);
+    for i in 1..=b.len() {
+        if i < b.len() && b[i] != b'/' {
+            if !(0x20..0x7f).contains(&b[i]) || b[i] == b'\\' {
+                return false;
+            }
+            continue;
+        }
+        let seg = &b[start..i];
+        if seg.is_empty() || seg == b"." || seg == b".." || seg[0] == b'~' {
+            return false;
+        }
+        if components == 0 && seg.len() >= 2 && seg[0].is_ascii_alphabetic() && seg[1] == b':' {
+            return false;
+        }
+        components += 1;
+        start = i + 1;
+    }
+    components <= MAX_PATH_COMPONENTS
+}
+
+fn normalize_slow(input: &str) -> CoreResult<String> {
     check_characters(input)?;
     let mut segments: Vec<&str> = Vec::new();
     for segment in input.split('/') {
@@ -196,6 +236,15 @@ mod tests {
     }
 
     proptest! {
+        /// The fast path agrees with the general rules: what it accepts normalises to itself.
+        #[test]
+        fn fast_path_agrees_with_the_rules(input in "[/a.~:C\\\\é\t ]{0,12}") {
+            prop_assert_eq!(normalize(&input), normalize_slow(&input));
+            if is_normal(&input) {
+                prop_assert_eq!(normalize_slow(&input), Ok(input.clone()));
+            }
+        }
+
         #[test]
         fn no_normalised_path_escapes_the_root(segs in prop::collection::vec(segment(), 0..12), lead in any::<bool>()) {
             let input = format!("{}{}", if lead { "/" } else { "" }, segs.join("/"));
