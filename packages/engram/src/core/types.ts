@@ -100,7 +100,9 @@ export interface GrepOptions {
    * `invalid_pattern` before any search. Unicode-aware: `\w`, `\d`, `\s`, `\b`, case folding,
    * `\p{…}` general categories, scripts and binary properties; `\p{Age=…}` and the segmentation
    * properties (`Word_Break`, `Grapheme_Cluster_Break`, `Sentence_Break`) are not built in and are
-   * `invalid_pattern`. Default: `false`. */
+   * `invalid_pattern`. A search that would need more than a bounded amount of backtracking work
+   * on the text searched (a pattern that makes the DFA thrash, e.g. `a[ab]{20}c` on megabytes of
+   * `a`s and `b`s) fails with `pattern_too_expensive`. Default: `false`. */
   regex?: boolean;
   /** Case-insensitive matching. Default: `false`. */
   ignoreCase?: boolean;
