@@ -355,8 +355,9 @@ impl LineRegex {
 
     /// Whether line `start..end` holds a match, on the NFA engines, charged to the budget.
     fn nfa_line(&self, data: &[u8], start: usize, end: usize, c: &mut Caches) -> CoreResult<bool> {
-        if let Some(pre) = &self.prefilter {
-            if pre.find(data, Span::from(start..end)).is_none() {
+        // A line without the literals every match starts (or ends) with costs nothing.
+        for filter in [&self.prefilter, &self.line_filter].into_iter().flatten() {
+            if filter.find(data, Span::from(start..end)).is_none() {
                 return Ok(false);
             }
         }
