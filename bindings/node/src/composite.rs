@@ -61,7 +61,7 @@ pub fn merge_grep(
     mounts: Int32Array,
     truncated: Uint8Array,
     counts: Uint32Array,
-    paths: Vec<String>,
+    paths: String,
     sizes: Uint32Array,
     context: Uint8Array,
 ) -> Either<Merged, Failure> {
@@ -70,7 +70,7 @@ pub fn merge_grep(
     merged(OutputMode::parse(&output_mode).and_then(|mode| {
         let max_count = max_count.map(|n| n as usize);
         let o = GrepMerge { mode, max_count, path_glob: path_glob.as_deref(), root: &root };
-        composite::merge_grep_columns(&router.inner, &cols, paths, &o)
+        composite::merge_grep_columns(&router.inner, &cols, composite::split_paths(&paths), &o)
     }))
 }
 
@@ -86,17 +86,24 @@ pub fn merge_glob(
     mounts: Int32Array,
     truncated: Uint8Array,
     counts: Uint32Array,
-    paths: Vec<String>,
+    paths: String,
 ) -> Either<Merged, Failure> {
     let cols = PartColumns { mounts: &mounts, truncated: &truncated, counts: &counts, sizes: &[], context: &[] };
     let max = max_results.map(|n| n as usize);
-    merged(composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), &root, max))
+    merged(composite::merge_glob_columns(
+        &router.inner,
+        &cols,
+        composite::split_paths(&paths),
+        pattern.as_deref(),
+        &root,
+        max,
+    ))
 }
 
 /// A directory listing as the composite shows it (see `engram_core::composite::merge_ls`).
 #[napi]
-pub fn merge_ls(router: &Router, dir: String, mount: Option<u32>, paths: Vec<String>) -> Either<Merged, Failure> {
-    merged(composite::merge_ls(&router.inner, &dir, mount.map(|m| m as usize), &paths))
+pub fn merge_ls(router: &Router, dir: String, mount: Option<u32>, paths: String) -> Either<Merged, Failure> {
+    merged(composite::merge_ls(&router.inner, &dir, mount.map(|m| m as usize), &composite::split_paths(&paths)))
 }
 
 /// The routes strictly below a normalised directory, in construction order.

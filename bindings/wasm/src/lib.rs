@@ -501,7 +501,7 @@ pub fn merge_grep(
     mounts: &[i32],
     truncated: &[u8],
     counts: &[u32],
-    paths: Vec<String>,
+    paths: &str,
     sizes: &[u32],
     context: &[u8],
 ) -> Merged {
@@ -509,7 +509,7 @@ pub fn merge_grep(
     merged(OutputMode::parse(output_mode).and_then(|mode| {
         let max_count = max_count.map(|n| n as usize);
         let o = engram_core::composite::GrepMerge { mode, max_count, path_glob: path_glob.as_deref(), root };
-        engram_core::composite::merge_grep_columns(&router.inner, &cols, paths, &o)
+        engram_core::composite::merge_grep_columns(&router.inner, &cols, engram_core::composite::split_paths(paths), &o)
     }))
 }
 
@@ -525,16 +525,24 @@ pub fn merge_glob(
     mounts: &[i32],
     truncated: &[u8],
     counts: &[u32],
-    paths: Vec<String>,
+    paths: &str,
 ) -> Merged {
     let cols = engram_core::composite::PartColumns { mounts, truncated, counts, sizes: &[], context: &[] };
     let max = max_results.map(|n| n as usize);
-    merged(engram_core::composite::merge_glob_columns(&router.inner, &cols, paths, pattern.as_deref(), root, max))
+    merged(engram_core::composite::merge_glob_columns(
+        &router.inner,
+        &cols,
+        engram_core::composite::split_paths(paths),
+        pattern.as_deref(),
+        root,
+        max,
+    ))
 }
 
 /// A directory listing as the composite shows it (see `engram_core::composite::merge_ls`).
 #[wasm_bindgen(js_name = mergeLs)]
-pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: Vec<String>) -> Merged {
+pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: &str) -> Merged {
+    let paths = engram_core::composite::split_paths(paths);
     merged(engram_core::composite::merge_ls(&router.inner, dir, mount.map(|m| m as usize), &paths))
 }
 

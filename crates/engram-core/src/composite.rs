@@ -8,6 +8,7 @@ use crate::glob::{Glob, PathFilter};
 use crate::grep::OutputMode;
 use crate::path;
 use crate::router::Router;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 /// The outer path of `inner` seen through the mount `prefix` (normalised, with its trailing
@@ -278,16 +279,17 @@ pub fn merge_glob(
     let glob = pattern.filter(|_| needed).map(|p| Glob::new(p, root)).transpose()?;
     let mut truncated = parts.iter().any(|p| p.truncated);
     // (outer path, index, from a mount)
-    let mut found: Vec<(String, (u32, bool))> = Vec::new();
+    // The default backend's paths are borrowed (they do not change); a mount's are built.
+    let mut found: Vec<(Cow<'_, str>, (u32, bool))> = Vec::new();
     let mut index = 0u32;
     for part in parts {
         let mount = part.mount.map(|m| mount_prefix(router, m)).transpose()?;
         for p in &part.paths {
             let shown = match mount {
-                None => (!router.shadows(p)).then(|| p.clone()),
-                Some(prefix) => {
-                    Some(outer_path(prefix, p)).filter(|o| glob.as_ref().is_none_or(|g| g.is_match(o, root)))
-                }
+                None => (!router.shadows(p)).then_some(Cow::Borrowed(p.as_str())),
+                Some(prefix) => Some(outer_path(prefix, p))
+                    .filter(|o| glob.as_ref().is_none_or(|g| g.is_match(o, root)))
+                    .map(Cow::Owned),
             };
             if let Some(o) = shown {
                 found.push((o, (index, mount.is_some())));
@@ -295,7 +297,7 @@ pub fn merge_glob(
             index = index.checked_add(1).ok_or_else(|| malformed("glob part (too many paths)"))?;
         }
     }
-    found.sort_by(by_path);
+    found.sort_by(|a, b| a.0.cmp(&b.0));
     let max = max_results.unwrap_or(usize::MAX);
     truncated |= found.len() > max;
     found.truncate(max);
@@ -303,7 +305,7 @@ pub fn merge_glob(
     for (path, (index, from_mount)) in found {
         out.picks.push(index);
         if from_mount {
-            out.renamed.push(path);
+            out.renamed.push(path.into_owned());
         }
     }
     Ok(out)
@@ -322,6 +324,13 @@ pub struct PartColumns<'a> {
     pub sizes: &'a [u32],
     /// grep `content`: per line, non-zero for a context line; empty otherwise.
     pub context: &'a [u8],
+}
+
+/// The paths of all parts as the bindings pass them: one string, each path followed by a NUL
+/// (no path may hold a NUL: a backend that returns one gets a `malformed` error, as the counts
+/// no longer add up). One string crosses the boundary instead of one per path.
+pub fn split_paths(joined: &str) -> Vec<String> {
+    joined.split_terminator('\0').map(str::to_string).collect()
 }
 
 /// Splits [`PartColumns`] (with all parts' `paths`) into parts; `each` builds one part from
@@ -730,7 +739,7 @@ mod tests {
             sizes: &[2, 1, 1],
             context: &[0, 1, 0, 0],
         };
-        let paths = || vec!["/z".to_string(), "/b".to_string(), "/a".to_string()];
+        let paths = || split_paths("/z\0/b\0/a\0");
         let o = GrepMerge { mode: OutputMode::Content, max_count: None, path_glob: None, root: "/" };
         let r = merge_grep_columns(&router(), &cols, paths(), &o).unwrap();
         assert_eq!(r.paths, ["/memories/a", "/memories/b", "/z"]);
@@ -739,6 +748,9 @@ mod tests {
         assert_eq!(merge_grep_columns(&router(), &short, paths(), &o).unwrap_err().code, ErrorCode::Unsupported);
         let miscounted = PartColumns { counts: &[1, 1], ..cols };
         assert!(merge_grep_columns(&router(), &miscounted, paths(), &o).is_err());
+        // A path holding a NUL splits in two: the counts no longer add up.
+        assert!(merge_grep_columns(&router(), &cols, split_paths("/z\0/b\0/a\0/x\0y\0"), &o).is_err());
+        assert!(split_paths("").is_empty());
         let g = merge_glob_columns(&router(), &cols, paths(), None, "/", None).unwrap();
         assert_eq!((g.renamed, g.picks), (vec!["/memories/a".into(), "/memories/b".into()], vec![2, 1, 0]));
     }

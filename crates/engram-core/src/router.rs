@@ -57,7 +57,23 @@ impl Router {
     /// Whether a normalised path of the default backend is hidden behind a route (the mount
     /// point itself or anything below it).
     pub fn shadows(&self, p: &str) -> bool {
-        self.route_normalised(p).route.is_some()
+        self.matching(p).is_some()
+    }
+
+    /// The route (index into `prefixes`) a normalised path belongs to, and the inner path.
+    fn matching<'p>(&self, p: &'p str) -> Option<(usize, &'p str)> {
+        self.prefixes.iter().enumerate().find_map(|(k, (prefix, _))| {
+            if prefix == "/" {
+                return Some((k, p));
+            }
+            // `/memories` (the mount point itself) and `/memories/...` both belong to `/memories/`.
+            let rest = p.strip_prefix(&prefix[..prefix.len() - 1])?;
+            match rest {
+                "" => Some((k, "/")),
+                r if r.starts_with('/') => Some((k, r)),
+                _ => None,
+            }
+        })
     }
 
     /// Routes a path; the path is normalised first, so escapes are refused here.
@@ -68,26 +84,18 @@ impl Router {
 
     /// Routes an already normalised path.
     pub fn route_normalised(&self, p: &str) -> Route {
-        for (prefix, index) in &self.prefixes {
-            if prefix == "/" {
-                let path = p.to_string();
-                return Route { route: Some(*index), prefix: Some(prefix.clone()), outer: path.clone(), path };
-            }
-            // `/memories` (the mount point itself) and `/memories/...` both belong to `/memories/`.
-            let mount = &prefix[..prefix.len() - 1];
-            if let Some(rest) = p.strip_prefix(mount) {
-                if rest.is_empty() || rest.starts_with('/') {
-                    let inner = if rest.is_empty() { "/".to_string() } else { rest.to_string() };
-                    return Route {
-                        route: Some(*index),
-                        prefix: Some(prefix.clone()),
-                        path: inner,
-                        outer: p.to_string(),
-                    };
+        match self.matching(p) {
+            Some((k, inner)) => {
+                let (prefix, index) = &self.prefixes[k];
+                Route {
+                    route: Some(*index),
+                    prefix: Some(prefix.clone()),
+                    path: inner.to_string(),
+                    outer: p.to_string(),
                 }
             }
+            None => Route { route: None, prefix: None, path: p.to_string(), outer: p.to_string() },
         }
-        Route { route: None, prefix: None, path: p.to_string(), outer: p.to_string() }
     }
 
     /// Route prefixes strictly below the normalised directory `dir` (for fan-out of `ls`, `glob`

@@ -77,7 +77,7 @@ export interface RawBinding {
     mounts: Int32Array,
     truncated: Uint8Array,
     counts: Uint32Array,
-    paths: string[],
+    paths: string,
     sizes: Uint32Array,
     context: Uint8Array,
   ): RawMerged;
@@ -89,14 +89,14 @@ export interface RawBinding {
     mounts: Int32Array,
     truncated: Uint8Array,
     counts: Uint32Array,
-    paths: string[],
+    paths: string,
   ): RawMerged;
   globAsks(
     router: RawRouter,
     pattern: string,
     root: string,
   ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
-  mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string[]): RawMerged;
+  mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string): RawMerged;
   mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
 }
 
@@ -723,7 +723,7 @@ class RouterHandle implements CoreRouter {
       mounts,
       truncated,
       counts,
-      paths,
+      joinPaths(paths),
       Uint32Array.from(sizes),
       Uint8Array.from(context),
     );
@@ -776,7 +776,7 @@ class RouterHandle implements CoreRouter {
       mounts,
       truncated,
       counts,
-      paths,
+      joinPaths(paths),
     );
     if (r.error) return failed(r);
     const picks = r.picks as ArrayLike<number>;
@@ -793,12 +793,7 @@ class RouterHandle implements CoreRouter {
   }
 
   mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }> {
-    const r = this.binding.mergeLs(
-      this.raw,
-      requireString(dir, "dir"),
-      mount,
-      entries.map((e) => e.path),
-    );
+    const r = this.binding.mergeLs(this.raw, requireString(dir, "dir"), mount, joinPaths(entries.map((e) => e.path)));
     if (r.error) return failed(r);
     const picks = r.picks as ArrayLike<number>;
     const renamed = r.renamed as string[];
@@ -823,6 +818,12 @@ class RouterHandle implements CoreRouter {
     r.free?.();
     return asks;
   }
+}
+
+/** Paths crossing into a composite merge: one string, NUL-separated (one crossing instead of
+ * one per path; no path may hold a NUL, and the core reports one that does as malformed). */
+function joinPaths(paths: readonly string[]): string {
+  return paths.join("\0");
 }
 
 /** The pick of a directory that exists only because a route is mounted below it. */
