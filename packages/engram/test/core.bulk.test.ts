@@ -171,6 +171,24 @@ describe("the helpers cross typed (no JSON)", () => {
   });
 });
 
+describe("text written through a reused encoding buffer", () => {
+  it("keeps every file's own bytes, short after long, appends, multi-byte and large text", () => {
+    const t = core.createFileTable();
+    const long = "é😀 long line\n".repeat(500);
+    t.write("/a.txt", long);
+    t.write("/b.txt", "short");
+    t.append("/b.txt", "+é");
+    t.append("/b.txt", "+😀");
+    const huge = "x".repeat((1 << 20) / 3 + 10); // past the reused buffer's limit
+    t.write("/c.txt", huge);
+    t.write("/d.txt", "");
+    expect(t.read("/a.txt", { limit: 100_000 }).content).toBe(long.slice(0, -1));
+    expect(t.read("/b.txt").content).toBe("short+é+😀");
+    expect(t.read("/c.txt").content).toBe(huge);
+    expect(t.readBytes("/d.txt")).toEqual(new Uint8Array(0));
+  });
+});
+
 describe("StateBackend checkpoints of an unchanged table", () => {
   it("reuse the last snapshot until a change, and the reused bytes equal a fresh snapshot", async () => {
     const b = new StateBackend({ core });

@@ -423,6 +423,8 @@ function capOf(maxChars: unknown): number {
 // ---- end tool text ----
 
 const textEncoder = new TextEncoder();
+/** Largest text (in bytes, at 3 per UTF-16 unit) encoded into a table's reused buffer. */
+const SCRATCH_MAX = 1 << 20;
 
 class FileTableHandle implements CoreFileTable {
   /** `textAsBytes`: encode text with `TextEncoder` before the call (WASM: measured about 2×
@@ -435,6 +437,16 @@ class FileTableHandle implements CoreFileTable {
 
   /** The numeric fields of the last result (see {@link RawFileTable}): reused by every call. */
   readonly #meta = new Float64Array(4);
+  /** Reused for encoding text that crosses as bytes (the binding copies it during the call). */
+  #scratch = new Uint8Array(0);
+
+  /** `text` as UTF-8: in the reused buffer when small (no garbage per call), else fresh. */
+  #utf8(text: string): Uint8Array {
+    const need = text.length * 3;
+    if (need > SCRATCH_MAX) return textEncoder.encode(text);
+    if (this.#scratch.length < need) this.#scratch = new Uint8Array(Math.max(need, 4096));
+    return this.#scratch.subarray(0, textEncoder.encodeInto(text, this.#scratch).written);
+  }
 
   /** The error of the call that just returned nothing. */
   #failed(): { error: ErrorData } {
@@ -468,7 +480,7 @@ class FileTableHandle implements CoreFileTable {
       typeof content !== "string"
         ? this.raw.write(path, content, at, options.ifVersion, meta)
         : this.textAsBytes
-          ? this.raw.write(path, textEncoder.encode(content), at, options.ifVersion, meta)
+          ? this.raw.write(path, this.#utf8(content), at, options.ifVersion, meta)
           : this.raw.writeText(path, content, at, options.ifVersion, meta),
     );
   }
@@ -520,7 +532,7 @@ class FileTableHandle implements CoreFileTable {
     if (bad) return { error: bad };
     checkContent(content);
     requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt");
-    const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
+    const bytes = typeof content === "string" ? this.#utf8(content) : content;
     return this.#written(this.raw.append(path, bytes, options.modifiedAt ?? Date.now(), this.#meta));
   }
 
