@@ -44,10 +44,80 @@ export function checkBackendOption(option: ResolvedOptions["backend"]): void {
   }
 }
 
+// ---- resident thread state: a thread's StateBackend stays loaded between its runs ----
+
+/** Most threads whose State files one agent keeps loaded between runs. */
+const RESIDENT_THREADS = 16;
+
+/** A thread's StateBackend after a run, and the files snapshot its checkpoint was saved with. */
+interface Resident {
+  state: StateBackend;
+  files: Uint8Array;
+}
+
+/** Per agent (keyed by its `owners` map): the resident State backends by thread id, oldest first. */
+const residents = new WeakMap<object, Map<string, Resident>>();
+
+function residentsOf(agent: object): Map<string, Resident> {
+  let map = residents.get(agent);
+  if (!map) {
+    map = new Map();
+    residents.set(agent, map);
+  }
+  return map;
+}
+
+/** Equal bytes (a word at a time where both views allow it). */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a === b) return true;
+  if (a.byteLength !== b.byteLength) return false;
+  let i = 0;
+  if (a.byteOffset % 4 === 0 && b.byteOffset % 4 === 0) {
+    const words = a.byteLength >>> 2;
+    const x = new Uint32Array(a.buffer, a.byteOffset, words);
+    const y = new Uint32Array(b.buffer, b.byteOffset, words);
+    for (; i < words; i++) if (x[i] !== y[i]) return false;
+    i = words << 2;
+  }
+  for (; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The thread's resident StateBackend when it is unchanged since its checkpoint was saved and the
+ * checkpoint still holds exactly those files (then nothing is restored), taken out of the cache
+ * while a run uses it (a concurrent run of the same thread restores its own copy). Otherwise
+ * `undefined`, and a stale entry is dropped.
+ */
+async function takeResident(agent: object, threadId: string, files: Uint8Array | undefined): Promise<StateBackend | undefined> {
+  const map = residentsOf(agent);
+  const r = map.get(threadId);
+  if (!r) return undefined;
+  map.delete(threadId);
+  if (!files || !sameBytes(r.files, files)) return undefined;
+  // Unchanged since the save: its snapshot is still the very buffer that was saved.
+  return (await r.state.snapshot()) === r.files ? r.state : undefined;
+}
+
+/** Keeps a thread's StateBackend loaded after its checkpoint was saved with `files` (the
+ * agent's `owners` map names the agent); the least recently saved thread goes past the limit. */
+export function keepResident(agent: object, threadId: string, state: ThreadScoped, files: Uint8Array | undefined): void {
+  const map = residentsOf(agent);
+  map.delete(threadId);
+  if (!files || !(state instanceof StateBackend)) return;
+  map.set(threadId, { state, files });
+  if (map.size > RESIDENT_THREADS) map.delete(map.keys().next().value as string);
+}
+
+// ---- end resident thread state ----
+
 /** The thread's backend, and the thread-scoped backend inside it to checkpoint (if any). */
 export interface ThreadBackend {
   backend: Backend;
   state: ThreadScoped | undefined;
+  /** `state` is the thread's own StateBackend, made here (not an instance the user passed or a
+   * factory returned): it may stay loaded for the thread's next run ({@link keepResident}). */
+  own?: boolean;
 }
 
 /**
@@ -70,21 +140,28 @@ export async function resolveThreadBackend(
   core: Core,
   owners: WeakMap<object, string>,
 ): Promise<ThreadBackend> {
+  const resident = await takeResident(owners, context.threadId, files);
   if (option === undefined) {
-    const state = await stateFrom(files, core);
-    return { backend: state, state };
+    const state = resident ?? (await stateFrom(files, core));
+    return { backend: state, state, own: true };
   }
   if (typeof option !== "function") {
     if (!threadScoped(option)) return { backend: option, state: undefined };
-    const state = await stateFrom(files, core, option);
-    return { backend: state, state };
+    const state = resident ?? (await stateFrom(files, core, option));
+    return { backend: state, state, own: true };
   }
   let own: StateBackend | undefined;
+  // A resident backend is the thread's `state` only if this run asks for it (the factory may
+  // return a backend of its own instead).
+  let restored = false;
   const ctx: BackendContext = {
     threadId: context.threadId,
     ...(context.userId !== undefined && { userId: context.userId }),
     get state() {
-      own ??= new StateBackend({ core });
+      if (!own) {
+        own = resident ?? new StateBackend({ core });
+        restored = resident !== undefined;
+      }
       return own;
     },
   };
@@ -103,8 +180,8 @@ export async function resolveThreadBackend(
     return { backend, state: backend };
   }
   // The thread's own `state`, returned or built into the backend (a composite's default route).
-  if (own && files) await own.loadSnapshot(files);
-  return { backend, state: own };
+  if (own && files && !restored) await own.loadSnapshot(files);
+  return { backend, state: own, own: own !== undefined };
 }
 
 /** A thread's own StateBackend: the checkpoint's files, or `seed`'s, or none. */

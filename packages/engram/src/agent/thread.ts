@@ -9,7 +9,7 @@ import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
 import { recordingBackend } from "./memory-history.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
-import { resolveThreadBackend } from "./thread-backend.js";
+import { keepResident, resolveThreadBackend } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
 
 function checkInput(input: AgentInput): void {
@@ -76,6 +76,8 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     if (threadState) cp.files = await threadState.snapshot();
     if (s.interrupt) cp.interrupt = s.interrupt;
     await services.checkpointer.put(threadId, cp);
+    // Saved: the next run of this thread reuses the loaded files instead of restoring them.
+    if (threadState && resolved.own) keepResident(services.backendOwners, threadId, threadState, cp.files);
   };
   const done = runLoop(scope, state, input, { save, top: true }).catch(async (e: unknown) => {
     // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise

@@ -1,0 +1,119 @@
+/** Resident thread state: a thread's StateBackend stays loaded between its runs, so an
+ * unchanged thread of 10,000 files is neither restored nor serialised again; a checkpoint
+ * changed elsewhere (another agent, another process) is restored as before. */
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  type Core,
+  type CoreFileTable,
+  FakeChatModel,
+  InMemoryCheckpointer,
+  type Message,
+  StateBackend,
+  createDeepAgent,
+  loadCore,
+} from "../src/index.js";
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });
+
+/** "save <path> <text>" writes, "read <path>" reads; anything else is answered. */
+function fileModel() {
+  return new FakeChatModel((req) => {
+    const last = req.messages.at(-1);
+    if (last?.role !== "user") return `done: ${last?.content}`;
+    const [verb, path, ...rest] = last.content.split(" ");
+    if (verb === "save") return { toolCalls: [{ name: "write_file", args: { file_path: path, content: rest.join(" ") } }] };
+    if (verb === "read") return { toolCalls: [{ name: "read_file", args: { file_path: path } }] };
+    return "ok";
+  });
+}
+
+/** `core` with its table restores and snapshots counted. */
+function counting() {
+  const n = { restores: 0, snapshots: 0 };
+  const watch = (t: CoreFileTable): CoreFileTable => {
+    const snapshot = t.snapshot.bind(t);
+    Object.assign(t, {
+      snapshot: () => {
+        n.snapshots++;
+        return snapshot();
+      },
+    });
+    return t;
+  };
+  const c: Core = {
+    ...core,
+    createFileTable: () => watch(core.createFileTable()),
+    restoreFileTable: (bytes) => {
+      n.restores++;
+      return watch(core.restoreFileTable(bytes));
+    },
+  };
+  return { core: c, n };
+}
+
+describe("resident thread state", () => {
+  it("reuses an unchanged thread's loaded files and restores a checkpoint changed elsewhere", async () => {
+    const template = new StateBackend({ core });
+    const files = Array.from({ length: 10_000 }, (_, i) => [`/src/m${i % 50}/f${i}.md`, `file ${i}\n`] as const);
+    expect((await template.writeMany(files)).written).toBe(10_000);
+    const checkpointer = new InMemoryCheckpointer();
+    const { core: watched, n } = counting();
+    const options = { core: watched, checkpointer, enableSubagents: false, enableMemory: false, enableSkills: false, backend: template };
+    const agent = createDeepAgent(fileModel(), options);
+    const read = async (path: string) => {
+      const out = await agent.invoke(user(`read ${path}`), { threadId: "t" });
+      return out.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
+    };
+
+    expect(await read("/src/m1/f1.md")).toContain("file 1");
+    expect(n).toEqual({ restores: 1, snapshots: 0 }); // the template's copy; saved without serialising
+    expect(await read("/src/m2/f2.md")).toContain("file 2");
+    expect(await read("/src/m3/f3.md")).toContain("file 3");
+    expect(n).toEqual({ restores: 1, snapshots: 0 }); // neither restored nor serialised again
+
+    await agent.invoke(user("save /new.md hello"), { threadId: "t" });
+    expect(n.snapshots).toBe(1); // a change is serialised once, at the save
+    expect(await read("/new.md")).toContain("hello");
+    expect(n).toEqual({ restores: 1, snapshots: 1 });
+
+    // Another agent on the same checkpointer changes the thread: the resident copy is stale.
+    const other = createDeepAgent(fileModel(), { ...options, core });
+    await other.invoke(user("save /other.md from elsewhere"), { threadId: "t" });
+    expect(await read("/other.md")).toContain("from elsewhere");
+    expect(n.restores).toBe(2);
+    expect(await read("/new.md")).toContain("hello");
+    expect(n.restores).toBe(2);
+
+    // A deleted thread starts again from the template, not from the resident copy.
+    await checkpointer.delete("t");
+    expect(await read("/new.md")).toMatch(/not found/i);
+  });
+
+  it("gives concurrent runs of one thread their own copies, and other threads their own files", async () => {
+    const checkpointer = new InMemoryCheckpointer();
+    const { core: watched, n } = counting();
+    const agent = createDeepAgent(fileModel(), {
+      core: watched,
+      checkpointer,
+      enableSubagents: false,
+      enableMemory: false,
+      enableSkills: false,
+    });
+    await agent.invoke(user("save /a.md one"), { threadId: "a" });
+    await agent.invoke(user("save /b.md two"), { threadId: "b" });
+    const before = n.restores;
+    const runs = await Promise.all([
+      agent.invoke(user("read /a.md"), { threadId: "a" }),
+      agent.invoke(user("read /a.md"), { threadId: "a" }),
+    ]);
+    for (const out of runs) expect(out.messages.filter((m) => m.role === "tool").at(-1)?.content).toContain("one");
+    expect(n.restores).toBe(before + 1); // one run reused the loaded files, the other restored
+    const b = await agent.invoke(user("read /a.md"), { threadId: "b" });
+    expect(b.messages.filter((m) => m.role === "tool").at(-1)?.content).toMatch(/not found/i);
+  });
+});
