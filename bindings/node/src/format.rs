@@ -2,9 +2,9 @@
 //! per-table methods that search or read and format in one call under the output cap, and free
 //! functions that format another backend's results with the same rules. Strings in and out.
 
-use crate::{failure, Failure, FileTable};
+use crate::{failure, Failure, FileTable, GrepArgs};
 use engram_core::format;
-use engram_core::grep::{GrepOptions, OutputMode};
+use engram_core::grep::OutputMode;
 use engram_core::ops::GlobOptions;
 use engram_core::CoreResult;
 use napi::bindgen_prelude::{Either, Float64Array, Int32Array};
@@ -25,34 +25,10 @@ fn text(r: CoreResult<String>) -> Either<TextOut, Failure> {
 
 #[napi]
 impl FileTable {
-    /// The `grep` tool's text, capped at `maxChars` UTF-16 units (options as in `grep`).
+    /// The `grep` tool's text, capped at `maxChars` UTF-16 units.
     #[napi]
-    #[allow(clippy::too_many_arguments)]
-    pub fn grep_text(
-        &self,
-        pattern: String,
-        path: Option<String>,
-        glob: Option<String>,
-        regex: Option<bool>,
-        ignore_case: Option<bool>,
-        max_count: Option<u32>,
-        output_mode: Option<String>,
-        context: Option<u32>,
-        max_chars: u32,
-    ) -> Either<TextOut, Failure> {
-        text(output_mode.as_deref().map_or(Ok(OutputMode::Content), OutputMode::parse).and_then(|output_mode| {
-            let o = GrepOptions {
-                pattern,
-                path,
-                glob,
-                regex: regex.unwrap_or(false),
-                ignore_case: ignore_case.unwrap_or(false),
-                max_count: max_count.map(|n| n as usize),
-                output_mode,
-                context: context.unwrap_or(0) as usize,
-            };
-            self.inner.grep_text(&o, max_chars as usize)
-        }))
+    pub fn grep_text(&self, args: &GrepArgs, max_chars: u32) -> Either<TextOut, Failure> {
+        text(args.options().and_then(|o| self.inner.grep_text(o, max_chars as usize)))
     }
 
     /// The `glob` tool's text.

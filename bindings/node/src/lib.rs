@@ -2,7 +2,7 @@
 //! ls, glob, grep, route) take and return typed values; a failure is a `{ error: { code,
 //! message } }` object. Marshalling only: every rule lives in `engram_core`.
 
-use engram_core::grep::{GrepOptions, OutputMode};
+use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
 use napi::bindgen_prelude::{Buffer, Either, Float64Array, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
@@ -207,6 +207,47 @@ impl Router {
     }
 }
 
+/// The options of one `grep` or `grepText` call, built once (defaults as in
+/// `engram_core::grep::GrepOptions::from_parts`; an invalid mode fails the call that uses them).
+#[napi]
+pub struct GrepArgs {
+    options: CoreResult<GrepOptions>,
+}
+
+#[napi]
+impl GrepArgs {
+    #[napi(constructor)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        pattern: String,
+        path: Option<String>,
+        glob: Option<String>,
+        regex: Option<bool>,
+        ignore_case: Option<bool>,
+        max_count: Option<u32>,
+        output_mode: Option<String>,
+        context: Option<u32>,
+    ) -> Self {
+        let options = GrepOptions::from_parts(
+            pattern,
+            path,
+            glob,
+            regex,
+            ignore_case,
+            max_count,
+            output_mode.as_deref(),
+            context,
+        );
+        GrepArgs { options }
+    }
+}
+
+impl GrepArgs {
+    pub(crate) fn options(&self) -> CoreResult<&GrepOptions> {
+        self.options.as_ref().map_err(Clone::clone)
+    }
+}
+
 /// A resident file table: files stay in native memory between calls.
 #[napi]
 pub struct FileTable {
@@ -393,32 +434,10 @@ impl FileTable {
         })
     }
 
-    /// Grep with typed options (defaults as in `engram_core::grep::GrepOptions`).
+    /// Grep (see [`GrepArgs`]).
     #[napi]
-    #[allow(clippy::too_many_arguments)]
-    pub fn grep(
-        &self,
-        pattern: String,
-        path: Option<String>,
-        glob: Option<String>,
-        regex: Option<bool>,
-        ignore_case: Option<bool>,
-        max_count: Option<u32>,
-        output_mode: Option<String>,
-        context: Option<u32>,
-    ) -> Either<GrepOut, Failure> {
-        let r = output_mode.as_deref().map_or(Ok(OutputMode::Content), OutputMode::parse).and_then(|output_mode| {
-            self.inner.grep(&GrepOptions {
-                pattern,
-                path,
-                glob,
-                regex: regex.unwrap_or(false),
-                ignore_case: ignore_case.unwrap_or(false),
-                max_count: max_count.map(|n| n as usize),
-                output_mode,
-                context: context.unwrap_or(0) as usize,
-            })
-        });
+    pub fn grep(&self, args: &GrepArgs) -> Either<GrepOut, Failure> {
+        let r = args.options().and_then(|o| self.inner.grep(o));
         out(r, |r| {
             let c = api::grep_columns(r);
             GrepOut {

@@ -222,6 +222,47 @@ impl Router {
     }
 }
 
+/// The options of one `grep` or `grepText` call, built once (defaults as in
+/// `engram_core::grep::GrepOptions::from_parts`; an invalid mode fails the call that uses them).
+#[wasm_bindgen]
+pub struct GrepArgs {
+    options: CoreResult<GrepOptions>,
+}
+
+#[wasm_bindgen]
+impl GrepArgs {
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        pattern: String,
+        path: Option<String>,
+        glob: Option<String>,
+        regex: Option<bool>,
+        ignore_case: Option<bool>,
+        max_count: Option<u32>,
+        output_mode: Option<String>,
+        context: Option<u32>,
+    ) -> GrepArgs {
+        let options = GrepOptions::from_parts(
+            pattern,
+            path,
+            glob,
+            regex,
+            ignore_case,
+            max_count,
+            output_mode.as_deref(),
+            context,
+        );
+        GrepArgs { options }
+    }
+}
+
+impl GrepArgs {
+    fn options(&self) -> CoreResult<&GrepOptions> {
+        self.options.as_ref().map_err(Clone::clone)
+    }
+}
+
 /// A resident file table: files stay in WebAssembly memory between calls.
 #[wasm_bindgen]
 pub struct FileTable {
@@ -396,31 +437,9 @@ impl FileTable {
         })
     }
 
-    /// Grep with typed options (defaults as in `engram_core::grep::GrepOptions`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn grep(
-        &self,
-        pattern: String,
-        path: Option<String>,
-        glob: Option<String>,
-        regex: Option<bool>,
-        ignore_case: Option<bool>,
-        max_count: Option<u32>,
-        output_mode: Option<String>,
-        context: Option<u32>,
-    ) -> GrepOut {
-        let r = output_mode.as_deref().map_or(Ok(OutputMode::Content), OutputMode::parse).and_then(|output_mode| {
-            self.inner.grep(&GrepOptions {
-                pattern,
-                path,
-                glob,
-                regex: regex.unwrap_or(false),
-                ignore_case: ignore_case.unwrap_or(false),
-                max_count: max_count.map(|n| n as usize),
-                output_mode,
-                context: context.unwrap_or(0) as usize,
-            })
-        });
+    /// Grep (see [`GrepArgs`]).
+    pub fn grep(&self, args: &GrepArgs) -> GrepOut {
+        let r = args.options().and_then(|o| self.inner.grep(o));
         let (r, error) = split(r);
         let c = r.map(api::grep_columns).unwrap_or_default();
         GrepOut {
@@ -575,9 +594,9 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
 // Per-table methods that search or read and format in one call under the output cap, and free
 // functions that format another backend's results with the same rules. Strings in and out.
 mod tool_text {
-    use super::{split, ErrorData, FileTable};
+    use super::{split, ErrorData, FileTable, GrepArgs};
     use engram_core::format;
-    use engram_core::grep::{GrepOptions, OutputMode};
+    use engram_core::grep::OutputMode;
     use engram_core::ops::GlobOptions;
     use engram_core::CoreResult;
     use wasm_bindgen::prelude::*;
@@ -596,34 +615,10 @@ mod tool_text {
 
     #[wasm_bindgen]
     impl FileTable {
-        /// The `grep` tool's text, capped at `maxChars` UTF-16 units (options as in `grep`).
+        /// The `grep` tool's text, capped at `maxChars` UTF-16 units.
         #[wasm_bindgen(js_name = grepText)]
-        #[allow(clippy::too_many_arguments)]
-        pub fn grep_text(
-            &self,
-            pattern: String,
-            path: Option<String>,
-            glob: Option<String>,
-            regex: Option<bool>,
-            ignore_case: Option<bool>,
-            max_count: Option<u32>,
-            output_mode: Option<String>,
-            context: Option<u32>,
-            max_chars: u32,
-        ) -> TextOut {
-            text(output_mode.as_deref().map_or(Ok(OutputMode::Content), OutputMode::parse).and_then(|output_mode| {
-                let o = GrepOptions {
-                    pattern,
-                    path,
-                    glob,
-                    regex: regex.unwrap_or(false),
-                    ignore_case: ignore_case.unwrap_or(false),
-                    max_count: max_count.map(|n| n as usize),
-                    output_mode,
-                    context: context.unwrap_or(0) as usize,
-                };
-                self.inner.grep_text(&o, max_chars as usize)
-            }))
+        pub fn grep_text(&self, args: &GrepArgs, max_chars: u32) -> TextOut {
+            text(args.options().and_then(|o| self.inner.grep_text(o, max_chars as usize)))
         }
 
         /// The `glob` tool's text.

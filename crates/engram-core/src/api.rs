@@ -60,10 +60,7 @@ pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: &[String]) -> 
         "grep" => {
             let f = PathFilter::new(pattern)?;
             let root = root.clone();
-            Box::new(move |p| {
-                let rel = path::strip_dir(p, &root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
-                f.is_match(rel)
-            })
+            Box::new(move |p| f.admits(p, &root))
         }
         _ => return Err(CoreError::new(ErrorCode::Unsupported, kind, "filter kind must be \"glob\" or \"grep\"")),
     };

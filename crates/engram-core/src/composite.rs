@@ -6,7 +6,6 @@
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::glob::{Glob, PathFilter};
 use crate::grep::OutputMode;
-use crate::path;
 use crate::router::Router;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -71,12 +70,6 @@ fn mount_prefix(router: &Router, mount: usize) -> CoreResult<&str> {
     router.prefix(mount).ok_or_else(|| malformed("part (no such mount)"))
 }
 
-/// Whether grep's `glob` option admits `path` when searching below `root` (the file name for a
-/// pattern without `/`, else the path below `root`).
-fn grep_glob_admits(filter: &PathFilter, root: &str, p: &str) -> bool {
-    filter.is_match(path::strip_dir(p, root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p)))
-}
-
 /// One backend's grep answer in a fan-out, in columns (the order the backend answered).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrepPart {
@@ -139,7 +132,7 @@ impl Outer<'_> {
             Some(prefix) => {
                 let outer = outer_path(prefix, p);
                 match &self.filter {
-                    Some(f) if !grep_glob_admits(f, self.root, &outer) => None,
+                    Some(f) if !f.admits(&outer, self.root) => None,
                     _ => Some(outer),
                 }
             }

@@ -78,6 +78,12 @@ impl PathFilter {
         Ok(PathFilter { matcher: compile(pattern.trim_start_matches('/'))?, by_name })
     }
 
+    /// Whether the file at normalised `full` passes, searching from `root`: its path below
+    /// `root`, or its file name when `root` is the file itself.
+    pub fn admits(&self, full: &str, root: &str) -> bool {
+        self.is_match(path::strip_dir(full, root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(full)))
+    }
+
     /// `rel` is the path below the search directory (the file name when searching one file).
     pub fn is_match(&self, rel: &str) -> bool {
         if self.by_name {

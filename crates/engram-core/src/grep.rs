@@ -4,7 +4,6 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::glob::PathFilter;
-use crate::path;
 use crate::text::{is_binary, line_bounds, lossy_line};
 use memchr::memmem;
 use regex_automata::nfa::thompson::{self, backtrack, pikevm};
@@ -88,6 +87,33 @@ pub struct GrepOptions {
     pub output_mode: OutputMode,
     /// Lines of context before and after each match (`content` mode); at most [`MAX_CONTEXT`].
     pub context: usize,
+}
+
+impl GrepOptions {
+    /// The options of a call as the bindings receive them: absent flags are `false`, absent
+    /// `context` is 0, absent `output_mode` is `content` (an unknown one: see [`OutputMode::parse`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        pattern: String,
+        path: Option<String>,
+        glob: Option<String>,
+        regex: Option<bool>,
+        ignore_case: Option<bool>,
+        max_count: Option<u32>,
+        output_mode: Option<&str>,
+        context: Option<u32>,
+    ) -> CoreResult<GrepOptions> {
+        Ok(GrepOptions {
+            pattern,
+            path,
+            glob,
+            regex: regex.unwrap_or(false),
+            ignore_case: ignore_case.unwrap_or(false),
+            max_count: max_count.map(|n| n as usize),
+            output_mode: output_mode.map_or(Ok(OutputMode::Content), OutputMode::parse)?,
+            context: context.unwrap_or(0) as usize,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -498,10 +524,7 @@ impl Searcher {
 
     /// Whether the `glob` filter admits this normalised path.
     pub fn wants(&self, p: &str) -> bool {
-        self.filter.as_ref().is_none_or(|f| {
-            let rel = path::strip_dir(p, &self.root).filter(|r| !r.is_empty()).unwrap_or_else(|| path::file_name(p));
-            f.is_match(rel)
-        })
+        self.filter.as_ref().is_none_or(|f| f.admits(p, &self.root))
     }
 
     /// The same search with its regex fallback work bounded (see [`Matcher::bounded`]): for

@@ -44,6 +44,7 @@ export interface RawBinding {
   redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
   Router: new (prefixesJson: string) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
+  GrepArgs: RawGrepArgsClass;
   // ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
   formatGrep(
     pattern: string,
@@ -152,6 +153,22 @@ interface RawRouter {
   prefixes(): string[];
 }
 
+/** The options of one grep call, built once by the binding's `GrepArgs` class. */
+interface RawGrepArgs {
+  free?(): void;
+}
+
+type RawGrepArgsClass = new (
+  pattern: string,
+  path: string | null | undefined,
+  glob: string | null | undefined,
+  regex: boolean | null | undefined,
+  ignoreCase: boolean | null | undefined,
+  maxCount: number | null | undefined,
+  outputMode: string | null | undefined,
+  context: number | null | undefined,
+) => RawGrepArgs;
+
 interface RawFileTable {
   readonly size: number;
   readonly changes: number;
@@ -177,33 +194,14 @@ interface RawFileTable {
     meta: Float64Array,
   ): Opt<string>;
   takeError(): Opt<RawError & { free?(): void }>;
-  grep(
-    pattern: string,
-    path?: string | null,
-    glob?: string | null,
-    regex?: boolean | null,
-    ignoreCase?: boolean | null,
-    maxCount?: number | null,
-    outputMode?: string | null,
-    context?: number | null,
-  ): RawGrep;
+  grep(args: RawGrepArgs): RawGrep;
   glob(
     pattern: string,
     path?: string | null,
     maxResults?: number | null,
   ): RawOut & { readonly files?: Opt<RawInfo[]>; readonly truncated?: Opt<boolean> };
   // ---- tool text ----
-  grepText(
-    pattern: string,
-    path: string | null | undefined,
-    glob: string | null | undefined,
-    regex: boolean | null | undefined,
-    ignoreCase: boolean | null | undefined,
-    maxCount: number | null | undefined,
-    outputMode: string | null | undefined,
-    context: number | null | undefined,
-    maxChars: number,
-  ): RawText;
+  grepText(args: RawGrepArgs, maxChars: number): RawText;
   globText(pattern: string, path: string | null | undefined, maxResults: number | null | undefined, maxChars: number): RawText;
   lsText(path: string, shown: string, maxChars: number): RawText;
   readText(path: string, shown: string, offset: number, limit: number, maxChars: number): RawText;
@@ -432,8 +430,14 @@ class FileTableHandle implements CoreFileTable {
    * takes the string as is. */
   constructor(
     private readonly raw: RawFileTable,
+    private readonly GrepArgs: RawGrepArgsClass,
     private readonly textAsBytes = false,
   ) {}
+
+  /** The binding's options object for one grep call (released by the caller). */
+  #grepArgs(o: GrepOptions): RawGrepArgs {
+    return new this.GrepArgs(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context));
+  }
 
   /** The numeric fields of the last result (see {@link RawFileTable}): reused by every call. */
   readonly #meta = new Float64Array(4);
@@ -621,10 +625,12 @@ class FileTableHandle implements CoreFileTable {
   grep(options: GrepOptions): Result<GrepResult> {
     const bad = checkGrep(options);
     if (bad) return { error: bad };
-    const o = options;
-    return decodeGrep(
-      this.raw.grep(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context)),
-    );
+    const args = this.#grepArgs(options);
+    try {
+      return decodeGrep(this.raw.grep(args));
+    } finally {
+      args.free?.();
+    }
   }
 
   glob(options: GlobOptions): Result<GlobResult> {
@@ -642,11 +648,13 @@ class FileTableHandle implements CoreFileTable {
   grepText(options: GrepOptions, maxChars: number): Result<{ text: string }> {
     const bad = checkGrep(options);
     if (bad) return { error: bad };
-    const o = options;
     const cap = capOf(maxChars);
-    return textOf(
-      this.raw.grepText(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context), cap),
-    );
+    const args = this.#grepArgs(options);
+    try {
+      return textOf(this.raw.grepText(args, cap));
+    } finally {
+      args.free?.();
+    }
   }
 
   globText(options: GlobOptions, maxChars: number): Result<{ text: string }> {
@@ -975,12 +983,12 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       const json = JSON.stringify(requireStrings(prefixes, "prefixes"));
       return orThrow(() => new RouterHandle(new raw.Router(json), raw));
     },
-    createFileTable: () => new FileTableHandle(new raw.FileTable(), kind === "wasm"),
+    createFileTable: () => new FileTableHandle(new raw.FileTable(), raw.GrepArgs, kind === "wasm"),
     restoreFileTable: (snapshot) => {
       if (!(snapshot instanceof Uint8Array)) {
         throw new EngramError("invalid_argument", `snapshot must be a Uint8Array, got ${describe(snapshot)}`);
       }
-      return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot), kind === "wasm"));
+      return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot), raw.GrepArgs, kind === "wasm"));
     },
   };
 }
