@@ -1,36 +1,9 @@
 /** Resident thread state: a thread's StateBackend stays loaded between its runs, so an
  * unchanged thread of 10,000 files is neither restored nor serialised again; a checkpoint
  * changed elsewhere (another agent, another process) is restored as before. */
-import { beforeAll, describe, expect, it } from "vitest";
-import {
-  type Core,
-  type CoreFileTable,
-  FakeChatModel,
-  InMemoryCheckpointer,
-  type Message,
-  StateBackend,
-  createDeepAgent,
-  loadCore,
-} from "../src/index.js";
-
-let core: Core;
-beforeAll(async () => {
-  core = await loadCore();
-});
-
-const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });
-
-/** "save <path> <text>" writes, "read <path>" reads; anything else is answered. */
-function fileModel() {
-  return new FakeChatModel((req) => {
-    const last = req.messages.at(-1);
-    if (last?.role !== "user") return `done: ${last?.content}`;
-    const [verb, path, ...rest] = last.content.split(" ");
-    if (verb === "save") return { toolCalls: [{ name: "write_file", args: { file_path: path, content: rest.join(" ") } }] };
-    if (verb === "read") return { toolCalls: [{ name: "read_file", args: { file_path: path } }] };
-    return "ok";
-  });
-}
+import { describe, expect, it } from "vitest";
+import { type Core, type CoreFileTable, InMemoryCheckpointer, StateBackend, createDeepAgent } from "../src/index.js";
+import { core, user, fileModel } from "./fixtures/session.js";
 
 /** `core` with its table restores and snapshots counted. */
 function counting() {

@@ -1,27 +1,18 @@
 /** How runs end and what bounds them: stopReason, one model-call budget across subagents,
  * parallel tool cap, model settings, truncated answers, subagent memory. */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type AgentEvent,
   type ChatModel,
-  type Core,
   FakeChatModel,
-  type Message,
   type ModelRequest,
   type ModelStreamEvent,
   StateBackend,
   type Tool,
   createDeepAgent,
-  loadCore,
 } from "../src/index.js";
-
-let core: Core;
-beforeAll(async () => {
-  core = await loadCore();
-});
-
-const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });
+import { core, user } from "./fixtures/session.js";
 
 /** A model whose turns carry a finish reason (the contract's `finishReason`). */
 function reasonModel(turns: [string, string][]): ChatModel & { requests: ModelRequest[] } {

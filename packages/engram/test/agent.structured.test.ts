@@ -1,26 +1,18 @@
 /** Structured output (`responseFormat`): a validated final answer, in native JSON mode and through
  * the `respond` tool; one retry with the validation errors, then a typed error. */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type AgentEvent,
   ConfigError,
-  type Core,
   type DeepAgentOptions,
   EngramError,
   FakeChatModel,
-  type Message,
   type Tool,
   createDeepAgent,
-  loadCore,
 } from "../src/index.js";
+import { core, user } from "./fixtures/session.js";
 
-let core: Core;
-beforeAll(async () => {
-  core = await loadCore();
-});
-
-const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });
 const Weather = z.object({ city: z.string(), temp: z.number() });
 const base = (): DeepAgentOptions => ({ core, enableSubagents: false, enableMemory: false, enableSkills: false });
 

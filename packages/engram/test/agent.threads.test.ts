@@ -10,39 +10,21 @@ import {
   type Checkpointer,
   CompositeBackend,
   ConfigError,
-  type Core,
   type DeepAgentOptions,
   FakeChatModel,
   InMemoryCheckpointer,
   InMemoryStore,
-  type Message,
   StateBackend,
   StoreBackend,
   createDeepAgent,
-  loadCore,
 } from "../src/index.js";
+import { core, user, fileModel } from "./fixtures/session.js";
 
-let core: Core;
 let dir: string;
-beforeAll(async () => {
-  core = await loadCore();
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "engram-threads-"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });
-
-/** "save <path> <text>" writes, "read <path>" reads; anything else is answered. */
-function fileModel() {
-  return new FakeChatModel((req) => {
-    const last = req.messages.at(-1);
-    if (last?.role !== "user") return `done: ${last?.content}`;
-    const [verb, path, ...rest] = last.content.split(" ");
-    if (verb === "save") return { toolCalls: [{ name: "write_file", args: { file_path: path, content: rest.join(" ") } }] };
-    if (verb === "read") return { toolCalls: [{ name: "read_file", args: { file_path: path } }] };
-    return "ok";
-  });
-}
 
 const agentWith = (backend: DeepAgentOptions["backend"], checkpointer: Checkpointer) =>
   createDeepAgent(fileModel(), { core, checkpointer, enableSubagents: false, enableMemory: false, enableSkills: false, backend });

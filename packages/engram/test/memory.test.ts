@@ -1,9 +1,8 @@
 /** File memory (slot 1): re-read by version before every model call, injected in the system context after the static prompt. */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type Backend,
   CompositeBackend,
-  type Core,
   DEFAULT_SYSTEM_PROMPT,
   FakeChatModel,
   InMemoryStore,
@@ -12,15 +11,8 @@ import {
   createDeepAgent,
   createFilesystemTools,
   invokeTool,
-  loadCore,
 } from "../src/index.js";
-
-let core: Core;
-beforeAll(async () => {
-  core = await loadCore();
-});
-
-const user = (content: string) => ({ messages: [{ role: "user" as const, content }] });
+import { core, user } from "./fixtures/session.js";
 
 /** Counts reads that go to the backend. */
 function counting(backend: Backend) {

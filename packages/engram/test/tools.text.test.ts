@@ -4,11 +4,10 @@
  * Both paths must give exactly the text the TypeScript formatter gave before the move (kept
  * below as the oracle), under every output cap, on both cores.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cutAt } from "../src/core/text.js";
 import {
   type Backend,
-  type Core,
   type FileInfo,
   type GrepResult,
   InMemoryStore,
@@ -18,14 +17,9 @@ import {
   type Tool,
   createFilesystemTools,
   invokeTool,
-  loadCore,
 } from "../src/index.js";
+import { core } from "./fixtures/session.js";
 import { prng } from "../src/testing/api.js";
-
-let core: Core;
-beforeAll(async () => {
-  core = await loadCore();
-});
 
 // ---- the oracle: the TypeScript formatter as it was before the rules moved to the core ----
 function capOutput(text: string, max: number): string {
