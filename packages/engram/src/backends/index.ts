@@ -4,6 +4,7 @@ export type {
   BackendGlobOptions,
   BackendGrepOptions,
   BackendWriteOptions,
+  ToolTextRequest,
   VersionedFileInfo,
 } from "./protocol.js";
 export { StateBackend, type StateBackendOptions } from "./state.js";
