@@ -1,6 +1,11 @@
 /** Resident thread state: a thread's StateBackend stays loaded between its runs, so an
  * unchanged thread of 10,000 files is neither restored nor serialised again; a checkpoint
  * changed elsewhere (another agent, another process) is restored as before. */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SqliteCheckpointer } from "@engram/sqlite";
 import { describe, expect, it } from "vitest";
 import { type Core, type CoreFileTable, InMemoryCheckpointer, StateBackend, createDeepAgent } from "../src/index.js";
 import { core, user, fileModel } from "./fixtures/session.js";
@@ -89,4 +94,36 @@ describe("resident thread state", () => {
     const b = await agent.invoke(user("read /a.md"), { threadId: "b" });
     expect(b.messages.filter((m) => m.role === "tool").at(-1)?.content).toMatch(/not found/i);
   });
+  it("restores a thread another process changed through the same SQLite checkpointer", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "engram-resident-"));
+    const db = join(dir, "threads.db");
+    const checkpointer = new SqliteCheckpointer({ path: db });
+    const { core: watched, n } = counting();
+    const agent = createDeepAgent(fileModel(), {
+      core: watched,
+      checkpointer,
+      enableSubagents: false,
+      enableMemory: false,
+      enableSkills: false,
+    });
+    const last = async (text: string) => (await agent.invoke(user(text), { threadId: "shared" })).messages.at(-1)?.content ?? "";
+    const other = (text: string) =>
+      execFileSync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "fixtures/agent/resident-writer.ts"), db, text], {
+        encoding: "utf8",
+        env: process.env,
+      });
+    try {
+      await last("save /a.md first");
+      expect(await last("read /a.md")).toContain("first");
+      const restores = n.restores;
+      expect(other("save /a.md changed elsewhere")).toContain("done");
+      expect(await last("read /a.md")).toContain("changed elsewhere"); // not the resident copy
+      expect(n.restores).toBe(restores + 1);
+      await last("save /b.md mine");
+      expect(other("read /b.md")).toContain("mine"); // and the other process sees this one's save
+    } finally {
+      checkpointer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
