@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteCheckpointer } from "@engram/sqlite";
 import { describe, expect, it } from "vitest";
-import { type Core, type CoreFileTable, InMemoryCheckpointer, StateBackend, createDeepAgent } from "../src/index.js";
+import { type Checkpointer, type Core, type CoreFileTable, InMemoryCheckpointer, StateBackend, createDeepAgent } from "../src/index.js";
 import { core, user, fileModel } from "./fixtures/session.js";
 
 /** `core` with its table restores and snapshots counted. */
@@ -32,6 +32,19 @@ function counting() {
     },
   };
   return { core: c, n };
+}
+
+/** An agent on the scripted file model whose core counts restores and snapshots. */
+function fileAgent(checkpointer: Checkpointer) {
+  const { core: watched, n } = counting();
+  const agent = createDeepAgent(fileModel(), {
+    core: watched,
+    checkpointer,
+    enableSubagents: false,
+    enableMemory: false,
+    enableSkills: false,
+  });
+  return { agent, n };
 }
 
 describe("resident thread state", () => {
@@ -74,14 +87,7 @@ describe("resident thread state", () => {
 
   it("gives concurrent runs of one thread their own copies, and other threads their own files", async () => {
     const checkpointer = new InMemoryCheckpointer();
-    const { core: watched, n } = counting();
-    const agent = createDeepAgent(fileModel(), {
-      core: watched,
-      checkpointer,
-      enableSubagents: false,
-      enableMemory: false,
-      enableSkills: false,
-    });
+    const { agent, n } = fileAgent(checkpointer);
     await agent.invoke(user("save /a.md one"), { threadId: "a" });
     await agent.invoke(user("save /b.md two"), { threadId: "b" });
     const before = n.restores;
@@ -94,18 +100,12 @@ describe("resident thread state", () => {
     const b = await agent.invoke(user("read /a.md"), { threadId: "b" });
     expect(b.messages.filter((m) => m.role === "tool").at(-1)?.content).toMatch(/not found/i);
   });
+
   it("restores a thread another process changed through the same SQLite checkpointer", async () => {
     const dir = mkdtempSync(join(tmpdir(), "engram-resident-"));
     const db = join(dir, "threads.db");
     const checkpointer = new SqliteCheckpointer({ path: db });
-    const { core: watched, n } = counting();
-    const agent = createDeepAgent(fileModel(), {
-      core: watched,
-      checkpointer,
-      enableSubagents: false,
-      enableMemory: false,
-      enableSkills: false,
-    });
+    const { agent, n } = fileAgent(checkpointer);
     const last = async (text: string) => (await agent.invoke(user(text), { threadId: "shared" })).messages.at(-1)?.content ?? "";
     const other = (text: string) =>
       execFileSync(process.execPath, ["--import", "tsx", join(import.meta.dirname, "fixtures/agent/resident-writer.ts"), db, text], {
