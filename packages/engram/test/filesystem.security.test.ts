@@ -155,6 +155,19 @@ describe("FilesystemBackend host-path mode", () => {
     expect((await host.read(join(realRoot, "missing.txt"))).error?.message).toBe(`File not found: '${join(realRoot, "missing.txt")}'`);
   });
 
+  it("names host paths in errors, rendered from the error's structure (a root with $& and $' in its name, an error about a parent)", async () => {
+    const odd = join(base, "root $& $' $`");
+    mkdirSync(odd, { recursive: true });
+    const host = new FilesystemBackend({ rootDir: odd, virtualMode: false, core });
+    const r = host.rootDir;
+    const missing = join(r, "missing.txt");
+    // Exactly the core's own rendering for the host path (which escapes the quote).
+    expect((await host.read(missing)).error).toMatchObject({ ...core.errorData("file_not_found", missing), subject: missing });
+    expect((await host.write(join(r, "f.txt"), "x")).error).toBeUndefined();
+    const nested = await host.write(join(r, "f.txt", "under.txt"), "y"); // the error is about the parent
+    expect(nested.error?.subject?.startsWith(`${r}/f.txt`)).toBe(true);
+  });
+
   it("requires an existing root directory", () => {
     expect(() => new FilesystemBackend({ rootDir: join(base, "nope"), core })).toThrow(EngramError);
     expect(() => new FilesystemBackend({ rootDir: join(root, "real.txt"), core })).toThrow(EngramError);

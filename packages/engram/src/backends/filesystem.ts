@@ -182,8 +182,10 @@ export class FilesystemBackend implements Backend {
     return path === "/" ? this.rootDir : this.rootDir + path;
   }
 
-  #outError(e: ErrorData, inner: string, outer: string): ErrorData {
-    return this.#virtual || inner === outer ? e : { ...e, message: e.message.replace(`'${inner}'`, `'${outer}'`) };
+  /** An error about a virtual path, rendered again by the core for the host path (as a
+   * composite does for a mount: the root is the prefix), never by editing its text. */
+  async #outError(e: ErrorData, inner: string): Promise<ErrorData> {
+    return this.#virtual ? e : (await this.#core()).mountError(e, this.rootDir, this.#out(inner));
   }
 
   #outInfo = (f: FileInfo): FileInfo => (this.#virtual ? f : { ...f, path: this.#out(f.path) });
@@ -193,7 +195,7 @@ export class FilesystemBackend implements Backend {
     const v = await this.#in(path);
     if (v.error) return { error: v.error };
     const r = await run(v.path);
-    return r.error ? { error: this.#outError(r.error, v.path, path) } : (map(r as T) as Result<T>);
+    return r.error ? { error: await this.#outError(r.error, v.path) } : (map(r as T) as Result<T>);
   }
 
   async ls(path: string) {
