@@ -19,6 +19,7 @@ pub mod redact;
 pub mod router;
 pub mod snapshot;
 pub mod table;
+pub mod tokens;
 mod text;
 
 pub use error::{CoreError, CoreResult, ErrorCode};
