@@ -19,8 +19,8 @@ pub mod redact;
 pub mod router;
 pub mod snapshot;
 pub mod table;
-pub mod tokens;
 mod text;
+pub mod tokens;
 
 pub use error::{CoreError, CoreResult, ErrorCode};
 pub use router::{Route, Router};
