@@ -14,6 +14,7 @@ pub mod glob;
 pub mod grep;
 pub mod ops;
 pub mod path;
+pub mod prompt;
 pub mod read;
 pub mod redact;
 pub mod router;
