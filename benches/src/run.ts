@@ -1,11 +1,13 @@
 /**
- * `npm run bench -- [--size tiny|small|medium|large] [--only <substring>] [--out <dir>] [--no-docs]`
+ * `npm run bench -- [--size tiny|small|medium|large] [--only <substring>] [--out <dir>] [--no-docs] [--no-isolate]`
  * `npm run bench -- --render <results.json>` rewrites docs/benchmarks.md and its charts from saved results.
  *
  * One run measures every workload on every subject — ours (native, WASM), the `deepagents` peer
  * and the floor — after verifying each answer; ratios are computed pair by pair in the same run.
  * With `--only`, the rows measured replace (or join) those of the newest earlier results of the
  * same size in `--out`, so the docs keep every row; each row records the run it comes from.
+ * Each group of rows (a backend kind, the memory rows, …; see `GROUPS`) runs in a fresh process,
+ * so no row pays for the garbage an earlier group left; `--no-isolate` measures all in this one.
  *
  * The `store-postgres` rows and the peer of the `store-sqlite` rows need PostgreSQL (ENGRAM_PG_URL,
  * default the server of scripts/setup.sh --test): without one they are skipped with a note, unless
@@ -94,8 +96,32 @@ function args() {
     out: get("--out") ?? join(repo, "benches", "results"),
     docs: !argv.includes("--no-docs"),
     render: get("--render"),
+    isolate: !argv.includes("--no-isolate"),
+    /** Internal (a child of the isolating run): the row-id prefixes to measure, comma-separated. */
+    group: get("--group")?.split(","),
+    /** Internal: where a child writes its rows. */
+    child: get("--child"),
+    /** Internal: the corpus already written to disk by the parent. */
+    disk: get("--disk"),
   };
 }
+
+/**
+ * The rows measured together in one process, by id prefix. Each group runs in a fresh process
+ * so that one group's heap (1.5 GB after the database kinds) does not tax the next group's
+ * allocation-heavy rows with garbage collection. The two database kinds share one peer.
+ */
+const GROUPS: readonly (readonly string[])[] = [
+  ["state."],
+  ["store."],
+  ["store-sqlite.", "store-postgres."],
+  ["filesystem."],
+  ["composite."],
+  ["core."],
+  ["memory."],
+  ["agent."],
+  ["tool."],
+];
 
 function workloads(c: Corpus): Workload[] {
   let writes = 0;
@@ -249,27 +275,28 @@ function writeDocs(report: BenchReport): void {
   for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
 }
 
-async function main() {
-  const { size, only, out, docs, render } = args();
-  if (render) {
-    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport);
-    process.stderr.write(`[bench] docs/benchmarks.md rendered from ${render}\n`);
-    return;
-  }
-  const quick = size === "tiny";
-  const started = performance.now();
-  const corpus = generateCorpus(size);
+/** Writes the corpus to a fresh temporary directory (the Filesystem rows and the floor read it). */
+function writeCorpus(size: SizeName, corpus: Corpus, log: (m: string) => void): string {
   const disk = mkdtempSync(join(tmpdir(), `engram-bench-${size}-`));
-  const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
   log(`corpus ${size}: ${corpus.files.length} files, ${(corpus.bytes / 1e6).toFixed(1)} MB → ${disk}`);
   for (const f of corpus.files) {
     mkdirSync(join(disk, dirname(f.path)), { recursive: true });
     writeFileSync(join(disk, f.path), f.content);
   }
+  return disk;
+}
+
+/** Measures, in this process, every wanted row. */
+async function measureRows(
+  quick: boolean,
+  corpus: Corpus,
+  disk: string,
+  wanted: (id: string) => boolean,
+  log: (m: string) => void,
+): Promise<WorkloadResult[]> {
   const native = await loadCore({ core: "native" });
   const wasm = await loadCore({ core: "wasm" });
   const results: WorkloadResult[] = [];
-  const wanted = (id: string) => !only || id.includes(only);
   const offered = (kind: Kind, id: string) => (id !== "routed-read" || kind === "composite") && (id !== "ls-root" || isDbKind(kind));
   // Asked once, before the first kind that needs it.
   let pgDown: Promise<string | undefined> | undefined;
@@ -400,9 +427,9 @@ async function main() {
       ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 300 }
       : { warmup: 3, samples: 9, minSampleMs: 50, budgetMs: 4000 };
     const subjects: [Role, string, () => Promise<number>][] = [
-      ["ours-native", "engram (native)", oursTurn(native)],
-      ["ours-wasm", "engram (wasm)", oursTurn(wasm)],
-      ["peer", "deepagents 1.14.1", peerTurn()],
+      ["ours-native", "engram (native)", await oursTurn(native, corpus)],
+      ["ours-wasm", "engram (wasm)", await oursTurn(wasm, corpus)],
+      ["peer", "deepagents 1.14.1", peerTurn(corpus)],
     ];
     for (const [role, label, turn] of subjects) {
       try {
@@ -421,7 +448,7 @@ async function main() {
     }
     results.push({
       id: "agent.loop",
-      title: `agent-loop overhead per step (${STEPS} tool steps, scripted model)`,
+      title: `agent-loop overhead per step (${STEPS} tool steps, scripted model, the corpus as thread files)`,
       kind: "core",
       outcomes,
       maxRssKb: process.resourceUsage().maxRSS,
@@ -448,6 +475,62 @@ async function main() {
     });
   }
 
+  return results;
+}
+
+/** Whether a run asked for `only` may want a row of `group` (a substring without a dot may
+ * match anywhere). */
+function groupMayMatch(group: readonly string[], only: string | undefined): boolean {
+  if (!only?.includes(".")) return true;
+  return group.some((p) => only.startsWith(p) || p.startsWith(only));
+}
+
+/** Each group of rows in a fresh process (this script with `--child`), one after the other. */
+function measureIsolated(size: SizeName, only: string | undefined, disk: string, log: (m: string) => void): WorkloadResult[] {
+  const rows: WorkloadResult[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "engram-bench-rows-"));
+  try {
+    for (const [i, group] of GROUPS.entries()) {
+      if (!groupMayMatch(group, only)) continue;
+      const file = join(dir, `${i}.json`);
+      const argv = ["--size", size, "--group", group.join(","), "--child", file, "--disk", disk, ...(only ? ["--only", only] : [])];
+      log(`${group.join(" ")}: a fresh process`);
+      execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...argv], {
+        stdio: ["ignore", "inherit", "inherit"],
+        env: process.env,
+      });
+      rows.push(...(JSON.parse(readFileSync(file, "utf8")) as WorkloadResult[]));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+async function main() {
+  const { size, only, out, docs, render, isolate, group, child, disk: givenDisk } = args();
+  if (render) {
+    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport);
+    process.stderr.write(`[bench] docs/benchmarks.md rendered from ${render}\n`);
+    return;
+  }
+  const quick = size === "tiny";
+  const started = performance.now();
+  const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+  const wanted = (id: string) => (!only || id.includes(only)) && (!group || group.some((p) => id.startsWith(p)));
+  const corpus = generateCorpus(size);
+  const disk = givenDisk ?? writeCorpus(size, corpus, log);
+  let results: WorkloadResult[];
+  try {
+    if (child) {
+      writeFileSync(child, JSON.stringify(await measureRows(quick, corpus, disk, wanted, log)));
+      return;
+    }
+    results = isolate ? measureIsolated(size, only, disk, log) : await measureRows(quick, corpus, disk, wanted, log);
+  } finally {
+    if (!givenDisk) rmSync(disk, { recursive: true, force: true });
+  }
+
   const date = new Date().toISOString();
   for (const r of results) r.measuredAt = date;
   const report: BenchReport = {
@@ -472,7 +555,6 @@ async function main() {
   }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   if (docs) writeDocs(report);
-  rmSync(disk, { recursive: true, force: true });
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)
       .filter((o) => o && !o.ok && o.note !== "not offered" && !o.note?.startsWith("skipped"))
