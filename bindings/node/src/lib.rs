@@ -25,6 +25,13 @@ pub struct Normalized {
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
 #[napi]
+/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
+/// damaged input throws the JSON error text (see `engram_core::delta::apply_deltas`).
+#[napi]
+pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> napi::Result<Buffer> {
+    engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths).map(Buffer::from).map_err(napi::Error::from_reason)
+}
+
 pub fn format_numbered(content: String, first_line: u32) -> String {
     api::format_numbered(&content, first_line as usize)
 }
@@ -323,6 +330,20 @@ impl FileTable {
     }
 
     /// Writes a file: its normalised path, `meta` = `[version]`; `null` on failure.
+    /// The newest version handed out (see `engram_core::FileTable::last_version`).
+    #[napi(getter)]
+    pub fn last_version(&self) -> f64 {
+        self.inner.last_version() as f64
+    }
+
+    /// The files written since the counters `last_version`/`changes` (a delta record), or
+    /// `null` when only a full snapshot describes the change (see `engram_core::delta`).
+    #[napi]
+    pub fn delta_since(&self, last_version: f64, changes: f64) -> Option<Buffer> {
+        let mark = engram_core::delta::Mark { last_version: last_version as u64, changes: changes as u64 };
+        self.inner.delta_since(mark).map(Buffer::from)
+    }
+
     #[napi]
     pub fn write(
         &mut self,

@@ -27,6 +27,13 @@ pub fn normalize_path(path: &str) -> Normalized {
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
 #[wasm_bindgen(js_name = formatNumbered)]
+/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
+/// damaged input throws the JSON error text (see `engram_core::delta::apply_deltas`).
+#[wasm_bindgen(js_name = applyFileDeltas)]
+pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Result<Vec<u8>, JsError> {
+    engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths).map_err(|e| JsError::new(&e))
+}
+
 pub fn format_numbered(content: &str, first_line: u32) -> String {
     api::format_numbered(content, first_line as usize)
 }
@@ -337,6 +344,20 @@ impl FileTable {
     }
 
     /// Writes a file: its normalised path, `meta` = `[version]`; `undefined` on failure.
+    /// The newest version handed out (see `engram_core::FileTable::last_version`).
+    #[wasm_bindgen(getter, js_name = lastVersion)]
+    pub fn last_version(&self) -> f64 {
+        self.inner.last_version() as f64
+    }
+
+    /// The files written since the counters `last_version`/`changes` (a delta record), or
+    /// `undefined` when only a full snapshot describes the change (see `engram_core::delta`).
+    #[wasm_bindgen(js_name = deltaSince)]
+    pub fn delta_since(&self, last_version: f64, changes: f64) -> Option<Vec<u8>> {
+        let mark = engram_core::delta::Mark { last_version: last_version as u64, changes: changes as u64 };
+        self.inner.delta_since(mark)
+    }
+
     pub fn write(
         &mut self,
         path: &str,

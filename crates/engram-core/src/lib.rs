@@ -7,6 +7,7 @@
 pub mod api;
 pub mod bm25;
 pub mod composite;
+pub mod delta;
 pub mod edit;
 pub mod error;
 pub mod format;

@@ -65,6 +65,12 @@ impl FileTable {
         self.changes
     }
 
+    /// The newest version handed out: every write consumes one, a delete none (see
+    /// `delta::Mark`).
+    pub fn last_version(&self) -> u64 {
+        self.last_version
+    }
+
     pub fn get(&self, normalised: &str) -> Option<&FileEntry> {
         self.files.get(normalised)
     }

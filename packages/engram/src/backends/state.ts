@@ -3,7 +3,7 @@
  * a compact binary snapshot of the table (`snapshot()` / `StateBackend.restore`).
  * @module
  */
-import type { Core, CoreFileTable, Result } from "../core/types.js";
+import type { Core, CoreFileTable, FileTableMark, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import type {
   Backend,
@@ -18,6 +18,11 @@ import type {
 export interface StateBackendOptions {
   /** The core to use. Default: {@link loadCore}'s choice. */
   core?: Core | Promise<Core>;
+}
+
+/** Where a {@link StateBackend}'s files stood (see {@link StateBackend.changesSince}); opaque. */
+export interface StateMark extends FileTableMark {
+  readonly table: object;
 }
 
 /** Files that live with the thread: in memory, inside the core, checkpointed as a snapshot. */
@@ -55,6 +60,22 @@ export class StateBackend implements Backend {
     const bytes = table.snapshot();
     this.#saved = { table, changes: table.changes, bytes };
     return bytes;
+  }
+
+  /**
+   * What changed since `since` (a mark an earlier call returned), for an incremental
+   * checkpoint: `unchanged`, or a `delta` record of the files written since (for
+   * `Core.applyFileDeltas`), or neither — only a full {@link StateBackend.snapshot} describes the
+   * change (no `since`, a file deleted since, or another snapshot loaded since). `mark` is
+   * where the files stand now: pass it next time.
+   */
+  async changesSince(since: StateMark | undefined): Promise<{ mark: StateMark; unchanged: boolean; delta?: Uint8Array }> {
+    const table = this.#ready ?? (await this.#files());
+    const mark: StateMark = { table, ...table.mark() };
+    if (!since || since.table !== table) return { mark, unchanged: false };
+    if (since.changes === mark.changes && since.lastVersion === mark.lastVersion) return { mark, unchanged: true };
+    const delta = table.deltaSince(since);
+    return delta ? { mark, unchanged: false, delta } : { mark, unchanged: false };
   }
 
   #files(): Promise<CoreFileTable> {

@@ -14,6 +14,7 @@ import type {
   EditResult,
   ErrorData,
   FileInfo,
+  FileTableMark,
   GlobAsk,
   GlobOptions,
   GlobResult,
@@ -44,6 +45,7 @@ export interface RawBinding {
   redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
   Router: new (prefixesJson: string) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
+  applyFileDeltas(snapshot: Uint8Array, deltas: Uint8Array, lengths: Uint32Array): Uint8Array;
   GrepArgs: RawGrepArgsClass;
   // ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
   formatGrep(
@@ -172,6 +174,8 @@ type RawGrepArgsClass = new (
 interface RawFileTable {
   readonly size: number;
   readonly changes: number;
+  readonly lastVersion: number;
+  deltaSince(lastVersion: number, changes: number): Opt<Uint8Array>;
   // The calls an agent makes most return one string (the content or the normalised path) and
   // write their numbers into `meta` (a Float64Array of 4, NaN = absent): no result object
   // crosses. `null`/`undefined` = failed; `takeError()` then gives the error.
@@ -470,6 +474,15 @@ class FileTableHandle implements CoreFileTable {
 
   get changes(): number {
     return this.raw.changes;
+  }
+
+  mark(): FileTableMark {
+    return { lastVersion: this.raw.lastVersion, changes: this.raw.changes };
+  }
+
+  deltaSince(mark: FileTableMark): Uint8Array | undefined {
+    const bytes = this.raw.deltaSince(mark.lastVersion, mark.changes);
+    return bytes ? plainBytes(bytes) : undefined;
   }
 
   write(path: string, content: string | Uint8Array, options: WriteOptions = {}): Result<{ path: string; version: string }> {
@@ -989,6 +1002,20 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         throw new EngramError("invalid_argument", `snapshot must be a Uint8Array, got ${describe(snapshot)}`);
       }
       return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot), raw.GrepArgs, kind === "wasm"));
+    },
+    applyFileDeltas: (snapshot, deltas) => {
+      if (!(snapshot instanceof Uint8Array) || !Array.isArray(deltas) || !deltas.every((d) => d instanceof Uint8Array)) {
+        throw new EngramError("invalid_argument", "applyFileDeltas needs a snapshot and an array of deltas (Uint8Array)");
+      }
+      // One crossing: the deltas concatenated, with their sizes.
+      const lengths = Uint32Array.from(deltas, (d) => d.byteLength);
+      const packed = new Uint8Array(lengths.reduce((a, n) => a + n, 0));
+      let at = 0;
+      for (const d of deltas) {
+        packed.set(d, at);
+        at += d.byteLength;
+      }
+      return orThrow(() => plainBytes(raw.applyFileDeltas(snapshot, packed, lengths)));
     },
   };
 }

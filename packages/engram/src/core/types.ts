@@ -278,12 +278,24 @@ export interface CoreFileTable {
    * (see {@link Core.restoreFileTable}). */
   snapshot(): Uint8Array;
   // ---- tool text: what the model reads, made in one core call ----
+/** Where a file table stood (its version and change counters), for {@link CoreFileTable.deltaSince}. */
+export interface FileTableMark {
+  readonly lastVersion: number;
+  readonly changes: number;
+}
+
   /** The `grep` tool's text (grouped `path:` / `  12: line` output, file list or counts, with
    * the notes for no matches and for a search stopped at `maxCount`), cut to `maxChars` UTF-16
    * units by {@link Core.capOutput}'s rule. The search stops once the capped text is decided, so
    * a grep with many matches never builds them as objects. */
   grepText(options: GrepOptions, maxChars: number): Result<{ text: string }>;
   /** The `glob` tool's text: one path per line, capped. */
+  /** The table's counters now, to take {@link CoreFileTable.deltaSince} against later. */
+  mark(): FileTableMark;
+  /** The files written since `mark`, as a delta record for {@link Core.applyFileDeltas} (no
+   * files when nothing changed), or `undefined` when only a full snapshot describes the change:
+   * a file was deleted since, or `mark` is another table's. */
+  deltaSince(mark: FileTableMark): Uint8Array | undefined;
   globText(options: GlobOptions, maxChars: number): Result<{ text: string }>;
   /** The `ls` tool's text: `path (N bytes)` / `path (directory)` lines, capped; `shown` is the
    * path as the model gave it (for the empty-listing note). */
@@ -352,3 +364,7 @@ export interface Redaction {
   /** How many secrets were replaced. */
   count: number;
 }
+  /** `snapshot` with `deltas` ({@link CoreFileTable.deltaSince} records) applied in order: the
+   * snapshot of the table the last delta was taken from, byte for byte. Throws
+   * {@link EngramError} on a damaged snapshot or delta (nothing partial is returned). */
+  applyFileDeltas(snapshot: Uint8Array, deltas: readonly Uint8Array[]): Uint8Array;
