@@ -68,9 +68,13 @@ describe("resident thread state", () => {
     expect(n).toEqual({ restores: 1, snapshots: 0 }); // neither restored nor serialised again
 
     await agent.invoke(user("save /new.md hello"), { threadId: "t" });
-    expect(n.snapshots).toBe(1); // a change is serialised once, at the save
+    // A change is saved as a delta of the changed file only: no full snapshot.
+    expect(n).toEqual({ restores: 1, snapshots: 0 });
+    const saved = await checkpointer.get("t");
+    expect(saved?.filesDeltas?.length).toBe(1);
+    expect(saved?.filesDeltas?.[0]?.byteLength).toBeLessThan(200);
     expect(await read("/new.md")).toContain("hello");
-    expect(n).toEqual({ restores: 1, snapshots: 1 });
+    expect(n).toEqual({ restores: 1, snapshots: 0 });
 
     // Another agent on the same checkpointer changes the thread: the resident copy is stale.
     const other = createDeepAgent(fileModel(), { ...options, core });

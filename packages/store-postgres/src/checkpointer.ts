@@ -1,6 +1,7 @@
 /**
- * `PostgresCheckpointer`: thread checkpoints on PostgreSQL (JSON document + files as bytea, with
- * the format version).
+ * `PostgresCheckpointer`: thread checkpoints on PostgreSQL (JSON document + files as bytea: a full
+ * snapshot plus the deltas saved after it, so a save writes only the files that changed; with the
+ * format version).
  * @module
  */
 import {
@@ -10,11 +11,15 @@ import {
   type ThreadInfo,
   checkThreadId,
   checkThreadLimit,
+  type GetCheckpointOptions,
+  assembleCheckpoint as assemble,
   decodeCheckpoint,
   encodeCheckpoint,
+  filesConflict,
+  sameFiles,
 } from "engram";
 import type pg from "pg";
-import { PgDatabase, type PostgresOptions } from "./database.js";
+import { PgDatabase, type PostgresOptions, storeError } from "./database.js";
 
 /** Options of {@link PostgresCheckpointer}. */
 export type PostgresCheckpointerOptions = PostgresOptions;
@@ -22,6 +27,8 @@ export type PostgresCheckpointerOptions = PostgresOptions;
 /** A {@link Checkpointer} on PostgreSQL. Call `close()` when done. */
 export class PostgresCheckpointer implements Checkpointer {
   readonly #db: PgDatabase;
+  /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
+  readonly incremental = true;
 
   constructor(options: PostgresCheckpointerOptions) {
     this.#db = new PgDatabase(options);
@@ -36,39 +43,95 @@ export class PostgresCheckpointer implements Checkpointer {
     return text.replaceAll("S.", `${this.#db.schema}.`);
   }
 
-  async get(threadId: string): Promise<Checkpoint | undefined> {
+  async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
     checkThreadId(threadId);
     const r = await this.#db.query<{ doc: string; files: Buffer | null }>(
       this.#sql("SELECT doc, files FROM S.engram_checkpoints WHERE thread_id = $1"),
       [threadId],
     );
     const row = r.rows[0];
-    return row && decodeCheckpoint(row.doc, row.files);
+    if (!row) return undefined;
+    const head = decodeCheckpoint(row.doc, row.files);
+    // Files kept in the row (the first format), or none, or the caller holds them already.
+    if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return head;
+    // The parts the document names, read with the document in one snapshot (REPEATABLE READ),
+    // so a concurrent save cannot mix two versions.
+    return this.#db.transaction(async (client) => {
+      await client.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      const again = await client.query<{ doc: string; files: Buffer | null }>(
+        this.#sql("SELECT doc, files FROM S.engram_checkpoints WHERE thread_id = $1"),
+        [threadId],
+      );
+      const now = again.rows[0];
+      if (!now) return undefined;
+      const ref = decodeCheckpoint(now.doc, now.files).filesRef;
+      if (now.files || !ref) return decodeCheckpoint(now.doc, now.files);
+      const parts = await client.query<{ seq: number; bytes: Buffer }>(
+        this.#sql("SELECT seq, bytes FROM S.engram_checkpoint_files WHERE thread_id = $1 AND seq <= $2 ORDER BY seq"),
+        [threadId, ref.deltas],
+      );
+      return assemble(now.doc, parts.rows);
+    });
   }
 
   async put(threadId: string, checkpoint: Checkpoint): Promise<void> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
-    await this.#db.query(
-      this.#sql(
-        "INSERT INTO S.engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ($1, $2, $3, $4, $5, $6) " +
-          "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = excluded.files, " +
-          "saved_at = excluded.saved_at, interrupted = excluded.interrupted",
-      ),
-      [
-        threadId,
-        e.version,
-        e.doc,
-        e.files ? Buffer.from(e.files.buffer, e.files.byteOffset, e.files.byteLength) : null,
-        e.savedAt,
-        e.interrupted,
-      ],
-    );
+    const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    const addParts = async (client: pg.PoolClient, first: number, parts: Uint8Array[]) => {
+      for (const [i, d] of parts.entries()) {
+        await client.query(this.#sql("INSERT INTO S.engram_checkpoint_files (thread_id, seq, bytes) VALUES ($1, $2, $3)"), [
+          threadId,
+          first + i,
+          bytes(d),
+        ]);
+      }
+    };
+    await this.#db.transaction(async (client) => {
+      try {
+        if (e.base) {
+          // An append: only onto the files the caller saved (compare-and-swap on the ref, the
+          // row locked until commit).
+          const r = await client.query<{ doc: string; files: boolean }>(
+            this.#sql("SELECT doc, files IS NOT NULL AS files FROM S.engram_checkpoints WHERE thread_id = $1 FOR UPDATE"),
+            [threadId],
+          );
+          const row = r.rows[0];
+          const ref = row && !row.files ? decodeCheckpoint(row.doc).filesRef : undefined;
+          if (!sameFiles(ref, e.base)) throw filesConflict(threadId, e.base, ref);
+          await addParts(client, e.base.deltas + 1, e.deltas);
+          await client.query(
+            this.#sql("UPDATE S.engram_checkpoints SET format = $2, doc = $3, saved_at = $4, interrupted = $5 WHERE thread_id = $1"),
+            [threadId, e.version, e.doc, e.savedAt, e.interrupted],
+          );
+          return;
+        }
+        await client.query(
+          this.#sql(
+            "INSERT INTO S.engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ($1, $2, $3, NULL, $4, $5) " +
+              "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = NULL, " +
+              "saved_at = excluded.saved_at, interrupted = excluded.interrupted",
+          ),
+          [threadId, e.version, e.doc, e.savedAt, e.interrupted],
+        );
+        await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
+        if (e.files) await addParts(client, 0, [e.files, ...e.deltas]);
+      } catch (err) {
+        throw storeError(err);
+      }
+    });
   }
 
   async delete(threadId: string): Promise<void> {
     checkThreadId(threadId);
-    await this.#db.query(this.#sql("DELETE FROM S.engram_checkpoints WHERE thread_id = $1"), [threadId]);
+    await this.#db.transaction(async (client) => {
+      try {
+        await client.query(this.#sql("DELETE FROM S.engram_checkpoints WHERE thread_id = $1"), [threadId]);
+        await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
+      } catch (err) {
+        throw storeError(err);
+      }
+    });
   }
 
   async list(options: ListThreadsOptions = {}): Promise<{ threads: ThreadInfo[]; cursor?: string }> {

@@ -24,6 +24,10 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE S.engram_checkpoints (
      thread_id text COLLATE "C" PRIMARY KEY, format integer NOT NULL, doc text NOT NULL, files bytea,
      saved_at bigint NOT NULL, interrupted boolean NOT NULL);`,
+  // Incremental checkpoints: a thread's files as a full snapshot (seq 0) and the deltas saved
+  // after it (seq 1, 2, …); the checkpoint document names them (`filesRef`).
+  `CREATE TABLE S.engram_checkpoint_files (
+     thread_id text COLLATE "C" NOT NULL, seq integer NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (thread_id, seq));`,
 ];
 
 /** The schema version this code writes. */

@@ -1,6 +1,7 @@
 /**
  * `SqliteCheckpointer`: thread checkpoints in the same SQLite file as the store (or another).
- * The files snapshot is kept as a BLOB beside the JSON document, with the format version.
+ * The files are a full snapshot plus the deltas saved after it, as BLOBs beside the JSON document
+ * (which names them), with the format version; a save writes only the files that changed.
  * @module
  */
 import {
@@ -10,8 +11,12 @@ import {
   type ThreadInfo,
   checkThreadId,
   checkThreadLimit,
+  type GetCheckpointOptions,
+  assembleCheckpoint as assemble,
   decodeCheckpoint,
   encodeCheckpoint,
+  filesConflict,
+  sameFiles,
 } from "engram";
 import { type SqliteDatabase, type SqliteOptions, guard, openDatabase } from "./database.js";
 
@@ -21,46 +26,81 @@ export interface SqliteCheckpointerOptions extends SqliteOptions {}
 /** A {@link Checkpointer} on SQLite; safe to share between processes. */
 export class SqliteCheckpointer implements Checkpointer {
   readonly #db: SqliteDatabase;
+  /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
+  readonly incremental = true;
 
   constructor(options: SqliteCheckpointerOptions = {}) {
     this.#db = openDatabase(options);
   }
 
-  async get(threadId: string): Promise<Checkpoint | undefined> {
+  async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
     checkThreadId(threadId);
-    const row = guard(
-      () =>
-        this.#db.prepare("SELECT doc, files FROM engram_checkpoints WHERE thread_id = ?").get(threadId) as
+    // One read transaction: the document and the files parts it names, as one writer left them.
+    return guard(() =>
+      this.#db.transaction(() => {
+        const row = this.#db.prepare("SELECT doc, files FROM engram_checkpoints WHERE thread_id = ?").get(threadId) as
           | { doc: string; files: Uint8Array | null }
-          | undefined,
+          | undefined;
+        if (!row) return undefined;
+        const head = decodeCheckpoint(row.doc, row.files);
+        // Files kept in the row (the first format), or none, or the caller holds them already.
+        if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return head;
+        const parts = this.#db
+          .prepare("SELECT seq, bytes FROM engram_checkpoint_files WHERE thread_id = ? AND seq <= ? ORDER BY seq")
+          .all(threadId, head.filesRef.deltas) as { seq: number; bytes: Uint8Array }[];
+        return assemble(row.doc, parts);
+      })(),
     );
-    return row && decodeCheckpoint(row.doc, row.files);
   }
 
   async put(threadId: string, checkpoint: Checkpoint): Promise<void> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
+    const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    const addParts = this.#db.prepare("INSERT INTO engram_checkpoint_files (thread_id, seq, bytes) VALUES (?, ?, ?)");
     guard(() =>
       this.#db
-        .prepare(
-          "INSERT INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES (?, ?, ?, ?, ?, ?) " +
-            "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = excluded.files, " +
-            "saved_at = excluded.saved_at, interrupted = excluded.interrupted",
-        )
-        .run(
-          threadId,
-          e.version,
-          e.doc,
-          e.files ? Buffer.from(e.files.buffer, e.files.byteOffset, e.files.byteLength) : null,
-          e.savedAt,
-          e.interrupted ? 1 : 0,
-        ),
+        .transaction(() => {
+          if (e.base) {
+            // An append: only onto the files the caller saved (compare-and-swap on the ref).
+            const stored = this.#db
+              .prepare(
+                "SELECT json_extract(doc, '$.filesRef.id') AS id, json_extract(doc, '$.filesRef.deltas') AS deltas, files FROM engram_checkpoints WHERE thread_id = ?",
+              )
+              .get(threadId) as { id: string | null; deltas: number | null; files: Uint8Array | null } | undefined;
+            const ref = stored?.id != null && stored.deltas != null && !stored.files ? { id: stored.id, deltas: stored.deltas } : undefined;
+            if (!sameFiles(ref, e.base)) throw filesConflict(threadId, e.base, ref);
+            for (const [i, d] of e.deltas.entries()) addParts.run(threadId, e.base.deltas + 1 + i, bytes(d));
+            this.#db
+              .prepare("UPDATE engram_checkpoints SET format = ?, doc = ?, saved_at = ?, interrupted = ? WHERE thread_id = ?")
+              .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, threadId);
+            return;
+          }
+          this.#db
+            .prepare(
+              "INSERT INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES (?, ?, ?, NULL, ?, ?) " +
+                "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = NULL, " +
+                "saved_at = excluded.saved_at, interrupted = excluded.interrupted",
+            )
+            .run(threadId, e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0);
+          this.#db.prepare("DELETE FROM engram_checkpoint_files WHERE thread_id = ?").run(threadId);
+          if (e.files) {
+            addParts.run(threadId, 0, bytes(e.files));
+            for (const [i, d] of e.deltas.entries()) addParts.run(threadId, 1 + i, bytes(d));
+          }
+        })
+        .immediate(),
     );
   }
 
   async delete(threadId: string): Promise<void> {
     checkThreadId(threadId);
-    guard(() => this.#db.prepare("DELETE FROM engram_checkpoints WHERE thread_id = ?").run(threadId));
+    guard(() =>
+      this.#db.transaction(() => {
+        this.#db.prepare("DELETE FROM engram_checkpoints WHERE thread_id = ?").run(threadId);
+        this.#db.prepare("DELETE FROM engram_checkpoint_files WHERE thread_id = ?").run(threadId);
+      })(),
+    );
   }
 
   async list(options: ListThreadsOptions = {}): Promise<{ threads: ThreadInfo[]; cursor?: string }> {

@@ -39,6 +39,10 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE engram_checkpoints (
      thread_id TEXT PRIMARY KEY, format INTEGER NOT NULL, doc TEXT NOT NULL, files BLOB,
      saved_at INTEGER NOT NULL, interrupted INTEGER NOT NULL) WITHOUT ROWID;`,
+  // Incremental checkpoints: a thread's files as a full snapshot (seq 0) and the deltas saved
+  // after it (seq 1, 2, …); the checkpoint document names them (`filesRef`).
+  `CREATE TABLE engram_checkpoint_files (
+     thread_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (thread_id, seq));`,
 ];
 
 /** The schema version this code writes. */

@@ -16,6 +16,15 @@ import type { Interrupt } from "./types.js";
 /** The format version {@link encodeCheckpoint} writes. */
 export const CHECKPOINT_VERSION = 1;
 
+/**
+ * Names the files a checkpoint holds: a full snapshot (`id`, chosen when it was saved) and how
+ * many deltas were saved after it. Equal refs mean equal files.
+ */
+export interface FilesRef {
+  id: string;
+  deltas: number;
+}
+
 /** The saved state of one thread. */
 export interface Checkpoint {
   /** The format version it was stored with; set by checkpointers on load. Optional on put. */
@@ -23,8 +32,21 @@ export interface Checkpoint {
   messages: Message[];
   /** Middleware data (e.g. summarisation state). */
   data: Record<string, unknown>;
-  /** Snapshot of the thread's State-backend files, when the thread has them. */
+  /** Snapshot of the thread's State-backend files, when the thread has them: on `get`, the
+   * stored full snapshot (the files are it with {@link Checkpoint.filesDeltas} applied). On
+   * `put`, a full snapshot replacing the stored files. */
   files?: Uint8Array;
+  /**
+   * Changes to `files` (`Core.applyFileDeltas` records), oldest first. On `get`: every delta
+   * stored after the snapshot. On `put` with `files`: the deltas stored after it; without
+   * `files` (only {@link Checkpointer.incremental} checkpointers): deltas appended to the
+   * stored files, which must be those `filesRef` names minus these deltas — else the put fails
+   * with a `conflict` {@link EngramError} and changes nothing.
+   */
+  filesDeltas?: Uint8Array[];
+  /** Which files these are (see {@link FilesRef}); after a put, the stored files' ref. Set on
+   * `get` when the files were saved with one. Default on a put with `files`: a new id. */
+  filesRef?: FilesRef;
   /** Set while the thread waits for human decisions. */
   interrupt?: Interrupt;
   /** Milliseconds since the epoch. */
@@ -47,21 +69,40 @@ export interface ListThreadsOptions {
   cursor?: string;
 }
 
+/** Options of {@link Checkpointer.get}. */
+export interface GetCheckpointOptions {
+  /** Files the caller holds already: when the stored files are these, the checkpoint comes back
+   * with its `filesRef` but without `files` and `filesDeltas` (nothing is read or copied). */
+  knownFiles?: FilesRef;
+}
+
 /** Stores checkpoints by thread id (any non-empty string without NUL, at most 1024 UTF-8 bytes). */
 export interface Checkpointer {
-  get(threadId: string): Promise<Checkpoint | undefined>;
+  get(threadId: string, options?: GetCheckpointOptions): Promise<Checkpoint | undefined>;
   put(threadId: string, checkpoint: Checkpoint): Promise<void>;
+  /** Whether `put` appends {@link Checkpoint.filesDeltas} to the stored files (a save writes
+   * only the files that changed) and `get` honours {@link GetCheckpointOptions.knownFiles}.
+   * Default: false — every save stores the full snapshot. */
+  readonly incremental?: boolean;
   delete(threadId: string): Promise<void>;
   /** Optional: the saved threads, sorted by id. */
   list?(options?: ListThreadsOptions): Promise<{ threads: ThreadInfo[]; cursor?: string }>;
 }
 
-/** A checkpoint in storage form: a JSON document and the files snapshot as raw bytes. */
+/** A checkpoint in storage form: a JSON document and the files as raw bytes. */
 export interface EncodedCheckpoint {
   version: number;
-  /** JSON of everything but `files`. */
+  /** JSON of everything but the files bytes (`filesRef` included). */
   doc: string;
+  /** A full snapshot: the stored files are replaced by it and `deltas`. Undefined: `deltas` are
+   * appended to the stored files, which must be `base` (or, without `filesRef`, there are no
+   * files). */
   files: Uint8Array | undefined;
+  deltas: Uint8Array[];
+  /** The stored files after the put; undefined when the thread has none. */
+  filesRef: FilesRef | undefined;
+  /** For an append: the files that must be stored (else `conflict`). */
+  base?: FilesRef;
   savedAt: number;
   interrupted: boolean;
 }
@@ -86,15 +127,70 @@ export function encodeCheckpoint(cp: Checkpoint): EncodedCheckpoint {
   }
   if (cp.files !== undefined && !(cp.files instanceof Uint8Array))
     throw new EngramError("invalid_argument", "checkpoint files must be a Uint8Array");
+  const given = cp.filesDeltas ?? [];
+  if (!Array.isArray(given) || !given.every((d) => d instanceof Uint8Array))
+    throw new EngramError("invalid_argument", "checkpoint filesDeltas must be an array of Uint8Array");
+  if (cp.filesRef !== undefined && !isFilesRef(cp.filesRef))
+    throw new EngramError("invalid_argument", "checkpoint filesRef must be { id: non-empty string, deltas: integer ≥ 0 }");
   const savedAt = typeof cp.savedAt === "number" && Number.isFinite(cp.savedAt) ? cp.savedAt : Date.now();
-  const { files, ...rest } = cp;
+  const { files, filesDeltas: _, filesRef: __, ...rest } = cp;
+  let filesRef: FilesRef | undefined;
+  let base: FilesRef | undefined;
+  if (files) {
+    filesRef = cp.filesRef ?? { id: crypto.randomUUID(), deltas: given.length };
+    if (filesRef.deltas !== given.length)
+      throw new EngramError("invalid_argument", `filesRef counts ${filesRef.deltas} deltas, the checkpoint has ${given.length}`);
+  } else if (cp.filesRef) {
+    filesRef = cp.filesRef;
+    base = { id: filesRef.id, deltas: filesRef.deltas - given.length };
+    if (base.deltas < 0)
+      throw new EngramError("invalid_argument", `filesRef counts ${filesRef.deltas} deltas, fewer than the ${given.length} appended`);
+  } else if (given.length > 0) {
+    throw new EngramError("invalid_argument", "filesDeltas need files or a filesRef naming the stored files they extend");
+  }
   let doc: string;
   try {
-    doc = JSON.stringify({ ...rest, savedAt, version: CHECKPOINT_VERSION });
+    doc = JSON.stringify({ ...rest, ...(filesRef && { filesRef }), savedAt, version: CHECKPOINT_VERSION });
   } catch (e) {
     throw new EngramError("invalid_argument", `a checkpoint must be JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
-  return { version: CHECKPOINT_VERSION, doc, files: files && new Uint8Array(files), savedAt, interrupted: cp.interrupt !== undefined };
+  return {
+    version: CHECKPOINT_VERSION,
+    doc,
+    files: files && new Uint8Array(files),
+    deltas: given.map((d) => new Uint8Array(d)),
+    filesRef,
+    ...(base && { base }),
+    savedAt,
+    interrupted: cp.interrupt !== undefined,
+  };
+}
+
+function isFilesRef(v: unknown): v is FilesRef {
+  const r = v as Partial<FilesRef> | null;
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.id === "string" &&
+    r.id.length > 0 &&
+    typeof r.deltas === "number" &&
+    Number.isInteger(r.deltas) &&
+    r.deltas >= 0
+  );
+}
+
+/** Whether two refs name the same files. */
+export function sameFiles(a: FilesRef | undefined, b: FilesRef | undefined): boolean {
+  return a !== undefined && b !== undefined && a.id === b.id && a.deltas === b.deltas;
+}
+
+/** The `conflict` error of an append whose base is not what is stored. */
+export function filesConflict(threadId: string, base: FilesRef, stored: FilesRef | undefined): EngramError {
+  const now = stored ? `${stored.id}+${stored.deltas}` : "none";
+  return new EngramError(
+    "conflict",
+    `thread '${threadId}': the deltas extend files ${base.id}+${base.deltas}, but the stored files are ${now} (another writer saved the thread)`,
+  );
 }
 
 function damaged(detail: string): EngramError {
@@ -127,7 +223,11 @@ function bytesFrom(value: unknown): Uint8Array {
  * - version 1: the document plus the files bytes kept beside it.
  * Throws a `store_error` {@link EngramError} for a damaged document or a newer format.
  */
-export function decodeCheckpoint(doc: string | Record<string, unknown>, files?: Uint8Array | null): Checkpoint {
+export function decodeCheckpoint(
+  doc: string | Record<string, unknown>,
+  files?: Uint8Array | null,
+  filesDeltas?: readonly Uint8Array[],
+): Checkpoint {
   let raw: Record<string, unknown>;
   try {
     raw = typeof doc === "string" ? (JSON.parse(doc) as Record<string, unknown>) : doc;
@@ -155,21 +255,52 @@ export function decodeCheckpoint(doc: string | Record<string, unknown>, files?: 
   if (raw.interrupt !== undefined && raw.interrupt !== null) cp.interrupt = raw.interrupt as Interrupt;
   const bytes = files ?? (version === 0 && raw.files !== undefined && raw.files !== null ? bytesFrom(raw.files) : undefined);
   if (bytes) cp.files = new Uint8Array(bytes);
+  if (raw.filesRef !== undefined) {
+    if (!isFilesRef(raw.filesRef)) throw damaged("filesRef");
+    cp.filesRef = { id: raw.filesRef.id, deltas: raw.filesRef.deltas };
+  }
+  if (filesDeltas?.length) cp.filesDeltas = filesDeltas.map((d) => new Uint8Array(d));
   return cp;
+}
+
+/**
+ * A checkpoint from its document and its stored files parts (`seq` 0: the full snapshot, then
+ * the deltas in order) — for checkpointers that keep the parts apart. Parts are taken up to
+ * the first gap: a missing part leaves the checkpoint short, which a resume reports as a
+ * {@link ResumeError} (nothing is lost or overwritten by reading).
+ */
+export function assembleCheckpoint(doc: string, parts: readonly { seq: number | string; bytes: Uint8Array }[]): Checkpoint {
+  const sorted = [...parts].sort((a, b) => Number(a.seq) - Number(b.seq));
+  const base = sorted[0] && Number(sorted[0].seq) === 0 ? sorted[0].bytes : undefined;
+  const deltas: Uint8Array[] = [];
+  if (base) for (let i = 1; i < sorted.length && Number(sorted[i]?.seq) === i; i++) deltas.push((sorted[i] as { bytes: Uint8Array }).bytes);
+  return decodeCheckpoint(doc, base, deltas);
 }
 
 /** Checkpoints in process memory, in storage form (so callers cannot alias them and they
  * behave exactly as durable ones). */
 export class InMemoryCheckpointer implements Checkpointer {
   readonly #threads = new Map<string, EncodedCheckpoint>();
+  readonly incremental = true;
 
-  async get(threadId: string): Promise<Checkpoint | undefined> {
+  async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
     const cp = this.#threads.get(checkThreadId(threadId));
-    return cp && decodeCheckpoint(cp.doc, cp.files);
+    if (!cp) return undefined;
+    if (sameFiles(cp.filesRef, options.knownFiles)) return decodeCheckpoint(cp.doc);
+    return decodeCheckpoint(cp.doc, cp.files, cp.deltas);
   }
 
   async put(threadId: string, checkpoint: Checkpoint): Promise<void> {
-    this.#threads.set(checkThreadId(threadId), encodeCheckpoint(checkpoint));
+    const id = checkThreadId(threadId);
+    const e = encodeCheckpoint(checkpoint);
+    if (e.base) {
+      const stored = this.#threads.get(id);
+      if (!stored || !sameFiles(stored.filesRef, e.base)) throw filesConflict(id, e.base, stored?.filesRef);
+      e.files = stored.files;
+      e.deltas = [...stored.deltas, ...e.deltas];
+      delete e.base;
+    }
+    this.#threads.set(id, e);
   }
 
   async delete(threadId: string): Promise<void> {

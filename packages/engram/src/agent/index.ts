@@ -14,6 +14,8 @@ export {
   type Checkpoint,
   type Checkpointer,
   type EncodedCheckpoint,
+  type FilesRef,
+  type GetCheckpointOptions,
   InMemoryCheckpointer,
   type ListThreadsOptions,
   type ThreadInfo,
@@ -21,6 +23,9 @@ export {
   checkThreadLimit,
   decodeCheckpoint,
   encodeCheckpoint,
+  assembleCheckpoint,
+  filesConflict,
+  sameFiles,
 } from "./checkpointer.js";
 export type { AgentState, HookContext, Middleware, ModelResponse } from "./middleware.js";
 export {

@@ -4,9 +4,10 @@
  * @module
  */
 import type { Backend } from "../backends/protocol.js";
-import { StateBackend } from "../backends/state.js";
+import { StateBackend, type StateMark } from "../backends/state.js";
 import type { Core } from "../core/types.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, EngramError, ResumeError } from "../errors.js";
+import { type Checkpoint, type Checkpointer, type FilesRef, sameFiles } from "./checkpointer.js";
 import type { BackendContext, ResolvedOptions } from "./options.js";
 
 /** A backend whose files belong to one thread and are saved with it (a {@link StateBackend}). */
@@ -44,27 +45,45 @@ export function checkBackendOption(option: ResolvedOptions["backend"]): void {
   }
 }
 
-// ---- resident thread state: a thread's StateBackend stays loaded between its runs ----
+// ---- thread files: resident between runs, saved incrementally ----
 
 /** Most threads whose State files one agent keeps loaded between runs. */
 const RESIDENT_THREADS = 16;
+/** Most deltas saved after a full snapshot before the next save is a full snapshot again (so
+ * a restore applies a bounded chain). */
+export const MAX_DELTAS = 32;
 
-/** A thread's StateBackend after a run, and the files snapshot its checkpoint was saved with. */
-interface Resident {
-  state: StateBackend;
-  files: Uint8Array;
+/**
+ * Where a thread's files stand against its checkpoint: the files stored (`ref`, or the full
+ * `bytes` for a checkpointer that keeps no refs) and the state's mark when they were saved or
+ * loaded, so the next save writes only what changed since.
+ */
+export interface ThreadFiles {
+  state: ThreadScoped;
+  ref: FilesRef | undefined;
+  bytes: Uint8Array | undefined;
+  mark: StateMark | undefined;
+  /** Size of the stored full snapshot, and of the deltas stored after it. */
+  fullBytes: number;
+  deltaBytes: number;
 }
 
-/** Per agent (keyed by its `owners` map): the resident State backends by thread id, oldest first. */
-const residents = new WeakMap<object, Map<string, Resident>>();
+/** Per agent (keyed by its `owners` map): the resident thread files by thread id, oldest first. */
+const residents = new WeakMap<object, Map<string, ThreadFiles>>();
 
-function residentsOf(agent: object): Map<string, Resident> {
+function residentsOf(agent: object): Map<string, ThreadFiles> {
   let map = residents.get(agent);
   if (!map) {
     map = new Map();
     residents.set(agent, map);
   }
   return map;
+}
+
+/** The stored files a resident copy of the thread holds, for {@link Checkpointer.get}'s
+ * `knownFiles` (the checkpoint then comes back without its files). */
+export function residentRef(agent: object, threadId: string): FilesRef | undefined {
+  return residents.get(agent)?.get(threadId)?.ref;
 }
 
 /** Equal bytes (a word at a time where both views allow it). */
@@ -84,44 +103,131 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /**
- * The thread's resident StateBackend when it is unchanged since its checkpoint was saved and the
- * checkpoint still holds exactly those files (then nothing is restored), taken out of the cache
- * while a run uses it (a concurrent run of the same thread restores its own copy). Otherwise
- * `undefined`, and a stale entry is dropped.
+ * The thread's resident files when they are unchanged since their save and the checkpoint
+ * still holds exactly those files (same ref; or, for a checkpointer without refs, same bytes):
+ * then nothing is restored. Taken out of the cache while a run uses them (a concurrent run of
+ * the same thread restores its own copy). Otherwise `undefined`, and a stale entry is dropped.
  */
-async function takeResident(agent: object, threadId: string, files: Uint8Array | undefined): Promise<StateBackend | undefined> {
+async function takeResident(agent: object, threadId: string, saved: Checkpoint | undefined): Promise<ThreadFiles | undefined> {
   const map = residentsOf(agent);
   const r = map.get(threadId);
   if (!r) return undefined;
   map.delete(threadId);
-  if (!files || !sameBytes(r.files, files)) return undefined;
-  // Unchanged since the save: its snapshot is still the very buffer that was saved.
-  return (await r.state.snapshot()) === r.files ? r.state : undefined;
+  if (!saved || !(r.state instanceof StateBackend)) return undefined;
+  const same = r.ref && saved.filesRef ? sameFiles(r.ref, saved.filesRef) : !!(r.bytes && saved.files && sameBytes(r.bytes, saved.files));
+  if (!same) return undefined;
+  return (await r.state.changesSince(r.mark)).unchanged ? r : undefined;
 }
 
-/** Keeps a thread's StateBackend loaded after its checkpoint was saved with `files` (the
- * agent's `owners` map names the agent); the least recently saved thread goes past the limit. */
-export function keepResident(agent: object, threadId: string, state: ThreadScoped, files: Uint8Array | undefined): void {
+/** Keeps a thread's files loaded after its checkpoint was saved (the agent's `owners` map names
+ * the agent); the least recently saved thread goes past the limit. */
+export function keepResident(agent: object, threadId: string, files: ThreadFiles): void {
   const map = residentsOf(agent);
   map.delete(threadId);
-  if (!files || !(state instanceof StateBackend)) return;
-  map.set(threadId, { state, files });
+  if (!(files.state instanceof StateBackend) || (!files.ref && !files.bytes)) return;
+  map.set(threadId, files);
   if (map.size > RESIDENT_THREADS) map.delete(map.keys().next().value as string);
 }
 
-// ---- end resident thread state ----
+/** The full snapshot a checkpoint's files come to: its snapshot with its deltas applied. A
+ * missing or damaged part is a {@link ResumeError} (nothing is changed or saved). */
+function checkpointFiles(saved: Checkpoint, threadId: string, core: Core): Uint8Array | undefined {
+  const deltas = saved.filesDeltas ?? [];
+  const expected = saved.filesRef?.deltas ?? deltas.length;
+  if (!saved.files) {
+    if (saved.filesRef || deltas.length > 0)
+      throw new ResumeError(`cannot resume thread '${threadId}': its saved files lack their base snapshot`);
+    return undefined;
+  }
+  if (deltas.length !== expected) {
+    throw new ResumeError(
+      `cannot resume thread '${threadId}': its saved files have ${deltas.length} of ${expected} deltas (a part is missing)`,
+    );
+  }
+  try {
+    return deltas.length === 0 ? saved.files : core.applyFileDeltas(saved.files, deltas);
+  } catch (e) {
+    throw new ResumeError(
+      `cannot resume thread '${threadId}': its saved files are damaged (${e instanceof Error ? e.message : String(e)})`,
+    );
+  }
+}
+
+/**
+ * Adds the thread's files to `cp` as the cheapest correct record (a checkpointer that appends
+ * deltas gets only the files written since the last save; others, and every
+ * {@link MAX_DELTAS}th save, a full snapshot) and saves it; an append refused because another
+ * writer saved the thread meanwhile is saved again as a full snapshot. Updates `files`.
+ */
+export async function saveWithFiles(
+  checkpointer: Checkpointer,
+  threadId: string,
+  cp: Checkpoint,
+  files: ThreadFiles | undefined,
+): Promise<void> {
+  if (!files) return checkpointer.put(threadId, cp);
+  const state = files.state;
+  const tracked = state instanceof StateBackend ? await state.changesSince(files.mark) : undefined;
+  const ref = files.ref;
+  if (tracked && ref && (tracked.unchanged || tracked.delta)) {
+    const delta = tracked.delta;
+    const grown = files.deltaBytes + (delta?.byteLength ?? 0);
+    if (checkpointer.incremental && (!delta || (ref.deltas < MAX_DELTAS && grown <= Math.max(files.fullBytes, 1 << 16)))) {
+      const next = delta ? { id: ref.id, deltas: ref.deltas + 1 } : ref;
+      try {
+        await checkpointer.put(threadId, { ...cp, filesRef: next, ...(delta && { filesDeltas: [delta] }) });
+        Object.assign(files, { ref: next, mark: tracked.mark, deltaBytes: grown });
+        return;
+      } catch (e) {
+        if (!(e instanceof EngramError && e.code === "conflict")) throw e;
+      }
+    } else if (tracked.unchanged && files.bytes) {
+      // A checkpointer without deltas: the same full snapshot again.
+      await checkpointer.put(threadId, { ...cp, files: files.bytes, filesRef: ref });
+      return;
+    }
+  }
+  const bytes = await state.snapshot();
+  const mark = state instanceof StateBackend ? (await state.changesSince(undefined)).mark : undefined;
+  const next = { id: crypto.randomUUID(), deltas: 0 };
+  await checkpointer.put(threadId, { ...cp, files: bytes, filesRef: next });
+  Object.assign(files, {
+    ref: next,
+    mark,
+    fullBytes: bytes.byteLength,
+    deltaBytes: 0,
+    bytes: checkpointer.incremental ? undefined : bytes,
+  });
+}
+
+/** Thread files loaded from `bytes` (the checkpoint `saved`'s), or fresh (`saved` undefined). */
+async function loaded(state: ThreadScoped, saved: Checkpoint | undefined, bytes: Uint8Array | undefined): Promise<ThreadFiles> {
+  const mark = state instanceof StateBackend ? (await state.changesSince(undefined)).mark : undefined;
+  const deltaBytes = (saved?.filesDeltas ?? []).reduce((n, d) => n + d.byteLength, 0);
+  return {
+    state,
+    ref: bytes ? saved?.filesRef : undefined,
+    bytes: bytes && !saved?.filesRef ? bytes : undefined,
+    mark,
+    fullBytes: saved?.files?.byteLength ?? 0,
+    deltaBytes,
+  };
+}
+
+// ---- end thread files ----
 
 /** The thread's backend, and the thread-scoped backend inside it to checkpoint (if any). */
 export interface ThreadBackend {
   backend: Backend;
-  state: ThreadScoped | undefined;
-  /** `state` is the thread's own StateBackend, made here (not an instance the user passed or a
-   * factory returned): it may stay loaded for the thread's next run ({@link keepResident}). */
+  /** The thread-scoped backend's files, to save with the thread. */
+  files: ThreadFiles | undefined;
+  /** `files` are the thread's own StateBackend, made here (not an instance the user passed or a
+   * factory returned): they may stay loaded for the thread's next run ({@link keepResident}). */
   own?: boolean;
 }
 
 /**
- * Resolves the backend of one run of `threadId`, with the files of its checkpoint (`files`)
+ * Resolves the backend of one run of `threadId`, with the files of its checkpoint (`saved`)
  * loaded into its thread-scoped part:
  * - no `backend` option: a fresh {@link StateBackend} per thread;
  * - a thread-scoped instance (a `StateBackend`): a template — each thread starts from a copy of
@@ -131,57 +237,76 @@ export interface ThreadBackend {
  *   backend it returns (or the `state` it used, e.g. as a composite's default route) is
  *   checkpointed. Returning one thread-scoped instance for two threads is a {@link ConfigError}.
  *
- * `owners` remembers which thread each thread-scoped instance from the factory belongs to.
+ * `saved` may lack its files when they are the resident copy's (`knownFiles`); `reload` then
+ * fetches them whole if that copy cannot be used after all. Saved files that are missing a part
+ * or damaged are a {@link ResumeError}. `owners` remembers which thread each thread-scoped
+ * instance from the factory belongs to.
  */
 export async function resolveThreadBackend(
   option: ResolvedOptions["backend"],
   context: { threadId: string; userId?: string },
-  files: Uint8Array | undefined,
+  saved: Checkpoint | undefined,
   core: Core,
   owners: WeakMap<object, string>,
+  reload: () => Promise<Checkpoint | undefined>,
 ): Promise<ThreadBackend> {
-  const resident = await takeResident(owners, context.threadId, files);
+  const { threadId } = context;
+  const resident = await takeResident(owners, threadId, saved);
+  let checkpoint = saved;
+  if (!resident && saved && !saved.files && saved.filesRef) checkpoint = await reload();
+  let bytes: Uint8Array | undefined;
+  let parsed = false;
+  const filesOf = () => {
+    if (!parsed) bytes = checkpoint && checkpointFiles(checkpoint, threadId, core);
+    parsed = true;
+    return bytes;
+  };
   if (option === undefined) {
-    const state = resident ?? (await stateFrom(files, core));
-    return { backend: state, state, own: true };
+    if (resident) return { backend: resident.state as StateBackend, files: resident, own: true };
+    const state = await stateFrom(filesOf(), core);
+    return { backend: state, files: await loaded(state, checkpoint, bytes), own: true };
   }
   if (typeof option !== "function") {
-    if (!threadScoped(option)) return { backend: option, state: undefined };
-    const state = resident ?? (await stateFrom(files, core, option));
-    return { backend: state, state, own: true };
+    if (!threadScoped(option)) return { backend: option, files: undefined };
+    if (resident) return { backend: resident.state as StateBackend, files: resident, own: true };
+    const from = filesOf();
+    const state = await stateFrom(from, core, option);
+    return { backend: state, files: await loaded(state, checkpoint, from), own: true };
   }
   let own: StateBackend | undefined;
   // A resident backend is the thread's `state` only if this run asks for it (the factory may
   // return a backend of its own instead).
-  let restored = false;
   const ctx: BackendContext = {
-    threadId: context.threadId,
+    threadId,
     ...(context.userId !== undefined && { userId: context.userId }),
     get state() {
-      if (!own) {
-        own = resident ?? new StateBackend({ core });
-        restored = resident !== undefined;
-      }
+      own ??= resident ? (resident.state as StateBackend) : new StateBackend({ core });
       return own;
     },
   };
   const backend = option(ctx);
   if (threadScoped(backend) && backend !== own) {
     const owner = owners.get(backend);
-    if (owner !== undefined && owner !== context.threadId) {
+    if (owner !== undefined && owner !== threadId) {
       throw new ConfigError(
         "backend",
-        `the factory returned the same StateBackend for threads '${owner}' and '${context.threadId}': ` +
+        `the factory returned the same StateBackend for threads '${owner}' and '${threadId}': ` +
           "return a new one per thread (or context.state), or pass the instance itself as a template",
       );
     }
-    owners.set(backend, context.threadId);
-    if (files) await backend.loadSnapshot(files);
-    return { backend, state: backend };
+    owners.set(backend, threadId);
+    if (!checkpoint?.files && checkpoint?.filesRef) checkpoint = await reload();
+    parsed = false;
+    const from = filesOf();
+    if (from) await backend.loadSnapshot(from);
+    return { backend, files: await loaded(backend, checkpoint, from) };
   }
   // The thread's own `state`, returned or built into the backend (a composite's default route).
-  if (own && files && !restored) await own.loadSnapshot(files);
-  return { backend, state: own, own: own !== undefined };
+  if (!own) return { backend, files: undefined };
+  if (resident && own === resident.state) return { backend, files: resident, own: true };
+  const from = filesOf();
+  if (from) await own.loadSnapshot(from);
+  return { backend, files: await loaded(own, checkpoint, from), own: true };
 }
 
 /** A thread's own StateBackend: the checkpoint's files, or `seed`'s, or none. */

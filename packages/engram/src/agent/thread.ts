@@ -9,7 +9,7 @@ import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
 import { recordingBackend } from "./memory-history.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
-import { keepResident, resolveThreadBackend } from "./thread-backend.js";
+import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
 
 function checkInput(input: AgentInput): void {
@@ -27,15 +27,20 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
   const { services } = level;
   const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
   const core = await services.core;
-  const saved = await services.checkpointer.get(threadId);
+  const { checkpointer } = services;
+  // With the thread's files still loaded here, the checkpoint comes without them when they are
+  // the stored ones (nothing read, copied or compared).
+  const known = residentRef(services.backendOwners, threadId);
+  const saved = await (known ? checkpointer.get(threadId, { knownFiles: known }) : checkpointer.get(threadId));
   const resolved = await resolveThreadBackend(
     o.backend,
     { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) },
-    saved?.files,
+    saved,
     core,
     services.backendOwners,
+    () => checkpointer.get(threadId),
   );
-  const threadState = resolved.state;
+  const threadFiles = resolved.files;
   // What tools, memory and skills use: the thread's backend, with memory changes recorded and
   // operations traced when those options are on.
   let backend = resolved.backend;
@@ -73,11 +78,11 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
   };
   const save = async (s: LevelState) => {
     const cp: Checkpoint = { messages: s.messages, data: s.data, savedAt: Date.now() };
-    if (threadState) cp.files = await threadState.snapshot();
     if (s.interrupt) cp.interrupt = s.interrupt;
-    await services.checkpointer.put(threadId, cp);
+    // Only the files written since the last save, when the checkpointer appends deltas.
+    await saveWithFiles(checkpointer, threadId, cp, threadFiles);
     // Saved: the next run of this thread reuses the loaded files instead of restoring them.
-    if (threadState && resolved.own) keepResident(services.backendOwners, threadId, threadState, cp.files);
+    if (threadFiles && resolved.own) keepResident(services.backendOwners, threadId, threadFiles);
   };
   const done = runLoop(scope, state, input, { save, top: true }).catch(async (e: unknown) => {
     // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise

@@ -98,6 +98,87 @@ export function checkpointerConformance(name: string, t: TestApi, get: () => Che
       expect(await cp.get(id)).toBeUndefined();
     });
 
+    it("stores files incrementally: appends deltas onto the named files, refuses a stale base, skips known files", async () => {
+      const cp = await get();
+      if (!cp.incremental) return;
+      const id = uniqueId("delta");
+      const base = sampleCheckpoint().files as Uint8Array;
+      const d1 = Uint8Array.from([1, 2, 3]);
+      const d2 = Uint8Array.from([4, 5]);
+      await cp.put(id, { messages: [], data: {}, files: base, filesRef: { id: "r1", deltas: 0 }, savedAt: 1 });
+      await cp.put(id, {
+        messages: [{ role: "user", content: "one" }],
+        data: {},
+        filesDeltas: [d1],
+        filesRef: { id: "r1", deltas: 1 },
+        savedAt: 2,
+      });
+      // Keeping the files as they are: the ref alone.
+      await cp.put(id, { messages: [{ role: "user", content: "two" }], data: {}, filesRef: { id: "r1", deltas: 1 }, savedAt: 3 });
+      await cp.put(id, {
+        messages: [{ role: "user", content: "three" }],
+        data: {},
+        filesDeltas: [d2],
+        filesRef: { id: "r1", deltas: 2 },
+        savedAt: 4,
+      });
+      const back = await cp.get(id);
+      expect(back?.messages).toEqual([{ role: "user", content: "three" }]);
+      expect(back?.filesRef).toEqual({ id: "r1", deltas: 2 });
+      expect(back?.files?.length).toBe(base.length);
+      expect(back?.filesDeltas?.map((d) => Array.from(d))).toEqual([
+        [1, 2, 3],
+        [4, 5],
+      ]);
+
+      // A stale base (another writer saved meanwhile): conflict, and nothing changes.
+      const stale = cp.put(id, { messages: [], data: {}, filesDeltas: [d1], filesRef: { id: "r1", deltas: 2 }, savedAt: 5 });
+      await expect(stale).rejects.toMatchObject({ name: "EngramError", code: "conflict" });
+      const other = cp.put(id, { messages: [], data: {}, filesDeltas: [d1], filesRef: { id: "r2", deltas: 3 }, savedAt: 5 });
+      await expect(other).rejects.toMatchObject({ code: "conflict" });
+      await expect(
+        cp.put(uniqueId("none"), { messages: [], data: {}, filesRef: { id: "r1", deltas: 0 }, savedAt: 5 }),
+      ).rejects.toMatchObject({
+        code: "conflict",
+      });
+      expect((await cp.get(id))?.savedAt).toBe(4);
+
+      // The caller holds these files: they are not sent again; other files are.
+      const known = await cp.get(id, { knownFiles: { id: "r1", deltas: 2 } });
+      expect(known?.filesRef).toEqual({ id: "r1", deltas: 2 });
+      expect(known?.files).toBeUndefined();
+      expect(known?.filesDeltas).toBeUndefined();
+      expect((await cp.get(id, { knownFiles: { id: "r1", deltas: 1 } }))?.filesDeltas?.length).toBe(2);
+
+      // A full snapshot replaces the chain; deleting drops every part.
+      await cp.put(id, { messages: [], data: {}, files: d2, savedAt: 6 });
+      const full = await cp.get(id);
+      expect(Array.from(full?.files ?? [])).toEqual([4, 5]);
+      expect(full?.filesDeltas).toBeUndefined();
+      expect(full?.filesRef?.deltas).toBe(0);
+      expect(full?.filesRef?.id).not.toBe("r1");
+      await cp.delete(id);
+      expect(await cp.get(id)).toBeUndefined();
+      await cp.put(id, { messages: [], data: {}, files: base, filesDeltas: [d1], filesRef: { id: "r3", deltas: 1 }, savedAt: 7 });
+      expect((await cp.get(id))?.filesDeltas?.map((d) => d.length)).toEqual([3]);
+    });
+
+    it("rejects inconsistent files refs with invalid_argument", async () => {
+      const cp = await get();
+      const id = uniqueId("thread");
+      const files = Uint8Array.from([1]);
+      const bad: Partial<Checkpoint>[] = [
+        { files, filesRef: { id: "x", deltas: 2 } },
+        { filesDeltas: [files] },
+        { files, filesRef: { id: "", deltas: 0 } },
+        { files, filesRef: { id: "x", deltas: -1 } },
+        { filesRef: { id: "x", deltas: 0 }, filesDeltas: [files] },
+        { files, filesDeltas: ["no"] as unknown as Uint8Array[], filesRef: { id: "x", deltas: 1 } },
+      ];
+      for (const b of bad) await expect(cp.put(id, { messages: [], data: {}, savedAt: 0, ...b })).rejects.toMatchObject(invalidArgument);
+      expect(await cp.get(id)).toBeUndefined();
+    });
+
     it("lists threads in id order, with pages", async () => {
       const cp = await get();
       if (!cp.list) return;
