@@ -2,10 +2,12 @@
 //! outer path, grep, glob and listing answers merged, the mounts a glob is pushed down to.
 //! Marshalling only.
 
-use crate::{failure, ErrorData, Failure, Router};
+use crate::format::TextOut;
+use crate::{failure, info, ErrorData, Failure, FileInfo, FileTable, GrepArgs, GrepOut, Router};
 use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;
 use engram_core::CoreResult;
+use engram_core::{api, CoreError};
 use napi::bindgen_prelude::{Either, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
@@ -128,5 +130,160 @@ pub fn glob_asks(router: &Router, pattern: String, root: String) -> GlobAsks {
         mounts: Uint32Array::new(asks.iter().map(|a| a.mount as u32).collect()),
         patterns: asks.iter().map(|a| a.pattern.clone()).collect(),
         paths: asks.into_iter().map(|a| a.path).collect(),
+    }
+}
+
+// ---- fan-out over resident tables (see `engram_core::composite::{GlobFanOut, GrepFanOut}`) ----
+
+/// The sources a fan-out asks, in columns: route index (`-1`: the default backend) and the
+/// inner directory each is asked about (a StoreBackend syncs its mirror there first).
+#[napi(object)]
+pub struct FanAsks {
+    pub mounts: Int32Array,
+    pub paths: Vec<String>,
+}
+
+fn fan_asks(asks: &[composite::FanAsk]) -> FanAsks {
+    FanAsks {
+        mounts: Int32Array::new(asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect()),
+        paths: asks.iter().map(|a| a.path.clone()).collect(),
+    }
+}
+
+fn mount_of(mount: i32) -> Option<usize> {
+    usize::try_from(mount).ok()
+}
+
+fn spent() -> CoreError {
+    CoreError::new(engram_core::ErrorCode::Unsupported, "composite", "fan-out already finished")
+}
+
+/// A composite glob over resident tables: `asks()`, then `add` each source's table, then
+/// `finish` or `text` (once).
+#[napi]
+pub struct GlobFanOut {
+    inner: Option<composite::GlobFanOut>,
+}
+
+/// A fan-out glob's files (outer paths) and the route each came from (`-1`: the default).
+#[napi(object)]
+pub struct FanGlob {
+    pub files: Vec<FileInfo>,
+    pub mounts: Int32Array,
+    pub truncated: bool,
+}
+
+/// A composite glob over resident tables; `root` is the normalised outer directory.
+#[napi]
+pub fn glob_fan_out(router: &Router, pattern: String, root: String, max_results: Option<u32>) -> GlobFanOut {
+    let max = max_results.map(|n| n as usize);
+    GlobFanOut { inner: Some(composite::GlobFanOut::new(&router.inner, &pattern, &root, max)) }
+}
+
+#[napi]
+impl GlobFanOut {
+    #[napi]
+    pub fn asks(&self) -> FanAsks {
+        fan_asks(self.inner.as_ref().map_or(&[], |f| f.asks()))
+    }
+
+    /// Globs the source's table; the error (a mount's for the outer path) or `null`.
+    #[napi]
+    pub fn add(&mut self, router: &Router, mount: i32, table: &FileTable) -> Option<ErrorData> {
+        let fan = self.inner.as_mut()?;
+        fan.add(&router.inner, mount_of(mount), &table.inner).err().map(|e| failure(e).error)
+    }
+
+    #[napi]
+    pub fn finish(&mut self, router: &Router) -> Either<FanGlob, Failure> {
+        match self.inner.take().ok_or_else(spent).and_then(|f| f.finish(&router.inner)) {
+            Ok((files, from, truncated)) => Either::A(FanGlob {
+                files: files.into_iter().map(info).collect(),
+                mounts: Int32Array::new(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                truncated,
+            }),
+            Err(e) => Either::B(failure(e)),
+        }
+    }
+
+    /// The `glob` tool's text of the merged answer.
+    #[napi]
+    pub fn text(&mut self, router: &Router, max_chars: u32) -> Either<TextOut, Failure> {
+        match self.inner.take().ok_or_else(spent).and_then(|f| f.text(&router.inner, max_chars as usize)) {
+            Ok(text) => Either::A(TextOut { text }),
+            Err(e) => Either::B(failure(e)),
+        }
+    }
+}
+
+/// A composite grep over resident tables (steps as [`GlobFanOut`]).
+#[napi]
+pub struct GrepFanOut {
+    inner: Option<composite::GrepFanOut>,
+    error: Option<CoreError>,
+}
+
+/// A composite grep over resident tables: `args` are the call's options (their path is
+/// ignored); `root` is the normalised outer directory. Invalid options fail every later step
+/// with their error.
+#[napi]
+pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: String) -> GrepFanOut {
+    match args.options() {
+        Ok(o) => GrepFanOut { inner: Some(composite::GrepFanOut::new(&router.inner, o, &root)), error: None },
+        Err(e) => GrepFanOut { inner: None, error: Some(e) },
+    }
+}
+
+#[napi]
+impl GrepFanOut {
+    #[napi]
+    pub fn asks(&self) -> FanAsks {
+        fan_asks(self.inner.as_ref().map_or(&[], |f| f.asks()))
+    }
+
+    /// Searches the source's table; the error (a mount's for the outer path) or `null`.
+    #[napi]
+    pub fn add(&mut self, router: &Router, mount: i32, table: &FileTable) -> Option<ErrorData> {
+        if let Some(e) = &self.error {
+            return Some(failure(e.clone()).error);
+        }
+        let fan = self.inner.as_mut()?;
+        fan.add(&router.inner, mount_of(mount), &table.inner).err().map(|e| failure(e).error)
+    }
+
+    fn take(&mut self) -> Result<composite::GrepFanOut, CoreError> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.inner.take().ok_or_else(spent),
+        }
+    }
+
+    #[napi]
+    pub fn finish(&mut self, router: &Router) -> Either<GrepOut, Failure> {
+        match self.take().and_then(|f| f.finish(&router.inner)) {
+            Ok(r) => {
+                let c = api::grep_columns(r);
+                Either::A(GrepOut {
+                    truncated: c.truncated,
+                    group_paths: c.group_paths,
+                    group_sizes: c.group_sizes.map(Uint32Array::new),
+                    lines: c.lines.map(Int32Array::new),
+                    texts: c.texts,
+                    files: c.files,
+                    count_paths: c.count_paths,
+                    counts: c.counts.map(Uint32Array::new),
+                })
+            }
+            Err(e) => Either::B(failure(e)),
+        }
+    }
+
+    /// The `grep` tool's text of the merged answer, under the output cap.
+    #[napi]
+    pub fn text(&mut self, router: &Router, max_chars: u32) -> Either<TextOut, Failure> {
+        match self.take().and_then(|f| f.text(&router.inner, max_chars as usize)) {
+            Ok(text) => Either::A(TextOut { text }),
+            Err(e) => Either::B(failure(e)),
+        }
     }
 }

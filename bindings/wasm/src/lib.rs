@@ -611,6 +611,150 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
     }
 }
 
+// ---- Composite fan-out over resident tables (see `engram_core::composite::{GlobFanOut, GrepFanOut}`) ----
+// Steps: `asks()`, then `add` each asked source's table (route index, -1 for the default
+// backend), then `finish` or `text` once. Nothing crosses per mount but the table handle.
+
+/// The sources a fan-out asks, in columns: route index (-1: the default backend) and the inner
+/// directory each is asked about.
+#[wasm_bindgen(getter_with_clone)]
+pub struct FanAsks {
+    pub mounts: Vec<i32>,
+    pub paths: Vec<String>,
+}
+
+fn fan_asks(asks: &[engram_core::composite::FanAsk]) -> FanAsks {
+    FanAsks {
+        mounts: asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect(),
+        paths: asks.iter().map(|a| a.path.clone()).collect(),
+    }
+}
+
+fn fan_spent() -> CoreError {
+    CoreError::new(engram_core::ErrorCode::Unsupported, "composite", "fan-out already finished")
+}
+
+/// A composite glob over resident tables.
+#[wasm_bindgen]
+pub struct GlobFanOut {
+    inner: Option<engram_core::composite::GlobFanOut>,
+}
+
+/// A fan-out glob's files (outer paths) and the route each came from (-1: the default); or
+/// `error`.
+#[wasm_bindgen(getter_with_clone)]
+pub struct FanGlob {
+    pub files: Option<Vec<FileInfo>>,
+    pub mounts: Option<Vec<i32>>,
+    pub truncated: Option<bool>,
+    pub error: Option<ErrorData>,
+}
+
+/// A composite glob over resident tables; `root` is the normalised outer directory.
+#[wasm_bindgen(js_name = globFanOut)]
+pub fn glob_fan_out(router: &Router, pattern: &str, root: &str, max_results: Option<u32>) -> GlobFanOut {
+    let max = max_results.map(|n| n as usize);
+    GlobFanOut { inner: Some(engram_core::composite::GlobFanOut::new(&router.inner, pattern, root, max)) }
+}
+
+#[wasm_bindgen]
+impl GlobFanOut {
+
+    pub fn asks(&self) -> FanAsks {
+        fan_asks(self.inner.as_ref().map_or(&[], |f| f.asks()))
+    }
+
+    /// Globs the source's table; the error (a mount's for the outer path) or `undefined`.
+    pub fn add(&mut self, router: &Router, mount: i32, table: &FileTable) -> Option<ErrorData> {
+        let fan = self.inner.as_mut()?;
+        fan.add(&router.inner, usize::try_from(mount).ok(), &table.inner).err().and_then(error_of)
+    }
+
+    pub fn finish(&mut self, router: &Router) -> FanGlob {
+        let (r, error) = split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.finish(&router.inner)));
+        match r {
+            Some((files, from, truncated)) => FanGlob {
+                files: Some(files.into_iter().map(info).collect()),
+                mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                truncated: Some(truncated),
+                error,
+            },
+            None => FanGlob { files: None, mounts: None, truncated: None, error },
+        }
+    }
+
+    /// The `glob` tool's text of the merged answer.
+    pub fn text(&mut self, router: &Router, max_chars: u32) -> tool_text::TextOut {
+        let (text, error) =
+            split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.text(&router.inner, max_chars as usize)));
+        tool_text::TextOut { text, error }
+    }
+}
+
+/// A composite grep over resident tables (steps as [`GlobFanOut`]).
+#[wasm_bindgen]
+pub struct GrepFanOut {
+    inner: CoreResult<Option<engram_core::composite::GrepFanOut>>,
+}
+
+impl GrepFanOut {
+    fn take(&mut self) -> CoreResult<engram_core::composite::GrepFanOut> {
+        match &mut self.inner {
+            Ok(f) => f.take().ok_or_else(fan_spent),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+/// A composite grep over resident tables: `args` are the call's options (their path is
+/// ignored); `root` is the normalised outer directory. Invalid options fail every later step
+/// with their error.
+#[wasm_bindgen(js_name = grepFanOut)]
+pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: &str) -> GrepFanOut {
+    let inner = args.options().map(|o| Some(engram_core::composite::GrepFanOut::new(&router.inner, o, root)));
+    GrepFanOut { inner }
+}
+
+#[wasm_bindgen]
+impl GrepFanOut {
+
+    pub fn asks(&self) -> FanAsks {
+        fan_asks(self.inner.as_ref().ok().and_then(Option::as_ref).map_or(&[], |f| f.asks()))
+    }
+
+    /// Searches the source's table; the error (a mount's for the outer path) or `undefined`.
+    pub fn add(&mut self, router: &Router, mount: i32, table: &FileTable) -> Option<ErrorData> {
+        let r = match &mut self.inner {
+            Ok(Some(f)) => f.add(&router.inner, usize::try_from(mount).ok(), &table.inner),
+            Ok(None) => Err(fan_spent()),
+            Err(e) => Err(e.clone()),
+        };
+        r.err().and_then(error_of)
+    }
+
+    pub fn finish(&mut self, router: &Router) -> GrepOut {
+        let (r, error) = split(self.take().and_then(|f| f.finish(&router.inner)));
+        let c = r.map(api::grep_columns).unwrap_or_default();
+        GrepOut {
+            truncated: error.is_none().then_some(c.truncated),
+            group_paths: c.group_paths,
+            group_sizes: c.group_sizes,
+            lines: c.lines,
+            texts: c.texts,
+            files: c.files,
+            count_paths: c.count_paths,
+            counts: c.counts,
+            error,
+        }
+    }
+
+    /// The `grep` tool's text of the merged answer, under the output cap.
+    pub fn text(&mut self, router: &Router, max_chars: u32) -> tool_text::TextOut {
+        let (text, error) = split(self.take().and_then(|f| f.text(&router.inner, max_chars as usize)));
+        tool_text::TextOut { text, error }
+    }
+}
+
 // ---- The filesystem tools' text for the model (see `engram_core::format`) ----------------------
 // Per-table methods that search or read and format in one call under the output cap, and free
 // functions that format another backend's results with the same rules. Strings in and out.

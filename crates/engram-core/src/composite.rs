@@ -4,9 +4,12 @@
 //! `CompositeBackend`, which only routes calls and hands the answers here.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
+use crate::format::{format_glob, GrepText};
 use crate::glob::{Glob, PathFilter};
-use crate::grep::OutputMode;
+use crate::grep::{GrepMatch, GrepOptions, GrepResult, OutputMode};
+use crate::ops::GlobOptions;
 use crate::router::Router;
+use crate::table::{FileInfo, FileTable};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
@@ -510,6 +513,334 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> Vec<GlobAsk> {
         .collect()
 }
 
+// ---- fan-out over resident tables ----
+//
+// When every backend a composite grep or glob reaches keeps its files in a core file table (a
+// StateBackend's table, a StoreBackend's synced mirror), the composite asks each table here, as
+// it would ask the backend (same pattern, directory and options), and merges once: no answer
+// crosses the boundary per mount, and the tool text is made from the merge directly.
+
+/// A mount's error for the composite, rendered for the outer path `request` (see
+/// [`mount_error`]); the default backend's errors (`mount` = `None`) pass on unchanged.
+fn outer_error(router: &Router, mount: Option<usize>, e: CoreError, request: &str) -> CoreError {
+    let Some(prefix) = mount.and_then(|m| router.prefix(m)) else { return e };
+    let b =
+        BackendError { code: e.code.as_str(), message: &e.message, subject: Some(&e.subject), detail: Some(&e.detail) };
+    mount_error(&b, prefix, request).unwrap_or(e)
+}
+
+/// One source a fan-out asks: the default backend (`mount` = `None`) or a route, with the
+/// directory (inner to the source) and pattern it is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FanAsk {
+    pub mount: Option<usize>,
+    pub path: String,
+    /// glob: the pattern; grep: the file-name `glob` option the source applies itself.
+    pub pattern: Option<String>,
+}
+
+/// A slot's answer: not yet given, skipped (a missing directory that holds no matches), or given.
+enum Slot<T> {
+    Empty,
+    Skipped,
+    Given(T),
+}
+
+fn take_parts<T>(slots: Vec<Slot<T>>) -> CoreResult<Vec<T>> {
+    let mut out = Vec::with_capacity(slots.len());
+    for s in slots {
+        match s {
+            Slot::Empty => return Err(malformed("fan-out (a source was not given)")),
+            Slot::Skipped => {}
+            Slot::Given(t) => out.push(t),
+        }
+    }
+    Ok(out)
+}
+
+fn slot_of(asks: &[FanAsk], mount: Option<usize>) -> CoreResult<usize> {
+    asks.iter().position(|a| a.mount == mount).ok_or_else(|| malformed("fan-out (that source is not asked)"))
+}
+
+/// A composite glob over resident tables: [`GlobFanOut::asks`] says which sources to give,
+/// [`GlobFanOut::add`] searches each one's table, [`GlobFanOut::finish`] or
+/// [`GlobFanOut::text`] merges. Answers equal the composite's per-backend fan-out.
+pub struct GlobFanOut {
+    pattern: String,
+    root: String,
+    max_results: Option<usize>,
+    /// The root lies inside this mount and the pattern is relative: that mount alone answers,
+    /// with the cap, and its paths are only prefixed.
+    within: Option<usize>,
+    asks: Vec<FanAsk>,
+    slots: Vec<Slot<(GlobPart, Vec<FileInfo>)>>,
+}
+
+impl GlobFanOut {
+    /// `root` is the normalised outer directory of the call.
+    pub fn new(router: &Router, pattern: &str, root: &str, max_results: Option<usize>) -> GlobFanOut {
+        let routed = router.route_normalised(root);
+        let mut asks = Vec::new();
+        let within = match routed.route {
+            Some(m) if !pattern.starts_with('/') => {
+                asks.push(FanAsk { mount: Some(m), path: routed.path, pattern: Some(pattern.to_string()) });
+                Some(m)
+            }
+            route => {
+                if route.is_none() {
+                    asks.push(FanAsk { mount: None, path: root.to_string(), pattern: Some(pattern.to_string()) });
+                }
+                for a in glob_asks(router, pattern, root) {
+                    asks.push(FanAsk { mount: Some(a.mount), path: a.path, pattern: Some(a.pattern) });
+                }
+                None
+            }
+        };
+        let slots = asks.iter().map(|_| Slot::Empty).collect();
+        GlobFanOut { pattern: pattern.to_string(), root: root.to_string(), max_results, within, asks, slots }
+    }
+
+    /// The sources to give, the default backend first when it is asked.
+    pub fn asks(&self) -> &[FanAsk] {
+        &self.asks
+    }
+
+    /// Globs `table`, the files of the source `mount` (`None`: the default backend).
+    pub fn add(&mut self, router: &Router, mount: Option<usize>, table: &FileTable) -> CoreResult<()> {
+        let k = slot_of(&self.asks, mount)?;
+        let ask = &self.asks[k];
+        let opts = GlobOptions {
+            pattern: ask.pattern.clone().unwrap_or_default(),
+            path: Some(ask.path.clone()),
+            max_results: if self.within.is_some() { self.max_results } else { None },
+        };
+        self.slots[k] = match table.glob(&opts) {
+            Ok(r) => {
+                let paths = r.files.iter().map(|f| f.path.clone()).collect();
+                Slot::Given((GlobPart { mount, truncated: r.truncated, paths }, r.files))
+            }
+            // A narrowed directory the mount does not have holds no matches.
+            Err(e) if mount.is_some() && ask.path != "/" && e.code == ErrorCode::FileNotFound => Slot::Skipped,
+            Err(e) => return Err(outer_error(router, mount, e, &self.root)),
+        };
+        Ok(())
+    }
+
+    /// The merged files, in path order, with their outer paths; and the source of each
+    /// (`None`: the default backend).
+    pub fn finish(self, router: &Router) -> CoreResult<(Vec<FileInfo>, Vec<Option<usize>>, bool)> {
+        let (pattern, root, max, within) = (self.pattern, self.root, self.max_results, self.within);
+        let given = take_parts(self.slots)?;
+        let (parts, infos): (Vec<GlobPart>, Vec<Vec<FileInfo>>) = given.into_iter().unzip();
+        let merged = match within {
+            Some(_) => merge_glob(router, &parts, None, &root, None)?,
+            None => merge_glob(router, &parts, Some(&pattern), &root, max)?,
+        };
+        let mut sources = Vec::with_capacity(parts.iter().map(|p| p.paths.len()).sum());
+        for p in &parts {
+            sources.extend(std::iter::repeat_n(p.mount, p.paths.len()));
+        }
+        let mut all: Vec<Option<FileInfo>> = infos.into_iter().flatten().map(Some).collect();
+        let mut renamed = merged.renamed.into_iter();
+        let mut files = Vec::with_capacity(merged.picks.len());
+        let mut from = Vec::with_capacity(merged.picks.len());
+        for pick in merged.picks {
+            let i = pick as usize;
+            let mut f = all.get_mut(i).and_then(Option::take).ok_or_else(|| malformed("glob pick"))?;
+            let source = sources[i];
+            if source.is_some() {
+                f.path = renamed.next().ok_or_else(|| malformed("glob pick"))?;
+            }
+            files.push(f);
+            from.push(source);
+        }
+        Ok((files, from, merged.truncated))
+    }
+
+    /// The `glob` tool's text of the merged answer (see [`format_glob`]).
+    pub fn text(self, router: &Router, max_chars: usize) -> CoreResult<String> {
+        let pattern = self.pattern.clone();
+        let (files, _, truncated) = self.finish(router)?;
+        Ok(format_glob(&pattern, files.iter().map(|f| f.path.as_str()), truncated, max_chars))
+    }
+}
+
+/// One source's grep answer: the part the merge sees and, for `content`, each line's number
+/// and text (lines of all groups in order).
+type GrepGiven = (GrepPart, Vec<(usize, String)>);
+
+/// A composite grep over resident tables (see [`GlobFanOut`] for the steps).
+pub struct GrepFanOut {
+    opts: GrepOptions,
+    root: String,
+    within: Option<usize>,
+    /// A grep `glob` with `/`: applied by the default backend itself and by the merge to the
+    /// mounts' outer paths.
+    path_glob: Option<String>,
+    /// Mounts below the root: the default backend's missing root is then no error.
+    mounts_below: bool,
+    asks: Vec<FanAsk>,
+    slots: Vec<Slot<GrepGiven>>,
+}
+
+impl GrepFanOut {
+    /// `opts` are the call's options (`path` ignored: `root` is the normalised outer directory).
+    pub fn new(router: &Router, opts: &GrepOptions, root: &str) -> GrepFanOut {
+        let routed = router.route_normalised(root);
+        let mut asks = Vec::new();
+        let mut path_glob = None;
+        let mut mounts_below = false;
+        let within = match routed.route {
+            Some(m) => {
+                asks.push(FanAsk { mount: Some(m), path: routed.path, pattern: opts.glob.clone() });
+                Some(m)
+            }
+            None => {
+                let under = mounts_under(router, root);
+                mounts_below = !under.is_empty();
+                path_glob = opts.glob.clone().filter(|g| g.contains('/'));
+                asks.push(FanAsk { mount: None, path: root.to_string(), pattern: opts.glob.clone() });
+                let mount_glob = if path_glob.is_some() { None } else { opts.glob.clone() };
+                for m in under {
+                    asks.push(FanAsk { mount: Some(m), path: "/".to_string(), pattern: mount_glob.clone() });
+                }
+                None
+            }
+        };
+        let slots = asks.iter().map(|_| Slot::Empty).collect();
+        GrepFanOut { opts: opts.clone(), root: root.to_string(), within, path_glob, mounts_below, asks, slots }
+    }
+
+    /// The sources to give, the default backend first when it is asked.
+    pub fn asks(&self) -> &[FanAsk] {
+        &self.asks
+    }
+
+    /// Searches `table`, the files of the source `mount` (`None`: the default backend).
+    pub fn add(&mut self, router: &Router, mount: Option<usize>, table: &FileTable) -> CoreResult<()> {
+        let k = slot_of(&self.asks, mount)?;
+        let ask = &self.asks[k];
+        let opts = GrepOptions { path: Some(ask.path.clone()), glob: ask.pattern.clone(), ..self.opts.clone() };
+        self.slots[k] = match table.grep(&opts) {
+            Ok(r) => Slot::Given(grep_part(mount, r)),
+            Err(e) if mount.is_none() && self.mounts_below && e.code == ErrorCode::FileNotFound => Slot::Skipped,
+            Err(e) => return Err(outer_error(router, mount, e, &self.root)),
+        };
+        Ok(())
+    }
+
+    fn merged(self, router: &Router) -> CoreResult<GrepMerged> {
+        let (opts, root) = (self.opts, self.root);
+        let path_glob = if self.within.is_some() { None } else { self.path_glob };
+        let given = take_parts(self.slots)?;
+        let (parts, lines): (Vec<GrepPart>, Vec<Vec<(usize, String)>>) = given.into_iter().unzip();
+        let o = GrepMerge {
+            mode: opts.output_mode,
+            max_count: opts.max_count,
+            path_glob: path_glob.as_deref(),
+            root: &root,
+        };
+        let merged = merge_grep(router, &parts, &o)?;
+        Ok((merged, lines.into_iter().flatten().collect(), opts.output_mode, opts.pattern))
+    }
+
+    /// The merged answer as one grep result (outer paths).
+    pub fn finish(self, router: &Router) -> CoreResult<GrepResult> {
+        let (m, mut lines, mode, _) = self.merged(router)?;
+        let mut out = GrepResult { truncated: m.truncated, ..GrepResult::default() };
+        match mode {
+            OutputMode::Content => {
+                let mut matches = Vec::with_capacity(m.picks.len());
+                let mut picks = m.picks.iter();
+                for (path, &n) in m.paths.iter().zip(&m.sizes) {
+                    for &pick in picks.by_ref().take(n as usize) {
+                        let line = lines.get_mut(pick as usize).ok_or_else(|| malformed("grep pick"))?;
+                        let context = line.0 & CONTEXT_BIT != 0;
+                        let text = std::mem::take(&mut line.1);
+                        matches.push(GrepMatch { path: path.clone(), line: line.0 & !CONTEXT_BIT, text, context });
+                    }
+                }
+                out.matches = Some(matches);
+            }
+            OutputMode::FilesWithMatches => out.files = Some(m.paths),
+            OutputMode::Count => {
+                out.counts = Some(m.paths.into_iter().zip(m.sizes).map(|(p, n)| (p, n as usize)).collect())
+            }
+        }
+        Ok(out)
+    }
+
+    /// The `grep` tool's text of the merged answer, under the output cap.
+    pub fn text(self, router: &Router, max_chars: usize) -> CoreResult<String> {
+        let (m, lines, mode, pattern) = self.merged(router)?;
+        let mut text = GrepText::new(max_chars);
+        match mode {
+            OutputMode::Content => {
+                let mut picks = m.picks.iter();
+                'groups: for (path, &n) in m.paths.iter().zip(&m.sizes) {
+                    for &pick in picks.by_ref().take(n as usize) {
+                        if text.full() {
+                            break 'groups;
+                        }
+                        let (line, t) = lines.get(pick as usize).ok_or_else(|| malformed("grep pick"))?;
+                        text.push_match(path, line & !CONTEXT_BIT, line & CONTEXT_BIT != 0, t);
+                    }
+                }
+            }
+            OutputMode::FilesWithMatches => {
+                for p in &m.paths {
+                    if text.full() {
+                        break;
+                    }
+                    text.push_file(p);
+                }
+            }
+            OutputMode::Count => {
+                for (p, &n) in m.paths.iter().zip(&m.sizes) {
+                    if text.full() {
+                        break;
+                    }
+                    text.push_count(p, n as usize);
+                }
+            }
+        }
+        Ok(text.finish(&pattern, m.truncated))
+    }
+}
+
+/// A fan-out's merge with the lines it picks from, its mode and pattern.
+type GrepMerged = (Merged, Vec<(usize, String)>, OutputMode, String);
+
+/// Marks a context line in a [`GrepGiven`] line number.
+const CONTEXT_BIT: usize = 1 << (usize::BITS - 1);
+
+fn grep_part(mount: Option<usize>, r: GrepResult) -> GrepGiven {
+    let mut part = GrepPart { mount, truncated: r.truncated, ..GrepPart::default() };
+    let mut lines = Vec::new();
+    if let Some(matches) = r.matches {
+        lines.reserve(matches.len());
+        for m in matches {
+            match (part.paths.last(), part.sizes.last_mut()) {
+                (Some(p), Some(n)) if *p == m.path => *n += 1,
+                _ => {
+                    part.paths.push(m.path);
+                    part.sizes.push(1);
+                }
+            }
+            part.context.push(m.context);
+            lines.push((if m.context { m.line | CONTEXT_BIT } else { m.line }, m.text));
+        }
+    } else if let Some(counts) = r.counts {
+        for (p, n) in counts {
+            part.paths.push(p);
+            part.sizes.push(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+    } else if let Some(files) = r.files {
+        part.paths = files;
+    }
+    (part, lines)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -781,5 +1112,174 @@ mod tests {
         assert_eq!(asks("*.md", "/memories/notes"), [ask(0, "**", "/notes")]);
         assert_eq!(asks("../x/*", "/"), [ask(0, "**", "/")]);
         assert_eq!(asks("/src/*.ts", "/memories"), []);
+    }
+
+    // ---- fan-out over resident tables: the same answer as one flat tree ----
+
+    // Not nested: a route inside another route's tree is answered as the composite always did
+    // (each backend on its own), which no flat tree shows; the TypeScript property test
+    // compares the fan-out with the per-backend path on nested layouts too.
+    const PREFIXES: [&str; 5] = ["/a/", "/q/r/", "/m/", "/x/y/", "/z/"];
+    const NAMES: [&str; 8] = ["/n.md", "/b/k.md", "/b/c.txt", "/d/e/f.md", "/y/q.md", "/k.txt", "/a/b/g.md", "/m"];
+    const ROOTS: [&str; 8] = ["/", "/a", "/a/b", "/m", "/x", "/x/y/d", "/b", "/nowhere"];
+    const GLOBS: [&str; 10] =
+        ["**/*.md", "*", "b/*", "/a/**", "**", "*.txt", "b/**/*.md", "../x/*", "/m/*.md", "y/[q-z].md"];
+
+    /// (mounted prefixes, files of the default backend, files per mount).
+    type Layout = (Vec<usize>, Vec<(usize, u8)>, Vec<Vec<(usize, u8)>>);
+
+    fn layout() -> impl proptest::strategy::Strategy<Value = Layout> {
+        let files = || proptest::collection::vec((0..NAMES.len(), 0u8..4), 0..6);
+        (
+            proptest::sample::subsequence((0..PREFIXES.len()).collect::<Vec<_>>(), 0..=3),
+            files(),
+            proptest::collection::vec(files(), 3),
+        )
+    }
+
+    fn file_content(i: usize, v: u8) -> Vec<u8> {
+        format!("alpha {i}\nbeta {v}\nalpha beta\n{}\n", "gamma ".repeat(v as usize)).into_bytes()
+    }
+
+    /// The composite's tables and router, and one flat table holding what the composite shows.
+    /// A call whose directory lies in a mount sees that mount only: then `flat` holds its files.
+    fn tables(l: &Layout, within: impl Fn(&Router) -> Option<usize>) -> (Router, FileTable, Vec<FileTable>, FileTable) {
+        let prefixes: Vec<&str> = l.0.iter().map(|&i| PREFIXES[i]).collect();
+        let router = Router::new(&prefixes).unwrap();
+        let (mut own, mut flat) = (FileTable::new(), FileTable::new());
+        for &(n, v) in &l.1 {
+            let _ = own.write(NAMES[n], file_content(n, v), 1.0, None);
+        }
+        let only = within(&router);
+        for (p, f) in own.iter() {
+            if only.is_none() && !router.shadows(p) {
+                flat.write(p, f.data.clone(), 1.0, None).unwrap();
+            }
+        }
+        let mut mounts = Vec::new();
+        for (m, files) in l.2.iter().take(prefixes.len()).enumerate() {
+            let mut t = FileTable::new();
+            for &(n, v) in files {
+                let _ = t.write(NAMES[n], file_content(n, v), 1.0, None);
+            }
+            for (p, f) in t.iter() {
+                // A file hidden by a longer route is not shown either.
+                let outer = outer_path(router.prefix(m).unwrap(), p);
+                if only.is_none_or(|o| o == m) {
+                    let _ = flat.write(&outer, f.data.clone(), 1.0, None);
+                }
+            }
+            mounts.push(t);
+        }
+        (router, own, mounts, flat)
+    }
+
+    fn give<F: FnMut(Option<usize>, &FileTable) -> CoreResult<()>>(
+        asks: &[FanAsk],
+        own: &FileTable,
+        mounts: &[FileTable],
+        mut add: F,
+    ) -> CoreResult<()> {
+        for a in asks {
+            add(a.mount, a.mount.map_or(own, |m| &mounts[m]))?;
+        }
+        Ok(())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn fan_out_globs_as_one_tree(l in layout(), root in 0..ROOTS.len(), g in 0..GLOBS.len(), cap in proptest::option::of(0usize..4)) {
+            let (pattern, root) = (GLOBS[g], ROOTS[root]);
+            let (router, own, mounts, flat) = tables(&l, |r| r.route_normalised(root).route);
+            let mut fan = GlobFanOut::new(&router, pattern, root, cap);
+            let asks = fan.asks().to_vec();
+            let got = give(&asks, &own, &mounts, |m, t| fan.add(&router, m, t)).and_then(|_| fan.finish(&router));
+            let want = flat.glob(&GlobOptions { pattern: pattern.into(), path: Some(root.into()), max_results: cap });
+            match (got, want) {
+                (Ok((files, from, truncated)), Ok(w)) => {
+                    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+                    let want: Vec<&str> = w.files.iter().map(|f| f.path.as_str()).collect();
+                    proptest::prop_assert_eq!(&paths, &want);
+                    proptest::prop_assert_eq!(truncated, w.truncated);
+                    for (f, m) in files.iter().zip(from) {
+                        proptest::prop_assert_eq!(router.route_normalised(&f.path).route, m);
+                    }
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.code, b.code),
+                (a, b) => proptest::prop_assert!(false, "{a:?} vs {b:?}"),
+            }
+        }
+
+        #[test]
+        fn fan_out_greps_as_one_tree(
+            l in layout(), root in 0..ROOTS.len(), mode in 0..3usize, cap in proptest::option::of(0usize..5),
+            context in 0usize..2, file_glob in proptest::option::of(proptest::sample::select(vec!["*.md", "b/*.md", "**/*.txt"])),
+            pattern in proptest::sample::select(vec!["alpha", "beta 2", "gamma", "zzz", "a("]), regex in proptest::bool::ANY,
+        ) {
+            let root = ROOTS[root];
+            let (router, own, mounts, flat) = tables(&l, |r| r.route_normalised(root).route);
+            let output_mode = [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count][mode];
+            let opts = GrepOptions {
+                pattern: pattern.into(), glob: file_glob.map(String::from), regex, max_count: cap, output_mode, context,
+                ..GrepOptions::default()
+            };
+            let mut fan = GrepFanOut::new(&router, &opts, root);
+            let asks = fan.asks().to_vec();
+            let text_fan = {
+                let mut t = GrepFanOut::new(&router, &opts, root);
+                give(&asks, &own, &mounts, |m, tb| t.add(&router, m, tb)).and_then(|_| t.text(&router, 300))
+            };
+            let got = give(&asks, &own, &mounts, |m, t| fan.add(&router, m, t)).and_then(|_| fan.finish(&router));
+            let want = flat.grep(&GrepOptions { path: Some(root.into()), ..opts.clone() });
+            match (&got, &want) {
+                (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
+                // The flat tree has no directory where only an empty mount is: the composite
+                // shows that directory, empty.
+                (Ok(a), Err(b)) if b.code == ErrorCode::FileNotFound => {
+                    proptest::prop_assert!(a.matches.as_ref().is_none_or(Vec::is_empty) && a.files.as_ref().is_none_or(Vec::is_empty) && a.counts.as_ref().is_none_or(|c| c.is_empty()));
+                }
+                (Err(a), Err(b)) if b.code == ErrorCode::FileNotFound => {
+                    proptest::prop_assert!(matches!(a.code, ErrorCode::FileNotFound | ErrorCode::InvalidPattern))
+                }
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(a.code, b.code),
+                (a, b) => proptest::prop_assert!(false, "{a:?} vs {b:?}"),
+            }
+            if let Ok(a) = got {
+                // The text is the tool formatter's text of the structured answer.
+                let text = text_fan.unwrap();
+                let cols = crate::api::grep_columns(a);
+                let (paths, numbers, texts) = match output_mode {
+                    OutputMode::Content => {
+                        let mut paths = Vec::new();
+                        for (p, &n) in cols.group_paths.unwrap().iter().zip(&cols.group_sizes.unwrap()) {
+                            paths.extend(std::iter::repeat_n(p.clone(), n as usize));
+                        }
+                        (paths, cols.lines.unwrap(), cols.texts.unwrap())
+                    }
+                    OutputMode::FilesWithMatches => (cols.files.unwrap(), vec![], vec![]),
+                    OutputMode::Count => (cols.count_paths.unwrap(), cols.counts.unwrap().iter().map(|&n| n as i32).collect(), vec![]),
+                };
+                let want = crate::format::format_grep_columns(pattern, output_mode, &paths, &numbers, &texts, cols.truncated, 300);
+                proptest::prop_assert_eq!(text, want);
+            }
+        }
+    }
+
+    #[test]
+    fn fan_out_errors_name_the_outer_path_and_need_every_source() {
+        let router = Router::new(&["/m/"]).unwrap();
+        let (own, mount) = (FileTable::new(), FileTable::new());
+        let opts = GrepOptions { pattern: "x".into(), ..GrepOptions::default() };
+        let mut fan = GrepFanOut::new(&router, &opts, "/m/missing");
+        assert_eq!(fan.asks(), [FanAsk { mount: Some(0), path: "/missing".into(), pattern: None }]);
+        let e = fan.add(&router, Some(0), &mount).unwrap_err();
+        assert_eq!((e.code, e.subject.as_str()), (ErrorCode::FileNotFound, "/m/missing"));
+        // A source not given is a malformed call, not an empty answer.
+        let mut fan = GrepFanOut::new(&router, &opts, "/");
+        fan.add(&router, None, &own).unwrap();
+        assert_eq!(fan.finish(&router).unwrap_err().code, ErrorCode::Unsupported);
+        let mut fan = GlobFanOut::new(&router, "*", "/", None);
+        assert_eq!(fan.add(&router, Some(3), &own).unwrap_err().code, ErrorCode::Unsupported);
     }
 }

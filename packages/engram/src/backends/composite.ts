@@ -3,10 +3,30 @@
  * (DESIGN §4 "Composite"). Routing itself is the core's router.
  * @module
  */
-import type { Core, CoreRouter, ErrorData, FileInfo, GlobResult, GrepResult, MountPart, ReadOptions, Result } from "../core/types.js";
-import { type CoreSource, coreRef } from "./core-ref.js";
+import type {
+  Core,
+  CoreFanOut,
+  CoreRouter,
+  ErrorData,
+  FileInfo,
+  GlobResult,
+  GrepResult,
+  MountPart,
+  ReadOptions,
+  Result,
+} from "../core/types.js";
+import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
 import { appendTo } from "./append.js";
-import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
+import type {
+  Backend,
+  BackendEditOptions,
+  BackendGlobOptions,
+  BackendGrepOptions,
+  BackendWriteOptions,
+  ToolTextRequest,
+} from "./protocol.js";
+import { StateBackend } from "./state.js";
+import { StoreBackend } from "./store.js";
 
 /** Options of {@link CompositeBackend}. */
 export interface CompositeBackendOptions {
@@ -27,6 +47,13 @@ interface Setup {
   mounts: Mount[];
 }
 
+/** Per source of a fan-out (the default backend at 0, route `i` at `i + 1`): the version of
+ * its (inner) path, for a backend whose versions are not its table's. */
+type Versions = (((path: string) => string) | undefined)[];
+
+/** How many routed paths a composite remembers; the map starts over when full. */
+const TARGET_CACHE = 1024;
+
 interface Target {
   backend: Backend;
   /** The path as the chosen backend sees it. */
@@ -34,6 +61,21 @@ interface Target {
   /** The full (normalised) path. */
   outer: string;
   mount?: Mount;
+}
+
+/**
+ * How a backend's files can be searched in a composite's one-call fan-out: a State or Store
+ * backend used as it is (not wrapped, its search not overridden by a subclass) keeps them in a
+ * core file table; anything else is asked through its own methods.
+ */
+function residentOf(backend: Backend, op: "grep" | "glob"): ((path: string) => Promise<ResidentFiles>) | undefined {
+  const proto =
+    backend instanceof StateBackend ? StateBackend.prototype : backend instanceof StoreBackend ? StoreBackend.prototype : undefined;
+  // A wrapper (a Proxy) hands out bound or replaced methods: never the prototype's own.
+  if (proto === undefined || backend[op] !== proto[op] || backend.toolText !== proto.toolText) return undefined;
+  const files = (backend as StateBackend | StoreBackend)[residentFiles];
+  if (files !== proto[residentFiles]) return undefined;
+  return (path) => files.call(backend as StateBackend & StoreBackend, path);
 }
 
 /** Routes `/memories/...` (and so on) to mounted backends and everything else to a default. */
@@ -44,6 +86,8 @@ export class CompositeBackend implements Backend {
   #state: Promise<Setup> | undefined;
   /** The settled {@link CompositeBackend.#setup}, for use after a call awaited it. */
   #ready: Setup | undefined;
+  /** The router's answers by input path (see {@link CompositeBackend.#targetNow}). */
+  readonly #targets = new Map<string, Result<Target>>();
 
   /** Every backend it routes to: the default first, then each mount. */
   get backends(): readonly Backend[] {
@@ -72,13 +116,58 @@ export class CompositeBackend implements Backend {
     }));
   }
 
-  async #target(path: string): Promise<Result<Target>> {
-    const { router, mounts } = this.#ready ?? (await this.#setup());
-    const r = router.route(path);
+  /**
+   * Where `path` goes, once the router exists (`undefined` before). The router's prefixes are
+   * fixed at construction, so its answer for a given input string never changes: answers are
+   * kept per input string (the core's own answer, never recomputed here), and a repeated call
+   * (an agent reading the same files) skips the crossing and the allocations.
+   */
+  #targetNow(path: string): Result<Target> | undefined {
+    const hit = this.#targets.get(path);
+    if (hit !== undefined) return hit;
+    const ready = this.#ready;
+    if (ready === undefined) return undefined;
+    const r = ready.router.route(path);
     if (r.error) return { error: r.error };
-    if (r.route === null) return { backend: this.#default, inner: r.path, outer: r.outer };
-    const mount = mounts[r.route] as Mount;
-    return { backend: mount.backend, inner: r.path, outer: r.outer, mount };
+    const mount = r.route === null ? undefined : (ready.mounts[r.route] as Mount);
+    const t: Target = mount
+      ? { backend: mount.backend, inner: r.path, outer: r.outer, mount }
+      : { backend: this.#default, inner: r.path, outer: r.outer };
+    if (typeof path === "string") {
+      if (this.#targets.size >= TARGET_CACHE) this.#targets.clear();
+      this.#targets.set(path, t);
+    }
+    return t;
+  }
+
+  async #target(path: string): Promise<Result<Target>> {
+    return this.#targetNow(path) ?? (await this.#setup(), this.#targetNow(path) as Result<Target>);
+  }
+
+  /**
+   * Runs `call` on the routed target without an extra promise hop once the router exists; a
+   * mount's error is rendered for the outer path and `rename` (when given) sets the outer path
+   * on a success. A backend that throws synchronously rejects, as an `async` method would.
+   */
+  #routed<T extends object>(path: string, call: (t: Target) => Promise<Result<T>>, rename?: boolean): Promise<Result<T>> {
+    const t = this.#targetNow(path);
+    if (t === undefined) return this.#target(path).then((t) => this.#routedTo(t, call, rename));
+    return this.#routedTo(t, call, rename);
+  }
+
+  #routedTo<T extends object>(t: Result<Target>, call: (t: Target) => Promise<Result<T>>, rename?: boolean): Promise<Result<T>> {
+    if (t.error) return Promise.resolve({ error: t.error } as Result<T>);
+    let answer: Promise<Result<T>>;
+    try {
+      answer = call(t);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (t.mount === undefined && !rename) return answer;
+    return Promise.resolve(answer).then((r) => {
+      if (r.error) return t.mount ? ({ error: this.#outerError(r.error, t) } as Result<T>) : r;
+      return rename && (r as { path?: string }).path !== t.outer ? ({ ...r, path: t.outer } as Result<T>) : r;
+    });
   }
 
   /** Mounts strictly below a normalised directory (call after {@link CompositeBackend.#target}). */
@@ -97,6 +186,45 @@ export class CompositeBackend implements Backend {
     return (this.#ready as Setup).core.mountError(error, mount.prefix, request);
   }
 
+  /**
+   * Gives a fan-out the tables of every source it asks, when all of them are resident (see
+   * {@link residentOf}): then the core searches and merges them in one pass. `undefined` when
+   * some source is not (or the core refused the options): the caller fans out per backend,
+   * which gives the same answer. Errors are those of the per-backend path (a mount's names the
+   * outer path).
+   */
+  async #gather<T>(
+    made: Result<{ fan: CoreFanOut<T> }>,
+    op: "grep" | "glob",
+  ): Promise<{ fan: CoreFanOut<T>; versions: Versions } | { error: ErrorData } | undefined> {
+    if (made.error) return undefined;
+    const { fan } = made;
+    const { mounts } = this.#ready as Setup;
+    const sources = fan.asks.map((a) => residentOf(a.mount === null ? this.#default : (mounts[a.mount] as Mount).backend, op));
+    if (!sources.every((s) => s !== undefined)) {
+      fan.dispose();
+      return undefined;
+    }
+    let files: ResidentFiles[];
+    try {
+      files = await Promise.all(fan.asks.map((a, i) => (sources[i] as (path: string) => Promise<ResidentFiles>)(a.path)));
+    } catch (e) {
+      fan.dispose();
+      throw e;
+    }
+    const versions: Versions = [];
+    for (const [i, a] of fan.asks.entries()) {
+      const f = files[i] as ResidentFiles;
+      const error = fan.add(a.mount, f.table);
+      if (error) {
+        fan.dispose();
+        return { error };
+      }
+      if (f.version) versions[a.mount === null ? 0 : a.mount + 1] = f.version;
+    }
+    return { fan, versions };
+  }
+
   async ls(path: string): Promise<Result<{ entries: FileInfo[] }>> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
@@ -111,39 +239,24 @@ export class CompositeBackend implements Backend {
     return router.mergeLs(t.outer, null, own.entries ?? []);
   }
 
-  async read(path: string, options?: ReadOptions): ReturnType<Backend["read"]> {
-    const t = await this.#target(path);
-    if (t.error) return { error: t.error };
-    const r = await t.backend.read(t.inner, options);
-    return r.error ? { error: this.#outerError(r.error, t) } : r;
+  read(path: string, options?: ReadOptions): ReturnType<Backend["read"]> {
+    return this.#routed(path, (t) => t.backend.read(t.inner, options));
   }
 
-  async readBytes(path: string): ReturnType<Backend["readBytes"]> {
-    const t = await this.#target(path);
-    if (t.error) return { error: t.error };
-    const r = await t.backend.readBytes(t.inner);
-    return r.error ? { error: this.#outerError(r.error, t) } : r;
+  readBytes(path: string): ReturnType<Backend["readBytes"]> {
+    return this.#routed(path, (t) => t.backend.readBytes(t.inner));
   }
 
-  async write(path: string, content: string | Uint8Array, options?: BackendWriteOptions): ReturnType<Backend["write"]> {
-    const t = await this.#target(path);
-    if (t.error) return { error: t.error };
-    const r = await t.backend.write(t.inner, content, options);
-    return r.error ? { error: this.#outerError(r.error, t) } : { ...r, path: t.outer };
+  write(path: string, content: string | Uint8Array, options?: BackendWriteOptions): ReturnType<Backend["write"]> {
+    return this.#routed(path, (t) => t.backend.write(t.inner, content, options), true);
   }
 
-  async append(path: string, content: string | Uint8Array) {
-    const t = await this.#target(path);
-    if (t.error) return { error: t.error };
-    const r = await appendTo(t.backend, t.inner, content);
-    return r.error ? { error: this.#outerError(r.error, t) } : { ...r, path: t.outer };
+  append(path: string, content: string | Uint8Array): Promise<Result<{ path: string; version: string }>> {
+    return this.#routed(path, (t) => appendTo(t.backend, t.inner, content), true);
   }
 
-  async edit(path: string, oldString: string, newString: string, options?: BackendEditOptions): ReturnType<Backend["edit"]> {
-    const t = await this.#target(path);
-    if (t.error) return { error: t.error };
-    const r = await t.backend.edit(t.inner, oldString, newString, options);
-    return r.error ? { error: this.#outerError(r.error, t) } : { ...r, path: t.outer };
+  edit(path: string, oldString: string, newString: string, options?: BackendEditOptions): ReturnType<Backend["edit"]> {
+    return this.#routed(path, (t) => t.backend.edit(t.inner, oldString, newString, options), true);
   }
 
   async stat(path: string): ReturnType<Backend["stat"]> {
@@ -182,6 +295,8 @@ export class CompositeBackend implements Backend {
     const t = await this.#target(options.path ?? "/");
     if (t.error) return { error: t.error };
     const { router } = this.#ready as Setup;
+    const gathered = await this.#gather(router.grepFanOut({ ...options, pattern }, t.outer), "grep");
+    if (gathered) return "error" in gathered ? { error: gathered.error } : gathered.fan.finish();
     const merge = { outputMode: options.outputMode, maxCount: options.maxCount, root: t.outer };
     if (t.mount) {
       const r = await t.backend.grep(pattern, { ...options, path: t.inner });
@@ -210,6 +325,24 @@ export class CompositeBackend implements Backend {
     const t = await this.#target(options.path ?? "/");
     if (t.error) return { error: t.error };
     const { router, mounts } = this.#ready as Setup;
+    const gathered = await this.#gather(router.globFanOut(pattern, t.outer, options.maxResults), "glob");
+    if (gathered) {
+      if ("error" in gathered) return { error: gathered.error };
+      const r = gathered.fan.finish();
+      if (r.error) return { error: r.error };
+      const { files, sources } = r;
+      // A Store's versions are its store revisions, not its mirror's.
+      for (let i = 0; i < files.length; i++) {
+        const source = sources[i] as number;
+        const version = gathered.versions[source + 1];
+        if (version) {
+          const f = files[i] as FileInfo;
+          const inner = source < 0 ? f.path : f.path.slice((mounts[source] as Mount).prefix.length - 1);
+          files[i] = { ...f, version: version(inner) };
+        }
+      }
+      return { files, truncated: r.truncated };
+    }
     if (t.mount && !pattern.startsWith("/")) {
       const r = await t.backend.glob(pattern, { ...options, path: t.inner });
       if (r.error) return { error: this.#outerError(r.error, t) };
@@ -240,5 +373,23 @@ export class CompositeBackend implements Backend {
       root: t.outer,
       ...(options.maxResults !== undefined && { maxResults: options.maxResults }),
     });
+  }
+
+  /** The model's text for a `grep` or `glob` call when every backend it reaches keeps its files
+   * in the core (see {@link Backend.toolText}): searched, merged, capped and formatted in one
+   * pass, so a large result never becomes JavaScript objects. `undefined` otherwise (and for
+   * `ls` and `read_file`): the tools then format the structured answer by the same rules. */
+  async toolText(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined> {
+    if (request.op !== "grep" && request.op !== "glob") return undefined;
+    const t = await this.#target(request.op === "grep" ? (request.options.path ?? "/") : request.path);
+    if (t.error) return undefined;
+    const { router } = this.#ready as Setup;
+    const made =
+      request.op === "grep"
+        ? this.#gather(router.grepFanOut({ ...request.options, pattern: request.pattern }, t.outer), "grep")
+        : this.#gather(router.globFanOut(request.pattern, t.outer), "glob");
+    const gathered = await made;
+    if (!gathered) return undefined;
+    return "error" in gathered ? { error: gathered.error } : gathered.fan.text(maxChars);
   }
 }

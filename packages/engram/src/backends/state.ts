@@ -4,7 +4,7 @@
  * @module
  */
 import type { Core, CoreFileTable, FileTableMark, Result } from "../core/types.js";
-import { type CoreSource, coreRef } from "./core-ref.js";
+import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
 import type {
   Backend,
   BackendEditOptions,
@@ -146,6 +146,11 @@ export class StateBackend implements Backend {
 
   async stat(path: string) {
     return (this.#ready ?? (await this.#files())).stat(path);
+  }
+
+  /** @internal The table itself (see {@link residentFiles}). */
+  async [residentFiles](): Promise<ResidentFiles> {
+    return { table: this.#ready ?? (await this.#files()) };
   }
 
   // ---- tool text (tools/format.ts) ----

@@ -8,7 +8,7 @@ import type { Core, CoreFileTable, ErrorCode, FileInfo, ReadOptions, Result } fr
 import { EngramError } from "../errors.js";
 import type { Namespace, PutResult, Store, StoreItem } from "../stores/types.js";
 import { validateNamespace } from "../stores/types.js";
-import { type CoreSource, coreRef } from "./core-ref.js";
+import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
 import type {
   Backend,
   BackendEditOptions,
@@ -318,6 +318,12 @@ export class StoreBackend implements Backend {
     if (file) return { info: this.#info(file) };
     if (await this.#isDir(p.path)) return { info: { path: dirPrefix(p.path), isDir: true } };
     return this.#fail("file_not_found", p.path);
+  }
+
+  /** @internal The resident mirror synced for the normalised directory `path`, and the store
+   * revision of each file as its version (see {@link residentFiles}). */
+  async [residentFiles](path: string): Promise<ResidentFiles> {
+    return { table: await this.#sync(path), version: (key) => this.#revisions.get(key) ?? "" };
   }
 
   // ---- tool text (tools/format.ts) ----

@@ -7,12 +7,14 @@ import { EngramError } from "../errors.js";
 import { cutAt } from "./text.js";
 import type {
   Core,
+  CoreFanOut,
   CoreFileTable,
   CoreKind,
   CoreRouter,
   EditOptions,
   EditResult,
   ErrorData,
+  FanGlobResult,
   FileInfo,
   FileTableMark,
   GlobAsk,
@@ -100,6 +102,8 @@ export interface RawBinding {
     root: string,
   ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
   mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string): RawMerged;
+  globFanOut(router: RawRouter, pattern: string, root: string, maxResults: number | null | undefined): RawFanOut<RawFanGlob>;
+  grepFanOut(router: RawRouter, args: RawGrepArgs, root: string): RawFanOut<RawGrep>;
   mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
 }
 
@@ -114,6 +118,21 @@ interface RawError {
 }
 
 /** A composite merge's answer (see `engram_core::composite::Merged`). */
+/** A fan-out over resident tables (bindings/node/src/composite.rs `GlobFanOut`, `GrepFanOut`). */
+interface RawFanOut<T> {
+  asks(): { readonly mounts: ArrayLike<number>; readonly paths: string[]; free?(): void };
+  add(router: RawRouter, mount: number, table: RawFileTable): Opt<RawError & { free?(): void }>;
+  finish(router: RawRouter): T;
+  text(router: RawRouter, maxChars: number): RawText;
+  free?(): void;
+}
+
+interface RawFanGlob extends RawOut {
+  readonly files?: Opt<RawInfo[]>;
+  readonly mounts?: Opt<ArrayLike<number>>;
+  readonly truncated?: Opt<boolean>;
+}
+
 interface RawMerged extends RawOut {
   readonly truncated?: Opt<boolean>;
   readonly paths?: Opt<string[]>;
@@ -850,6 +869,60 @@ class RouterHandle implements CoreRouter {
     const asks = r.patterns.map((p, i) => ({ mount: r.mounts[i] as number, pattern: p, path: r.paths[i] as string }));
     r.free?.();
     return asks;
+  }
+  // ---- fan-out over resident tables: each table crosses as a handle, the answer once ----
+
+  globFanOut(pattern: string, root: string, maxResults?: number): Result<{ fan: CoreFanOut<FanGlobResult> }> {
+    requireNumber(maxResults, "maxResults");
+    const bad = checkSearch({ pattern, path: root });
+    if (bad) return { error: bad };
+    const raw = this.binding.globFanOut(this.raw, pattern, root, toIndex(maxResults));
+    const fan = this.#fanOut(raw, (r: RawFanGlob): Result<FanGlobResult> => {
+      if (r.error) return failed(r);
+      const files = (r.files as RawInfo[]).map(fileInfo);
+      const out = { files, truncated: r.truncated ?? false, sources: r.mounts as ArrayLike<number> };
+      r.free?.();
+      return out;
+    });
+    return { fan };
+  }
+
+  grepFanOut(options: GrepOptions, root: string): Result<{ fan: CoreFanOut<GrepResult> }> {
+    const bad = checkGrep({ ...options, path: root });
+    if (bad) return { error: bad };
+    const o = options;
+    const [max, context] = [toIndex(o.maxCount), toIndex(o.context)];
+    const args = new this.binding.GrepArgs(o.pattern, undefined, o.glob, o.regex, o.ignoreCase, max, o.outputMode, context);
+    try {
+      return { fan: this.#fanOut(this.binding.grepFanOut(this.raw, args, root), decodeGrep) };
+    } finally {
+      args.free?.();
+    }
+  }
+
+  #fanOut<R, T>(raw: RawFanOut<R>, decode: (r: R) => Result<T>): CoreFanOut<T> {
+    const a = raw.asks();
+    const asks = a.paths.map((path, i) => ({ mount: (a.mounts[i] as number) < 0 ? null : (a.mounts[i] as number), path }));
+    a.free?.();
+    const router = this.raw;
+    const done = <U>(r: U): U => {
+      raw.free?.();
+      return r;
+    };
+    return {
+      asks,
+      add: (mount, table) => {
+        // biome-ignore lint/complexity/useLiteralKeys: the handle's private binding object, read within this module
+        const e = raw.add(router, mount ?? -1, (table as FileTableHandle)["raw"]);
+        if (e == null) return undefined;
+        const error = errorOf(e);
+        e.free?.();
+        return error;
+      },
+      finish: () => done(decode(raw.finish(router))),
+      text: (maxChars) => done(textOf(raw.text(router, capOf(maxChars)))),
+      dispose: () => done(undefined),
+    };
   }
 }
 

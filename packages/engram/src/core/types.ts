@@ -214,6 +214,36 @@ export interface CoreRouter {
   mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }>;
   /** The route indices strictly below the normalised directory `dir`, in construction order. */
   mountsUnder(dir: string): number[];
+  // ---- composite fan-out over resident tables (CompositeBackend; composite.rs GlobFanOut) ----
+  /** A composite glob at the normalised directory `root` answered from core file tables: give
+   * each of {@link CoreFanOut.asks} its table, then take the merged answer once. The answer
+   * equals the per-backend fan-out's (push-down, shadowing, one `maxResults` cap). A pattern
+   * the core refuses (say, with a lone surrogate) is the `{ error }`. */
+  globFanOut(pattern: string, root: string, maxResults?: number): Result<{ fan: CoreFanOut<FanGlobResult> }>;
+  /** A composite grep at the normalised directory `root` (`options.path` is ignored), as
+   * {@link CoreRouter.globFanOut}. */
+  grepFanOut(options: GrepOptions, root: string): Result<{ fan: CoreFanOut<GrepResult> }>;
+}
+
+/** A fan-out in progress (see {@link CoreRouter.globFanOut}). */
+export interface CoreFanOut<T> {
+  /** The sources to give, the default backend (`mount: null`) first when it is asked; `path`
+   * is the source's own directory the call reaches. */
+  readonly asks: readonly { mount: number | null; path: string }[];
+  /** Searches `table` as the source `mount`: the error (a mount's names the outer path) or
+   * `undefined`. */
+  add(mount: number | null, table: CoreFileTable): ErrorData | undefined;
+  /** The merged answer (outer paths); ends the fan-out. */
+  finish(): Result<T>;
+  /** The tool's text of the merged answer, capped at `maxChars`; ends the fan-out. */
+  text(maxChars: number): Result<{ text: string }>;
+  /** Ends the fan-out without an answer. */
+  dispose(): void;
+}
+
+/** A fan-out glob's answer with the route each file came from (`-1`: the default backend). */
+export interface FanGlobResult extends GlobResult {
+  sources: ArrayLike<number>;
 }
 
 /** One backend's answer in a composite fan-out: `mount` is the route index, or `null` for

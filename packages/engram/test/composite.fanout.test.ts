@@ -1,0 +1,163 @@
+/**
+ * Composite grep and glob over core-resident backends (State tables, Store mirrors) run as one
+ * fan-out in the core (crates/engram-core/src/composite.rs GlobFanOut, GrepFanOut). On random
+ * mount layouts — nested routes, Filesystem mounts mixed in, errors — the answers, errors and
+ * tool texts must equal those of the per-backend path (the same backends behind a wrapper,
+ * which the composite always asks through their own methods).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import * as engram from "../src/index.js";
+import type { Backend, ToolTextRequest } from "../src/index.js";
+import { wrapBackend } from "../src/backends/wrap.js";
+import { toolText } from "../src/tools/format.js";
+
+const { CompositeBackend, FilesystemBackend, InMemoryStore, StateBackend, StoreBackend } = engram;
+/** The core ENGRAM_CORE selects (the suite runs once per core). */
+const core = await engram.loadCore();
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A small seeded generator (mulberry32): the same layouts on every run and both cores. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T;
+  return { next, pick };
+}
+
+const PREFIXES = ["/a/", "/a/b/", "/m/", "/x/y/", "/fs/"];
+const FILES = ["/n.md", "/b/k.md", "/b/c.txt", "/d/e/f.md", "/y/q.md", "/k.txt", "/a/b/g.md", "/m/z.md", "/fs/w.md", "/x/y/v.txt"];
+const ROOTS = ["/", "/a", "/a/b", "/m", "/x", "/x/y", "/b", "/nowhere", "/fs", "/m/b", "/a/missing"];
+const GLOBS = ["**/*.md", "*", "b/*", "/a/**", "**", "*.txt", "b/**/*.md", "../x/*", "/m/*.md", "y/[q-z].md", "**/{k,n}.*", "/**/*.txt"];
+const PATTERNS = ["alpha", "beta 2", "gamma", "zzz", "a(", "^alpha"];
+
+type Kind = "state" | "store" | "fs";
+
+function backend(kind: Kind): Backend {
+  if (kind === "state") return new StateBackend({ core });
+  if (kind === "store") return new StoreBackend({ store: new InMemoryStore(), namespace: ["n"], core });
+  const dir = mkdtempSync(join(tmpdir(), "engram-fanout-"));
+  dirs.push(dir);
+  return new FilesystemBackend({ rootDir: dir, core });
+}
+
+/** A random layout: the composite, and the same backends behind wrappers (the per-backend path). */
+async function layout(seed: number, kinds: readonly Kind[]) {
+  const r = rng(seed);
+  const defaultBackend = backend(r.next() < 0.85 ? "state" : r.pick(kinds));
+  const routes: Record<string, Backend> = {};
+  for (const p of PREFIXES) if (r.next() < 0.45) routes[p] = backend(r.pick(kinds));
+  const fast = new CompositeBackend(defaultBackend, routes, { core });
+  const wrapped = Object.fromEntries(Object.entries(routes).map(([p, b]) => [p, wrapBackend(b, {})]));
+  const slow = new CompositeBackend(wrapBackend(defaultBackend, {}), wrapped, { core });
+  const n = 1 + Math.floor(r.next() * 12);
+  for (let i = 0; i < n; i++) {
+    const p = `${r.pick(ROOTS.filter((d) => d !== "/nowhere"))}${r.pick(FILES)}`.replace(/^\/\//, "/");
+    const v = Math.floor(r.next() * 4);
+    // Some writes fail (a file where a directory is): both composites see the same files.
+    await fast.write(p, `alpha ${i}\nbeta ${v}\nalpha beta\n${"gamma ".repeat(v)}\n`);
+  }
+  return { fast, slow, r };
+}
+
+async function compare(seed: number, kinds: readonly Kind[], calls: number) {
+  const { fast, slow, r } = await layout(seed, kinds);
+  for (let i = 0; i < calls; i++) {
+    const path = r.pick(ROOTS);
+    const where = `seed ${seed} call ${i}`;
+    if (r.next() < 0.5) {
+      const pattern = r.pick(GLOBS);
+      const maxResults = r.next() < 0.3 ? Math.floor(r.next() * 4) : undefined;
+      const options = { path, ...(maxResults !== undefined && { maxResults }) };
+      expect(await fast.glob(pattern, options), `${where}: glob ${pattern} ${JSON.stringify(options)}`).toEqual(
+        await slow.glob(pattern, options),
+      );
+      const request: ToolTextRequest = { op: "glob", pattern, path };
+      expect(await toolText(fast, core, request, 120), `${where}: glob text`).toEqual(await toolText(slow, core, request, 120));
+    } else {
+      const pattern = r.pick(PATTERNS);
+      const options = {
+        path,
+        regex: r.next() < 0.4,
+        outputMode: r.pick(["content", "files_with_matches", "count"] as const),
+        ...(r.next() < 0.3 && { maxCount: Math.floor(r.next() * 5) }),
+        ...(r.next() < 0.3 && { context: 1 }),
+        ...(r.next() < 0.3 && { glob: r.pick(["*.md", "b/*.md", "**/*.txt"]) }),
+      };
+      expect(await fast.grep(pattern, options), `${where}: grep ${pattern} ${JSON.stringify(options)}`).toEqual(
+        await slow.grep(pattern, options),
+      );
+      const request: ToolTextRequest = { op: "grep", pattern, options };
+      expect(await toolText(fast, core, request, 200), `${where}: grep text`).toEqual(await toolText(slow, core, request, 200));
+    }
+  }
+}
+
+describe("composite fan-out over resident backends", () => {
+  it("answers as the per-backend path on random State/Store layouts", async () => {
+    for (let seed = 1; seed <= 40; seed++) await compare(seed, ["state", "store"], 12);
+  });
+
+  it("answers as the per-backend path with Filesystem mounts mixed in", async () => {
+    for (let seed = 101; seed <= 120; seed++) await compare(seed, ["state", "store", "fs"], 10);
+  });
+
+  it("asks no resident backend through its own grep or glob", async () => {
+    const grep = vi.spyOn(StoreBackend.prototype, "grep");
+    const glob = vi.spyOn(StateBackend.prototype, "glob");
+    try {
+      const store = new StoreBackend({ store: new InMemoryStore(), namespace: ["m"], core });
+      const c = new CompositeBackend(new StateBackend({ core }), { "/memories/": store }, { core });
+      await c.write("/memories/a.md", "alpha\n");
+      await c.write("/src/b.md", "alpha\n");
+      expect((await c.grep("alpha", { outputMode: "files_with_matches" })).files).toEqual(["/memories/a.md", "/src/b.md"]);
+      expect((await c.glob("**/*.md")).files?.map((f) => f.path)).toEqual(["/memories/a.md", "/src/b.md"]);
+      // The Store mount's version is its store revision, as its own glob gives it.
+      const [viaComposite] = (await c.glob("/memories/*.md")).files ?? [];
+      expect(viaComposite?.version).toBe((await store.stat("/a.md")).info?.version);
+      expect(grep).not.toHaveBeenCalled();
+      expect(glob).not.toHaveBeenCalled();
+      expect((await c.toolText({ op: "grep", pattern: "alpha", options: {} }, 1000))?.text).toBe(
+        "/memories/a.md:\n  1: alpha\n/src/b.md:\n  1: alpha",
+      );
+    } finally {
+      grep.mockRestore();
+      glob.mockRestore();
+    }
+  });
+
+  it("leaves a wrapped or overridden backend to its own methods", async () => {
+    const inner = new StateBackend({ core });
+    await inner.write("/a.md", "alpha\n");
+    const seen: string[] = [];
+    const filtered = wrapBackend(inner, {
+      grep: async (pattern) => {
+        seen.push(pattern);
+        return { files: [], truncated: false };
+      },
+    });
+    const c = new CompositeBackend(new StateBackend({ core }), { "/m/": filtered }, { core });
+    expect((await c.grep("alpha", { outputMode: "files_with_matches" })).files).toEqual([]);
+    expect(seen).toEqual(["alpha"]);
+    expect(await c.toolText({ op: "grep", pattern: "alpha", options: {} }, 100)).toBeUndefined();
+  });
+
+  it("names the outer path in a mount's error", async () => {
+    const c = new CompositeBackend(new StateBackend({ core }), { "/m/": new StateBackend({ core }) }, { core });
+    expect((await c.grep("x", { path: "/m/missing" })).error).toEqual(core.errorData("file_not_found", "/m/missing"));
+    const text = await c.toolText({ op: "grep", pattern: "x", options: { path: "/m/missing" } }, 100);
+    expect(text?.error).toEqual(core.errorData("file_not_found", "/m/missing"));
+  });
+});
