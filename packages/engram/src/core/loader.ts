@@ -4,7 +4,7 @@
  * and then a failure is an error, never a silent fallback.
  * @module
  */
-import { EngramError } from "../errors.js";
+import { ConfigError, EngramError } from "../errors.js";
 import { loadNativeBinding, readWasmFile } from "#node-access";
 import { wrapBinding } from "./binding.js";
 import type { Core, CoreKind } from "./types.js";
@@ -18,6 +18,14 @@ export interface LoadCoreOptions {
    * WebAssembly from bytes (Cloudflare Workers, Vercel Edge); import it as a module there.
    * Default: the module is compiled from the package's own file (Node) or fetched (browsers). */
   wasmModule?: WebAssembly.Module;
+  /** Where to get the WebAssembly module when it is not precompiled: a `fetch` `Response` (or a
+   * promise of one), compiled while it downloads with `WebAssembly.compileStreaming` (a response
+   * that is not served as `application/wasm` is read whole, then compiled), or the module's
+   * bytes. Not with {@link wasmModule}. In Node the default (the package's own file, compiled
+   * lazily from its bytes) starts faster than a streamed response: Node 20 compiles every
+   * function of a streamed module up front.
+   * Default: the package's own file (Node, Deno) or wasm-bindgen's fetch next to its glue. */
+  wasmSource?: Response | PromiseLike<Response> | BufferSource;
 }
 
 const cache = new Map<CoreKind, Promise<Core>>();
@@ -26,6 +34,7 @@ const loaded = new Map<CoreKind, Core>();
 
 /** Loads (once per kind) and returns the core. */
 export async function loadCore(options: LoadCoreOptions = {}): Promise<Core> {
+  checkWasmSource(options);
   const forced = options.core ?? coreFromEnv();
   if (forced) return load(forced, options);
   if (runtime() !== "node") return load("wasm", options);
@@ -94,13 +103,12 @@ async function loadNative(): Promise<Core> {
 }
 
 async function loadWasm(options: LoadCoreOptions): Promise<Core> {
-  // Node and Deno: the file is read and compiled (on V8's background threads) while the glue
-  // module loads, not after it. `WebAssembly.compile` of the whole buffer, not
-  // `compileStreaming`: Node 20 compiles every function eagerly on the streaming path (~4× the
-  // CPU of the lazy whole-buffer compile for this module).
-  const compiled =
-    options.wasmModule === undefined && runtime() !== "other" ? readWasmFile().then((bytes) => WebAssembly.compile(bytes)) : undefined;
-  const [glue, module] = await Promise.all([import("@engram/wasm"), options.wasmModule ?? compiled]);
+  // The module (a given source, or the package's file in Node and Deno) is compiled on V8's
+  // background threads while the glue module loads, not after it. The file as bytes with
+  // `WebAssembly.compile`, not `compileStreaming`: Node 20 compiles every function eagerly on the
+  // streaming path (~4× the CPU of the lazy whole-buffer compile for this module).
+  const compiled = options.wasmModule ?? compileSource(options);
+  const [glue, module] = await Promise.all([import("@engram/wasm"), compiled]);
   if (module) {
     glue.initSync({ module });
   } else {
@@ -110,6 +118,51 @@ async function loadWasm(options: LoadCoreOptions): Promise<Core> {
   }
   // Typed by wasm-bindgen's generated .d.ts: tsc fails when it drifts from RawBinding.
   return wrapBinding("wasm", glue);
+}
+
+/** The module compiled from {@link LoadCoreOptions.wasmSource}, or from the package's file where
+ * it can be read (Node, Deno); `undefined` elsewhere (wasm-bindgen fetches it). */
+function compileSource(options: LoadCoreOptions): Promise<WebAssembly.Module> | undefined {
+  const source = options.wasmSource;
+  if (source !== undefined) {
+    return isBytes(source) ? WebAssembly.compile(source) : Promise.resolve(source).then(compileResponse);
+  }
+  return runtime() === "other" ? undefined : readWasmFile().then((bytes) => WebAssembly.compile(bytes));
+}
+
+/** Compiles a fetched module while it downloads; `compileStreaming` accepts only responses served
+ * as `application/wasm`, so another type (a file server's `application/octet-stream`) is read
+ * whole first. A failed response (404) is an error naming its status. */
+async function compileResponse(response: Response): Promise<WebAssembly.Module> {
+  if (!isResponse(response)) throw new ConfigError("wasmSource", "must be a Response, a promise of one, or the module's bytes");
+  if (!response.ok) throw new EngramError("core_unavailable", `fetching the WASM module failed: HTTP ${response.status}`);
+  const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+  if (type === "application/wasm" && typeof Response === "function" && response instanceof Response) {
+    return WebAssembly.compileStreaming(response);
+  }
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+function isBytes(value: unknown): value is BufferSource {
+  return ArrayBuffer.isView(value) || value instanceof ArrayBuffer;
+}
+
+/** A `Response` of this realm or another one (a polyfill, another `fetch`): what is read of it. */
+function isResponse(value: unknown): value is Response {
+  const r = value as Partial<Response> | null;
+  return typeof r === "object" && r !== null && typeof r.arrayBuffer === "function" && typeof r.headers?.get === "function";
+}
+
+/** {@link LoadCoreOptions.wasmSource}: bytes, a response or a promise of one, and never with a
+ * precompiled module ({@link ConfigError} `invalid_config` otherwise). */
+function checkWasmSource(options: LoadCoreOptions): void {
+  const source: unknown = options.wasmSource;
+  if (source === undefined) return;
+  if (options.wasmModule !== undefined) throw new ConfigError("wasmSource", "give either wasmModule or wasmSource, not both");
+  const thenable = typeof (source as PromiseLike<unknown> | null)?.then === "function";
+  if (!isBytes(source) && !thenable && !isResponse(source)) {
+    throw new ConfigError("wasmSource", "must be a Response, a promise of one, or the module's bytes");
+  }
 }
 
 function coreFromEnv(): CoreKind | undefined {
