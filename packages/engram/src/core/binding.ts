@@ -446,6 +446,16 @@ function capOf(maxChars: unknown): number {
 const textEncoder = new TextEncoder();
 /** Largest text (in bytes, at 3 per UTF-16 unit) encoded into a table's reused buffer. */
 const SCRATCH_MAX = 1 << 20;
+/** Whole-file reads up to this many UTF-16 units are kept for the next read of the same path. */
+const RECENT_READ_MAX_CHARS = 16 * 1024;
+/** How many recent reads (and, separately, stats) a table keeps; past it the oldest goes. */
+const RECENT_ENTRIES = 64;
+
+/** Keeps `value` under `key`, dropping the oldest entry when full. */
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  if (map.size >= RECENT_ENTRIES) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+}
 
 class FileTableHandle implements CoreFileTable {
   /** `textAsBytes`: encode text with `TextEncoder` before the call (WASM: measured about 2×
@@ -464,6 +474,22 @@ class FileTableHandle implements CoreFileTable {
 
   /** The numeric fields of the last result (see {@link RawFileTable}): reused by every call. */
   readonly #meta = new Float64Array(4);
+  /**
+   * Small whole-file reads and stats, answered again without crossing into the core while the
+   * table is unchanged. The table has no other handle than this one, and every call that can
+   * change it clears both (`#changing`), so an answer given from here is the core's answer.
+   * An agent re-reads the same few files (its memory before every model call, the file it is
+   * editing): those reads then cost a map lookup, not a boundary crossing and a UTF-8 → UTF-16
+   * conversion.
+   */
+  readonly #recentReads = new Map<string, ReadResult>();
+  readonly #recentStats = new Map<string, FileInfo>();
+
+  /** Forgets every remembered answer: called before each call that may change the table. */
+  #changing(): void {
+    if (this.#recentReads.size > 0) this.#recentReads.clear();
+    if (this.#recentStats.size > 0) this.#recentStats.clear();
+  }
   /** Reused for encoding text that crosses as bytes (the binding copies it during the call). */
   #scratch = new Uint8Array(0);
 
@@ -512,6 +538,7 @@ class FileTableHandle implements CoreFileTable {
     const at = requireNumber(options.modifiedAt, "options.modifiedAt") ?? Date.now();
     if (options.ifVersion !== undefined) requireString(options.ifVersion, "options.ifVersion");
     const meta = this.#meta;
+    this.#changing();
     return this.#written(
       typeof content !== "string"
         ? this.raw.write(path, content, at, options.ifVersion, meta)
@@ -556,6 +583,7 @@ class FileTableHandle implements CoreFileTable {
       lengths[i] = n;
       used += n;
     }
+    this.#changing();
     const r = this.raw.writeMany(paths.join("\0"), data.subarray(0, used), lengths, at);
     if (r.error) return failed(r);
     const written = r.written as number;
@@ -569,6 +597,7 @@ class FileTableHandle implements CoreFileTable {
     checkContent(content);
     requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt");
     const bytes = typeof content === "string" ? this.#utf8(content) : content;
+    this.#changing();
     return this.#written(this.raw.append(path, bytes, options.modifiedAt ?? Date.now(), this.#meta));
   }
 
@@ -576,12 +605,19 @@ class FileTableHandle implements CoreFileTable {
     const bad = checkPath(path);
     if (bad) return { error: bad };
     requireObject(options, "options");
-    requireNumber(options.offset, "options.offset");
-    requireNumber(options.limit, "options.limit");
+    const offset = toIndex(requireNumber(options.offset, "options.offset")) ?? 0;
+    const limit = toIndex(requireNumber(options.limit, "options.limit"));
+    const whole = offset === 0 && limit === undefined;
+    if (whole) {
+      const hit = this.#recentReads.get(path);
+      if (hit) return { content: hit.content, totalLines: hit.totalLines, offset: 0, lines: hit.lines };
+    }
     const meta = this.#meta;
-    const content = this.raw.read(path, toIndex(options.offset) ?? 0, toIndex(options.limit), meta);
+    const content = this.raw.read(path, offset, limit, meta);
     if (content == null) return this.#failed();
-    return { content, totalLines: meta[0] as number, offset: meta[1] as number, lines: meta[2] as number };
+    const result = { content, totalLines: meta[0] as number, offset: meta[1] as number, lines: meta[2] as number };
+    if (whole && content.length <= RECENT_READ_MAX_CHARS) remember(this.#recentReads, path, { ...result });
+    return result;
   }
 
   readBytes(path: string): Uint8Array | undefined {
@@ -607,6 +643,8 @@ class FileTableHandle implements CoreFileTable {
   stat(path: string): Result<{ info: FileInfo }> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
+    const hit = this.#recentStats.get(path);
+    if (hit) return { info: { ...hit } };
     const meta = this.#meta;
     const shown = this.raw.stat(path, meta);
     if (shown == null) return this.#failed();
@@ -617,12 +655,14 @@ class FileTableHandle implements CoreFileTable {
     if (!Number.isNaN(size)) info.size = size;
     if (!Number.isNaN(modifiedAt)) info.modifiedAt = modifiedAt;
     if (!Number.isNaN(version)) info.version = String(version);
+    remember(this.#recentStats, path, { ...info });
     return { info };
   }
 
   delete(path: string): Result<{ deleted: number }> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
+    this.#changing();
     const r = this.raw.delete(path);
     if (r.error) return failed(r);
     const deleted = r.deleted as number;
@@ -641,6 +681,7 @@ class FileTableHandle implements CoreFileTable {
     if (options.replaceAll !== undefined && typeof options.replaceAll !== "boolean") {
       throw new EngramError("invalid_argument", `options.replaceAll must be a boolean, got ${describe(options.replaceAll)}`);
     }
+    this.#changing();
     const r = this.raw.edit(
       options.path,
       options.oldString,
