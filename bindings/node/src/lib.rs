@@ -192,10 +192,10 @@ pub struct Router {
 
 #[napi]
 impl Router {
-    /// `prefixesJson` is a JSON array of strings; an invalid prefix throws the JSON error text.
+    /// The mount points, in route order; an invalid prefix throws the JSON error text.
     #[napi(constructor)]
-    pub fn new(prefixes_json: String) -> napi::Result<Self> {
-        api::router_new(&prefixes_json).map(|inner| Router { inner }).map_err(napi::Error::from_reason)
+    pub fn new(prefixes: Vec<String>) -> napi::Result<Self> {
+        api::router_new(&prefixes).map(|inner| Router { inner }).map_err(napi::Error::from_reason)
     }
 
     #[napi]

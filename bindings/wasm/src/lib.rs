@@ -204,10 +204,10 @@ pub struct Router {
 
 #[wasm_bindgen]
 impl Router {
-    /// `prefixesJson` is a JSON array of strings; an invalid prefix throws the JSON error text.
+    /// The mount points, in route order; an invalid prefix throws the JSON error text.
     #[wasm_bindgen(constructor)]
-    pub fn new(prefixes_json: &str) -> Result<Router, JsError> {
-        api::router_new(prefixes_json).map(|inner| Router { inner }).map_err(|e| JsError::new(&e))
+    pub fn new(prefixes: Vec<String>) -> Result<Router, JsError> {
+        api::router_new(&prefixes).map(|inner| Router { inner }).map_err(|e| JsError::new(&e))
     }
 
     pub fn route(&self, path: &str) -> RouteOut {

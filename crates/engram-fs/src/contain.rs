@@ -9,7 +9,9 @@
 //! a place under the root), so a link is only ever followed after we vetted it. The final
 //! component is only inspected with `fstatat(AT_SYMLINK_NOFOLLOW)` and opened with `O_NOFOLLOW`.
 
+use crate::durable::Syncer;
 use crate::error::{escape, io_error, is_directory, link_refused, not_found, not_regular};
+use crate::Durability;
 use engram_core::{path, CoreError, CoreResult, ErrorCode};
 use rustix::fs::{mkdirat, openat, readlinkat, statat, AtFlags, FileType, Mode, OFlags, Stat};
 use rustix::io::Errno;
@@ -35,11 +37,13 @@ pub(crate) const DIR_FLAGS: OFlags =
 pub(crate) const READ_FLAGS: OFlags =
     OFlags::RDONLY.union(OFlags::NOFOLLOW).union(OFlags::NONBLOCK).union(OFlags::CLOEXEC);
 
-/// The root's handle and canonical path (the path is only used to judge absolute link targets).
+/// The root's handle and canonical path (the path is only used to judge absolute link targets),
+/// and the syncs of the handle's durability (parents created on the way are synced here).
 #[derive(Debug)]
 pub(crate) struct Jail {
     root: PathBuf,
     fd: OwnedFd,
+    pub(crate) sync: Syncer,
 }
 
 /// What the final component of a path is, seen without following it.
@@ -136,12 +140,12 @@ pub(crate) fn normalize(input: &str) -> CoreResult<String> {
 
 impl Jail {
     /// Opens the root directory; `root` must already be canonical.
-    pub fn open(root: PathBuf, shown: &str) -> CoreResult<Jail> {
+    pub fn open(root: PathBuf, shown: &str, durability: Durability) -> CoreResult<Jail> {
         let fd = rustix::fs::open(&root, DIR_FLAGS, Mode::empty()).map_err(|e| match e {
             Errno::NOTDIR => CoreError::new(ErrorCode::InvalidPath, shown, "the root is not a directory"),
             e => sys(e, shown),
         })?;
-        Ok(Jail { root, fd })
+        Ok(Jail { root, fd, sync: Syncer::new(durability) })
     }
 
     pub fn root(&self) -> &Path {
@@ -256,7 +260,9 @@ impl Jail {
                         return Ok(Descent::Missing);
                     }
                     match mkdirat(top, name.as_os_str(), Mode::from_raw_mode(0o777)) {
-                        Ok(()) | Err(Errno::EXIST) => {}
+                        // The new entry survives a power loss only once its parent is synced.
+                        Ok(()) => self.sync.dir(top),
+                        Err(Errno::EXIST) => {}
                         Err(e) => return Err(sys(e, subject)),
                     }
                     busy(&mut retries)?;
@@ -381,7 +387,7 @@ mod tests {
     fn jail() -> (tempfile::TempDir, Jail) {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
-        let j = Jail::open(root, "root").unwrap();
+        let j = Jail::open(root, "root", Durability::Full).unwrap();
         (dir, j)
     }
 

@@ -42,6 +42,7 @@ impl RootedFs {
                 }
                 let dir = t.dir()?;
                 let count = remove_tree(dir, t.name.as_bytes(), 0).map_err(|e| sys(e, subject))?;
+                self.jail.sync.dir(dir);
                 Ok(count)
             }
             _ => {
@@ -58,6 +59,7 @@ impl RootedFs {
                     None => None,
                 };
                 unlinkat(dir, t.name.as_os_str(), AtFlags::empty()).map_err(|e| sys(e, subject))?;
+                self.jail.sync.dir(dir);
                 Ok(1)
             }
         }

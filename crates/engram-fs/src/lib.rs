@@ -52,22 +52,23 @@
 #[cfg(not(unix))]
 compile_error!("engram-fs supports Unix hosts only (it relies on openat, O_NOFOLLOW and flock)");
 
-pub mod api;
 pub mod contain;
 mod delete;
+mod durable;
 mod error;
 mod list;
 pub mod lock;
 mod meta;
 mod read;
 mod search;
+mod text;
 pub mod walk;
 mod write;
 
 use contain::Jail;
+pub use durable::Syncs;
 use engram_core::{CoreError, CoreResult, ErrorCode};
 pub use search::GrepReport;
-use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -78,8 +79,7 @@ pub use walk::Skip;
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 << 20;
 
 /// How to open a [`RootedFs`].
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[derive(Debug, Clone)]
 pub struct FsOptions {
     /// Host directory that becomes the virtual `/`. Canonicalised by [`RootedFs::open`];
     /// defaults to the current directory.
@@ -105,14 +105,26 @@ pub const DEFAULT_MAX_RESULTS: usize = 10_000;
 
 /// How hard a write works to survive a power loss. Both are atomic (readers and killed writers
 /// never see or leave a torn file).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Durability {
-    /// fsync the new file before the rename and its directory after it (the default).
+    /// fsync the new file before the rename, and after it every directory whose entries the
+    /// operation changed: the file's (rename), each parent a write created, the parent of a
+    /// deleted entry (the default).
     #[default]
     Full,
     /// No fsync: a crash of the machine (not of the process) may lose the latest writes.
     Relaxed,
+}
+
+impl Durability {
+    /// `"full"` or `"relaxed"`; anything else is `unsupported`.
+    pub fn parse(name: &str) -> CoreResult<Durability> {
+        match name {
+            "full" => Ok(Durability::Full),
+            "relaxed" => Ok(Durability::Relaxed),
+            _ => Err(CoreError::new(ErrorCode::Unsupported, name, "durability must be \"full\" or \"relaxed\"")),
+        }
+    }
 }
 
 impl Default for FsOptions {
@@ -136,7 +148,6 @@ pub struct RootedFs {
     max_file_bytes: u64,
     respect_gitignore: bool,
     max_results: usize,
-    durability: Durability,
     lock_timeout: Duration,
     threads: usize,
     /// Directories (device, inode) whose orphaned temp files this handle already removed.
@@ -152,11 +163,10 @@ impl RootedFs {
         let root = std::fs::canonicalize(&opts.root).map_err(|e| error::io_error(&e, &shown))?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
         Ok(RootedFs {
-            jail: Jail::open(root, &shown)?,
+            jail: Jail::open(root, &shown, opts.durability)?,
             max_file_bytes: opts.max_file_bytes,
             respect_gitignore: opts.respect_gitignore,
             max_results: opts.max_results,
-            durability: opts.durability,
             lock_timeout: Duration::from_millis(opts.lock_timeout_ms),
             threads,
             cleaned: Mutex::new(HashSet::new()),
@@ -166,6 +176,11 @@ impl RootedFs {
     /// The canonical host directory this handle is confined to.
     pub fn root(&self) -> &Path {
         self.jail.root()
+    }
+
+    /// The fsyncs this handle made so far (all zero under [`Durability::Relaxed`]).
+    pub fn syncs(&self) -> Syncs {
+        self.jail.sync.counts()
     }
 
     fn too_large(&self, vpath: &str, size: u64) -> CoreError {

@@ -17,7 +17,6 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
 use rustix::fs::{openat, statat, AtFlags, Dir, FileType, Mode};
 use rustix::io::Errno;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, OsStr, OsString};
 use std::io::Read;
@@ -37,7 +36,7 @@ pub const MAX_SKIPPED: usize = 100;
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 
 /// A file or directory a search could not look into, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skip {
     pub path: String,
     /// `too_large`, `permission_denied`, `too_deep` or `unreadable`.

@@ -5,7 +5,7 @@ use crate::contain::{kind_of, sys, Kind, Target};
 use crate::error::{is_directory, not_found};
 use crate::lock::{lock_dir, remove_orphan_temps};
 use crate::meta::{file_info, mtime_nanos, version};
-use crate::{Durability, RootedFs};
+use crate::RootedFs;
 use engram_core::ops::{EditOptions, EditResult};
 use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo};
 use rustix::fs::{openat, renameat, statat, unlinkat, AtFlags, Mode, OFlags, Stat};
@@ -123,10 +123,8 @@ impl RootedFs {
             return Err(CoreError::of(ErrorCode::Conflict, &src.vpath));
         }
         renameat(src_dir, src.name.as_os_str(), &dst_dir, dst_name.as_os_str()).map_err(|e| sys(e, &src.vpath))?;
-        if self.durability == Durability::Full {
-            let _ = rustix::fs::fsync(src_dir);
-            let _ = rustix::fs::fsync(&dst_dir);
-        }
+        self.jail.sync.dir(src_dir);
+        self.jail.sync.dir(&dst_dir);
         Ok(file_info(&dst.vpath, &now))
     }
 
@@ -182,15 +180,11 @@ impl RootedFs {
         if let Some(old) = &current {
             advance_mtime(&tmp.file, old).map_err(fail)?;
         }
-        if self.durability == Durability::Full {
-            tmp.file.sync_all().map_err(fail)?;
-        }
+        self.jail.sync.file(&tmp.file).map_err(fail)?;
         renameat(dir, tmp.name.as_str(), dir, name).map_err(|e| sys(e, vpath))?;
         tmp.placed = true;
-        if self.durability == Durability::Full {
-            // Makes the rename itself durable; best effort (some filesystems refuse it on dirs).
-            let _ = rustix::fs::fsync(dir);
-        }
+        // Makes the rename itself durable.
+        self.jail.sync.dir(dir);
         let st = rustix::fs::fstat(&tmp.file).map_err(|e| sys(e, vpath))?;
         Ok(file_info(vpath, &st))
     }

@@ -468,3 +468,71 @@ fn unreadable_directories_are_skipped_not_fatal() {
         eprintln!("running as root: permission bits are not enforced; skipping the locked-directory assertions");
     }
 }
+
+#[test]
+fn tool_text_equals_the_core_formatting_of_the_answers() {
+    use engram_core::format::{format_glob, format_grep_columns, format_ls, format_read};
+    let s = Sandbox::new();
+    for i in 0..30 {
+        s.put(&format!("d/f{i:02}.txt"), format!("needle {i}\nother\nneedle again\n"));
+    }
+    for cap in [80_000, 300, 40, 3] {
+        for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+            let o = GrepOptions {
+                pattern: "needle".into(),
+                output_mode: mode,
+                context: 1,
+                max_count: Some(25),
+                ..Default::default()
+            };
+            let r = s.fs.grep(&o).unwrap();
+            let (mut paths, mut numbers, mut texts) = (Vec::new(), Vec::new(), Vec::new());
+            for m in r.matches.iter().flatten() {
+                paths.push(m.path.clone());
+                numbers.push(if m.context { -(m.line as i32) } else { m.line as i32 });
+                texts.push(m.text.clone());
+            }
+            paths.extend(r.files.iter().flatten().cloned());
+            for (p, n) in r.counts.iter().flatten() {
+                paths.push(p.clone());
+                numbers.push(*n as i32);
+            }
+            let expected = format_grep_columns("needle", mode, &paths, &numbers, &texts, r.truncated, cap);
+            assert_eq!(s.fs.grep_text(&o, cap, None).unwrap(), expected, "{mode:?} cap {cap}");
+        }
+        let g = GlobOptions { pattern: "**/*.txt".into(), path: None, max_results: Some(7) };
+        let r = s.fs.glob(&g).unwrap();
+        let expected = format_glob(&g.pattern, r.files.iter().map(|f| f.path.as_str()), r.truncated, cap);
+        assert_eq!(s.fs.glob_text(&g, cap, None).unwrap(), expected);
+        let entries = s.fs.ls("/d").unwrap();
+        let expected = format_ls("d", entries.iter().map(|f| (f.path.as_str(), f.size)), cap);
+        assert_eq!(s.fs.ls_text("/d", "d", cap).unwrap(), expected);
+        let r = s.fs.read("/d/f01.txt", 1, Some(1)).unwrap();
+        assert_eq!(s.fs.read_text("/d/f01.txt", "x", 1, 1, cap).unwrap(), format_read("x", &r, 1, cap));
+    }
+    assert_eq!(s.fs.ls_text("/nope", "/nope", 100).unwrap_err().code, engram_core::ErrorCode::FileNotFound);
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let o = GrepOptions { pattern: "needle".into(), ..Default::default() };
+    assert!(s.fs.grep_text(&o, 100, Some(&cancel)).is_err(), "a cancelled search gives no text");
+}
+
+#[test]
+fn durability_full_syncs_files_and_changed_directories_relaxed_none() {
+    use engram_fs::{Durability, Syncs};
+    assert_eq!(Durability::parse("full"), Ok(Durability::Full));
+    assert_eq!(Durability::parse("relaxed"), Ok(Durability::Relaxed));
+    assert_eq!(Durability::parse("FULL").unwrap_err().code, engram_core::ErrorCode::Unsupported);
+    let full = Sandbox::new();
+    full.fs.write("/a/b/c.txt", b"x", None).unwrap();
+    // The file, its directory, and the two parents that gained an entry (/ and /a).
+    assert_eq!(full.fs.syncs(), Syncs { files: 1, dirs: 3 });
+    full.fs.write("/a/b/c.txt", b"y", None).unwrap();
+    assert_eq!(full.fs.syncs(), Syncs { files: 2, dirs: 4 });
+    full.fs.delete("/a").unwrap();
+    assert_eq!(full.fs.syncs(), Syncs { files: 2, dirs: 5 });
+    let relaxed = Sandbox::with(|o| o.durability = Durability::Relaxed);
+    relaxed.fs.write("/a/b/c.txt", b"x", None).unwrap();
+    relaxed.fs.rename("/a/b/c.txt", "/d.txt", None).unwrap();
+    relaxed.fs.delete("/d.txt").unwrap();
+    assert_eq!(relaxed.fs.syncs(), Syncs::default());
+}

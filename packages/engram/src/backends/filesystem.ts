@@ -6,14 +6,35 @@
  * Every call runs off the JavaScript thread; searches can be cancelled with an `AbortSignal`.
  * @module
  */
+import type * as Native from "@engram/native";
 import { loadNativeBinding } from "#node-access";
-import { decodeGrepJson, toIndex } from "../core/binding.js";
+import {
+  checkGrep,
+  checkPath,
+  checkSearch,
+  decodeGrep,
+  errorOf,
+  fileInfo,
+  type RawError,
+  type RawGrep,
+  type RawGrepArgs,
+  type RawGrepArgsClass,
+  type RawInfo,
+  toIndex,
+} from "../core/binding.js";
 import { nativeCoreRequired } from "../core/loader.js";
+import type { Core, ErrorData, FileInfo, GlobResult, GrepOptions, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { EngramError } from "../errors.js";
-import type { Core, ErrorData, FileInfo, GlobResult, GrepSkip, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import { mapGrepPaths } from "./grep-result.js";
-import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, BackendWriteOptions } from "./protocol.js";
+import type {
+  Backend,
+  BackendEditOptions,
+  BackendGlobOptions,
+  BackendGrepOptions,
+  BackendWriteOptions,
+  ToolTextRequest,
+} from "./protocol.js";
 
 /** Options of {@link FilesystemBackend}. */
 export interface FilesystemBackendOptions {
@@ -43,23 +64,64 @@ export interface FilesystemBackendOptions {
   core?: Core | Promise<Core>;
 }
 
-/** @internal The N-API handle of `engram_fs::RootedFs`; every call runs on the libuv pool. */
+/** @internal A failed native call. */
+export interface RawFsFailure {
+  readonly error: RawError;
+}
+
+/** @internal Entries in columns (`sizes[i]` is `-1` for a directory, `modifiedAt[i]` NaN and
+ * `versions[i]` empty when absent). */
+export interface RawFsListing {
+  readonly paths: string[];
+  readonly sizes: ArrayLike<number>;
+  readonly modifiedAt: ArrayLike<number>;
+  readonly versions: string[];
+  readonly truncated: boolean;
+}
+
+/** @internal Grep columns and what the search skipped. */
+export interface RawFsGrep extends RawGrep {
+  readonly skippedPaths: string[];
+  readonly skippedReasons: string[];
+}
+
+/** @internal The N-API handle of `engram_fs::RootedFs`; every call runs on the libuv pool and
+ * resolves to its typed answer or `{ error }`. The generated `.d.ts` of `@engram/native` must
+ * stay assignable to {@link RawFsBinding} (`tsc` checks it in {@link nativeFs}). */
 export interface RawRootedFs {
   root(): string;
-  ls(path: string): Promise<string>;
-  stat(path: string): Promise<string>;
-  read(path: string, offset: number, limit?: number | null): Promise<string>;
-  /** Bytes, or the JSON error text. */
-  readBytes(path: string): Promise<Uint8Array | string>;
-  /** Bytes and the version of exactly those bytes, or the JSON error text. */
-  readVersioned(path: string): Promise<{ data: Uint8Array; version: string } | string>;
-  write(path: string, data: Uint8Array, ifVersion?: string | null): Promise<string>;
-  edit(optionsJson: string): Promise<string>;
-  delete(path: string, ifVersion?: string | null): Promise<string>;
-  rename(from: string, to: string, ifVersion?: string | null): Promise<string>;
-  grep(optionsJson: string, cancel: RawFsCancel): Promise<string>;
-  glob(optionsJson: string, cancel: RawFsCancel): Promise<string>;
+  /** fsyncs made so far (zero with `durability: "relaxed"`). */
+  syncs(): { files: number; dirs: number };
+  ls(path: string): Promise<RawFsListing | RawFsFailure>;
+  stat(path: string): Promise<{ info: RawInfo } | RawFsFailure>;
+  read(path: string, offset: number, limit?: number | null): Promise<ReadResult | RawFsFailure>;
+  readBytes(path: string): Promise<Uint8Array | RawFsFailure>;
+  /** Bytes and the version of exactly those bytes. */
+  readVersioned(path: string): Promise<{ data: Uint8Array; version: string } | RawFsFailure>;
+  write(path: string, data: Uint8Array, ifVersion?: string | null): Promise<{ path: string; version: string } | RawFsFailure>;
+  edit(
+    path: string,
+    oldString: string,
+    newString: string,
+    replaceAll: boolean,
+    ifVersion?: string | null,
+  ): Promise<{ path: string; occurrences: number; version: string } | RawFsFailure>;
+  delete(path: string, ifVersion?: string | null): Promise<{ deleted: number } | RawFsFailure>;
+  rename(from: string, to: string, ifVersion?: string | null): Promise<{ path: string } | RawFsFailure>;
+  grep(args: RawGrepArgs, cancel: RawFsCancel): Promise<RawFsGrep | RawFsFailure>;
+  glob(
+    pattern: string,
+    path: string | null | undefined,
+    maxResults: number | null | undefined,
+    cancel: RawFsCancel,
+  ): Promise<RawFsListing | RawFsFailure>;
+  grepText(args: RawGrepArgs, maxChars: number, cancel: RawFsCancel): Promise<RawFsText>;
+  globText(pattern: string, path: string | null | undefined, maxChars: number, cancel: RawFsCancel): Promise<RawFsText>;
+  lsText(path: string, shown: string, maxChars: number): Promise<RawFsText>;
+  readText(path: string, shown: string, offset: number, limit: number, maxChars: number): Promise<RawFsText>;
 }
+
+type RawFsText = { text: string } | RawFsFailure;
 
 /** @internal */
 export interface RawFsCancel {
@@ -68,8 +130,29 @@ export interface RawFsCancel {
 
 /** @internal */
 export interface RawFsBinding {
-  RootedFs: { open(optionsJson: string): RawRootedFs };
+  RootedFs: {
+    open(
+      root: string,
+      maxFileBytes: number,
+      respectGitignore: boolean,
+      maxResults: number,
+      durability: string,
+      lockTimeoutMs: number,
+    ): RawRootedFs | RawFsFailure;
+  };
   FsCancel: new () => RawFsCancel;
+  GrepArgs: RawGrepArgsClass;
+}
+
+/** The native addon as {@link RawFsBinding}: `tsc` fails here when its generated `.d.ts` drifts. */
+function nativeFs(): RawFsBinding {
+  const native = loadNativeBinding() as unknown as typeof Native;
+  return native;
+}
+
+/** @internal The `{ error }` of a native call as plain {@link ErrorData}, or `undefined`. */
+export function fsError(r: object): { error: ErrorData } | undefined {
+  return "error" in r ? { error: errorOf((r as RawFsFailure).error) } : undefined;
 }
 
 /** Per-call options of {@link FilesystemBackend.grep} and {@link FilesystemBackend.glob}. */
@@ -89,24 +172,22 @@ export function openRootedFs(options: {
 }): { fs: RawRootedFs; binding: RawFsBinding } {
   let binding: RawFsBinding;
   try {
-    binding = loadNativeBinding() as unknown as RawFsBinding;
+    binding = nativeFs();
   } catch (cause) {
     throw nativeCoreRequired("FilesystemBackend", cause);
   }
   const maxFileBytes = Math.round((options.maxFileSizeMb ?? 10) * 1024 * 1024);
-  const json = {
-    root: options.rootDir,
+  const fs = binding.RootedFs.open(
+    options.rootDir,
     maxFileBytes,
-    respectGitignore: options.respectGitignore ?? true,
-    maxResults: toIndex(options.maxResults) ?? 10_000,
-    durability: options.durability ?? "full",
-    lockTimeoutMs: toIndex(options.lockTimeoutMs) ?? 10_000,
-  };
-  try {
-    return { fs: binding.RootedFs.open(JSON.stringify(json)), binding };
-  } catch (e) {
-    throw EngramError.fromCoreText(e instanceof Error ? e.message : String(e));
-  }
+    options.respectGitignore ?? true,
+    toIndex(options.maxResults) ?? 10_000,
+    options.durability ?? "full",
+    toIndex(options.lockTimeoutMs) ?? 10_000,
+  );
+  const failed = fsError(fs);
+  if (failed) throw EngramError.fromCore(failed.error);
+  return { fs: fs as RawRootedFs, binding };
 }
 
 /** Runs a cancellable native search: rejects with `aborted` when either signal fires. */
@@ -132,7 +213,32 @@ async function cancellable<T>(
 }
 
 const encoder = new TextEncoder();
-const parse = <T>(json: string) => JSON.parse(json) as Result<T>;
+
+/** Entries from columns (see {@link RawFsListing}). */
+function entries(r: RawFsListing): FileInfo[] {
+  const { paths, sizes, modifiedAt, versions } = r;
+  const out: FileInfo[] = new Array(paths.length);
+  for (let i = 0; i < paths.length; i++) {
+    const size = sizes[i] as number;
+    if (size < 0) {
+      out[i] = { path: paths[i] as string, isDir: true };
+      continue;
+    }
+    const info: FileInfo = { path: paths[i] as string, isDir: false, size };
+    const at = modifiedAt[i] as number;
+    if (!Number.isNaN(at)) info.modifiedAt = at;
+    const version = versions[i] as string;
+    if (version !== "") info.version = version;
+    out[i] = info;
+  }
+  return out;
+}
+
+/** A native answer as a {@link Result}: its failure as plain data, or `ok` of its value. */
+async function answer<R extends object, T>(call: Promise<R | RawFsFailure>, ok: (r: R) => T): Promise<Result<T>> {
+  const r = await call;
+  return (fsError(r) ?? ok(r as R)) as Result<T>;
+}
 
 /** Files on the local disk, confined to `rootDir`. */
 export class FilesystemBackend implements Backend {
@@ -167,8 +273,11 @@ export class FilesystemBackend implements Backend {
     return this.#options.virtualMode ?? true;
   }
 
-  /** The virtual path for an agent-supplied path (host paths when not in virtual mode). */
+  /** The virtual path for an agent-supplied path (host paths when not in virtual mode); a path
+   * with a lone surrogate is `invalid_path`, as in every backend. */
   async #in(path: string): Promise<Result<{ path: string }>> {
+    const bad = checkPath(path);
+    if (bad) return { error: bad };
     if (this.#virtual || !path.startsWith("/")) return { path };
     const root = this.rootDir;
     if (path === root) return { path: "/" };
@@ -198,10 +307,21 @@ export class FilesystemBackend implements Backend {
     return r.error ? { error: await this.#outError(r.error, v.path) } : (map(r as T) as Result<T>);
   }
 
+  /** A cancellable search with this backend's signal and the call's. */
+  #search<T>(signal: AbortSignal | undefined, what: string, run: (c: RawFsCancel) => Promise<T>): Promise<T> {
+    return cancellable(this.#binding as RawFsBinding, [signal, this.#options.signal], what, run);
+  }
+
+  /** The binding's options object for one grep call. */
+  #grepArgs(pattern: string, o: BackendGrepOptions, path: string): RawGrepArgs {
+    const GrepArgs = (this.#binding as RawFsBinding).GrepArgs;
+    return new GrepArgs(pattern, path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context));
+  }
+
   async ls(path: string) {
     return this.#op(
       path,
-      async (v) => parse<{ entries: FileInfo[] }>(await this.#fs().ls(v)),
+      (v) => answer(this.#fs().ls(v), (r) => ({ entries: entries(r) })),
       (r) => ({ entries: r.entries.map(this.#outInfo) }),
     );
   }
@@ -209,7 +329,7 @@ export class FilesystemBackend implements Backend {
   async stat(path: string) {
     return this.#op(
       path,
-      async (v) => parse<{ info: FileInfo }>(await this.#fs().stat(v)),
+      (v) => answer(this.#fs().stat(v), (r) => ({ info: fileInfo(r.info) })),
       (r) => ({ info: this.#outInfo(r.info) }),
     );
   }
@@ -217,13 +337,18 @@ export class FilesystemBackend implements Backend {
   async read(path: string, options: ReadOptions = {}) {
     const offset = toIndex(options.offset) ?? 0;
     const limit = toIndex(options.limit);
-    return this.#op(path, async (v) => parse<ReadResult>(await this.#fs().read(v, offset, limit)));
+    return this.#op(path, (v) =>
+      answer(
+        this.#fs().read(v, offset, limit),
+        (r): ReadResult => ({ content: r.content, totalLines: r.totalLines, offset: r.offset, lines: r.lines }),
+      ),
+    );
   }
 
   async readBytes(path: string) {
     return this.#op(path, async (v): Promise<Result<{ data: Uint8Array }>> => {
       const r = await this.#fs().readBytes(v);
-      if (typeof r === "string") return parse<{ data: Uint8Array }>(r);
+      if (!(r instanceof Uint8Array)) return fsError(r) as { error: ErrorData };
       return { data: new Uint8Array(r.buffer, r.byteOffset, r.byteLength) };
     });
   }
@@ -232,7 +357,7 @@ export class FilesystemBackend implements Backend {
     const data = typeof content === "string" ? encoder.encode(content) : content;
     return this.#op(
       path,
-      async (v) => parse<{ path: string; version: string }>(await this.#fs().write(v, data, options.ifVersion)),
+      (v) => answer(this.#fs().write(v, data, options.ifVersion), (r) => ({ path: r.path, version: r.version })),
       (r) => ({ ...r, path: this.#out(r.path) }),
     );
   }
@@ -240,35 +365,38 @@ export class FilesystemBackend implements Backend {
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
     return this.#op(
       path,
-      async (v) =>
-        parse<{ path: string; occurrences: number; version: string }>(
-          await this.#fs().edit(
-            JSON.stringify({ path: v, oldString, newString, replaceAll: options.replaceAll ?? false, ifVersion: options.ifVersion }),
-          ),
-        ),
+      (v) =>
+        answer(this.#fs().edit(v, oldString, newString, options.replaceAll ?? false, options.ifVersion), (r) => ({
+          path: r.path,
+          occurrences: r.occurrences,
+          version: r.version,
+        })),
       (r) => ({ ...r, path: this.#out(r.path) }),
     );
   }
 
   async delete(path: string) {
-    return this.#op(path, async (v) => parse<{ deleted: number }>(await this.#fs().delete(v)));
+    return this.#op(path, (v) => answer(this.#fs().delete(v), (r) => ({ deleted: r.deleted })));
   }
 
   /** Searches file contents; `maxCount` is clamped to `maxResults`; files that could not be
    * searched are listed in `skipped`; `options.signal` (or the backend's) cancels the walk. */
-  async grep(pattern: string, options: BackendGrepOptions & FilesystemSearchOptions = {}) {
+  async grep(pattern: string, options: BackendGrepOptions & FilesystemSearchOptions = {}): Promise<Result<GrepResult>> {
     const { signal, ...rest } = options;
-    const clean = { ...rest, maxCount: toIndex(rest.maxCount), context: toIndex(rest.context) };
+    const bad = checkGrep({ ...rest, pattern } as GrepOptions);
+    if (bad) return { error: bad };
     return this.#op(
       options.path ?? "/",
       async (v) => {
         const fs = this.#fs();
-        const json = await cancellable(this.#binding as RawFsBinding, [signal, this.#options.signal], "grep", (c) =>
-          fs.grep(JSON.stringify({ ...clean, pattern, path: v }), c),
-        );
-        const decoded = decodeGrepJson(json);
-        const skipped = (JSON.parse(json) as { skipped?: GrepSkip[] }).skipped;
-        return skipped && !decoded.error ? { ...decoded, skipped } : decoded;
+        const r = await this.#search(signal, "grep", (c) => fs.grep(this.#grepArgs(pattern, rest, v), c));
+        const failed = fsError(r);
+        if (failed) return failed;
+        const raw = r as RawFsGrep;
+        const { skippedPaths, skippedReasons } = raw;
+        const decoded = decodeGrep(raw);
+        if (skippedPaths.length === 0 || decoded.error) return decoded;
+        return { ...decoded, skipped: skippedPaths.map((path, i) => ({ path, reason: skippedReasons[i] as string })) };
       },
       (r) => {
         const out = this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p));
@@ -279,18 +407,54 @@ export class FilesystemBackend implements Backend {
 
   /** Files matching a glob; `maxResults` is clamped to the backend's `maxResults`;
    * `options.signal` (or the backend's) cancels the walk. */
-  async glob(pattern: string, options: BackendGlobOptions & FilesystemSearchOptions = {}) {
+  async glob(pattern: string, options: BackendGlobOptions & FilesystemSearchOptions = {}): Promise<Result<GlobResult>> {
+    const bad = checkSearch({ pattern });
+    if (bad) return { error: bad };
     const maxResults = toIndex(options.maxResults);
     return this.#op(
       options.path ?? "/",
-      async (v) => {
+      async (v): Promise<Result<GlobResult>> => {
         const fs = this.#fs();
-        const json = await cancellable(this.#binding as RawFsBinding, [options.signal, this.#options.signal], "glob", (c) =>
-          fs.glob(JSON.stringify({ pattern, path: v, maxResults }), c),
-        );
-        return parse<GlobResult>(json);
+        const r = await this.#search(options.signal, "glob", (c) => fs.glob(pattern, v, maxResults, c));
+        return fsError(r) ?? { files: entries(r as RawFsListing), truncated: (r as RawFsListing).truncated };
       },
       (r) => ({ ...r, files: r.files.map(this.#outInfo) }),
     );
   }
+
+  // ---- tool text (tools/format.ts) ----
+  /** The model's text for a filesystem tool call, searched or read and formatted off the
+   * JavaScript thread in one native call (see {@link Backend.toolText}). With host paths
+   * (`virtualMode: false`) the text is left to the tools, which format the structured answer. */
+  async toolText(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined> {
+    if (!this.#virtual) return undefined;
+    const fs = this.#fs();
+    const cap = toIndex(maxChars) ?? 0;
+    const text = (r: RawFsText): Result<{ text: string }> => fsError(r) ?? { text: (r as { text: string }).text };
+    switch (request.op) {
+      case "ls": {
+        const bad = checkPath(request.path);
+        return bad ? { error: bad } : text(await fs.lsText(request.path, request.path, cap));
+      }
+      case "read": {
+        const bad = checkPath(request.path);
+        if (bad) return { error: bad };
+        const offset = toIndex(request.offset) ?? 0;
+        return text(await fs.readText(request.path, request.path, offset, toIndex(request.limit) ?? 0, cap));
+      }
+      case "glob": {
+        const bad = checkSearch({ pattern: request.pattern, path: request.path });
+        if (bad) return { error: bad };
+        return text(await this.#search(undefined, "glob", (c) => fs.globText(request.pattern, request.path, cap, c)));
+      }
+      case "grep": {
+        const o = request.options;
+        const bad = checkGrep({ ...o, pattern: request.pattern });
+        if (bad) return { error: bad };
+        const path = o.path ?? "/";
+        return text(await this.#search(undefined, "grep", (c) => fs.grepText(this.#grepArgs(request.pattern, o, path), cap, c)));
+      }
+    }
+  }
+  // ---- end tool text ----
 }

@@ -45,7 +45,7 @@ export interface RawBinding {
   filterPaths(kind: string, pattern: string, root: string, paths: string[]): RawOut & { readonly kept?: Opt<ArrayLike<number>> };
   rankBm25(query: string, documents: string[]): ArrayLike<number>;
   redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
-  Router: new (prefixesJson: string) => RawRouter;
+  Router: new (prefixes: string[]) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
   applyFileDeltas(snapshot: Uint8Array, deltas: Uint8Array, lengths: Uint32Array): Uint8Array;
   GrepArgs: RawGrepArgsClass;
@@ -109,8 +109,8 @@ export interface RawBinding {
 
 type Opt<T> = T | null | undefined;
 
-/** An error as the bindings return it (subject and detail: see {@link ErrorData}). */
-interface RawError {
+/** @internal An error as the bindings return it (subject and detail: see {@link ErrorData}). */
+export interface RawError {
   readonly code: string;
   readonly message: string;
   readonly subject?: Opt<string>;
@@ -148,7 +148,8 @@ interface RawOut {
   free?(): void;
 }
 
-interface RawInfo {
+/** @internal */
+export interface RawInfo {
   readonly path: string;
   readonly isDir: boolean;
   readonly size?: Opt<number>;
@@ -156,7 +157,8 @@ interface RawInfo {
   readonly version?: Opt<string>;
 }
 
-interface RawGrep extends RawOut {
+/** @internal Grep results in columns (see `engram_core::api::GrepColumns`). */
+export interface RawGrep extends RawOut {
   readonly truncated?: Opt<boolean>;
   readonly groupPaths?: Opt<string[]>;
   readonly groupSizes?: Opt<ArrayLike<number>>;
@@ -174,12 +176,13 @@ interface RawRouter {
   prefixes(): string[];
 }
 
-/** The options of one grep call, built once by the binding's `GrepArgs` class. */
-interface RawGrepArgs {
+/** @internal The options of one grep call, built once by the binding's `GrepArgs` class. */
+export interface RawGrepArgs {
   free?(): void;
 }
 
-type RawGrepArgsClass = new (
+/** @internal */
+export type RawGrepArgsClass = new (
   pattern: string,
   path: string | null | undefined,
   glob: string | null | undefined,
@@ -308,8 +311,8 @@ function failed(r: RawOut): { error: ErrorData } {
   return { error };
 }
 
-/** A binding's error as plain {@link ErrorData}, with its structure when it has one. */
-function errorOf(e: RawError): ErrorData {
+/** @internal A binding's error as plain {@link ErrorData}, with its structure when it has one. */
+export function errorOf(e: RawError): ErrorData {
   const error: ErrorData = { code: e.code as ErrorData["code"], message: e.message };
   const { subject, detail } = e;
   if (subject != null) error.subject = subject;
@@ -317,29 +320,13 @@ function errorOf(e: RawError): ErrorData {
   return error;
 }
 
-function fileInfo(i: RawInfo): FileInfo {
+/** @internal */
+export function fileInfo(i: RawInfo): FileInfo {
   const out: FileInfo = { path: i.path, isDir: i.isDir };
   if (i.size != null) out.size = i.size;
   if (i.modifiedAt != null) out.modifiedAt = i.modifiedAt;
   if (i.version != null) out.version = i.version;
   return out;
-}
-
-/** @internal Decodes the FilesystemBackend's JSON grep answer (the async filesystem binding
- * still answers in JSON): content matches arrive grouped by file (`[path, [line, text, ...]]`,
- * negative line = context) and are expanded here. */
-export function decodeGrepJson(json: string): Result<GrepResult> {
-  const wire = JSON.parse(json) as Result<GrepResult> & { groups?: [string, (number | string)[]][] };
-  if (!wire.groups) return wire;
-  const matches: GrepResult["matches"] = [];
-  for (const [path, flat] of wire.groups) {
-    for (let i = 0; i < flat.length; i += 2) {
-      const line = flat[i] as number;
-      const text = flat[i + 1] as string;
-      matches.push(line < 0 ? { path, line: -line, text, context: true } : { path, line, text });
-    }
-  }
-  return { matches, truncated: wire.truncated ?? false };
 }
 
 /** @internal Decodes grep results: content matches arrive in columns grouped by file
@@ -398,9 +385,9 @@ function checkContent(content: unknown): void {
   }
 }
 
-/** Options of grep and glob: an object with a string pattern; a lone surrogate in the pattern
+/** @internal Options of grep and glob: an object with a string pattern; a lone surrogate in the pattern
  * is `invalid_pattern`, in the path `invalid_path`. */
-function checkSearch(options: unknown): ErrorData | undefined {
+export function checkSearch(options: unknown): ErrorData | undefined {
   const o = requireObject<{ pattern?: unknown; path?: unknown; glob?: unknown }>(options, "options");
   const pattern = requireString(o.pattern, "options.pattern");
   if (o.glob !== undefined) requireString(o.glob, "options.glob");
@@ -412,8 +399,8 @@ function checkSearch(options: unknown): ErrorData | undefined {
   return o.path === undefined ? undefined : checkPath(o.path, "options.path");
 }
 
-/** Options of grep (see {@link checkSearch}), with the numbers, flags and mode type-checked. */
-function checkGrep(o: GrepOptions): ErrorData | undefined {
+/** @internal Options of grep (see {@link checkSearch}), with the numbers, flags and mode type-checked. */
+export function checkGrep(o: GrepOptions): ErrorData | undefined {
   const bad = checkSearch(o);
   if (bad) return bad;
   requireNumber(o.maxCount, "options.maxCount");
@@ -1107,8 +1094,12 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
     capOutput: (text, maxChars) => raw.capOutput(requireString(text, "text"), capOf(maxChars)),
     // ---- end tool text ----
     createRouter: (prefixes) => {
-      const json = JSON.stringify(requireStrings(prefixes, "prefixes"));
-      return orThrow(() => new RouterHandle(new raw.Router(json), raw));
+      const list = requireStrings(prefixes, "prefixes");
+      for (const [i, p] of list.entries()) {
+        const bad = checkPath(p, `prefixes[${i}]`);
+        if (bad) throw EngramError.fromCore(bad);
+      }
+      return orThrow(() => new RouterHandle(new raw.Router(list), raw));
     },
     createFileTable: () => new FileTableHandle(new raw.FileTable(), raw.GrepArgs, kind === "wasm"),
     restoreFileTable: (snapshot) => {

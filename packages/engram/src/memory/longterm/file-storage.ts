@@ -16,8 +16,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { type RawRootedFs, openRootedFs } from "../../backends/filesystem.js";
-import type { ErrorData } from "../../core/types.js";
+import { fsError, openRootedFs, type RawRootedFs } from "../../backends/filesystem.js";
 import { EngramError } from "../../errors.js";
 import { type MemoryData, createEmptyMemory, nowIso, parseMemory } from "./schema.js";
 import type { PendingWorkStore } from "./pending.js";
@@ -116,8 +115,8 @@ export class FileMemoryStorage implements MemoryStorage {
       if (doc.parsed.ok) return { memory: copyMemory(doc.parsed.memory), revision: doc.revision, ...cleared };
       // Moved aside only if it is still the document that was judged invalid.
       const aside = `${v}.corrupt-${Date.now()}`;
-      const moved = JSON.parse(await fs.rename(v, aside, doc.revision)) as { error?: ErrorData };
-      if (moved.error) {
+      const moved = fsError(await fs.rename(v, aside, doc.revision));
+      if (moved) {
         if (moved.error.code === "conflict" || moved.error.code === "file_not_found") continue; // replaced meanwhile
         throw EngramError.fromCore(moved.error);
       }
@@ -138,12 +137,13 @@ export class FileMemoryStorage implements MemoryStorage {
     const fs = (await this.#handle(true)) as RawRootedFs;
     const v = await this.#vpath(userId, agentName);
     const bytes = new TextEncoder().encode(`${JSON.stringify(checked.memory, null, 2)}\n`);
-    const r = JSON.parse(await fs.write(v, bytes, expectedRevision)) as { version?: string; error?: ErrorData };
-    if (r.error) {
-      if (r.error.code === "conflict") return { ok: false, conflict: true };
-      throw EngramError.fromCore(r.error);
+    const r = await fs.write(v, bytes, expectedRevision);
+    const failed = fsError(r);
+    if (failed) {
+      if (failed.error.code === "conflict") return { ok: false, conflict: true };
+      throw EngramError.fromCore(failed.error);
     }
-    const revision = r.version as string;
+    const revision = (r as { version: string }).version;
     this.#cache.set(v, { revision, parsed: checked });
     return { ok: true, revision };
   }
@@ -152,10 +152,10 @@ export class FileMemoryStorage implements MemoryStorage {
     const fs = (await this.#handle(true)) as RawRootedFs;
     const v = await this.#vpath(userId, agentName);
     const record = new TextEncoder().encode(JSON.stringify({ at: Date.now() }));
-    const w = JSON.parse(await fs.write(`${v}.cleared`, record)) as { error?: ErrorData };
-    if (w.error) throw EngramError.fromCore(w.error);
-    const d = JSON.parse(await fs.delete(v)) as { error?: ErrorData };
-    if (d.error && d.error.code !== "file_not_found") throw EngramError.fromCore(d.error);
+    const w = fsError(await fs.write(`${v}.cleared`, record));
+    if (w) throw EngramError.fromCore(w.error);
+    const d = fsError(await fs.delete(v));
+    if (d && d.error.code !== "file_not_found") throw EngramError.fromCore(d.error);
     this.#cache.delete(v);
   }
 
@@ -163,27 +163,28 @@ export class FileMemoryStorage implements MemoryStorage {
    * `undefined` when it does not exist. */
   async #read(fs: RawRootedFs, v: string): Promise<{ revision: string; parsed: Parsed } | undefined> {
     const r = await fs.readVersioned(v);
-    if (typeof r === "string") {
-      const error = EngramError.fromCoreText(r);
-      if (error.code === "file_not_found") return undefined;
-      throw error;
+    const failed = fsError(r);
+    if (failed) {
+      if (failed.error.code === "file_not_found") return undefined;
+      throw EngramError.fromCore(failed.error);
     }
+    const { data, version } = r as { data: Uint8Array; version: string };
     const cached = this.#cache.get(v);
-    if (cached?.revision === r.version) return cached;
-    const doc = { revision: r.version, parsed: parseBytes(r.data) };
+    if (cached?.revision === version) return cached;
+    const doc = { revision: version, parsed: parseBytes(data) };
     this.#cache.set(v, doc);
     return doc;
   }
 
   async #clearedAt(fs: RawRootedFs, v: string): Promise<number | undefined> {
     const r = await fs.readVersioned(`${v}.cleared`);
-    if (typeof r === "string") {
-      const error = EngramError.fromCoreText(r);
-      if (error.code === "file_not_found") return undefined;
-      throw error;
+    const failed = fsError(r);
+    if (failed) {
+      if (failed.error.code === "file_not_found") return undefined;
+      throw EngramError.fromCore(failed.error);
     }
     try {
-      const at = (JSON.parse(new TextDecoder().decode(r.data)) as { at?: unknown }).at;
+      const at = (JSON.parse(new TextDecoder().decode((r as { data: Uint8Array }).data)) as { at?: unknown }).at;
       return typeof at === "number" ? at : undefined;
     } catch {
       return undefined;
