@@ -25,7 +25,7 @@ export async function oursTurn(core: Core, corpus: Corpus): Promise<Turn> {
   const model = new FakeChatModel((_req, i) => script[i % script.length] as never);
   const template = new StateBackend({ core });
   const seeded = await template.writeMany(corpus.files.map((f) => [f.path, f.content] as const));
-  if ("error" in seeded) throw new Error(`seeding the thread files failed: ${seeded.error.message}`);
+  if (seeded.error) throw new Error(`seeding the thread files failed: ${seeded.error.message}`);
   const agent = createDeepAgent(model, {
     core,
     enableSubagents: false,
