@@ -86,6 +86,9 @@ export class CompositeBackend implements Backend {
   #state: Promise<Setup> | undefined;
   /** The settled {@link CompositeBackend.#setup}, for use after a call awaited it. */
   #ready: Setup | undefined;
+  /** The default backend is a plain StateBackend, whose answers already name the normalised
+   * path they were given (the outer path): they pass on without a renaming step. */
+  readonly #exact: boolean;
   /** The router's answers by input path (see {@link CompositeBackend.#targetNow}). */
   readonly #targets = new Map<string, Result<Target>>();
 
@@ -103,6 +106,10 @@ export class CompositeBackend implements Backend {
   constructor(defaultBackend: Backend, routes: Record<string, Backend>, options: CompositeBackendOptions = {}) {
     this.#default = defaultBackend;
     this.#routes = { ...routes };
+    const proto = StateBackend.prototype;
+    const d = defaultBackend;
+    // A wrapper (a Proxy) hands out bound or replaced methods, never the prototype's own.
+    this.#exact = d instanceof StateBackend && d.write === proto.write && d.edit === proto.edit && d.append === proto.append;
     this.#core = coreRef(options.core as CoreSource);
   }
 
@@ -141,16 +148,25 @@ export class CompositeBackend implements Backend {
   }
 
   async #target(path: string): Promise<Result<Target>> {
-    return this.#targetNow(path) ?? (await this.#setup(), this.#targetNow(path) as Result<Target>);
+    const t = this.#targetNow(path);
+    if (t !== undefined) return t;
+    await this.#setup();
+    return this.#targetNow(path) as Result<Target>;
   }
 
   /**
    * Runs `call` on the routed target without an extra promise hop once the router exists; a
    * mount's error is rendered for the outer path and `rename` (when given) sets the outer path
-   * on a success. A backend that throws synchronously rejects, as an `async` method would.
+   * on a success. What throws synchronously (a path that is not a string, a backend) rejects,
+   * as an `async` method would.
    */
   #routed<T extends object>(path: string, call: (t: Target) => Promise<Result<T>>, rename?: boolean): Promise<Result<T>> {
-    const t = this.#targetNow(path);
+    let t: Result<Target> | undefined;
+    try {
+      t = this.#targetNow(path);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (t === undefined) return this.#target(path).then((t) => this.#routedTo(t, call, rename));
     return this.#routedTo(t, call, rename);
   }
@@ -163,7 +179,7 @@ export class CompositeBackend implements Backend {
     } catch (e) {
       return Promise.reject(e);
     }
-    if (t.mount === undefined && !rename) return answer;
+    if (t.mount === undefined && (!rename || this.#exact)) return answer;
     return Promise.resolve(answer).then((r) => {
       if (r.error) return t.mount ? ({ error: this.#outerError(r.error, t) } as Result<T>) : r;
       return rename && (r as { path?: string }).path !== t.outer ? ({ ...r, path: t.outer } as Result<T>) : r;

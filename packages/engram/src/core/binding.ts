@@ -974,18 +974,33 @@ function partColumns(parts: readonly MountPart<{ truncated: boolean }>[]) {
   return { mounts, truncated, counts: new Uint32Array(parts.length) };
 }
 
+/** How many normalised paths a core keeps (see `normalizePath` in {@link wrapBinding}), and the
+ * longest path kept. */
+const NORMALISED_CACHE = 4096;
+const NORMALISED_PATH_MAX = 512;
+
 /** @internal Wraps a loaded binding as a {@link Core}. Every argument is checked here, so a
  * wrong type is an {@link EngramError} `invalid_argument`, never a raw conversion message. */
 export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
+  /** The core's normalised form of recently seen paths. Normalising is a pure function of the
+   * string, so a kept answer is the core's own: a backend normalising the same path on every
+   * call (a routed read, an edit loop) skips the crossing. Bounded; starts over when full. */
+  const normalised = new Map<string, string>();
   return {
     kind,
     normalizePath: (path) => {
+      const known = normalised.get(path);
+      if (known !== undefined) return { path: known };
       const bad = checkPath(path);
       if (bad) return { error: bad };
       const r = raw.normalizePath(path);
       if (r.error) return failed(r);
       const out = { path: r.path as string };
       r.free?.();
+      if (path.length <= NORMALISED_PATH_MAX) {
+        if (normalised.size >= NORMALISED_CACHE) normalised.clear();
+        normalised.set(path, out.path);
+      }
       return out;
     },
     formatNumbered: (content, firstLine) =>
