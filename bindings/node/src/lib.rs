@@ -11,6 +11,7 @@ use napi_derive::napi;
 pub mod composite;
 pub mod format;
 mod fs;
+pub mod prompt;
 
 /// A virtual path, normalised: `{ path } | { error }`.
 #[napi]

@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 // The heap: std's dlmalloc with geometric memory growth (build configuration, see heap.rs).
 #[cfg(target_arch = "wasm32")]
 mod heap;
+mod prompt;
 
 /// A virtual path, normalised; or `error`.
 #[wasm_bindgen(getter_with_clone)]

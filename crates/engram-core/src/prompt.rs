@@ -412,12 +412,12 @@ pub struct MemorySection {
 /// The `<agent_memory>` section of the sources, in order: each present source's part
 /// ([`render_memory_source`], [`render_memory_error`], or an earlier rendering passed back),
 /// separated by a blank line; `(No memory loaded)` when none adds anything.
-pub fn memory_section(paths: &[&str], sources: &[Source<'_>], max_tokens: usize) -> MemorySection {
+pub fn memory_section<S: AsRef<str>>(paths: &[S], sources: &[Source<'_>], max_tokens: usize) -> MemorySection {
     const OPEN: &str = "<agent_memory>\n";
     let mut text = String::from(OPEN);
     let mut parts = Vec::with_capacity(sources.len());
     for (i, source) in sources.iter().enumerate() {
-        let path = paths.get(i).copied().unwrap_or("");
+        let path = paths.get(i).map_or("", AsRef::as_ref);
         let owned;
         let part: &str = match *source {
             Source::Missing => "",
@@ -448,11 +448,42 @@ pub fn memory_section(paths: &[&str], sources: &[Source<'_>], max_tokens: usize)
     MemorySection { text, parts }
 }
 
+impl<'a> Source<'a> {
+    /// A source from the bindings' columns: kind `0` missing, `1` text, `2` error message,
+    /// `3` an earlier rendering; any other kind is missing.
+    pub fn from_kind(kind: u8, text: &'a str) -> Self {
+        match kind {
+            1 => Source::Text(text),
+            2 => Source::Error(text),
+            3 => Source::Rendered(text),
+            _ => Source::Missing,
+        }
+    }
+}
+
+/// UTF-16 offsets of byte offsets into `text` (each at a character boundary, in any order), for
+/// callers that slice JavaScript strings. One pass over the text.
+pub fn utf16_offsets(text: &str, bytes: &[usize]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..bytes.len()).collect();
+    order.sort_by_key(|&i| bytes[i]);
+    let mut out = vec![0u32; bytes.len()];
+    let (mut at, mut units) = (0usize, 0usize);
+    for i in order {
+        let target = bytes[i].min(text.len());
+        if target > at {
+            units += text[at..target].chars().map(char::len_utf16).sum::<usize>();
+            at = target;
+        }
+        out[i] = units as u32;
+    }
+    out
+}
+
 // ---- skills ----
 
 /// The skills section: a short guide and an index (name, description, path; each escaped, on
 /// one line) in the given order, or `""` when there are none.
-pub fn skills_section(names: &[&str], descriptions: &[&str], paths: &[&str]) -> String {
+pub fn skills_section<S: AsRef<str>>(names: &[S], descriptions: &[S], paths: &[S]) -> String {
     if names.is_empty() {
         return String::new();
     }
@@ -461,9 +492,9 @@ pub fn skills_section(names: &[&str], descriptions: &[&str], paths: &[&str]) -> 
 Before using a skill, call `read_file` on its SKILL.md and read it to the end (page with `offset`/`limit` if it is long), then follow it; paths it mentions are relative to its folder.\n\n<skills>\n",
     );
     for (i, name) in names.iter().enumerate() {
-        let field = |v: &[&str]| escape_field(v.get(i).copied().unwrap_or(""));
+        let field = |v: &[S]| escape_field(v.get(i).map_or("", AsRef::as_ref));
         out.push_str("<skill>\n<name>");
-        out.push_str(&escape_field(name));
+        out.push_str(&escape_field(name.as_ref()));
         out.push_str("</name>\n<description>");
         out.push_str(&field(descriptions));
         out.push_str("</description>\n<path>");
@@ -595,6 +626,66 @@ pub fn relevance_scores(facts: &[Fact<'_>], query: &str) -> Vec<f64> {
     } else {
         confidence
     }
+}
+
+/// How the facts of a `<memory>` block are ranked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ranking<'a> {
+    /// By confidence.
+    Confidence,
+    /// By the caller's score per fact.
+    Scores(&'a [f64]),
+    /// By confidence plus BM25 relevance to the request ([`relevance_scores`]).
+    Relevance(&'a str),
+}
+
+/// The `<memory>` block with the facts ranked as asked (see [`facts_block`]).
+pub fn ranked_facts_block(
+    summaries: &Summaries<'_>,
+    facts: &[Fact<'_>],
+    ranking: Ranking<'_>,
+    budget: FactBudget,
+) -> String {
+    match ranking {
+        Ranking::Confidence => facts_block(summaries, facts, &[], budget),
+        Ranking::Scores(scores) => facts_block(summaries, facts, scores, budget),
+        Ranking::Relevance(query) => facts_block(summaries, facts, &relevance_scores(facts, query), budget),
+    }
+}
+
+/// The facts of a `<memory>` block in columns, as the bindings pass them.
+#[derive(Debug, Clone, Copy)]
+pub struct FactColumns<'a, S: AsRef<str>> {
+    /// The six summaries in order (see [`Summaries`]); missing ones are `""`.
+    pub summaries: &'a [S],
+    pub contents: &'a [S],
+    pub categories: &'a [S],
+    pub confidences: &'a [f64],
+    /// `""` when a fact has none.
+    pub source_errors: &'a [S],
+    /// One per fact; empty to rank by relevance to `query` (by confidence when it is blank).
+    pub scores: &'a [f64],
+    pub query: &'a str,
+}
+
+/// [`ranked_facts_block`] of facts given in columns (a missing cell is `""` or `0`).
+pub fn facts_block_columns<S: AsRef<str>>(c: FactColumns<'_, S>, budget: FactBudget) -> String {
+    let cell = |v: &'_ [S], i: usize| v.get(i).map_or("", |s| s.as_ref()).to_owned();
+    let summaries: [String; 6] = std::array::from_fn(|i| cell(c.summaries, i));
+    let texts: Vec<[String; 3]> =
+        (0..c.contents.len()).map(|i| [cell(c.contents, i), cell(c.categories, i), cell(c.source_errors, i)]).collect();
+    let facts: Vec<Fact> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, [content, category, source_error])| Fact {
+            content,
+            category,
+            confidence: c.confidences.get(i).copied().unwrap_or(0.0),
+            source_error,
+        })
+        .collect();
+    let ranking = if c.scores.is_empty() { Ranking::Relevance(c.query) } else { Ranking::Scores(c.scores) };
+    ranked_facts_block(&std::array::from_fn(|i| summaries[i].as_str()), &facts, ranking, budget)
 }
 
 /// The `<memory>` block, or `""` when it holds nothing or the budget cannot fit the tags.

@@ -185,7 +185,10 @@ describe("LongTermMemory.inject", () => {
     const facts = Array.from({ length: 100 }, (_, i) =>
       fact(`Fact number ${i} with a few more words in it`, 0.8, i % 10 === 0 ? "correction" : "context"),
     );
-    const memory = await seeded(facts, { maxInjectionTokens: 300, correctionBudgetTokens: 40 });
+    // A correction budget that holds the facts header and exactly two correction lines.
+    const cost = (n: number) => estimateTokens(`- [correction | 0.80] Fact number ${n} with a few more words in it\n`);
+    const correctionBudgetTokens = estimateTokens("Facts:\n") + cost(0) + cost(10) + cost(20) - 1;
+    const memory = await seeded(facts, { maxInjectionTokens: 300, correctionBudgetTokens });
     const block = await memory.inject("u");
     expect(estimateTokens(block)).toBeLessThanOrEqual(300);
     expect(factLines(block).filter((l) => l.includes("[correction")).length).toBe(2);

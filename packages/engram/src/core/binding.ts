@@ -24,6 +24,7 @@ import type {
   GrepMergeOptions,
   GrepOptions,
   GrepResult,
+  MemorySourceInput,
   MountPart,
   ReadOptions,
   ReadResult,
@@ -64,6 +65,29 @@ export interface RawBinding {
   formatRead(shown: string, content: string, offset: number, totalLines: number, lines: number, limit: number, maxChars: number): string;
   capOutput(text: string, maxChars: number): string;
   // ---- end tool text ----
+  // ---- prompt assembly (bindings/node/src/prompt.rs, bindings/wasm/src/prompt.rs) ----
+  neutralizeSectionTags(text: string): string;
+  escapeTags(text: string): string;
+  escapeField(text: string): string;
+  memorySection(
+    paths: string[],
+    kinds: Uint8Array,
+    texts: string[],
+    maxTokensPerSource: number,
+  ): { readonly text: string; readonly parts: ArrayLike<number>; free?(): void };
+  skillsSection(names: string[], descriptions: string[], paths: string[]): string;
+  factsBlock(
+    summaries: string[],
+    contents: string[],
+    categories: string[],
+    confidences: Float64Array,
+    sourceErrors: string[],
+    scores: Float64Array,
+    query: string,
+    maxTokens: number,
+    correctionTokens: number,
+  ): string;
+  // ---- end prompt assembly ----
   // ---- composite (bindings/node/src/composite.rs, the composite block of bindings/wasm) ----
   mountError(
     code: string,
@@ -974,6 +998,9 @@ function partColumns(parts: readonly MountPart<{ truncated: boolean }>[]) {
   return { mounts, truncated, counts: new Uint32Array(parts.length) };
 }
 
+/** The kind numbers of {@link Core.memorySection}'s sources (see `engram_core::prompt::Source`). */
+const SOURCE_KINDS: Record<MemorySourceInput["kind"], number> = { missing: 0, text: 1, error: 2, rendered: 3 };
+
 /** How many normalised paths a core keeps (see `normalizePath` in {@link wrapBinding}), and the
  * longest path kept. */
 const NORMALISED_CACHE = 4096;
@@ -1049,6 +1076,47 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       r.free?.();
       return out;
     },
+    // ---- prompt assembly ----
+    neutralizeSectionTags: (text) => raw.neutralizeSectionTags(requireString(text, "text")),
+    escapeTags: (text) => raw.escapeTags(requireString(text, "text")),
+    escapeField: (text) => raw.escapeField(requireString(text, "text")),
+    memorySection: (sources, maxTokensPerSource) => {
+      const n = sources.length;
+      const paths: string[] = new Array(n);
+      const texts: string[] = new Array(n);
+      const kinds = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        const s = requireObject<MemorySourceInput>(sources[i], `sources[${i}]`);
+        paths[i] = requireString(s.path, `sources[${i}].path`);
+        kinds[i] = SOURCE_KINDS[s.kind] ?? 0;
+        texts[i] = s.kind === "missing" ? "" : requireString(s.text, `sources[${i}].text`);
+      }
+      const r = raw.memorySection(paths, kinds, texts, toIndex(requireNumber(maxTokensPerSource, "maxTokensPerSource")) ?? 0);
+      const out = { text: r.text, parts: r.parts };
+      r.free?.();
+      return out;
+    },
+    skillsSection: (skills) =>
+      raw.skillsSection(
+        skills.map((s, i) => requireString(s.name, `skills[${i}].name`)),
+        skills.map((s, i) => requireString(s.description, `skills[${i}].description`)),
+        skills.map((s, i) => requireString(s.path, `skills[${i}].path`)),
+      ),
+    factsBlock: (input) => {
+      const { facts } = input;
+      return raw.factsBlock(
+        requireStrings(input.summaries as string[], "summaries"),
+        facts.map((f, i) => requireString(f.content, `facts[${i}].content`)),
+        facts.map((f, i) => requireString(f.category, `facts[${i}].category`)),
+        Float64Array.from(facts, (f) => f.confidence),
+        facts.map((f) => f.sourceError ?? ""),
+        Float64Array.from(input.scores ?? []),
+        input.query ?? "",
+        toIndex(requireNumber(input.maxTokens, "maxTokens")) ?? 0,
+        toIndex(requireNumber(input.correctionTokens, "correctionTokens")) ?? 0,
+      );
+    },
+    // ---- end prompt assembly ----
     // ---- tool text ----
     formatGrep: (pattern, result, maxChars) => {
       const cap = capOf(maxChars);

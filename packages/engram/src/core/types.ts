@@ -386,6 +386,55 @@ export interface Core {
    * keys, credentials in URLs and headers, secret-like assignments, passwords stated in prose)
    * replaced by `[REDACTED]`, labels kept; `count` is how many were replaced. Idempotent. */
   redactSecrets(text: string): Redaction;
+  // ---- prompt assembly (engram_core::prompt): the rules for the prompt's tagged sections ----
+  /** `text` with every section-tag opener (`<memory>`, `</agent_memory>`, `<skills>`, … however
+   * disguised: case, spacing, full-width and other NFKC forms, invisible characters, HTML
+   * references) replaced by `&lt;`; other markup untouched. Idempotent. */
+  neutralizeSectionTags(text: string): string;
+  /** `&`, `<`, `>` escaped as `&amp;`, `&lt;`, `&gt;`, and disguised openers neutralised. */
+  escapeTags(text: string): string;
+  /** {@link Core.escapeTags}, then every run of whitespace (newlines included) one space,
+   * trimmed: a field of the skills index stays on its line. */
+  escapeField(text: string): string;
+  /** The `<agent_memory>` section of the sources, in order: per present source `### path` and
+   * its text, neutralised and cut to `maxTokensPerSource` with a visible note (or, for an
+   * error, the reason; or a part an earlier call rendered), with each part's range. */
+  memorySection(sources: readonly MemorySourceInput[], maxTokensPerSource: number): MemorySectionResult;
+  /** The skills index (a short guide and one escaped `<skill>` entry per skill), or `""`. */
+  skillsSection(skills: readonly { name: string; description: string; path: string }[]): string;
+  /** The long-term `<memory>` block within its budget (corrections first from their own
+   * budget, then summaries, then facts by score), or `""`. */
+  factsBlock(input: FactsBlockInput): string;
+  // ---- end prompt assembly ----
+}
+
+/** One source of {@link Core.memorySection}: missing (left out), its text, the reason it could
+ * not be read, or its part as an earlier call rendered it (passed through). */
+export type MemorySourceInput = { path: string; kind: "missing" } | { path: string; kind: "text" | "error" | "rendered"; text: string };
+
+/** The result of {@link Core.memorySection}. */
+export interface MemorySectionResult {
+  /** `<agent_memory>`, the parts separated by blank lines (or `(No memory loaded)`), `</agent_memory>`. */
+  text: string;
+  /** Per source, the start and end (UTF-16 offsets into `text`, for `slice`) of its part;
+   * `0, 0` when the source adds nothing. */
+  parts: ArrayLike<number>;
+}
+
+/** What {@link Core.factsBlock} packs. */
+export interface FactsBlockInput {
+  /** The six summaries in order: work, personal, current focus, recent months, earlier,
+   * background (`""` = none). */
+  summaries: readonly string[];
+  facts: readonly { content: string; category: string; confidence: number; sourceError?: string | undefined }[];
+  /** A score per fact, higher first. Default: confidence, plus BM25 relevance to `query`. */
+  scores?: readonly number[] | undefined;
+  /** The current request, for relevance ranking when `scores` is not given. Default: none. */
+  query?: string | undefined;
+  /** Upper bound of the block's estimated tokens, tags included. */
+  maxTokens: number;
+  /** Tokens that corrections may use, taken first. */
+  correctionTokens: number;
 }
 
 /** The result of {@link Core.redactSecrets}. */

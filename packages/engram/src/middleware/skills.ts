@@ -8,7 +8,9 @@
  */
 import type { Middleware } from "./types.js";
 import type { Backend } from "../backends/protocol.js";
+import type { Core } from "../core/types.js";
 import { SkillsLoader } from "../skills/loader.js";
+import type { Skill } from "../skills/parse.js";
 import { formatSkillsSection } from "../skills/prompt.js";
 
 export { type Skill, parseSkillFile, type ParseSkillResult } from "../skills/parse.js";
@@ -22,6 +24,8 @@ export interface SkillsMiddlewareOptions {
    * clash. A missing directory is empty. (The agent's default is `["/skills"]`.)
    */
   sources: string[];
+  /** The core that writes the index. Default: the loaded core (`loadedCore()`). */
+  core?: Core;
 }
 
 /**
@@ -31,12 +35,19 @@ export interface SkillsMiddlewareOptions {
  */
 export function skillsMiddleware(options: SkillsMiddlewareOptions): Middleware {
   const loader = new SkillsLoader({ backend: options.backend, sources: [...options.sources] });
+  /** The last index and the skills it lists (the loader hands out the same object for an
+   * unchanged skill), so an unchanged set costs no core call. */
+  let last: { skills: readonly Skill[]; section: string } | undefined;
   return {
     name: "skills",
     async beforeModel(request, ctx) {
       let section: string;
       try {
-        section = formatSkillsSection(await loader.load((message) => ctx.warn(message)));
+        const skills = await loader.load((message) => ctx.warn(message));
+        if (!last || last.skills.length !== skills.length || last.skills.some((s, i) => s !== skills[i])) {
+          last = { skills, section: formatSkillsSection(skills, options.core) };
+        }
+        section = last.section;
       } catch (e) {
         ctx.warn(`skills not loaded: ${e instanceof Error ? e.message : String(e)}`);
         return;

@@ -1,36 +1,27 @@
 /**
  * The skills section of the system prompt: an index (name, description, path) of the available
- * skills — progressive disclosure, the bodies stay in the files until the model reads them.
+ * skills — progressive disclosure, the bodies stay in the files until the model reads them. The
+ * section is written by the Rust core (`engram_core::prompt::skills_section`), with the same
+ * escaping as every other prompt section.
  * @module
  */
-import { escapeTags } from "../prompt/escape.js";
+import { requireString } from "../core/binding.js";
+import { loadedCore } from "../core/loader.js";
+import type { Core } from "../core/types.js";
 import type { Skill } from "./parse.js";
 
 /** Escapes text for the `<skills>` block so it cannot open or close tags; runs of whitespace
- * (newlines included) become one space, so each field stays on its line. */
+ * (newlines included) become one space, so each field stays on its line. Synchronous: uses the
+ * loaded core (see {@link escapeTags}). */
 export function escapeSkillText(text: string): string {
-  return escapeTags(text).replace(/\s+/g, " ").trim();
+  return loadedCore().escapeField(requireString(text, "escapeSkillText: text"));
 }
 
 /**
  * The skills section appended to the system prompt, or `""` when there are no skills.
  * @param skills - in the order they are listed
+ * @param core - the core that writes it. Default: the loaded core.
  */
-export function formatSkillsSection(skills: readonly Skill[]): string {
-  if (skills.length === 0) return "";
-  const entries = skills.map(
-    (s) =>
-      `<skill>\n<name>${escapeSkillText(s.name)}</name>\n<description>${escapeSkillText(s.description)}</description>\n` +
-      `<path>${escapeSkillText(s.path)}</path>\n</skill>`,
-  );
-  return [
-    "## Skills",
-    "",
-    "Skills are folders of instructions, scripts and resources for specialised tasks; only their names and descriptions are listed below. " +
-      "Before using a skill, call `read_file` on its SKILL.md and read it to the end (page with `offset`/`limit` if it is long), then follow it; paths it mentions are relative to its folder.",
-    "",
-    "<skills>",
-    ...entries,
-    "</skills>",
-  ].join("\n");
+export function formatSkillsSection(skills: readonly Skill[], core: Core = loadedCore()): string {
+  return skills.length === 0 ? "" : core.skillsSection(skills);
 }

@@ -16,6 +16,7 @@ export function memorySlot(scope: RunScope): Middleware | undefined {
   const capture = longTerm && level.captureLongTerm;
   return memoryMiddleware({
     backend: scope.backend,
+    core: scope.core,
     sources: level.options.memorySources,
     // Subagents keep no cache across runs: each spawn is a fresh context.
     cache: level.depth === 0 ? services.memoryCache(scope.threadId) : new Map(),

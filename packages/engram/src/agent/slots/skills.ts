@@ -5,5 +5,5 @@ import type { RunScope } from "../runtime.js";
 
 export function skillsSlot(scope: RunScope): Middleware | undefined {
   const o = scope.level.options;
-  return o.enableSkills ? skillsMiddleware({ backend: scope.backend, sources: o.skillsSources }) : undefined;
+  return o.enableSkills ? skillsMiddleware({ backend: scope.backend, core: scope.core, sources: o.skillsSources }) : undefined;
 }

@@ -11,7 +11,7 @@ import type { ChatModel, Message } from "../../models/types.js";
 import { InMemoryStore } from "../../stores/memory.js";
 import type { Store } from "../../stores/types.js";
 import { captureConversation } from "./capture.js";
-import { type RecallMode, formatMemoryBlock, scoreFacts } from "./inject.js";
+import { type RecallMode, formatMemoryBlock } from "./inject.js";
 import { type PendingEntry, type PendingWorkStore, InMemoryPendingWork, StorePendingWork, newPendingId } from "./pending.js";
 import { DEFAULT_UPDATE_PROMPT_OPTIONS, type UpdateRequest } from "./prompt.js";
 import { UpdateQueue } from "./queue.js";
@@ -91,7 +91,8 @@ export interface LongTermMemoryOptions {
   onWarning?: (message: string) => void;
   /** Called after each extraction with what it did (for logs and tests). Default: none. */
   onUpdate?: (outcome: UpdateOutcome, identity: MemoryIdentity) => void;
-  /** The core, for BM25 recall. Default: {@link loadCore}, loaded on first relevance recall. */
+  /** The core that packs the injected block (and ranks facts for relevance recall). Default:
+   * {@link loadCore}, loaded on first use. */
   core?: Core | Promise<Core>;
 }
 
@@ -361,19 +362,19 @@ export class LongTermMemory {
   }
 
   async #format(memory: MemoryData, currentRequest: string): Promise<string> {
-    let scores: number[] | undefined;
-    if (this.#o.recall === "relevance" && memory.facts.length > 1 && currentRequest.trim() !== "") {
-      try {
-        scores = scoreFacts(memory.facts, "relevance", currentRequest, await this.#loadCore());
-      } catch (e) {
-        // Ranking is an optimisation: without the core, fall back to confidence.
-        this.#warn(`relevance recall unavailable, ranking by confidence: ${e instanceof Error ? e.message : String(e)}`);
-      }
+    const relevance = this.#o.recall === "relevance" && memory.facts.length > 1 && currentRequest.trim() !== "";
+    let core: Core | undefined;
+    try {
+      core = await this.#loadCore();
+    } catch (e) {
+      // Ranking is an optimisation: without this core, rank by confidence (the loaded core packs).
+      if (relevance) this.#warn(`relevance recall unavailable, ranking by confidence: ${e instanceof Error ? e.message : String(e)}`);
     }
+    // One core call: BM25 relevance (when asked) and the packing within the budget.
     return formatMemoryBlock(memory, {
       maxTokens: this.#o.maxInjectionTokens,
       correctionBudgetTokens: this.#o.correctionBudgetTokens,
-      ...(scores ? { scores } : {}),
+      ...(core && { core, ...(relevance && { query: currentRequest }) }),
     });
   }
 

@@ -1,0 +1,83 @@
+//! Prompt assembly (see `engram_core::prompt`): the memory section, the skills index and the
+//! long-term facts block, each in one call with typed columns. Marshalling only.
+
+use engram_core::prompt::{self, FactBudget, FactColumns, Source};
+use wasm_bindgen::prelude::*;
+
+/// Section tags neutralised (see `engram_core::prompt::neutralize_section_tags`).
+#[wasm_bindgen(js_name = neutralizeSectionTags)]
+pub fn neutralize_section_tags(text: &str) -> String {
+    prompt::neutralize_section_tags(text).into_owned()
+}
+
+/// `&`, `<`, `>` and disguised tag openers escaped, for short fields.
+#[wasm_bindgen(js_name = escapeTags)]
+pub fn escape_tags(text: &str) -> String {
+    prompt::escape_tags(text)
+}
+
+/// `escapeTags`, then every run of whitespace one space, trimmed (a skills-index field).
+#[wasm_bindgen(js_name = escapeField)]
+pub fn escape_field(text: &str) -> String {
+    prompt::escape_field(text)
+}
+
+/// The `<agent_memory>` section and where each source's part lies in it.
+#[wasm_bindgen(getter_with_clone)]
+pub struct MemorySectionOut {
+    pub text: String,
+    /// Per source, the UTF-16 start and end of its part in `text` (`0, 0` when it adds nothing).
+    pub parts: Vec<u32>,
+}
+
+/// The `<agent_memory>` section: per source its path, kind (0 missing, 1 text, 2 error message,
+/// 3 an earlier rendering) and text.
+#[wasm_bindgen(js_name = memorySection)]
+pub fn memory_section(
+    paths: Vec<String>,
+    kinds: &[u8],
+    texts: Vec<String>,
+    max_tokens_per_source: u32,
+) -> MemorySectionOut {
+    let sources: Vec<Source> = texts.iter().zip(kinds).map(|(t, &k)| Source::from_kind(k, t)).collect();
+    let section = prompt::memory_section(&paths, &sources, max_tokens_per_source as usize);
+    let bytes: Vec<usize> = section.parts.iter().flat_map(|&(a, b)| [a, b]).collect();
+    MemorySectionOut { parts: prompt::utf16_offsets(&section.text, &bytes), text: section.text }
+}
+
+/// The skills index, or `""` when there are no skills.
+#[wasm_bindgen(js_name = skillsSection)]
+pub fn skills_section(names: Vec<String>, descriptions: Vec<String>, paths: Vec<String>) -> String {
+    prompt::skills_section(&names, &descriptions, &paths)
+}
+
+/// The long-term `<memory>` block. `summaries`: the six summaries in order; facts in columns
+/// (`sourceErrors[i]` `""` when none); ranked by `scores` when given (one per fact), else by
+/// relevance to `query` (by confidence when it is blank).
+#[wasm_bindgen(js_name = factsBlock)]
+#[allow(clippy::too_many_arguments)]
+pub fn facts_block(
+    summaries: Vec<String>,
+    contents: Vec<String>,
+    categories: Vec<String>,
+    confidences: &[f64],
+    source_errors: Vec<String>,
+    scores: &[f64],
+    query: &str,
+    max_tokens: u32,
+    correction_tokens: u32,
+) -> String {
+    let columns = FactColumns {
+        summaries: &summaries,
+        contents: &contents,
+        categories: &categories,
+        confidences,
+        source_errors: &source_errors,
+        scores,
+        query,
+    };
+    prompt::facts_block_columns(
+        columns,
+        FactBudget { max_tokens: max_tokens as usize, correction_tokens: correction_tokens as usize },
+    )
+}
