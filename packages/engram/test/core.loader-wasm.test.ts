@@ -119,3 +119,19 @@ it("wrong option types are a ConfigError on wasmSource", async () => {
   await expect(failed).rejects.toMatchObject({ code: "core_unavailable" });
   await expect(failed.catch((e: Error) => Promise.reject(e.cause))).rejects.toMatchObject({ name: "ConfigError" });
 });
+
+it.runIf((process.features as { require_module?: boolean }).require_module === true)(
+  "in Node, loads the package's own module without an event-loop turn (no GC or timer runs inside the load)",
+  async () => {
+    const { loadCore } = await freshLoader();
+    const compile = vi.spyOn(WebAssembly, "compile");
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    const core = await loadCore({ core: "wasm" });
+    expect(turned).toBe(false);
+    expect(compile).not.toHaveBeenCalled();
+    works(core);
+  },
+);

@@ -5,6 +5,7 @@
  * grew). Counted, not timed. Freed memory is reused and contents survive. Runs in the `wasm`
  * project (the native core has no linear memory).
  */
+import { requireWasmGlue } from "#node-access";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Core, loadCore } from "../src/index.js";
 
@@ -13,8 +14,9 @@ let memory: WebAssembly.Memory | undefined;
 beforeAll(async () => {
   core = await loadCore();
   if (core.kind === "wasm") {
-    // Loaded already: initSync returns the instance's exports without instantiating again.
-    const glue = await import("@engram/wasm");
+    // Loaded already (required synchronously where Node can, else imported, as the loader
+    // does): initSync returns the instance's exports without instantiating again.
+    const glue = requireWasmGlue() ?? (await import("@engram/wasm"));
     memory = glue.initSync(undefined as never).memory;
   }
 });

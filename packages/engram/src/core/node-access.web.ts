@@ -12,3 +12,11 @@ export function loadNativeBinding(): RawBinding {
 export function readWasmFile(): Promise<BufferSource> {
   return Promise.reject(new EngramError("core_unavailable", "reading the WASM file needs Node.js; pass `wasmModule` instead"));
 }
+
+export function readWasmFileSync(): Uint8Array<ArrayBuffer> {
+  throw new EngramError("core_unavailable", "reading the WASM file needs Node.js; pass `wasmModule` instead");
+}
+
+export function requireWasmGlue(): undefined {
+  return undefined;
+}
