@@ -75,6 +75,12 @@ pub struct Redacted {
     pub count: u32,
 }
 
+/// Estimated tokens of `text` under a byte-level BPE tokenizer (see `engram_core::tokens`).
+#[napi]
+pub fn estimate_tokens(text: String) -> u32 {
+    u32::try_from(engram_core::tokens::estimate_tokens(&text)).unwrap_or(u32::MAX)
+}
+
 /// An error as data: a pinned code and its one message text.
 #[napi(object)]
 pub struct ErrorData {

@@ -80,6 +80,12 @@ pub fn redact_secrets(text: &str) -> Redacted {
     Redacted { text: r.text, count: r.count as u32 }
 }
 
+/// Estimated tokens of `text` under a byte-level BPE tokenizer (see `engram_core::tokens`).
+#[wasm_bindgen(js_name = estimateTokens)]
+pub fn estimate_tokens(text: &str) -> u32 {
+    u32::try_from(engram_core::tokens::estimate_tokens(text)).unwrap_or(u32::MAX)
+}
+
 /// An error as data: a pinned code and its one message text.
 #[wasm_bindgen(getter_with_clone)]
 #[derive(Clone)]

@@ -46,6 +46,7 @@ export interface RawBinding {
   filterPaths(kind: string, pattern: string, root: string, paths: string[]): RawOut & { readonly kept?: Opt<ArrayLike<number>> };
   rankBm25(query: string, documents: string[]): ArrayLike<number>;
   redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
+  estimateTokens(text: string): number;
   Router: new (prefixes: string[]) => RawRouter;
   FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
   applyFileDeltas(snapshot: Uint8Array, deltas: Uint8Array, lengths: Uint32Array): Uint8Array;
@@ -1076,6 +1077,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       r.free?.();
       return out;
     },
+    estimateTokens: (text) => raw.estimateTokens(requireString(text, "text")),
     // ---- prompt assembly ----
     neutralizeSectionTags: (text) => raw.neutralizeSectionTags(requireString(text, "text")),
     escapeTags: (text) => raw.escapeTags(requireString(text, "text")),

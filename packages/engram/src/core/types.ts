@@ -386,6 +386,10 @@ export interface Core {
    * keys, credentials in URLs and headers, secret-like assignments, passwords stated in prose)
    * replaced by `[REDACTED]`, labels kept; `count` is how many were replaced. Idempotent. */
   redactSecrets(text: string): Redaction;
+  /** Estimated tokens of `text` under a byte-level BPE tokenizer: within 10% of OpenAI's
+   * `cl100k_base` on prose, code, JSON, base64, hex, UUIDs, CJK, Cyrillic, emoji and markdown
+   * (engram_core::tokens). Linear, no allocation in the core. `""` → 0. */
+  estimateTokens(text: string): number;
   // ---- prompt assembly (engram_core::prompt): the rules for the prompt's tagged sections ----
   /** `text` with every section-tag opener (`<memory>`, `</agent_memory>`, `<skills>`, … however
    * disguised: case, spacing, full-width and other NFKC forms, invisible characters, HTML
