@@ -392,6 +392,20 @@ impl FileTable {
         out(api::write_many(&mut self.inner, &paths, data, lengths, modified_at), |n| Seeded { written: n as u32 })
     }
 
+    /// `writeMany` for text: one string per file, each converted once, straight into the bytes
+    /// the table keeps (no joined buffer in between). Lone surrogates become U+FFFD, as in
+    /// `writeText`.
+    #[napi]
+    pub fn write_many_text(
+        &mut self,
+        paths: String,
+        contents: Vec<String>,
+        modified_at: f64,
+    ) -> Either<Seeded, Failure> {
+        let contents = contents.into_iter().map(String::into_bytes).collect();
+        out(api::write_many_owned(&mut self.inner, &paths, contents, modified_at), |n| Seeded { written: n as u32 })
+    }
+
     /// Appends bytes to a file (created when missing): as `write`.
     #[napi]
     pub fn append(&mut self, path: String, data: &[u8], modified_at: f64, meta: Float64ArraySlice) -> Option<String> {

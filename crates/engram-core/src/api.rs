@@ -229,14 +229,13 @@ pub fn append(t: &mut FileTable, input: &str, data: &[u8], modified_at: f64) -> 
 /// write error (its message names the path) no file is written. Mismatched counts are
 /// `unsupported`.
 pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], modified_at: f64) -> CoreResult<usize> {
-    let names: Vec<&str> =
-        if paths.is_empty() && lengths.is_empty() { Vec::new() } else { paths.split('\0').collect() };
+    let names = split_paths(paths, lengths.len())?;
     let total: u64 = lengths.iter().map(|&n| u64::from(n)).sum();
-    if names.len() != lengths.len() || total != data.len() as u64 {
+    if total != data.len() as u64 {
         return Err(CoreError::new(
             ErrorCode::Unsupported,
             "writeMany",
-            format_args!("{} paths, {} lengths, {total} of {} bytes", names.len(), lengths.len(), data.len()),
+            format_args!("lengths add up to {total} of {} bytes", data.len()),
         ));
     }
     let mut at = 0usize;
@@ -246,6 +245,26 @@ pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], 
         (name, data[start..at].to_vec())
     });
     t.write_all(files, modified_at)
+}
+
+/// [`write_many`] with the contents already one buffer per file, kept by the table as they are
+/// (a binding that converts each text once, straight into the bytes the table holds).
+pub fn write_many_owned(t: &mut FileTable, paths: &str, contents: Vec<Vec<u8>>, modified_at: f64) -> CoreResult<usize> {
+    let names = split_paths(paths, contents.len())?;
+    t.write_all(names.into_iter().zip(contents), modified_at)
+}
+
+/// The NUL-joined paths of a batch of `count` files; another count is `unsupported`.
+fn split_paths(paths: &str, count: usize) -> CoreResult<Vec<&str>> {
+    let names: Vec<&str> = if paths.is_empty() && count == 0 { Vec::new() } else { paths.split('\0').collect() };
+    if names.len() != count {
+        return Err(CoreError::new(
+            ErrorCode::Unsupported,
+            "writeMany",
+            format_args!("{} paths for {count} files", names.len()),
+        ));
+    }
+    Ok(names)
 }
 
 /// Grep results in columns, the shape both bindings hand to TypeScript without one object per

@@ -229,6 +229,8 @@ interface RawFileTable {
   write(path: string, data: Uint8Array, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   writeMany(paths: string, data: Uint8Array, lengths: Uint32Array, modifiedAt: number): RawOut & { readonly written?: Opt<number> };
+  /** Native only: one string per file, converted by the binding straight into the table. */
+  writeManyText?(paths: string, contents: string[], modifiedAt: number): RawOut & { readonly written?: Opt<number> };
   append(path: string, data: Uint8Array, modifiedAt: number, meta: Float64Array): Opt<string>;
   read(path: string, offset: number, limit: number | null | undefined, meta: Float64Array): Opt<string>;
   readBytes(path: string): Uint8Array | null | undefined;
@@ -564,7 +566,9 @@ class FileTableHandle implements CoreFileTable {
     const at = requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt") ?? Date.now();
     const list = Array.isArray(files) ? (files as (readonly [string, string | Uint8Array])[]) : Array.from(files);
     const paths: string[] = new Array(list.length);
-    let room = 0;
+    const contents: (string | Uint8Array)[] = new Array(list.length);
+    let allText = true;
+    let units = 0;
     for (let i = 0; i < list.length; i++) {
       const [path, content] = list[i] as readonly [string, string | Uint8Array];
       const bad = checkPath(path);
@@ -577,30 +581,56 @@ class FileTableHandle implements CoreFileTable {
       }
       checkContent(content);
       paths[i] = path;
-      // UTF-8 needs at most 3 bytes per UTF-16 unit: one allocation, never grown.
-      room += typeof content === "string" ? content.length * 3 : content.byteLength;
+      contents[i] = content;
+      if (typeof content === "string") units += content.length;
+      else {
+        allText = false;
+        units += content.byteLength;
+      }
     }
-    const data = new Uint8Array(room);
-    const lengths = new Uint32Array(list.length);
+    this.#changing();
+    const r =
+      allText && !this.textAsBytes && this.raw.writeManyText
+        ? this.raw.writeManyText(paths.join("\0"), contents as string[], at)
+        : this.#writeManyBytes(paths.join("\0"), contents, units, at);
+    if (r.error) return failed(r);
+    const written = r.written as number;
+    r.free?.();
+    return { written };
+  }
+
+  /** `writeMany` with the contents back to back as UTF-8 in one buffer. The buffer starts at one
+   * byte per UTF-16 unit (most text is ASCII) and doubles when a text does not fit: fresh
+   * memory costs page faults, so three bytes per unit up front would cost more than it saves. */
+  #writeManyBytes(paths: string, contents: (string | Uint8Array)[], units: number, at: number) {
+    let data = new Uint8Array(Math.max(units, 16));
+    const lengths = new Uint32Array(contents.length);
     let used = 0;
-    for (let i = 0; i < list.length; i++) {
-      const content = (list[i] as readonly [string, string | Uint8Array])[1];
+    for (let i = 0; i < contents.length; i++) {
+      const content = contents[i] as string | Uint8Array;
       let n: number;
       if (typeof content === "string") {
-        n = textEncoder.encodeInto(content, used === 0 ? data : data.subarray(used)).written;
+        let r = textEncoder.encodeInto(content, data.subarray(used));
+        while (r.read < content.length) {
+          const grown = new Uint8Array(Math.max(data.length * 2, used + content.length * 3));
+          grown.set(data.subarray(0, used));
+          data = grown;
+          r = textEncoder.encodeInto(content, data.subarray(used));
+        }
+        n = r.written;
       } else {
+        if (data.length - used < content.byteLength) {
+          const grown = new Uint8Array(Math.max(data.length * 2, used + content.byteLength));
+          grown.set(data.subarray(0, used));
+          data = grown;
+        }
         data.set(content, used);
         n = content.byteLength;
       }
       lengths[i] = n;
       used += n;
     }
-    this.#changing();
-    const r = this.raw.writeMany(paths.join("\0"), data.subarray(0, used), lengths, at);
-    if (r.error) return failed(r);
-    const written = r.written as number;
-    r.free?.();
-    return { written };
+    return this.raw.writeMany(paths, data.subarray(0, used), lengths, at);
   }
 
   append(path: string, content: string | Uint8Array, options: { modifiedAt?: number } = {}): Result<{ path: string; version: string }> {
