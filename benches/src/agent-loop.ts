@@ -12,7 +12,17 @@
  */
 import { createDeepAgent as createPeerAgent } from "deepagents";
 import { FakeToolCallingModel } from "langchain";
-import { type Core, FakeChatModel, StateBackend, createDeepAgent } from "engram";
+import {
+  type ChatModel,
+  type Core,
+  type FinishReason,
+  type Message,
+  type ModelRequest,
+  type ModelResult,
+  type ModelStreamEvent,
+  StateBackend,
+  createDeepAgent,
+} from "engram";
 import type { Corpus } from "./corpus.js";
 
 export const STEPS = 10;
@@ -20,9 +30,45 @@ export const STEPS = 10;
 /** One run of the turn; resolves to the number of tool results, for verification. */
 export type Turn = () => Promise<number>;
 
+/**
+ * The scripted model of our side: like the peer's `FakeToolCallingModel`, it serves the script
+ * in a loop and keeps nothing (engram's `FakeChatModel` deep-copies every request it receives
+ * for tests to inspect — a cost of the test model, not of the loop).
+ */
+class ScriptedModel implements ChatModel {
+  readonly id = "scripted";
+  readonly #script: Message[] = [
+    ...Array.from({ length: STEPS }, (_, i) => ({
+      role: "assistant" as const,
+      content: "",
+      toolCalls: [{ id: `c${i}`, name: "ls", args: { path: "/" } }],
+    })),
+    { role: "assistant", content: "done" },
+  ];
+  #next = 0;
+
+  #turn(): { message: Message; finishReason: FinishReason } {
+    const turn = this.#script[this.#next++ % this.#script.length] as Message;
+    const message: Message = turn.toolCalls
+      ? { ...turn, toolCalls: turn.toolCalls.map((c) => ({ ...c, args: { ...c.args } })) }
+      : { ...turn };
+    return { message, finishReason: message.toolCalls ? "tool_calls" : "stop" };
+  }
+
+  async invoke(_request: ModelRequest): Promise<ModelResult> {
+    return this.#turn();
+  }
+
+  async *stream(_request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    const { message, finishReason } = this.#turn();
+    if (message.content) yield { type: "text_delta", text: message.content };
+    for (const call of message.toolCalls ?? []) yield { type: "tool_call", call };
+    yield { type: "finish", message, finishReason };
+  }
+}
+
 export async function oursTurn(core: Core, corpus: Corpus): Promise<Turn> {
-  const script = [...Array.from({ length: STEPS }, (_, i) => ({ toolCalls: [{ id: `c${i}`, name: "ls", args: { path: "/" } }] })), "done"];
-  const model = new FakeChatModel((_req, i) => script[i % script.length] as never);
+  const model = new ScriptedModel();
   const template = new StateBackend({ core });
   const seeded = await template.writeMany(corpus.files.map((f) => [f.path, f.content] as const));
   if (seeded.error) throw new Error(`seeding the thread files failed: ${seeded.error.message}`);

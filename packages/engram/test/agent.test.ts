@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type Checkpointer,
+  checkpointFiles,
   ConfigError,
   type Core,
   FakeChatModel,
@@ -23,7 +24,8 @@ beforeAll(async () => {
 
 /** The State files a thread's checkpoint holds. */
 async function threadFiles(checkpointer: Checkpointer, threadId: string): Promise<StateBackend> {
-  return StateBackend.restore((await checkpointer.get(threadId))?.files ?? new Uint8Array(), { core });
+  const cp = await checkpointer.get(threadId);
+  return StateBackend.restore((cp && checkpointFiles(cp, core)) ?? new Uint8Array(), { core });
 }
 
 const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });

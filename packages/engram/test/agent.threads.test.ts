@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Backend,
   type Checkpointer,
+  checkpointFiles as storedFiles,
   CompositeBackend,
   ConfigError,
   type DeepAgentOptions,
@@ -37,7 +38,8 @@ async function readOn(agent: ReturnType<typeof agentWith>, threadId: string, pat
 
 /** The files a thread's checkpoint holds. */
 async function checkpointFiles(checkpointer: Checkpointer, threadId: string): Promise<StateBackend> {
-  const files = (await checkpointer.get(threadId))?.files;
+  const cp = await checkpointer.get(threadId);
+  const files = cp && storedFiles(cp, core);
   expect(files).toBeInstanceOf(Uint8Array);
   return StateBackend.restore(files as Uint8Array, { core });
 }

@@ -8,6 +8,7 @@
  * by an older Engram resumes in a newer one.
  * @module
  */
+import type { Core } from "../core/types.js";
 import { EngramError } from "../errors.js";
 import type { Message } from "../models/types.js";
 import { checkKeyText, compareKeys } from "../stores/rules.js";
@@ -275,6 +276,27 @@ export function assembleCheckpoint(doc: string, parts: readonly { seq: number | 
   const deltas: Uint8Array[] = [];
   if (base) for (let i = 1; i < sorted.length && Number(sorted[i]?.seq) === i; i++) deltas.push((sorted[i] as { bytes: Uint8Array }).bytes);
   return decodeCheckpoint(doc, base, deltas);
+}
+
+/**
+ * The full files snapshot a checkpoint holds ({@link Checkpoint.files} with its
+ * {@link Checkpoint.filesDeltas} applied), for `StateBackend.restore`; `undefined` when it has
+ * no files. Throws a `store_error` {@link EngramError} when a part is missing or damaged.
+ */
+export function checkpointFiles(checkpoint: Checkpoint, core: Pick<Core, "applyFileDeltas">): Uint8Array | undefined {
+  const deltas = checkpoint.filesDeltas ?? [];
+  const expected = checkpoint.filesRef?.deltas ?? deltas.length;
+  if (!checkpoint.files) {
+    if (checkpoint.filesRef || deltas.length > 0) throw damaged("the files lack their base snapshot");
+    return undefined;
+  }
+  if (deltas.length !== expected) throw damaged(`the files have ${deltas.length} of ${expected} deltas (a part is missing)`);
+  if (deltas.length === 0) return checkpoint.files;
+  try {
+    return core.applyFileDeltas(checkpoint.files, deltas);
+  } catch (e) {
+    throw damaged(`the files are damaged (${e instanceof Error ? e.message : String(e)})`);
+  }
 }
 
 /** Checkpoints in process memory, in storage form (so callers cannot alias them and they

@@ -21,6 +21,7 @@ export {
   type ThreadInfo,
   checkThreadId,
   checkThreadLimit,
+  checkpointFiles,
   decodeCheckpoint,
   encodeCheckpoint,
   assembleCheckpoint,

@@ -7,7 +7,7 @@ import type { Backend } from "../backends/protocol.js";
 import { StateBackend, type StateMark } from "../backends/state.js";
 import type { Core } from "../core/types.js";
 import { ConfigError, EngramError, ResumeError } from "../errors.js";
-import { type Checkpoint, type Checkpointer, type FilesRef, sameFiles } from "./checkpointer.js";
+import { type Checkpoint, type Checkpointer, type FilesRef, checkpointFiles, sameFiles } from "./checkpointer.js";
 import type { BackendContext, ResolvedOptions } from "./options.js";
 
 /** A backend whose files belong to one thread and are saved with it (a {@link StateBackend}). */
@@ -129,27 +129,13 @@ export function keepResident(agent: object, threadId: string, files: ThreadFiles
   if (map.size > RESIDENT_THREADS) map.delete(map.keys().next().value as string);
 }
 
-/** The full snapshot a checkpoint's files come to: its snapshot with its deltas applied. A
- * missing or damaged part is a {@link ResumeError} (nothing is changed or saved). */
-function checkpointFiles(saved: Checkpoint, threadId: string, core: Core): Uint8Array | undefined {
-  const deltas = saved.filesDeltas ?? [];
-  const expected = saved.filesRef?.deltas ?? deltas.length;
-  if (!saved.files) {
-    if (saved.filesRef || deltas.length > 0)
-      throw new ResumeError(`cannot resume thread '${threadId}': its saved files lack their base snapshot`);
-    return undefined;
-  }
-  if (deltas.length !== expected) {
-    throw new ResumeError(
-      `cannot resume thread '${threadId}': its saved files have ${deltas.length} of ${expected} deltas (a part is missing)`,
-    );
-  }
+/** The full snapshot a checkpoint's files come to; a missing or damaged part is a
+ * {@link ResumeError} (nothing is changed or saved). */
+function filesFor(saved: Checkpoint, threadId: string, core: Core): Uint8Array | undefined {
   try {
-    return deltas.length === 0 ? saved.files : core.applyFileDeltas(saved.files, deltas);
+    return checkpointFiles(saved, core);
   } catch (e) {
-    throw new ResumeError(
-      `cannot resume thread '${threadId}': its saved files are damaged (${e instanceof Error ? e.message : String(e)})`,
-    );
+    throw new ResumeError(`cannot resume thread '${threadId}': ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
@@ -257,7 +243,7 @@ export async function resolveThreadBackend(
   let bytes: Uint8Array | undefined;
   let parsed = false;
   const filesOf = () => {
-    if (!parsed) bytes = checkpoint && checkpointFiles(checkpoint, threadId, core);
+    if (!parsed) bytes = checkpoint && filesFor(checkpoint, threadId, core);
     parsed = true;
     return bytes;
   };
