@@ -2,6 +2,10 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use memchr::memmem;
+use std::borrow::Cow;
+
+/// The bytes of a search or replacement string: borrowed, or converted to CRLF line endings.
+type Bytes<'a> = Cow<'a, [u8]>;
 
 /// Replaces `old` with `new` in `data`. One occurrence is required unless `replace_all`.
 /// In a CRLF file, LF-only `old`/`new` text is matched and written with CRLF endings.
@@ -16,15 +20,16 @@ pub fn edit(path: &str, data: &[u8], old: &str, new: &str, replace_all: bool) ->
         };
     }
     let crlf = memmem::find(data, b"\r\n").is_some();
-    let candidates: Vec<(Vec<u8>, Vec<u8>)> = if crlf && old.contains('\n') {
-        vec![(to_crlf(old), to_crlf(new)), (old.as_bytes().to_vec(), new.as_bytes().to_vec())]
+    let (old_bytes, new_bytes) = (Cow::Borrowed(old.as_bytes()), Cow::Borrowed(new.as_bytes()));
+    let candidates: Vec<(Bytes, Bytes)> = if crlf && old.contains('\n') {
+        vec![(Cow::Owned(to_crlf(old)), Cow::Owned(to_crlf(new))), (old_bytes, new_bytes)]
     } else if crlf {
-        vec![(old.as_bytes().to_vec(), to_crlf(new))]
+        vec![(old_bytes, Cow::Owned(to_crlf(new)))]
     } else {
-        vec![(old.as_bytes().to_vec(), new.as_bytes().to_vec())]
+        vec![(old_bytes, new_bytes)]
     };
     for (needle, replacement) in &candidates {
-        let starts: Vec<usize> = memmem::find_iter(data, needle).collect();
+        let starts: Vec<usize> = memmem::find_iter(data, needle.as_ref()).collect();
         match starts.len() {
             0 => continue,
             n if n > 1 && !replace_all => return Err(CoreError::new(ErrorCode::MultipleMatches, path, n)),

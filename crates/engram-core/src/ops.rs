@@ -81,9 +81,8 @@ impl FileTable {
     pub fn edit(&mut self, opts: &EditOptions) -> CoreResult<EditResult> {
         let (p, data) = self.file_bytes(&opts.path)?;
         let (updated, occurrences) = edit::edit(&p, data, &opts.old_string, &opts.new_string, opts.replace_all)?;
-        self.write(&p, updated, opts.modified_at, opts.if_version.as_deref())?;
-        let version = self.get(&p).map(|f| f.version.to_string()).unwrap_or_default();
-        Ok(EditResult { path: p, occurrences, version })
+        let version = self.replace(&p, updated, opts.modified_at, opts.if_version.as_deref())?;
+        Ok(EditResult { path: p, occurrences, version: version.to_string() })
     }
 
     pub fn grep(&self, opts: &GrepOptions) -> CoreResult<GrepResult> {

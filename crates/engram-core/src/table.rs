@@ -103,6 +103,25 @@ impl FileTable {
         Ok(p)
     }
 
+    /// Replaces the content of an existing file (`p` normalised), as [`Self::write`] would
+    /// with the same `if_version`, without checking the path again. Returns the new version.
+    pub(crate) fn replace(
+        &mut self,
+        p: &str,
+        data: Vec<u8>,
+        modified_at: f64,
+        if_version: Option<&str>,
+    ) -> CoreResult<u64> {
+        let Some(f) = self.files.get_mut(p) else { return Err(CoreError::of(ErrorCode::FileNotFound, p)) };
+        if if_version.is_some_and(|expected| expected != f.version.to_string()) {
+            return Err(CoreError::of(ErrorCode::Conflict, p));
+        }
+        self.last_version += 1;
+        self.changes += 1;
+        *f = FileEntry { data, modified_at, version: self.last_version };
+        Ok(self.last_version)
+    }
+
     /// Stores a file at a checked, normalised path; returns the entry it replaced.
     fn put(&mut self, p: String, data: Vec<u8>, modified_at: f64) -> Option<FileEntry> {
         self.last_version += 1;
