@@ -144,5 +144,9 @@ describe("estimateMessagesTokens / estimateRequestTokens", () => {
         estimateTokens("List a directory.") +
         estimateTokens('{"type":"object"}'),
     );
+    // A changed system prompt is counted again (the last one's estimate is remembered).
+    const other = "You are a careful reviewer. ".repeat(30);
+    expect(estimateRequestTokens({ system: other, messages: [], tools: [] })).toBe(estimateTokens(other));
+    expect(estimateRequestTokens({ system: "", messages: [], tools: [] })).toBe(0);
   });
 });

@@ -70,12 +70,16 @@ function contentTokens(m: Message): number {
   return tokens;
 }
 
+/** The last system prompt's estimate: it is usually the same text on every model call. */
+let lastSystem = { text: "", tokens: 0 };
+
 /**
  * Estimated input tokens of a whole request: the system prompt, the messages
  * ({@link estimateMessagesTokens}) and each tool's name, description and JSON schema.
  */
 export function estimateRequestTokens(request: Pick<ModelRequest, "system" | "messages" | "tools">): number {
-  let total = estimateTokens(request.system) + estimateMessagesTokens(request.messages);
+  if (request.system !== lastSystem.text) lastSystem = { text: request.system, tokens: estimateTokens(request.system) };
+  let total = lastSystem.tokens + estimateMessagesTokens(request.messages);
   for (const tool of request.tools) {
     total += estimateTokens(tool.name) + estimateTokens(tool.description) + estimateTokens(JSON.stringify(tool.parameters));
   }
