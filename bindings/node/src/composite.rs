@@ -3,12 +3,12 @@
 //! Marshalling only.
 
 use crate::format::TextOut;
-use crate::{failure, info, ErrorData, Failure, FileInfo, FileTable, GrepArgs, GrepOut, Router};
+use crate::{failure, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
 use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;
 use engram_core::CoreResult;
 use engram_core::{api, CoreError};
-use napi::bindgen_prelude::{Either, Int32Array, Uint32Array, Uint8Array};
+use napi::bindgen_prelude::{Either, Float64Array, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
 /// A mounted backend's error seen from outside the mount (see
@@ -165,10 +165,14 @@ pub struct GlobFanOut {
     inner: Option<composite::GlobFanOut>,
 }
 
-/// A fan-out glob's files (outer paths) and the route each came from (`-1`: the default).
+/// A fan-out glob's files in columns (outer paths; size, modification time and version as
+/// numbers, NaN when absent) and the route each came from (`-1`: the default).
 #[napi(object)]
 pub struct FanGlob {
-    pub files: Vec<FileInfo>,
+    pub paths: Vec<String>,
+    pub sizes: Float64Array,
+    pub modified: Float64Array,
+    pub versions: Float64Array,
     pub mounts: Int32Array,
     pub truncated: bool,
 }
@@ -197,11 +201,17 @@ impl GlobFanOut {
     #[napi]
     pub fn finish(&mut self, router: &Router) -> Either<FanGlob, Failure> {
         match self.inner.take().ok_or_else(spent).and_then(|f| f.finish(&router.inner)) {
-            Ok((files, from, truncated)) => Either::A(FanGlob {
-                files: files.into_iter().map(info).collect(),
-                mounts: Int32Array::new(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
-                truncated,
-            }),
+            Ok((files, from, truncated)) => {
+                let c = composite::FileColumns::of(files);
+                Either::A(FanGlob {
+                    paths: c.paths,
+                    sizes: Float64Array::new(c.sizes),
+                    modified: Float64Array::new(c.modified),
+                    versions: Float64Array::new(c.versions),
+                    mounts: Int32Array::new(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                    truncated,
+                })
+            }
             Err(e) => Either::B(failure(e)),
         }
     }

@@ -647,11 +647,14 @@ pub struct GlobFanOut {
     inner: Option<engram_core::composite::GlobFanOut>,
 }
 
-/// A fan-out glob's files (outer paths) and the route each came from (-1: the default); or
-/// `error`.
+/// A fan-out glob's files in columns (outer paths; size, modification time and version as
+/// numbers, NaN when absent) and the route each came from (-1: the default); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct FanGlob {
-    pub files: Option<Vec<FileInfo>>,
+    pub paths: Option<Vec<String>>,
+    pub sizes: Option<Vec<f64>>,
+    pub modified: Option<Vec<f64>>,
+    pub versions: Option<Vec<f64>>,
     pub mounts: Option<Vec<i32>>,
     pub truncated: Option<bool>,
     pub error: Option<ErrorData>,
@@ -666,7 +669,6 @@ pub fn glob_fan_out(router: &Router, pattern: &str, root: &str, max_results: Opt
 
 #[wasm_bindgen]
 impl GlobFanOut {
-
     pub fn asks(&self) -> FanAsks {
         fan_asks(self.inner.as_ref().map_or(&[], |f| f.asks()))
     }
@@ -680,13 +682,27 @@ impl GlobFanOut {
     pub fn finish(&mut self, router: &Router) -> FanGlob {
         let (r, error) = split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.finish(&router.inner)));
         match r {
-            Some((files, from, truncated)) => FanGlob {
-                files: Some(files.into_iter().map(info).collect()),
-                mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
-                truncated: Some(truncated),
+            Some((files, from, truncated)) => {
+                let c = engram_core::composite::FileColumns::of(files);
+                FanGlob {
+                    paths: Some(c.paths),
+                    sizes: Some(c.sizes),
+                    modified: Some(c.modified),
+                    versions: Some(c.versions),
+                    mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                    truncated: Some(truncated),
+                    error,
+                }
+            }
+            None => FanGlob {
+                paths: None,
+                sizes: None,
+                modified: None,
+                versions: None,
+                mounts: None,
+                truncated: None,
                 error,
             },
-            None => FanGlob { files: None, mounts: None, truncated: None, error },
         }
     }
 
@@ -724,7 +740,6 @@ pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: &str) -> GrepFanOut 
 
 #[wasm_bindgen]
 impl GrepFanOut {
-
     pub fn asks(&self) -> FanAsks {
         fan_asks(self.inner.as_ref().ok().and_then(Option::as_ref).map_or(&[], |f| f.asks()))
     }

@@ -153,7 +153,10 @@ interface RawFanOut<T> {
 }
 
 interface RawFanGlob extends RawOut {
-  readonly files?: Opt<RawInfo[]>;
+  readonly paths?: Opt<string[]>;
+  readonly sizes?: Opt<ArrayLike<number>>;
+  readonly modified?: Opt<ArrayLike<number>>;
+  readonly versions?: Opt<ArrayLike<number>>;
   readonly mounts?: Opt<ArrayLike<number>>;
   readonly truncated?: Opt<boolean>;
 }
@@ -962,7 +965,21 @@ class RouterHandle implements CoreRouter {
     const raw = this.binding.globFanOut(this.raw, pattern, root, toIndex(maxResults));
     const fan = this.#fanOut(raw, (r: RawFanGlob): Result<FanGlobResult> => {
       if (r.error) return failed(r);
-      const files = (r.files as RawInfo[]).map(fileInfo);
+      const paths = r.paths as string[];
+      const sizes = r.sizes as ArrayLike<number>;
+      const modified = r.modified as ArrayLike<number>;
+      const versions = r.versions as ArrayLike<number>;
+      const files: FileInfo[] = new Array(paths.length);
+      for (let i = 0; i < paths.length; i++) {
+        const f: FileInfo = { path: paths[i] as string, isDir: false };
+        const size = sizes[i] as number;
+        const at = modified[i] as number;
+        const version = versions[i] as number;
+        if (!Number.isNaN(size)) f.size = size;
+        if (!Number.isNaN(at)) f.modifiedAt = at;
+        if (!Number.isNaN(version)) f.version = String(version);
+        files[i] = f;
+      }
       const out = { files, truncated: r.truncated ?? false, sources: r.mounts as ArrayLike<number> };
       r.free?.();
       return out;
