@@ -159,12 +159,14 @@ fi
 rm -f bindings/wasm/pkg/.gitignore bindings/wasm/pkg/.next/.gitignore
 WASM=bindings/wasm/pkg/.next/engram_wasm_bg.wasm
 STAMP=target/.engram-wasm-opt.sha256
-raw_sum=$(sha256sum "$WASM" | cut -d' ' -f1)
+# -Oz: ~9 KB smaller than -Os here, grep and redaction measured no slower (issue 13).
+WASM_OPT_FLAGS=(-Oz --strip-debug --strip-producers)
+raw_sum="$(sha256sum "$WASM" | cut -d' ' -f1) ${WASM_OPT_FLAGS[*]}"
 if [[ -f $STAMP && "$(sed -n 1p "$STAMP")" == "$raw_sum" && -f "$STAMP.wasm" ]]; then
-  cp "$STAMP.wasm" "$WASM"  # wasm-bindgen output unchanged: reuse the optimised module
+  cp "$STAMP.wasm" "$WASM"  # wasm-bindgen output and flags unchanged: reuse the optimised module
 else
   log "wasm-opt"
-  node_modules/.bin/wasm-opt "$WASM" -Os --strip-debug --strip-producers -o "$WASM.opt"
+  node_modules/.bin/wasm-opt "$WASM" "${WASM_OPT_FLAGS[@]}" -o "$WASM.opt"
   mv "$WASM.opt" "$WASM"
   mkdir -p target && echo "$raw_sum" > "$STAMP" && cp "$WASM" "$STAMP.wasm"
 fi
