@@ -157,7 +157,26 @@ enum Run {
     Punct,
 }
 
-fn run_of(class: Class) -> Run {
+const ASCII_RUN: [Run; 128] = {
+    let mut table = [Run::Punct; 128];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = run_of(ascii_class(b as u8));
+        b += 1;
+    }
+    table
+};
+
+/// The run of the character starting at byte `i` (a character boundary).
+#[inline(always)]
+fn run_at(text: &str, i: usize) -> Run {
+    match text.as_bytes()[i] {
+        b @ 0..=0x7f => ASCII_RUN[usize::from(b)],
+        _ => run_of(class_at(text, i).0),
+    }
+}
+
+const fn run_of(class: Class) -> Run {
     match class {
         Class::Digit => Run::Digits,
         Class::Space => Run::Spaces,
@@ -249,7 +268,7 @@ pub fn estimate_tokens(text: &str) -> usize {
     let mut cost: u64 = 0;
     let mut before = Run::None;
     let mut i = 0;
-    let mut run = if bytes.is_empty() { Run::None } else { run_of(class_at(text, 0).0) };
+    let mut run = if bytes.is_empty() { Run::None } else { run_at(text, 0) };
     while i < bytes.len() {
         let (end, piece, symbol_bytes) = match run {
             Run::Letters => (letters(text, i, &mut cost), 0, 0),
@@ -261,7 +280,7 @@ pub fn estimate_tokens(text: &str) -> usize {
                 (end, u32::try_from(end - i).unwrap_or(u32::MAX), 0)
             }
         };
-        let next = if end < bytes.len() { run_of(class_at(text, end).0) } else { Run::None };
+        let next = if end < bytes.len() { run_at(text, end) } else { Run::None };
         let tokens = match run {
             Run::Letters => 0,
             Run::Punct => {
