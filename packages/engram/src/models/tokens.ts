@@ -9,9 +9,13 @@
  * three digits, punctuation runs, whitespace, and per-character costs for CJK, other alphabets,
  * emoji and symbols. Against OpenAI's `cl100k_base` it lands within 10% (measured ±6.2%) on
  * English prose, TypeScript and Rust code, pretty and compact JSON, base64, hex, UUID lists,
- * Chinese, Japanese, Russian, emoji, markdown and `cat -n` output; `o200k_base` needs about as
- * many tokens except for non-Latin scripts and emoji, where it needs 20–65% fewer (the budget
- * errs on the safe side).
+ * Chinese, Japanese, Russian, emoji, markdown and `cat -n` output. `o200k_base` counts
+ * Latin-script text the same; on Chinese, Japanese, Russian and emoji it needs fewer tokens, so
+ * the estimate is 17–63% above its count there (budgets err on the safe side).
+ *
+ * {@link estimateMessagesTokens} remembers each message's content estimate and
+ * {@link estimateRequestTokens} the last system prompt's, so estimating a growing conversation on
+ * every model call costs only its new messages.
  *
  * Synchronous: it uses the core {@link loadCore} loaded — in Node the native addon is loaded
  * on first use; on hosts that load only WebAssembly (edge runtimes, browsers) `await loadCore()`
