@@ -7,11 +7,12 @@
  * text — letter runs (one token, plus one per `camelCase` hump and per letter pair that is rare
  * inside vocabulary words, so random base64, hex and ids cost what they do), groups of up to
  * three digits, punctuation runs, whitespace, and per-character costs for CJK, other alphabets,
- * emoji and symbols. Against OpenAI's `cl100k_base` it lands within 10% (measured ±6.2%) on
+ * emoji and symbols. Against OpenAI's `cl100k_base` it lands within 10% (measured ±7.1%) on
  * English prose, TypeScript and Rust code, pretty and compact JSON, base64, hex, UUID lists,
- * Chinese, Japanese, Russian, emoji, markdown and `cat -n` output. `o200k_base` counts
- * Latin-script text the same; on Chinese, Japanese, Russian and emoji it needs fewer tokens, so
- * the estimate is 17–63% above its count there (budgets err on the safe side).
+ * Chinese, Japanese, Russian, emoji, markdown (with HTML and links) and `cat -n` output.
+ * `o200k_base` counts Latin-script text the same; on Chinese, Japanese, Russian and emoji it
+ * needs fewer tokens, so the estimate is 18–63% above its count there (budgets err on the safe
+ * side).
  *
  * {@link estimateMessagesTokens} remembers each message's content estimate and
  * {@link estimateRequestTokens} the last system prompt's, so estimating a growing conversation on
