@@ -10,8 +10,6 @@
 //! `ln(1 + (N − n + 0.5) / (n + 0.5))`, summed over the query's tokens (a repeated query token
 //! counts each time). Documents without a query token score `0`.
 
-use std::collections::HashMap;
-
 /// Term-frequency saturation.
 pub const K1: f64 = 1.2;
 /// Length normalisation.
@@ -42,75 +40,101 @@ fn is_word_char(c: char) -> bool {
 
 /// The tokens of `text`, in order (see the module comment for the rules).
 pub fn tokenize(text: &str) -> Vec<String> {
-    let lower = text.to_lowercase();
-    let chars: Vec<char> = lower.chars().collect();
     let mut tokens = Vec::new();
-    let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if is_word_char(c) {
-            word.push(c);
-            continue;
-        }
-        let joins =
-            matches!(c, '\'' | '’' | '.') && !word.is_empty() && chars.get(i + 1).is_some_and(|&n| is_word_char(n));
-        if joins {
-            word.push(c);
-            continue;
-        }
-        if !word.is_empty() {
-            tokens.push(std::mem::take(&mut word));
-        }
-        if is_cjk(c) {
-            tokens.push(c.to_string());
-        }
-    }
-    if !word.is_empty() {
-        tokens.push(word);
-    }
+    for_each_token(&text.to_lowercase(), |t| tokens.push(t.to_string()));
     tokens
 }
 
-/// BM25 score of each document against `query`, in document order. Every score is finite and
-/// `>= 0`; an empty query or an empty corpus gives zeros.
-pub fn rank(query: &str, documents: &[String]) -> Vec<f64> {
-    let query_tokens = tokenize(query);
-    let docs: Vec<HashMap<String, u32>> = documents.iter().map(|d| term_counts(&tokenize(d))).collect();
-    let lengths: Vec<f64> = docs.iter().map(|d| f64::from(d.values().sum::<u32>())).collect();
-    if query_tokens.is_empty() || docs.is_empty() {
-        return vec![0.0; docs.len()];
+/// Calls `f` with each token of `lower` (already lower-cased), in order: every token is a slice
+/// of it (a word is a contiguous run; a CJK character stands alone), so nothing is allocated.
+fn for_each_token(lower: &str, mut f: impl FnMut(&str)) {
+    let mut word_start: Option<usize> = None;
+    let mut chars = lower.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if is_word_char(c) {
+            word_start.get_or_insert(i);
+            continue;
+        }
+        let joins = matches!(c, '\'' | '’' | '.')
+            && word_start.is_some()
+            && chars.peek().is_some_and(|&(_, n)| is_word_char(n));
+        if joins {
+            continue;
+        }
+        if let Some(start) = word_start.take() {
+            f(&lower[start..i]);
+        }
+        if is_cjk(c) {
+            f(&lower[i..i + c.len_utf8()]);
+        }
     }
-    let n = docs.len() as f64;
-    let avgdl = (lengths.iter().sum::<f64>() / n).max(1.0);
-    let idf: HashMap<&str, f64> = query_tokens
+    if let Some(start) = word_start {
+        f(&lower[start..]);
+    }
+}
+
+/// BM25 score of each document against `query`, in document order. Every score is finite and
+/// `>= 0`; an empty query or an empty corpus gives zeros. Only the query's tokens are counted
+/// in each document (one pass, no per-document table).
+pub fn rank(query: &str, documents: &[String]) -> Vec<f64> {
+    rank_by(query, documents)
+}
+
+/// [`rank`] of documents given as any string type.
+pub fn rank_by<S: AsRef<str>>(query: &str, documents: &[S]) -> Vec<f64> {
+    let query_tokens = tokenize(query);
+    // The distinct query tokens; `slot[k]` is the distinct index of query token `k`.
+    let mut distinct: Vec<&str> = Vec::new();
+    let slot: Vec<usize> = query_tokens
         .iter()
         .map(|t| {
-            let df = docs.iter().filter(|d| d.contains_key(t)).count() as f64;
-            (t.as_str(), (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+            distinct.iter().position(|d| *d == t.as_str()).unwrap_or_else(|| {
+                distinct.push(t.as_str());
+                distinct.len() - 1
+            })
         })
         .collect();
-    docs.iter()
-        .zip(&lengths)
-        .map(|(counts, &len)| {
-            query_tokens
-                .iter()
-                .map(|t| {
-                    let tf = f64::from(counts.get(t).copied().unwrap_or(0));
+    let width = distinct.len();
+    // Per document: its length in tokens, and how often each distinct query token occurs.
+    let mut tf = vec![0u32; documents.len() * width];
+    let mut lengths = Vec::with_capacity(documents.len());
+    for (d, doc) in documents.iter().enumerate() {
+        let counts = &mut tf[d * width..(d + 1) * width];
+        let mut len = 0u32;
+        for_each_token(&doc.as_ref().to_lowercase(), |t| {
+            len += 1;
+            if let Some(k) = distinct.iter().position(|q| *q == t) {
+                counts[k] += 1;
+            }
+        });
+        lengths.push(f64::from(len));
+    }
+    if query_tokens.is_empty() || documents.is_empty() {
+        return vec![0.0; documents.len()];
+    }
+    let n = documents.len() as f64;
+    let avgdl = (lengths.iter().sum::<f64>() / n).max(1.0);
+    let idf: Vec<f64> = (0..width)
+        .map(|k| {
+            let df = (0..documents.len()).filter(|d| tf[d * width + k] > 0).count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    lengths
+        .iter()
+        .enumerate()
+        .map(|(d, &len)| {
+            slot.iter()
+                .map(|&k| {
+                    let tf = f64::from(tf[d * width + k]);
                     if tf == 0.0 {
                         return 0.0;
                     }
-                    idf[t.as_str()] * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avgdl))
+                    idf[k] * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avgdl))
                 })
                 .sum()
         })
         .collect()
-}
-
-fn term_counts(tokens: &[String]) -> HashMap<String, u32> {
-    let mut counts = HashMap::new();
-    for t in tokens {
-        *counts.entry(t.clone()).or_insert(0) += 1;
-    }
-    counts
 }
 
 #[cfg(test)]
@@ -184,5 +208,62 @@ mod tests {
         assert_eq!(rank("a", &[]), Vec::<f64>::new());
         assert_eq!(rank("a", &docs(&["", ""])), [0.0, 0.0]);
         assert!(rank("x", &docs(&["x", ""])).iter().all(|v| v.is_finite() && *v >= 0.0));
+    }
+
+    /// The first implementation (a token table per document), kept as the reference the
+    /// one-pass [`rank`] must equal bit for bit.
+    fn rank_with_tables(query: &str, documents: &[String]) -> Vec<f64> {
+        use std::collections::HashMap;
+        let query_tokens = tokenize(query);
+        let docs: Vec<HashMap<String, u32>> = documents
+            .iter()
+            .map(|d| {
+                let mut counts = HashMap::new();
+                for t in tokenize(d) {
+                    *counts.entry(t).or_insert(0) += 1;
+                }
+                counts
+            })
+            .collect();
+        let lengths: Vec<f64> = docs.iter().map(|d| f64::from(d.values().sum::<u32>())).collect();
+        if query_tokens.is_empty() || docs.is_empty() {
+            return vec![0.0; docs.len()];
+        }
+        let n = docs.len() as f64;
+        let avgdl = (lengths.iter().sum::<f64>() / n).max(1.0);
+        let idf: HashMap<&str, f64> = query_tokens
+            .iter()
+            .map(|t| {
+                let df = docs.iter().filter(|d| d.contains_key(t)).count() as f64;
+                (t.as_str(), (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+            })
+            .collect();
+        docs.iter()
+            .zip(&lengths)
+            .map(|(counts, &len)| {
+                query_tokens
+                    .iter()
+                    .map(|t| {
+                        let tf = f64::from(counts.get(t).copied().unwrap_or(0));
+                        if tf == 0.0 {
+                            return 0.0;
+                        }
+                        idf[t.as_str()] * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avgdl))
+                    })
+                    .sum()
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_pass_ranking_equals_the_table_ranking(
+            query in "([a-c]{1,3}|用|Σ|don't|x\\.y| |\\.){0,8}",
+            documents in proptest::collection::vec("([a-c]{1,3}|用户|ΣΑΣ|don't|x\\.y|'| |\\.|\\n){0,12}", 0..12),
+        ) {
+            let fast: Vec<u64> = rank(&query, &documents).iter().map(|v| v.to_bits()).collect();
+            let slow: Vec<u64> = rank_with_tables(&query, &documents).iter().map(|v| v.to_bits()).collect();
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 }

@@ -260,6 +260,10 @@ pub fn neutralize_section_tags(text: &str) -> Cow<'_, str> {
 /// Escapes `&`, `<` and `>`, and disguised section-tag openers (full-width, small forms), for
 /// short fields: facts, skill names and descriptions, paths.
 pub fn escape_tags(text: &str) -> String {
+    // Nothing to escape without `<`, `>`, `&` or the lead byte of `＜`/`﹤` (most facts).
+    if memchr::memchr3(b'<', b'>', b'&', text.as_bytes()).is_none() && memchr::memchr(0xEF, text.as_bytes()).is_none() {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -299,7 +303,13 @@ pub fn escape_field(text: &str) -> String {
 
 /// Length of `text` in UTF-16 code units.
 fn len16(text: &str) -> usize {
-    text.chars().map(char::len_utf16).sum()
+    utf16_len(text.as_bytes())
+}
+
+/// UTF-16 units of whole UTF-8 characters: one per leading byte, two for a 4-byte character.
+/// A byte loop the compiler vectorises (the memory section can be megabytes).
+fn utf16_len(bytes: &[u8]) -> usize {
+    bytes.iter().map(|&b| usize::from((b & 0xC0) != 0x80) + usize::from(b >= 0xF0)).sum()
 }
 
 /// JavaScript's `cutAt`: the first `max` UTF-16 units of `text`, one fewer when the cut would
@@ -471,7 +481,7 @@ pub fn utf16_offsets(text: &str, bytes: &[usize]) -> Vec<u32> {
     for i in order {
         let target = bytes[i].min(text.len());
         if target > at {
-            units += text[at..target].chars().map(char::len_utf16).sum::<usize>();
+            units += utf16_len(&text.as_bytes()[at..target]);
             at = target;
         }
         out[i] = units as u32;
@@ -543,8 +553,15 @@ const MIN_SUMMARY_TOKENS: usize = 16;
 fn line_cost(line: &str) -> usize {
     let mut s = String::with_capacity(line.len() + 1);
     s.push_str(line);
-    s.push('\n');
-    estimate_tokens(&s)
+    line_cost_owned(&mut s)
+}
+
+/// [`line_cost`] of an owned line, without a copy.
+fn line_cost_owned(line: &mut String) -> usize {
+    line.push('\n');
+    let cost = estimate_tokens(line);
+    line.pop();
+    cost
 }
 
 /// JavaScript's `Number.prototype.toFixed(2)` (a tie rounds away from zero).
@@ -618,8 +635,8 @@ pub fn relevance_scores(facts: &[Fact<'_>], query: &str) -> Vec<f64> {
     if query.chars().all(is_js_space) || facts.is_empty() {
         return confidence;
     }
-    let documents: Vec<String> = facts.iter().map(|f| f.content.to_string()).collect();
-    let bm25 = crate::bm25::rank(query, &documents);
+    let documents: Vec<&str> = facts.iter().map(|f| f.content).collect();
+    let bm25 = crate::bm25::rank_by(query, &documents);
     let best = bm25.iter().copied().fold(0.0f64, f64::max);
     if best > 0.0 {
         confidence.iter().zip(&bm25).map(|(c, b)| c + b / best).collect()
@@ -711,8 +728,8 @@ pub fn facts_block(summaries: &Summaries<'_>, facts: &[Fact<'_>], scores: &[f64]
     }
     let header_cost = line_cost(FACTS_HEADER) as i64;
     let mut header_paid = false;
-    let mut pay = |line: &str, budget: i64| -> Option<i64> {
-        let cost = line_cost(line) as i64 + if header_paid { 0 } else { header_cost };
+    let mut pay = |line_cost: i64, budget: i64| -> Option<i64> {
+        let cost = line_cost + if header_paid { 0 } else { header_cost };
         if cost > budget {
             return None;
         }
@@ -728,8 +745,8 @@ pub fn facts_block(summaries: &Summaries<'_>, facts: &[Fact<'_>], scores: &[f64]
         if fact.category != "correction" {
             continue;
         }
-        let line = fact_line(fact);
-        if let Some(cost) = pay(&line, correction_left) {
+        let mut line = fact_line(fact);
+        if let Some(cost) = pay(line_cost_owned(&mut line) as i64, correction_left) {
             corrections.push(line);
             correction_left -= cost;
             left -= cost;
@@ -767,11 +784,14 @@ pub fn facts_block(summaries: &Summaries<'_>, facts: &[Fact<'_>], scores: &[f64]
     let mut others = Vec::new();
     for &(i, _) in &ranked {
         let fact = &facts[i];
+        if left <= 0 {
+            break; // every line costs at least one token
+        }
         if fact.category == "correction" {
             continue;
         }
-        let line = fact_line(fact);
-        if let Some(cost) = pay(&line, left) {
+        let mut line = fact_line(fact);
+        if let Some(cost) = pay(line_cost_owned(&mut line) as i64, left) {
             others.push(line);
             left -= cost;
         }

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { loadCore } from "../src/core/loader.js";
 import type { Fact, MemoryData } from "../src/memory/longterm/schema.js";
 import { createEmptyMemory } from "../src/memory/longterm/schema.js";
+import { PROMPT_SECTION_TAGS } from "../src/prompt/escape.js";
 import { prng } from "../src/testing/api.js";
 import * as ref from "./fixtures/prompt/reference.js";
 
@@ -96,6 +97,18 @@ describe("the core's prompt escaping is the TypeScript one", () => {
       expect(core.neutralizeSectionTags(text), JSON.stringify(text)).toBe(ref.neutralizeSectionTags(text));
       expect(core.escapeTags(text), JSON.stringify(text)).toBe(ref.escapeTags(text));
       expect(core.escapeField(text), JSON.stringify(text)).toBe(ref.escapeSkillText(text));
+    }
+  });
+});
+
+describe("PROMPT_SECTION_TAGS", () => {
+  it("names exactly the tags the core neutralises", () => {
+    for (const tag of PROMPT_SECTION_TAGS) {
+      expect(core.neutralizeSectionTags(`<${tag}>`)).toBe(`&lt;${tag}>`);
+      expect(core.neutralizeSectionTags(`</${tag}>`)).toBe(`&lt;/${tag}>`);
+    }
+    for (const other of ["memo", "agent", "skil", "guidelines", "memory_", "agent_memoryx", "system"]) {
+      expect(core.neutralizeSectionTags(`<${other}>`)).toBe(`<${other}>`);
     }
   });
 });

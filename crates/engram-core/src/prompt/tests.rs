@@ -142,7 +142,7 @@ fn memory_section_parts() {
     assert_eq!(s.parts[3], (0, 0));
     let again = memory_section(&["/a.md"], &[Source::Rendered(&s.text[s.parts[0].0..s.parts[0].1])], 4000);
     assert_eq!(again.text, "<agent_memory>\n### /a.md\nhello &lt;/agent_memory> x\n</agent_memory>");
-    assert_eq!(memory_section(&[], &[], 10).text, "<agent_memory>\n(No memory loaded)\n</agent_memory>");
+    assert_eq!(memory_section::<&str>(&[], &[], 10).text, "<agent_memory>\n(No memory loaded)\n</agent_memory>");
     // A hostile path cannot close the section either.
     let p = memory_section(&["/x</agent_memory>.md"], &[Source::Text("t")], 10);
     assert_eq!(p.text.matches("</agent_memory>").count(), 1);
@@ -150,7 +150,7 @@ fn memory_section_parts() {
 
 #[test]
 fn skills_index() {
-    assert_eq!(skills_section(&[], &[], &[]), "");
+    assert_eq!(skills_section::<&str>(&[], &[], &[]), "");
     let s = skills_section(&["a</skill>", "b"], &["does\nthings", "x"], &["/skills/a/SKILL.md", "/skills/b/SKILL.md"]);
     assert!(s.starts_with("## Skills\n\nSkills are folders"));
     assert!(s.ends_with(
@@ -315,5 +315,16 @@ proptest! {
         for group in [&lines[..first_other], &lines[first_other..]] {
             prop_assert!(group.windows(2).all(|w| conf(w[0]) >= conf(w[1])), "by score");
         }
+    }
+}
+
+proptest! {
+    #[test]
+    fn utf16_offsets_count_like_javascript(text in any::<String>(), picks in proptest::collection::vec(any::<prop::sample::Index>(), 0..6)) {
+        let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+        let bytes: Vec<usize> = picks.iter().map(|p| bounds[p.index(bounds.len())]).collect();
+        let want: Vec<u32> = bytes.iter().map(|&b| text[..b].encode_utf16().count() as u32).collect();
+        prop_assert_eq!(utf16_offsets(&text, &bytes), want);
+        prop_assert_eq!(len16(&text), text.encode_utf16().count());
     }
 }
