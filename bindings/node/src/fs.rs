@@ -10,7 +10,7 @@ use engram_core::api::grep_columns;
 use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, EditResult, GlobOptions, GlobResult};
 use engram_core::read::ReadResult;
-use engram_core::{CoreResult, FileInfo as CoreInfo};
+use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo as CoreInfo};
 use engram_fs::{Durability, FsOptions, GrepReport};
 use napi::bindgen_prelude::{
     AsyncTask, Buffer, Either, Float64Array, Int32Array, ToNapiValue, TypeName, Uint32Array, Uint8Array,
@@ -287,10 +287,14 @@ fn grep_options(args: &GrepArgs) -> CoreResult<GrepOptions> {
     args.options().cloned()
 }
 
-/// A number of bytes or milliseconds from JavaScript: NaN and negatives are 0, the rest
-/// saturates.
-fn whole(n: f64) -> u64 {
-    n as u64
+/// A count of bytes or milliseconds from JavaScript: NaN, infinities and negatives are
+/// `unsupported` (as malformed options always were); fractions are cut.
+fn whole(n: f64, what: &str) -> CoreResult<u64> {
+    if n.is_finite() && n >= 0.0 {
+        Ok(n as u64)
+    } else {
+        Err(CoreError::new(ErrorCode::Unsupported, what, format_args!("must be a non-negative number, got {n}")))
+    }
 }
 
 #[napi]
@@ -307,16 +311,16 @@ impl RootedFs {
         durability: String,
         lock_timeout_ms: f64,
     ) -> Either<RootedFs, Failure> {
-        let opened = Durability::parse(&durability).and_then(|durability| {
+        let opened = (|| {
             engram_fs::RootedFs::open(FsOptions {
                 root: PathBuf::from(root),
-                max_file_bytes: whole(max_file_bytes),
+                max_file_bytes: whole(max_file_bytes, "maxFileBytes")?,
                 respect_gitignore,
                 max_results: max_results as usize,
-                durability,
-                lock_timeout_ms: whole(lock_timeout_ms),
+                durability: Durability::parse(&durability)?,
+                lock_timeout_ms: whole(lock_timeout_ms, "lockTimeoutMs")?,
             })
-        });
+        })();
         match opened {
             Ok(fs) => Either::A(RootedFs { inner: Arc::new(fs) }),
             Err(e) => Either::B(failure(e)),

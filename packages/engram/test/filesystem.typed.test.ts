@@ -212,7 +212,14 @@ describe.skipIf(!native)("FilesystemBackend typed answers", () => {
       expect(Object.getPrototypeOf(r.error)).toBe(Object.prototype);
     }
     expect(() => new FilesystemBackend({ rootDir: join(base, "missing") })).toThrow(expect.objectContaining({ code: "file_not_found" }));
-    expect(() => new FilesystemBackend({ rootDir: root, durability: "sometimes" as "full" })).toThrow(EngramError);
+    expect(() => new FilesystemBackend({ rootDir: root, durability: "sometimes" as "full" })).toThrow(
+      expect.objectContaining({ code: "unsupported" }),
+    );
+    for (const maxFileSizeMb of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const open = () => new FilesystemBackend({ rootDir: root, maxFileSizeMb });
+      expect(open, String(maxFileSizeMb)).toThrow(EngramError);
+      expect(open, String(maxFileSizeMb)).toThrow(expect.objectContaining({ code: "unsupported" }));
+    }
   });
 });
 
