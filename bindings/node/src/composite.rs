@@ -3,7 +3,7 @@
 //! Marshalling only.
 
 use crate::format::TextOut;
-use crate::{failure, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
+use crate::{failure, info, Entries, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
 use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;
 use engram_core::CoreResult;
@@ -295,5 +295,22 @@ impl GrepFanOut {
             Ok(text) => Either::A(TextOut { text }),
             Err(e) => Either::B(failure(e)),
         }
+    }
+}
+
+/// A composite `ls` of the normalised directory `dir` answered from the resident table of the
+/// backend it routes to (`mount`, `-1` for the default; `inner` as that backend sees `dir`) in
+/// one call (see `engram_core::composite::ls_table`).
+#[napi]
+pub fn ls_table(
+    router: &Router,
+    dir: String,
+    mount: i32,
+    inner: String,
+    table: &FileTable,
+) -> Either<Entries, Failure> {
+    match composite::ls_table(&router.inner, &dir, mount_of(mount), &inner, &table.inner) {
+        Ok(entries) => Either::A(Entries { entries: entries.into_iter().map(info).collect() }),
+        Err(e) => Either::B(failure(e)),
     }
 }

@@ -777,6 +777,16 @@ impl GrepFanOut {
     }
 }
 
+/// A composite `ls` of the normalised directory `dir` answered from the resident table of the
+/// backend it routes to (`mount`, -1 for the default; `inner` as that backend sees `dir`) in
+/// one call (see `engram_core::composite::ls_table`).
+#[wasm_bindgen(js_name = lsTable)]
+pub fn ls_table(router: &Router, dir: &str, mount: i32, inner: &str, table: &FileTable) -> Entries {
+    let r = engram_core::composite::ls_table(&router.inner, dir, usize::try_from(mount).ok(), inner, &table.inner);
+    let (e, error) = split(r);
+    Entries { entries: e.map(|e| e.into_iter().map(info).collect()), error }
+}
+
 // ---- The filesystem tools' text for the model (see `engram_core::format`) ----------------------
 // Per-table methods that search or read and format in one call under the output cap, and free
 // functions that format another backend's results with the same rules. Strings in and out.

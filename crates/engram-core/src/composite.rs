@@ -665,6 +665,47 @@ impl GlobFanOut {
     }
 }
 
+/// A composite `ls` of the normalised outer directory `dir` answered from the resident `table`
+/// of the backend `dir` routes to (`mount`; `inner` is `dir` as that backend sees it), in one
+/// call: a mount's listing gets its prefix and its error names the outer path; the default
+/// backend's listing drops what a route hides and gains the mount points below `dir` (its own
+/// missing `dir` is no error when a route lies below). As the composite's per-backend `ls`.
+pub fn ls_table(
+    router: &Router,
+    dir: &str,
+    mount: Option<usize>,
+    inner: &str,
+    table: &FileTable,
+) -> CoreResult<Vec<FileInfo>> {
+    let below = mount.is_none() && !mounts_under(router, dir).is_empty();
+    let mut own = match table.ls(inner) {
+        Ok(entries) => entries,
+        Err(e) if below && e.code == ErrorCode::FileNotFound => Vec::new(),
+        Err(e) => return Err(outer_error(router, mount, e, dir)),
+    };
+    let paths: Vec<String> = own.iter().map(|f| f.path.clone()).collect();
+    let merged = merge_ls(router, dir, mount, &paths)?;
+    let mut renamed = merged.renamed.into_iter();
+    let mut out = Vec::with_capacity(merged.picks.len());
+    for pick in merged.picks {
+        if pick == MOUNT_POINT {
+            let path = renamed.next().ok_or_else(|| malformed("listing pick"))?;
+            out.push(FileInfo { path, is_dir: true, size: None, modified_at: None, version: None });
+            continue;
+        }
+        let entry = own.get_mut(pick as usize).ok_or_else(|| malformed("listing pick"))?;
+        let mut f = std::mem::replace(
+            entry,
+            FileInfo { path: String::new(), is_dir: false, size: None, modified_at: None, version: None },
+        );
+        if mount.is_some() {
+            f.path = renamed.next().ok_or_else(|| malformed("listing pick"))?;
+        }
+        out.push(f);
+    }
+    Ok(out)
+}
+
 /// Files in columns, as the typed bindings pass them: sizes, modification times and versions
 /// as numbers (NaN when absent; versions are counters, exact as numbers).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1292,6 +1333,29 @@ mod tests {
                 proptest::prop_assert_eq!(text, want);
             }
         }
+    }
+
+    #[test]
+    fn ls_of_a_table_lists_as_the_merge_does() {
+        let r = Router::new(&["/memories/", "/a/b/"]).unwrap();
+        let mut own = FileTable::new();
+        for p in ["/memories/hidden.md", "/n.md", "/a/x.md", "/memoriesX.md"] {
+            own.write(p, b"x".to_vec(), 1.0, None).unwrap();
+        }
+        let paths = |v: Vec<FileInfo>| v.into_iter().map(|f| f.path).collect::<Vec<_>>();
+        let root = ls_table(&r, "/", None, "/", &own).unwrap();
+        assert_eq!(paths(root), ["/a/", "/memories/", "/memoriesX.md", "/n.md"]);
+        assert_eq!(paths(ls_table(&r, "/a", None, "/a", &own).unwrap()), ["/a/b/", "/a/x.md"]);
+        // Only a route below: the default's missing directory lists the mount point.
+        let empty = FileTable::new();
+        assert_eq!(paths(ls_table(&r, "/a", None, "/a", &empty).unwrap()), ["/a/b/"]);
+        assert_eq!(ls_table(&r, "/q", None, "/q", &empty).unwrap_err().subject, "/q");
+        let mut m = FileTable::new();
+        m.write("/d/k.md", b"k".to_vec(), 1.0, None).unwrap();
+        let listed = ls_table(&r, "/memories", Some(0), "/", &m).unwrap();
+        assert_eq!((listed[0].path.as_str(), listed[0].is_dir), ("/memories/d/", true));
+        let e = ls_table(&r, "/memories/nope", Some(0), "/nope", &m).unwrap_err();
+        assert_eq!((e.code, e.subject.as_str()), (ErrorCode::FileNotFound, "/memories/nope"));
     }
 
     #[test]

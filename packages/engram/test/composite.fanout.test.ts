@@ -1,6 +1,7 @@
 /**
  * Composite grep and glob over core-resident backends (State tables, Store mirrors) run as one
- * fan-out in the core (crates/engram-core/src/composite.rs GlobFanOut, GrepFanOut). On random
+ * fan-out in the core (crates/engram-core/src/composite.rs GlobFanOut, GrepFanOut), and `ls`
+ * of a State backend's directory as one call (ls_table). On random
  * mount layouts — nested routes, Filesystem mounts mixed in, errors — the answers, errors and
  * tool texts must equal those of the per-backend path (the same backends behind a wrapper,
  * which the composite always asks through their own methods).
@@ -77,7 +78,12 @@ async function compare(seed: number, kinds: readonly Kind[], calls: number) {
   for (let i = 0; i < calls; i++) {
     const path = r.pick(ROOTS);
     const where = `seed ${seed} call ${i}`;
-    if (r.next() < 0.5) {
+    const which = r.next();
+    if (which < 0.2) {
+      const dir = r.pick([...ROOTS, "/a/b/g.md", "/m/z.md", "/memories", "/a/"]);
+      expect(await fast.ls(dir), `${where}: ls ${dir}`).toEqual(await slow.ls(dir));
+      expect(await fast.stat(dir), `${where}: stat ${dir}`).toEqual(await slow.stat(dir));
+    } else if (which < 0.6) {
       const pattern = r.pick(GLOBS);
       const maxResults = r.next() < 0.3 ? Math.floor(r.next() * 4) : undefined;
       const options = { path, ...(maxResults !== undefined && { maxResults }) };
@@ -153,6 +159,25 @@ describe("composite fan-out over resident backends", () => {
     expect((await c.grep("alpha", { outputMode: "files_with_matches" })).files).toEqual([]);
     expect(seen).toEqual(["alpha"]);
     expect(await c.toolText({ op: "grep", pattern: "alpha", options: {} }, 100)).toBeUndefined();
+  });
+
+  it("lists a State backend's directory without asking its own ls", async () => {
+    const ls = vi.spyOn(StateBackend.prototype, "ls");
+    try {
+      const c = new CompositeBackend(
+        new StateBackend({ core }),
+        { "/m/": new StateBackend({ core }), "/a/b/": new StateBackend({ core }) },
+        { core },
+      );
+      await c.write("/a/x.md", "x");
+      await c.write("/m/d/y.md", "y");
+      expect((await c.ls("/a")).entries?.map((e) => e.path)).toEqual(["/a/b/", "/a/x.md"]);
+      expect((await c.ls("/m")).entries).toEqual([{ path: "/m/d/", isDir: true }]);
+      expect((await c.ls("/m/nope")).error).toEqual(core.errorData("file_not_found", "/m/nope"));
+      expect(ls).not.toHaveBeenCalled();
+    } finally {
+      ls.mockRestore();
+    }
   });
 
   it("names the outer path in a mount's error", async () => {

@@ -245,6 +245,12 @@ export class CompositeBackend implements Backend {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const { router } = this.#ready as Setup;
+    // A plain StateBackend lists from its table: listed and merged in one core call.
+    const b = t.backend;
+    if (b instanceof StateBackend && b.ls === StateBackend.prototype.ls && b[residentFiles] === StateBackend.prototype[residentFiles]) {
+      const { table } = await b[residentFiles]();
+      return router.lsTable(t.outer, t.mount ? t.mount.index : null, t.inner, table);
+    }
     if (t.mount) {
       const r = await t.backend.ls(t.inner);
       return r.error ? { error: this.#outerError(r.error, t) } : router.mergeLs(t.outer, t.mount.index, r.entries);

@@ -129,6 +129,13 @@ export interface RawBinding {
   mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string): RawMerged;
   globFanOut(router: RawRouter, pattern: string, root: string, maxResults: number | null | undefined): RawFanOut<RawFanGlob>;
   grepFanOut(router: RawRouter, args: RawGrepArgs, root: string): RawFanOut<RawGrep>;
+  lsTable(
+    router: RawRouter,
+    dir: string,
+    mount: number,
+    inner: string,
+    table: RawFileTable,
+  ): RawOut & { readonly entries?: Opt<RawInfo[]> };
   mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
 }
 
@@ -998,6 +1005,18 @@ class RouterHandle implements CoreRouter {
     } finally {
       args.free?.();
     }
+  }
+
+  lsTable(dir: string, mount: number | null, inner: string, table: CoreFileTable): Result<{ entries: FileInfo[] }> {
+    requireString(dir, "dir");
+    const bad = checkPath(inner);
+    if (bad) return { error: bad };
+    // biome-ignore lint/complexity/useLiteralKeys: the handle's private binding object, read within this module
+    const r = this.binding.lsTable(this.raw, dir, mount ?? -1, inner, (table as FileTableHandle)["raw"]);
+    if (r.error) return failed(r);
+    const out = { entries: (r.entries as RawInfo[]).map(fileInfo) };
+    r.free?.();
+    return out;
   }
 
   #fanOut<R, T>(raw: RawFanOut<R>, decode: (r: R) => Result<T>): CoreFanOut<T> {

@@ -223,6 +223,11 @@ export interface CoreRouter {
   /** A composite grep at the normalised directory `root` (`options.path` is ignored), as
    * {@link CoreRouter.globFanOut}. */
   grepFanOut(options: GrepOptions, root: string): Result<{ fan: CoreFanOut<GrepResult> }>;
+  /** A composite `ls` of the normalised directory `dir` in one call, from the core file table
+   * of the backend `dir` routes to (`mount`: its route index, `null` for the default backend;
+   * `inner`: `dir` as that backend sees it). As {@link CoreRouter.mergeLs} over that backend's
+   * own listing; a mount's error names the outer path. */
+  lsTable(dir: string, mount: number | null, inner: string, table: CoreFileTable): Result<{ entries: FileInfo[] }>;
 }
 
 /** A fan-out in progress (see {@link CoreRouter.globFanOut}). */
