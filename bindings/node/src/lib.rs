@@ -25,14 +25,16 @@ pub struct Normalized {
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
-#[napi]
 /// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
 /// damaged input throws the JSON error text (see `engram_core::delta::apply_deltas`).
 #[napi]
 pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> napi::Result<Buffer> {
-    engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths).map(Buffer::from).map_err(napi::Error::from_reason)
+    engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths)
+        .map(Buffer::from)
+        .map_err(napi::Error::from_reason)
 }
 
+#[napi]
 pub fn format_numbered(content: String, first_line: u32) -> String {
     api::format_numbered(&content, first_line as usize)
 }
@@ -336,7 +338,6 @@ impl FileTable {
         self.inner.changes() as f64
     }
 
-    /// Writes a file: its normalised path, `meta` = `[version]`; `null` on failure.
     /// The newest version handed out (see `engram_core::FileTable::last_version`).
     #[napi(getter)]
     pub fn last_version(&self) -> f64 {
@@ -351,6 +352,7 @@ impl FileTable {
         self.inner.delta_since(mark).map(Buffer::from)
     }
 
+    /// Writes a file: its normalised path, `meta` = `[version]`; `null` on failure.
     #[napi]
     pub fn write(
         &mut self,
@@ -378,31 +380,24 @@ impl FileTable {
         self.written(r, meta)
     }
 
-    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many`):
-    /// NUL-joined paths, the contents back to back, one byte length per file. Returns
-    /// `{ written }` or `{ error }`.
+    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many_owned`):
+    /// NUL-joined paths and one content per file, a string or bytes, each converted once
+    /// straight into the bytes the table keeps. Lone surrogates become U+FFFD, as in
+    /// `writeText`. Returns `{ written }` or `{ error }`.
     #[napi]
     pub fn write_many(
         &mut self,
         paths: String,
-        data: &[u8],
-        lengths: &[u32],
+        contents: Vec<Either<String, Uint8Array>>,
         modified_at: f64,
     ) -> Either<Seeded, Failure> {
-        out(api::write_many(&mut self.inner, &paths, data, lengths, modified_at), |n| Seeded { written: n as u32 })
-    }
-
-    /// `writeMany` for text: one string per file, each converted once, straight into the bytes
-    /// the table keeps (no joined buffer in between). Lone surrogates become U+FFFD, as in
-    /// `writeText`.
-    #[napi]
-    pub fn write_many_text(
-        &mut self,
-        paths: String,
-        contents: Vec<String>,
-        modified_at: f64,
-    ) -> Either<Seeded, Failure> {
-        let contents = contents.into_iter().map(String::into_bytes).collect();
+        let contents = contents
+            .into_iter()
+            .map(|c| match c {
+                Either::A(text) => text.into_bytes(),
+                Either::B(bytes) => bytes.to_vec(),
+            })
+            .collect();
         out(api::write_many_owned(&mut self.inner, &paths, contents, modified_at), |n| Seeded { written: n as u32 })
     }
 

@@ -27,7 +27,6 @@ pub fn normalize_path(path: &str) -> Normalized {
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
-#[wasm_bindgen(js_name = formatNumbered)]
 /// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
 /// damaged input throws the JSON error text (see `engram_core::delta::apply_deltas`).
 #[wasm_bindgen(js_name = applyFileDeltas)]
@@ -35,6 +34,7 @@ pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Res
     engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths).map_err(|e| JsError::new(&e))
 }
 
+#[wasm_bindgen(js_name = formatNumbered)]
 pub fn format_numbered(content: &str, first_line: u32) -> String {
     api::format_numbered(content, first_line as usize)
 }
@@ -283,11 +283,13 @@ pub struct FileTable {
     inner: CoreTable,
     /// The error of the last call that returned `undefined`.
     error: std::cell::RefCell<Option<CoreError>>,
+    /// The contents of the next `writeManyStaged`, encoded here by JavaScript (see `stage`).
+    staged: Vec<u8>,
 }
 
 impl FileTable {
     fn wrap(inner: CoreTable) -> Self {
-        FileTable { inner, error: std::cell::RefCell::new(None) }
+        FileTable { inner, error: std::cell::RefCell::new(None), staged: Vec::new() }
     }
 
     /// `Some(ok(value))`, or `None` with the error kept for `takeError()`.
@@ -350,7 +352,6 @@ impl FileTable {
         self.inner.changes() as f64
     }
 
-    /// Writes a file: its normalised path, `meta` = `[version]`; `undefined` on failure.
     /// The newest version handed out (see `engram_core::FileTable::last_version`).
     #[wasm_bindgen(getter, js_name = lastVersion)]
     pub fn last_version(&self) -> f64 {
@@ -365,6 +366,7 @@ impl FileTable {
         self.inner.delta_since(mark)
     }
 
+    /// Writes a file: its normalised path, `meta` = `[version]`; `undefined` on failure.
     pub fn write(
         &mut self,
         path: &str,
@@ -390,12 +392,31 @@ impl FileTable {
         self.written(r, meta)
     }
 
-    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many`):
-    /// NUL-joined paths, the contents back to back, one byte length per file.
-    #[wasm_bindgen(js_name = writeMany)]
-    pub fn write_many(&mut self, paths: &str, data: &[u8], lengths: &[u32], modified_at: f64) -> Seeded {
-        let (n, error) = split(api::write_many(&mut self.inner, paths, data, lengths, modified_at));
+    /// Seeding many files in one call, all or nothing (see `engram_core::api::write_many`), in
+    /// two steps. First: room for `bytes` bytes of contents in WebAssembly memory (zeroed; what
+    /// an earlier `stage` of this batch held is kept): returns where it starts. JavaScript
+    /// encodes the texts of a batch straight into it and then calls `writeManyStaged`, so the
+    /// contents cross once and no JavaScript buffer is made for them. Views of memory made
+    /// before this call may be detached (memory can grow).
+    pub fn stage(&mut self, bytes: usize) -> *const u8 {
+        self.staged.resize(bytes, 0);
+        self.staged.as_ptr()
+    }
+
+    /// Then: writes the files (NUL-joined paths, one byte length per file) over the staged
+    /// contents, back to back, which are released.
+    #[wasm_bindgen(js_name = writeManyStaged)]
+    pub fn write_many_staged(&mut self, paths: &str, lengths: &[u32], modified_at: f64) -> Seeded {
+        let staged = std::mem::take(&mut self.staged);
+        let used = lengths.iter().map(|&n| n as usize).sum::<usize>().min(staged.len());
+        let (n, error) = split(api::write_many(&mut self.inner, paths, &staged[..used], lengths, modified_at));
         Seeded { written: n.map(|n| n as u32), error }
+    }
+
+    /// The module's linear memory, for the views `stage` hands out pointers into.
+    #[wasm_bindgen(js_name = memory)]
+    pub fn memory(&self) -> JsValue {
+        wasm_bindgen::memory()
     }
 
     /// Appends bytes to a file (created when missing): as `write`.

@@ -40,6 +40,29 @@ describe("writeMany", () => {
     expect(t.grep({ pattern: "😀", outputMode: "count", path: "/s/0" }).counts?.["/s/0/f49.txt"]).toBe(1);
   });
 
+  it("keeps every byte when the room for a batch grows many times over (WASM: memory grows mid-batch)", () => {
+    const t = core.createFileTable();
+    // One byte per UTF-16 unit is the first guess; these need two to four, and bytes and text mix.
+    const files: [string, string | Uint8Array][] = [];
+    for (let i = 0; i < 12; i++) {
+      files.push([`/big/${i}.txt`, `${"é".repeat(1 << 20)}${i}😀`]);
+      files.push([`/bin/${i}`, new Uint8Array(1 << 18).fill(i)]);
+    }
+    expect(t.writeMany(files)).toEqual({ written: 24 });
+    for (let i = 0; i < 12; i++) {
+      const text = t.read(`/big/${i}.txt`).content as string;
+      expect(text.length).toBe((1 << 20) + String(i).length + 2);
+      expect(text.endsWith(`${i}😀`)).toBe(true);
+      expect(text.startsWith("éé")).toBe(true);
+      const bytes = t.readBytes(`/bin/${i}`) as Uint8Array;
+      expect(bytes.length).toBe(1 << 18);
+      expect(bytes.every((b) => b === i)).toBe(true);
+    }
+    expect(t.grep({ pattern: "😀", outputMode: "count", path: "/big" }).counts).toEqual(
+      Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`/big/${i}.txt`, 1])),
+    );
+  });
+
   it("is all or nothing: a bad path anywhere is that path's error and no file is written", () => {
     const t = core.createFileTable();
     expect(t.writeMany([["/keep.txt", "k"]])).toEqual({ written: 1 });

@@ -176,6 +176,9 @@ interface RawMerged extends RawOut {
   readonly renamed?: Opt<string[]>;
 }
 
+/** How many files a `writeMany` wrote, or `error`. */
+type RawSeeded = RawOut & { readonly written?: Opt<number> };
+
 /** Every typed result: its fields, or `error`. */
 interface RawOut {
   readonly error?: Opt<RawError>;
@@ -238,9 +241,14 @@ interface RawFileTable {
   // crosses. `null`/`undefined` = failed; `takeError()` then gives the error.
   write(path: string, data: Uint8Array, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
-  writeMany(paths: string, data: Uint8Array, lengths: Uint32Array, modifiedAt: number): RawOut & { readonly written?: Opt<number> };
-  /** Native only: one string per file, converted by the binding straight into the table. */
-  writeManyText?(paths: string, contents: string[], modifiedAt: number): RawOut & { readonly written?: Opt<number> };
+  /** Native: NUL-joined paths and one content per file, each converted once straight into the table. */
+  writeMany?(paths: string, contents: (string | Uint8Array)[], modifiedAt: number): RawSeeded;
+  /** WASM: room for a batch's contents in WebAssembly memory (where it starts), … */
+  stage?(bytes: number): number;
+  /** … then the batch over the contents encoded there, one byte length per file. */
+  writeManyStaged?(paths: string, lengths: Uint32Array, modifiedAt: number): RawSeeded;
+  /** WASM: the linear memory `stage` points into. */
+  memory?(): { readonly buffer: ArrayBufferLike };
   append(path: string, data: Uint8Array, modifiedAt: number, meta: Float64Array): Opt<string>;
   read(path: string, offset: number, limit: number | null | undefined, meta: Float64Array): Opt<string>;
   readBytes(path: string): Uint8Array | null | undefined;
@@ -577,7 +585,6 @@ class FileTableHandle implements CoreFileTable {
     const list = Array.isArray(files) ? (files as (readonly [string, string | Uint8Array])[]) : Array.from(files);
     const paths: string[] = new Array(list.length);
     const contents: (string | Uint8Array)[] = new Array(list.length);
-    let allText = true;
     let units = 0;
     for (let i = 0; i < list.length; i++) {
       const [path, content] = list[i] as readonly [string, string | Uint8Array];
@@ -593,54 +600,53 @@ class FileTableHandle implements CoreFileTable {
       paths[i] = path;
       contents[i] = content;
       if (typeof content === "string") units += content.length;
-      else {
-        allText = false;
-        units += content.byteLength;
-      }
+      else units += content.byteLength;
     }
     this.#changing();
-    const r =
-      allText && !this.textAsBytes && this.raw.writeManyText
-        ? this.raw.writeManyText(paths.join("\0"), contents as string[], at)
-        : this.#writeManyBytes(paths.join("\0"), contents, units, at);
+    const joined = paths.join("\0");
+    const r = this.raw.writeMany ? this.raw.writeMany(joined, contents, at) : this.#writeManyStaged(joined, contents, units, at);
     if (r.error) return failed(r);
     const written = r.written as number;
     r.free?.();
     return { written };
   }
 
-  /** `writeMany` with the contents back to back as UTF-8 in one buffer. The buffer starts at one
-   * byte per UTF-16 unit (most text is ASCII) and doubles when a text does not fit: fresh
-   * memory costs page faults, so three bytes per unit up front would cost more than it saves. */
-  #writeManyBytes(paths: string, contents: (string | Uint8Array)[], units: number, at: number) {
-    let data = new Uint8Array(Math.max(units, 16));
+  /** WASM: the contents encoded straight into WebAssembly memory, back to back (see the
+   * binding's `stage`), so they cross once and no JavaScript buffer is made for them. The room
+   * starts at one byte per UTF-16 unit (most text is ASCII) and doubles when a text does not fit. */
+  #writeManyStaged(paths: string, contents: (string | Uint8Array)[], units: number, at: number): RawSeeded {
+    const raw = this.raw as RawFileTable & Required<Pick<RawFileTable, "stage" | "writeManyStaged" | "memory">>;
+    const memory = raw.memory();
+    let room = 0;
+    let view = new Uint8Array(0);
+    const grow = (need: number) => {
+      room = Math.max(room * 2, need);
+      // `stage` keeps what is there and may grow memory, detaching earlier views: ask first.
+      const at = raw.stage(room);
+      view = new Uint8Array(memory.buffer, at, room);
+    };
+    grow(Math.max(units, 16));
     const lengths = new Uint32Array(contents.length);
     let used = 0;
     for (let i = 0; i < contents.length; i++) {
       const content = contents[i] as string | Uint8Array;
       let n: number;
       if (typeof content === "string") {
-        let r = textEncoder.encodeInto(content, data.subarray(used));
+        let r = textEncoder.encodeInto(content, view.subarray(used));
         while (r.read < content.length) {
-          const grown = new Uint8Array(Math.max(data.length * 2, used + content.length * 3));
-          grown.set(data.subarray(0, used));
-          data = grown;
-          r = textEncoder.encodeInto(content, data.subarray(used));
+          grow(used + content.length * 3);
+          r = textEncoder.encodeInto(content, view.subarray(used));
         }
         n = r.written;
       } else {
-        if (data.length - used < content.byteLength) {
-          const grown = new Uint8Array(Math.max(data.length * 2, used + content.byteLength));
-          grown.set(data.subarray(0, used));
-          data = grown;
-        }
-        data.set(content, used);
+        if (room - used < content.byteLength) grow(used + content.byteLength);
+        view.set(content, used);
         n = content.byteLength;
       }
       lengths[i] = n;
       used += n;
     }
-    return this.raw.writeMany(paths, data.subarray(0, used), lengths, at);
+    return raw.writeManyStaged(paths, lengths, at);
   }
 
   append(path: string, content: string | Uint8Array, options: { modifiedAt?: number } = {}): Result<{ path: string; version: string }> {
@@ -963,6 +969,7 @@ class RouterHandle implements CoreRouter {
     r.free?.();
     return asks;
   }
+
   // ---- fan-out over resident tables: each table crosses as a handle, the answer once ----
 
   globFanOut(pattern: string, root: string, maxResults?: number): Result<{ fan: CoreFanOut<FanGlobResult> }> {
