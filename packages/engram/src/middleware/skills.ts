@@ -12,6 +12,7 @@ import type { Core } from "../core/types.js";
 import { SkillsLoader } from "../skills/loader.js";
 import type { Skill } from "../skills/parse.js";
 import { formatSkillsSection } from "../skills/prompt.js";
+import { withContext } from "./memory.js";
 
 export { type Skill, parseSkillFile, type ParseSkillResult } from "../skills/parse.js";
 
@@ -54,7 +55,7 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): Middleware {
       }
       if (section === "") return;
       const context = request.systemContext ?? "";
-      return { ...request, systemContext: context === "" ? section : `${context}\n\n${section}` };
+      return withContext(request, context === "" ? section : `${context}\n\n${section}`);
     },
   };
 }
