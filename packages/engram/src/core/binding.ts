@@ -618,7 +618,7 @@ class FileTableHandle implements CoreFileTable {
     const raw = this.raw as RawFileTable & Required<Pick<RawFileTable, "stage" | "writeManyStaged" | "memory">>;
     const memory = raw.memory();
     let room = 0;
-    let view = new Uint8Array(0);
+    let view: Uint8Array = new Uint8Array(0);
     const grow = (need: number) => {
       room = Math.max(room * 2, need);
       // `stage` keeps what is there and may grow memory, detaching earlier views: ask first.
