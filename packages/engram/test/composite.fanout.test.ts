@@ -180,6 +180,18 @@ describe("composite fan-out over resident backends", () => {
     }
   });
 
+  it("caps a grep with a path glob after filtering the mounts' files, on both paths", async () => {
+    for (const wrap of [false, true]) {
+      const mount = new StateBackend({ core });
+      await mount.write("/a.md", "alpha\n");
+      await mount.write("/b/c.md", "alpha\n");
+      const c = new CompositeBackend(new StateBackend({ core }), { "/m/": wrap ? wrapBackend(mount, {}) : mount }, { core });
+      // The mount's first match (/m/a.md) is not admitted: the cap must not hide /m/b/c.md.
+      const r = await c.grep("alpha", { glob: "m/b/*.md", maxCount: 1, outputMode: "files_with_matches" });
+      expect(r, wrap ? "per backend" : "fan-out").toEqual({ files: ["/m/b/c.md"], truncated: false });
+    }
+  });
+
   it("names the outer path in a mount's error", async () => {
     const c = new CompositeBackend(new StateBackend({ core }), { "/m/": new StateBackend({ core }) }, { core });
     expect((await c.grep("x", { path: "/m/missing" })).error).toEqual(core.errorData("file_not_found", "/m/missing"));

@@ -330,7 +330,11 @@ export class CompositeBackend implements Backend {
     const pathGlob = options.glob?.includes("/") ? options.glob : undefined;
     const [own, ...answers] = await Promise.all([
       this.#default.grep(pattern, { ...options, path: t.outer }),
-      ...under.map((m) => m.backend.grep(pattern, { ...options, path: "/", glob: pathGlob ? undefined : options.glob })),
+      // Searched without a path glob, a mount is not capped either (the merge caps): its first
+      // matches may be in files the glob drops, hiding admitted ones after them.
+      ...under.map((m) =>
+        m.backend.grep(pattern, pathGlob ? { ...options, path: "/", glob: undefined, maxCount: undefined } : { ...options, path: "/" }),
+      ),
     ]);
     const parts: MountPart<GrepResult>[] = [];
     if (own?.error && !(own.error.code === "file_not_found" && under.length > 0)) return { error: own.error };
