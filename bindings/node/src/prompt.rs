@@ -82,3 +82,10 @@ pub fn facts_block(
         FactBudget { max_tokens: max_tokens as usize, correction_tokens: correction_tokens as usize },
     )
 }
+
+/// Per fact, its confidence plus its BM25 relevance to `query` scaled to 0–1 (see
+/// `engram_core::prompt::relevance_scores`).
+#[napi]
+pub fn relevance_scores(query: String, contents: Vec<String>, confidences: Float64Array) -> Float64Array {
+    Float64Array::new(prompt::relevance_scores_columns(&query, &contents, &confidences))
+}

@@ -81,3 +81,10 @@ pub fn facts_block(
         FactBudget { max_tokens: max_tokens as usize, correction_tokens: correction_tokens as usize },
     )
 }
+
+/// Per fact, its confidence plus its BM25 relevance to `query` scaled to 0–1 (see
+/// `engram_core::prompt::relevance_scores`).
+#[wasm_bindgen(js_name = relevanceScores)]
+pub fn relevance_scores(query: &str, contents: Vec<String>, confidences: &[f64]) -> Vec<f64> {
+    prompt::relevance_scores_columns(query, &contents, confidences)
+}

@@ -631,12 +631,19 @@ fn fit_line(prefix: &str, text: &str, budget: i64) -> Option<String> {
 /// Per fact: its confidence, plus, when `query` has words, its BM25 relevance to `query` divided
 /// by the best BM25 score (so confidence plus a 0–1 relevance).
 pub fn relevance_scores(facts: &[Fact<'_>], query: &str) -> Vec<f64> {
-    let confidence: Vec<f64> = facts.iter().map(|f| f.confidence).collect();
-    if query.chars().all(is_js_space) || facts.is_empty() {
+    let documents: Vec<&str> = facts.iter().map(|f| f.content).collect();
+    let confidences: Vec<f64> = facts.iter().map(|f| f.confidence).collect();
+    relevance_scores_columns(query, &documents, &confidences)
+}
+
+/// [`relevance_scores`] of facts given as their contents and confidences (a missing confidence
+/// is `0`).
+pub fn relevance_scores_columns<S: AsRef<str>>(query: &str, contents: &[S], confidences: &[f64]) -> Vec<f64> {
+    let confidence: Vec<f64> = (0..contents.len()).map(|i| confidences.get(i).copied().unwrap_or(0.0)).collect();
+    if query.chars().all(is_js_space) || contents.is_empty() {
         return confidence;
     }
-    let documents: Vec<&str> = facts.iter().map(|f| f.content).collect();
-    let bm25 = crate::bm25::rank_by(query, &documents);
+    let bm25 = crate::bm25::rank_by(query, contents);
     let best = bm25.iter().copied().fold(0.0f64, f64::max);
     if best > 0.0 {
         confidence.iter().zip(&bm25).map(|(c, b)| c + b / best).collect()

@@ -248,6 +248,7 @@ describe("the core's long-term block is the TypeScript one", () => {
       );
       const best = Math.max(0, ...bm25);
       const scores = memory.facts.map((f, k) => (query.trim() !== "" && best > 0 ? f.confidence + (bm25[k] ?? 0) / best : f.confidence));
+      expect(core.relevanceScores(query, memory.facts)).toEqual(scores);
       const input = { summaries: summariesOf(memory), facts: memory.facts, query, maxTokens: 600, correctionTokens: 150 };
       expect(core.factsBlock(input), `case ${i}`).toBe(
         ref.formatMemoryBlock(memory, { maxTokens: 600, correctionBudgetTokens: 150, scores }),

@@ -88,6 +88,7 @@ export interface RawBinding {
     maxTokens: number,
     correctionTokens: number,
   ): string;
+  relevanceScores(query: string, contents: string[], confidences: Float64Array): ArrayLike<number>;
   // ---- end prompt assembly ----
   // ---- composite (bindings/node/src/composite.rs, the composite block of bindings/wasm) ----
   mountError(
@@ -1191,6 +1192,14 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         toIndex(requireNumber(input.correctionTokens, "correctionTokens")) ?? 0,
       );
     },
+    relevanceScores: (query, facts) =>
+      Array.from(
+        raw.relevanceScores(
+          requireString(query, "query"),
+          facts.map((f, i) => requireString(f.content, `facts[${i}].content`)),
+          Float64Array.from(facts, (f) => f.confidence),
+        ),
+      ),
     // ---- end prompt assembly ----
     // ---- tool text ----
     formatGrep: (pattern, result, maxChars) => {

@@ -414,6 +414,10 @@ export interface Core {
   /** The long-term `<memory>` block within its budget (corrections first from their own
    * budget, then summaries, then facts by score), or `""`. */
   factsBlock(input: FactsBlockInput): string;
+  /** Per fact, its confidence plus its BM25 relevance to `query` divided by the best BM25 score
+   * (a 0–1 relevance); the confidences alone when `query` is blank or nothing matches. The
+   * ranking {@link Core.factsBlock} uses for a `query`. */
+  relevanceScores(query: string, facts: readonly { content: string; confidence: number }[]): number[];
   // ---- end prompt assembly ----
 }
 

@@ -54,12 +54,6 @@ export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions)
  * (computed by the core) divided by the best BM25 score, i.e. confidence + a 0–1 relevance.
  */
 export function scoreFacts(facts: readonly Fact[], recall: RecallMode, query: string, core?: Core): number[] {
-  const confidence = facts.map((f) => f.confidence);
-  if (recall !== "relevance" || !core || query.trim() === "" || facts.length === 0) return confidence;
-  const bm25 = core.rankBm25(
-    query,
-    facts.map((f) => f.content),
-  );
-  const best = Math.max(0, ...bm25);
-  return best > 0 ? confidence.map((c, i) => c + (bm25[i] ?? 0) / best) : confidence;
+  if (recall !== "relevance" || !core) return facts.map((f) => f.confidence);
+  return core.relevanceScores(query, facts);
 }
