@@ -409,17 +409,17 @@ impl FileTable {
         self.written(r, meta)
     }
 
-    /// [`FileTable::write`] of text (transcoded once, by N-API).
+    /// [`FileTable::write`] of text (transcoded once, by N-API, in one pass: see [`Utf8`]).
     #[napi]
     pub fn write_text(
         &mut self,
         path: String,
-        text: String,
+        #[napi(ts_arg_type = "string")] text: Utf8,
         modified_at: f64,
         if_version: Option<String>,
         meta: Float64ArraySlice,
     ) -> Option<String> {
-        let r = api::write(&mut self.inner, &path, text.into_bytes(), modified_at, if_version.as_deref());
+        let r = api::write(&mut self.inner, &path, text.0, modified_at, if_version.as_deref());
         self.written(r, meta)
     }
 
