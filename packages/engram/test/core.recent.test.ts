@@ -5,24 +5,13 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { type Core, type CoreFileTable, loadCore } from "../src/index.js";
+import { prng } from "../src/testing/api.js";
 
 let core: Core;
 
 beforeAll(async () => {
   core = await loadCore();
 });
-
-/** A small seeded generator (mulberry32): the same sequences on every run and both cores. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What a caller sees of a path: the whole-file read and the stat. */
 function seen(t: CoreFileTable, path: string) {
@@ -60,7 +49,12 @@ describe("remembered reads and stats", () => {
     t.write("/a", "alpha");
     expect(t.read("/a").content).toBe("alpha");
     // All or nothing: the batch fails on its last path, so /a keeps its old text.
-    expect(t.writeMany([["/a", "changed"], ["/a/below", "x"]]).error).toBeDefined();
+    expect(
+      t.writeMany([
+        ["/a", "changed"],
+        ["/a/below", "x"],
+      ]).error,
+    ).toBeDefined();
     expect(t.read("/a").content).toBe("alpha");
     expect(t.edit({ path: "/a", oldString: "nope", newString: "x" }).error?.code).toBe("string_not_found");
     expect(t.write("/a", "stale", { ifVersion: "0" }).error).toBeDefined();
@@ -93,7 +87,7 @@ describe("remembered reads and stats", () => {
   });
 
   it("after any random sequence of calls, answers equal a table that remembers nothing", () => {
-    const next = random(0x5eed);
+    const next = prng(0x5eed);
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] as T;
     const paths = ["/a", "/b", "/d/c", "/d/e", "/d", "/a/../b", "//a"];
     const texts = ["", "x", "x\ny\n", "é😀\n", "MARK\n"];
@@ -114,7 +108,13 @@ describe("remembered reads and stats", () => {
           t.delete(path);
           break;
         case "many":
-          t.writeMany([[path, pick(texts)], [pick(paths), pick(texts)]], { modifiedAt: step });
+          t.writeMany(
+            [
+              [path, pick(texts)],
+              [pick(paths), pick(texts)],
+            ],
+            { modifiedAt: step },
+          );
           break;
         default:
           // Asked (and remembered) now; compared below after the next change.
