@@ -3,7 +3,12 @@ export class Channel<T> {
   readonly #items: T[] = [];
   #wake: (() => void) | undefined;
 
+  /** `discard`: nobody reads the items (an `invoke`, which only wants the final output), so
+   * `push` keeps nothing. Default: false. */
+  constructor(private readonly discard = false) {}
+
   push(item: T): void {
+    if (this.discard) return;
     this.#items.push(item);
     this.#wake?.();
   }

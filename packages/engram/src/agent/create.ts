@@ -103,7 +103,8 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
     stream: (input, opts) => runThread(top, input, opts),
     async invoke(input, opts) {
       let output: AgentOutput | undefined;
-      for await (const ev of runThread(top, input, opts)) if (ev.type === "final") output = ev.output;
+      // Only the final event: the others would be queued and dropped.
+      for await (const ev of runThread(top, input, opts, false)) if (ev.type === "final") output = ev.output;
       return output as AgentOutput;
     },
     async close() {

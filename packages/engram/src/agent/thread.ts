@@ -20,8 +20,14 @@ function checkInput(input: AgentInput): void {
   if (!ok) throw new EngramError("invalid_argument", "input must be { messages: Message[] } or resume(decisions)");
 }
 
-/** Streams one run of `level` (the top agent) on the thread of `opts`. */
-export async function* runThread(level: AgentLevel, input: AgentInput, opts: RunOptions = {}): AsyncGenerator<AgentEvent, void> {
+/** Streams one run of `level` (the top agent) on the thread of `opts`. Without `events`, only
+ * the final event is produced (what `invoke` reads). */
+export async function* runThread(
+  level: AgentLevel,
+  input: AgentInput,
+  opts: RunOptions = {},
+  events = true,
+): AsyncGenerator<AgentEvent, void> {
   checkInput(input);
   const o = level.options;
   const { services } = level;
@@ -60,7 +66,7 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     data: saved?.data ?? {},
     ...(saved?.interrupt && { interrupt: saved.interrupt }),
   };
-  const events = new Channel<AgentEvent>();
+  const channel = new Channel<AgentEvent>(!events);
   const scope: RunScope = {
     level,
     threadId,
@@ -68,7 +74,7 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     ...(opts.signal && { signal: opts.signal }),
     backend,
     core,
-    events,
+    events: channel,
     usage: {},
     run: { modelCalls: 0, usage: {}, budgetExhausted: false },
     runTools,
@@ -90,7 +96,7 @@ export async function* runThread(level: AgentLevel, input: AgentInput, opts: Run
     if (!(e instanceof ResumeError)) await save({ messages: state.messages, data: state.data }).catch(() => undefined);
     throw e;
   });
-  yield* events.drainUntil(done);
+  yield* channel.drainUntil(done);
   let output: AgentOutput;
   try {
     output = await done;
