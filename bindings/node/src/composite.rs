@@ -8,7 +8,7 @@ use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;
 use engram_core::CoreResult;
 use engram_core::{api, CoreError};
-use napi::bindgen_prelude::{Either, Float64Array, Int32Array, Uint32Array, Uint8Array};
+use napi::bindgen_prelude::{Either, Float64Array, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
 /// A mounted backend's error seen from outside the mount (see
@@ -313,4 +313,15 @@ pub fn ls_table(
         Ok(entries) => Either::A(Entries { entries: entries.into_iter().map(info).collect() }),
         Err(e) => Either::B(failure(e)),
     }
+}
+
+/// Where a path routes without a result object: the outer (normalised) path, with `meta` =
+/// `[route (-1: the default backend), UTF-16 offset of the inner path in it (-1: the inner path
+/// is "/")]`; `null` when the path is refused (`Router.route` then gives the error).
+#[napi]
+pub fn route_into(router: &Router, path: String, meta: Float64ArraySlice) -> Option<String> {
+    let (outer, route, start) = composite::route_parts(&router.inner, &path).ok()?;
+    let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
+    crate::fill(meta, &[n(route), n(start)]);
+    Some(outer)
 }

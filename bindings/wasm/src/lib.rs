@@ -808,6 +808,17 @@ pub fn ls_table(router: &Router, dir: &str, mount: i32, inner: &str, table: &Fil
     Entries { entries: e.map(|e| e.into_iter().map(info).collect()), error }
 }
 
+/// Where a path routes without a result object: the outer (normalised) path, with `meta` =
+/// `[route (-1: the default backend), UTF-16 offset of the inner path in it (-1: the inner path
+/// is "/")]`; `undefined` when the path is refused (`Router.route` then gives the error).
+#[wasm_bindgen(js_name = routeInto)]
+pub fn route_into(router: &Router, path: &str, meta: &mut [f64]) -> Option<String> {
+    let (outer, route, start) = engram_core::composite::route_parts(&router.inner, path).ok()?;
+    let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
+    fill(meta, &[n(route), n(start)]);
+    Some(outer)
+}
+
 // ---- The filesystem tools' text for the model (see `engram_core::format`) ----------------------
 // Per-table methods that search or read and format in one call under the output cap, and free
 // functions that format another backend's results with the same rules. Strings in and out.

@@ -40,6 +40,24 @@ describe("routing per input path", () => {
     expect((await memories.read("/deep/b.md")).error?.code).toBe("file_not_found");
   });
 
+  it("splits non-ASCII paths where the router does (the inner path crosses as an offset)", async () => {
+    const inner = new StateBackend({ core });
+    const c = new CompositeBackend(new StateBackend({ core }), { "/mémoires/😀/": inner, "/": new StateBackend({ core }) }, { core });
+    await c.write("/mémoires/😀//x/é\u{1F600}.md", "A");
+    expect((await inner.read("/x/é\u{1F600}.md")).content).toBe("A");
+    expect((await c.write("/mémoires/😀", "x")).error?.code).toBe("is_directory");
+    expect((await c.ls("/mémoires/😀")).entries?.map((e) => e.path)).toEqual(["/mémoires/😀/x/"]);
+    const r = core.createRouter(["/mémoires/😀/"]).route("/mémoires/😀/a/../ü");
+    expect(r).toEqual({ route: 0, prefix: "/mémoires/😀/", path: "/ü", outer: "/mémoires/😀/ü" });
+    expect(core.createRouter(["/mémoires/😀/"]).route("/mémoires/😀")).toEqual({
+      route: 0,
+      prefix: "/mémoires/😀/",
+      path: "/",
+      outer: "/mémoires/😀",
+    });
+    expect(core.createRouter(["/m/"]).route("/ü")).toEqual({ route: null, prefix: null, path: "/ü", outer: "/ü" });
+  });
+
   it("answers paths the router refuses with its error every time", async () => {
     const { c } = setup();
     for (let round = 0; round < 3; round++) {

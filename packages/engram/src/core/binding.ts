@@ -130,6 +130,7 @@ export interface RawBinding {
   mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string): RawMerged;
   globFanOut(router: RawRouter, pattern: string, root: string, maxResults: number | null | undefined): RawFanOut<RawFanGlob>;
   grepFanOut(router: RawRouter, args: RawGrepArgs, root: string): RawFanOut<RawGrep>;
+  routeInto(router: RawRouter, path: string, meta: Float64Array): Opt<string>;
   lsTable(
     router: RawRouter,
     dir: string,
@@ -825,9 +826,22 @@ class RouterHandle implements CoreRouter {
   ) {
     this.prefixes = Object.freeze(raw.prefixes());
   }
+  /** `[route, inner offset]` of the last {@link RouterHandle.route} (see `routeInto`). */
+  readonly #meta = new Float64Array(2);
+
   route(path: string): Result<Route> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
+    // The outer path crosses as a string and the rest as numbers: no result object per call.
+    const outer = this.binding.routeInto(this.raw, path, this.#meta);
+    if (outer != null) {
+      const route = this.#meta[0] as number;
+      const start = this.#meta[1] as number;
+      const inner = start < 0 ? "/" : start === 0 ? outer : outer.slice(start);
+      if (route < 0) return { route: null, prefix: null, path: inner, outer };
+      return { route, prefix: this.prefixes[route] ?? null, path: inner, outer };
+    }
+    // Refused: the router's error.
     const r = this.raw.route(path);
     if (r.error) return failed(r);
     const out: Route = { route: r.route ?? null, prefix: r.prefix ?? null, path: r.path as string, outer: r.outer as string };
