@@ -6,8 +6,8 @@ use crate::format::TextOut;
 use crate::{failure, info, Entries, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
 use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;
+use engram_core::CoreError;
 use engram_core::CoreResult;
-use engram_core::{api, CoreError};
 use napi::bindgen_prelude::{Either, Float64Array, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
@@ -271,19 +271,7 @@ impl GrepFanOut {
     #[napi]
     pub fn finish(&mut self, router: &Router) -> Either<GrepOut, Failure> {
         match self.take().and_then(|f| f.finish(&router.inner)) {
-            Ok(r) => {
-                let c = api::grep_columns(r);
-                Either::A(GrepOut {
-                    truncated: c.truncated,
-                    group_paths: c.group_paths,
-                    group_sizes: c.group_sizes.map(Uint32Array::new),
-                    lines: c.lines.map(Int32Array::new),
-                    texts: c.texts,
-                    files: c.files,
-                    count_paths: c.count_paths,
-                    counts: c.counts.map(Uint32Array::new),
-                })
-            }
+            Ok(r) => Either::A(crate::grep_out(r)),
             Err(e) => Either::B(failure(e)),
         }
     }

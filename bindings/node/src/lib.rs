@@ -226,6 +226,21 @@ pub struct GrepOut {
     pub counts: Option<Uint32Array>,
 }
 
+/// A grep result in columns.
+pub(crate) fn grep_out(r: engram_core::grep::GrepResult) -> GrepOut {
+    let c = api::grep_columns(r);
+    GrepOut {
+        truncated: c.truncated,
+        group_paths: c.group_paths,
+        group_sizes: c.group_sizes.map(Uint32Array::new),
+        lines: c.lines.map(Int32Array::new),
+        texts: c.texts,
+        files: c.files,
+        count_paths: c.count_paths,
+        counts: c.counts.map(Uint32Array::new),
+    }
+}
+
 /// Where a path routes: `route` is the prefix index, or `null` for the default backend.
 #[napi(object)]
 pub struct RouteOut {
@@ -517,20 +532,7 @@ impl FileTable {
     /// Grep (see [`GrepArgs`]).
     #[napi]
     pub fn grep(&self, args: &GrepArgs) -> Either<GrepOut, Failure> {
-        let r = args.options().and_then(|o| self.inner.grep(o));
-        out(r, |r| {
-            let c = api::grep_columns(r);
-            GrepOut {
-                truncated: c.truncated,
-                group_paths: c.group_paths,
-                group_sizes: c.group_sizes.map(Uint32Array::new),
-                lines: c.lines.map(Int32Array::new),
-                texts: c.texts,
-                files: c.files,
-                count_paths: c.count_paths,
-                counts: c.counts.map(Uint32Array::new),
-            }
-        })
+        out(args.options().and_then(|o| self.inner.grep(o)), grep_out)
     }
 
     #[napi]

@@ -192,6 +192,23 @@ pub struct GrepOut {
     pub error: Option<ErrorData>,
 }
 
+/// A grep result in columns; or `error`.
+fn grep_out(r: CoreResult<engram_core::grep::GrepResult>) -> GrepOut {
+    let (r, error) = split(r);
+    let c = r.map(api::grep_columns).unwrap_or_default();
+    GrepOut {
+        truncated: error.is_none().then_some(c.truncated),
+        group_paths: c.group_paths,
+        group_sizes: c.group_sizes,
+        lines: c.lines,
+        texts: c.texts,
+        files: c.files,
+        count_paths: c.count_paths,
+        counts: c.counts,
+        error,
+    }
+}
+
 /// Where a path routes: `route` is the prefix index, or `undefined` for the default backend.
 #[wasm_bindgen(getter_with_clone)]
 pub struct RouteOut {
@@ -488,20 +505,7 @@ impl FileTable {
 
     /// Grep (see [`GrepArgs`]).
     pub fn grep(&self, args: &GrepArgs) -> GrepOut {
-        let r = args.options().and_then(|o| self.inner.grep(o));
-        let (r, error) = split(r);
-        let c = r.map(api::grep_columns).unwrap_or_default();
-        GrepOut {
-            truncated: error.is_none().then_some(c.truncated),
-            group_paths: c.group_paths,
-            group_sizes: c.group_sizes,
-            lines: c.lines,
-            texts: c.texts,
-            files: c.files,
-            count_paths: c.count_paths,
-            counts: c.counts,
-            error,
-        }
+        grep_out(args.options().and_then(|o| self.inner.grep(o)))
     }
 
     pub fn glob(&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> GlobOut {
@@ -776,19 +780,7 @@ impl GrepFanOut {
     }
 
     pub fn finish(&mut self, router: &Router) -> GrepOut {
-        let (r, error) = split(self.take().and_then(|f| f.finish(&router.inner)));
-        let c = r.map(api::grep_columns).unwrap_or_default();
-        GrepOut {
-            truncated: error.is_none().then_some(c.truncated),
-            group_paths: c.group_paths,
-            group_sizes: c.group_sizes,
-            lines: c.lines,
-            texts: c.texts,
-            files: c.files,
-            count_paths: c.count_paths,
-            counts: c.counts,
-            error,
-        }
+        grep_out(self.take().and_then(|f| f.finish(&router.inner)))
     }
 
     /// The `grep` tool's text of the merged answer, under the output cap.

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import * as engram from "../src/index.js";
 import type { Backend, ToolTextRequest } from "../src/index.js";
 import { wrapBackend } from "../src/backends/wrap.js";
+import { prng } from "../src/testing/api.js";
 import { toolText } from "../src/tools/format.js";
 
 const { CompositeBackend, FilesystemBackend, InMemoryStore, StateBackend, StoreBackend } = engram;
@@ -24,16 +25,9 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** A small seeded generator (mulberry32): the same layouts on every run and both cores. */
+/** Seeded choices (the testing kit's PRNG): the same layouts on every run and both cores. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T;
   return { next, pick };
 }
