@@ -279,6 +279,12 @@ export interface GlobAsk {
   path: string;
 }
 
+/** Where a file table stood (its version and change counters), for {@link CoreFileTable.deltaSince}. */
+export interface FileTableMark {
+  readonly lastVersion: number;
+  readonly changes: number;
+}
+
 /**
  * Files resident inside the core, updated incrementally: nothing is copied across the boundary
  * except the arguments and results of each call.
@@ -289,10 +295,17 @@ export interface CoreFileTable {
   /** Counts every change (write, append, edit, delete) since the table was created or
    * restored; an equal count means equal contents, so a checkpoint can skip the table. */
   readonly changes: number;
+  /** The table's counters now, to take {@link CoreFileTable.deltaSince} against later. */
+  mark(): FileTableMark;
+  /** The files written since `mark`, as a delta record for {@link Core.applyFileDeltas} (no
+   * files when nothing changed), or `undefined` when only a full snapshot describes the change:
+   * a file was deleted since, or `mark` is another table's. */
+  deltaSince(mark: FileTableMark): Uint8Array | undefined;
   write(path: string, content: string | Uint8Array, options?: WriteOptions): Result<{ path: string; version: string }>;
-  /** Writes many files in one call (seeding a thread's files): the contents cross the boundary
-   * as one buffer. All or nothing: on the first failing file the error names its path and no
-   * file is written. A path given twice keeps its last content. `written` counts the files. */
+  /** Writes many files in one call (seeding a thread's files): each content crosses the
+   * boundary once, straight into the table. All or nothing: on the first failing file the error
+   * names its path and no file is written. A path given twice keeps its last content. `written`
+   * counts the files. */
   writeMany(
     files: Iterable<readonly [path: string, content: string | Uint8Array]>,
     options?: { modifiedAt?: number },
@@ -313,24 +326,12 @@ export interface CoreFileTable {
    * (see {@link Core.restoreFileTable}). */
   snapshot(): Uint8Array;
   // ---- tool text: what the model reads, made in one core call ----
-/** Where a file table stood (its version and change counters), for {@link CoreFileTable.deltaSince}. */
-export interface FileTableMark {
-  readonly lastVersion: number;
-  readonly changes: number;
-}
-
   /** The `grep` tool's text (grouped `path:` / `  12: line` output, file list or counts, with
    * the notes for no matches and for a search stopped at `maxCount`), cut to `maxChars` UTF-16
    * units by {@link Core.capOutput}'s rule. The search stops once the capped text is decided, so
    * a grep with many matches never builds them as objects. */
   grepText(options: GrepOptions, maxChars: number): Result<{ text: string }>;
   /** The `glob` tool's text: one path per line, capped. */
-  /** The table's counters now, to take {@link CoreFileTable.deltaSince} against later. */
-  mark(): FileTableMark;
-  /** The files written since `mark`, as a delta record for {@link Core.applyFileDeltas} (no
-   * files when nothing changed), or `undefined` when only a full snapshot describes the change:
-   * a file was deleted since, or `mark` is another table's. */
-  deltaSince(mark: FileTableMark): Uint8Array | undefined;
   globText(options: GlobOptions, maxChars: number): Result<{ text: string }>;
   /** The `ls` tool's text: `path (N bytes)` / `path (directory)` lines, capped; `shown` is the
    * path as the model gave it (for the empty-listing note). */
@@ -372,6 +373,10 @@ export interface Core {
   /** Rebuilds a table from {@link CoreFileTable.snapshot} bytes; throws {@link EngramError} on a
    * corrupt snapshot (nothing partial is returned). */
   restoreFileTable(snapshot: Uint8Array): CoreFileTable;
+  /** `snapshot` with `deltas` ({@link CoreFileTable.deltaSince} records) applied in order: the
+   * snapshot of the table the last delta was taken from, byte for byte. Throws
+   * {@link EngramError} on a damaged snapshot or delta (nothing partial is returned). */
+  applyFileDeltas(snapshot: Uint8Array, deltas: readonly Uint8Array[]): Uint8Array;
   /** The canonical error for a code, for errors raised outside the core. */
   errorData(code: ErrorCode, subject: string, detail?: string): ErrorData;
   /** A mounted backend's error as a composite reports it: rendered again for the outer path
@@ -456,7 +461,3 @@ export interface Redaction {
   /** How many secrets were replaced. */
   count: number;
 }
-  /** `snapshot` with `deltas` ({@link CoreFileTable.deltaSince} records) applied in order: the
-   * snapshot of the table the last delta was taken from, byte for byte. Throws
-   * {@link EngramError} on a damaged snapshot or delta (nothing partial is returned). */
-  applyFileDeltas(snapshot: Uint8Array, deltas: readonly Uint8Array[]): Uint8Array;
