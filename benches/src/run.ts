@@ -14,7 +14,7 @@
  * CI is set, where its absence fails the run.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,6 +67,8 @@ export interface BenchReport {
   date: string;
   size: SizeName;
   corpus: { files: number; bytes: number };
+  /** Size of the WASM module as the `@engram/wasm` package ships it. */
+  wasmBytes?: number;
   machine: { cpus: string; cores: number; memoryGb: number; node: string; platform: string };
   workloads: WorkloadResult[];
 }
@@ -537,6 +539,7 @@ async function main() {
     date,
     size,
     corpus: { files: corpus.files.length, bytes: corpus.bytes },
+    wasmBytes: statSync(join(repo, "bindings", "wasm", "pkg", "engram_wasm_bg.wasm")).size,
     machine: {
       cpus: cpus()[0]?.model ?? "unknown",
       cores: cpus().length,
