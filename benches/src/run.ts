@@ -497,7 +497,7 @@ function measureIsolated(size: SizeName, only: string | undefined, disk: string,
       const file = join(dir, `${i}.json`);
       const argv = ["--size", size, "--group", group.join(","), "--child", file, "--disk", disk, ...(only ? ["--only", only] : [])];
       log(`${group.join(" ")}: a fresh process`);
-      execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...argv], {
+      execFileSync(process.execPath, [...process.execArgv, "--expose-gc", fileURLToPath(import.meta.url), ...argv], {
         stdio: ["ignore", "inherit", "inherit"],
         env: process.env,
       });
