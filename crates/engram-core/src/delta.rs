@@ -8,6 +8,7 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
+use crate::snapshot::write_record;
 use crate::table::FileTable;
 use std::collections::BTreeMap;
 
@@ -47,12 +48,7 @@ impl FileTable {
         let mut count = 0u32;
         for (p, f) in self.iter().filter(|(_, f)| f.version > mark.last_version) {
             count += 1;
-            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
-            out.extend_from_slice(p.as_bytes());
-            out.extend_from_slice(&f.modified_at.to_le_bytes());
-            out.extend_from_slice(&f.version.to_le_bytes());
-            out.extend_from_slice(&(f.data.len() as u64).to_le_bytes());
-            out.extend_from_slice(&f.data);
+            write_record(&mut out, p, f);
         }
         out[5..9].copy_from_slice(&count.to_le_bytes());
         Some(out)

@@ -11,6 +11,16 @@ use crate::table::{FileEntry, FileTable};
 const MAGIC: &[u8; 4] = b"ENGT";
 const FORMAT: u8 = 1;
 
+/// One file's record, as snapshots and deltas (`delta.rs`) both lay it out.
+pub(crate) fn write_record(out: &mut Vec<u8>, p: &str, f: &FileEntry) {
+    out.extend_from_slice(&(p.len() as u32).to_le_bytes());
+    out.extend_from_slice(p.as_bytes());
+    out.extend_from_slice(&f.modified_at.to_le_bytes());
+    out.extend_from_slice(&f.version.to_le_bytes());
+    out.extend_from_slice(&(f.data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&f.data);
+}
+
 impl FileTable {
     pub fn snapshot(&self) -> Vec<u8> {
         let body: usize = self.iter().map(|(p, f)| 4 + p.len() + 8 + 8 + 8 + f.data.len()).sum();
@@ -19,12 +29,7 @@ impl FileTable {
         out.push(FORMAT);
         out.extend_from_slice(&(self.len() as u32).to_le_bytes());
         for (p, f) in self.iter() {
-            out.extend_from_slice(&(p.len() as u32).to_le_bytes());
-            out.extend_from_slice(p.as_bytes());
-            out.extend_from_slice(&f.modified_at.to_le_bytes());
-            out.extend_from_slice(&f.version.to_le_bytes());
-            out.extend_from_slice(&(f.data.len() as u64).to_le_bytes());
-            out.extend_from_slice(&f.data);
+            write_record(&mut out, p, f);
         }
         out
     }
