@@ -159,8 +159,8 @@ fi
 rm -f bindings/wasm/pkg/.gitignore bindings/wasm/pkg/.next/.gitignore
 WASM=bindings/wasm/pkg/.next/engram_wasm_bg.wasm
 STAMP=target/.engram-wasm-opt.sha256
-# -Oz: ~9 KB smaller than -Os here, grep and redaction measured no slower (issue 13).
-WASM_OPT_FLAGS=(-Oz --strip-debug --strip-producers)
+# -Os: -Oz saved ~9 KB but inlines less, and the bench found WASM calls slower (issue 13).
+WASM_OPT_FLAGS=(-Os --strip-debug --strip-producers)
 raw_sum="$(sha256sum "$WASM" | cut -d' ' -f1) ${WASM_OPT_FLAGS[*]}"
 if [[ -f $STAMP && "$(sed -n 1p "$STAMP")" == "$raw_sum" && -f "$STAMP.wasm" ]]; then
   cp "$STAMP.wasm" "$WASM"  # wasm-bindgen output and flags unchanged: reuse the optimised module
