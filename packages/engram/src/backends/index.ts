@@ -7,7 +7,7 @@ export type {
   ToolTextRequest,
   VersionedFileInfo,
 } from "./protocol.js";
-export { StateBackend, type StateBackendOptions } from "./state.js";
+export { StateBackend, type StateBackendOptions, type StateMark } from "./state.js";
 export { StoreBackend, type StoreBackendOptions, type NamespaceContext, type StoredFile } from "./store.js";
 export { CompositeBackend, type CompositeBackendOptions } from "./composite.js";
 export { FilesystemBackend, type FilesystemBackendOptions, type FilesystemSearchOptions } from "./filesystem.js";
