@@ -34,7 +34,8 @@ pub struct Normalized {
 /// for the UTF-8 length (a pass over the text), zero-fills a buffer of that size, then converts:
 /// three passes, which showed in seeding thousands of files. A UTF-16 unit never needs more than
 /// three UTF-8 bytes, so one conversion into that much room, trimmed afterwards, is enough. Lone
-/// surrogates become U+FFFD, as with `String`.
+/// surrogates become U+FFFD, as with `String`. Texts over a megabyte are measured first, as
+/// napi-rs does, so the room never exceeds the text by more than 2 MB.
 pub struct Utf8(Vec<u8>);
 
 impl TypeName for Utf8 {
@@ -54,7 +55,15 @@ impl FromNapiValue for Utf8 {
         let mut units = 0;
         // SAFETY: a length query (null buffer) on a value napi checks to be a string.
         check_status!(unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut units) })?;
-        let room = units * 3 + 1;
+        // Past a megabyte the worst case would over-allocate by up to 2× the text: measure first.
+        let room = if units <= 1 << 20 {
+            units * 3 + 1
+        } else {
+            let mut len = 0;
+            // SAFETY: as above, a length query.
+            check_status!(unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) })?;
+            len + 1
+        };
         let mut bytes: Vec<u8> = Vec::with_capacity(room);
         let mut written = 0;
         // SAFETY: `bytes` has `room` bytes of capacity, which napi writes at most (the +1 is the

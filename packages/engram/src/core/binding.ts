@@ -624,8 +624,8 @@ class FileTableHandle implements CoreFileTable {
     const grow = (need: number) => {
       room = Math.max(room * 2, need);
       // `stage` keeps what is there and may grow memory, detaching earlier views: ask first.
-      const at = raw.stage(room);
-      view = new Uint8Array(memory.buffer, at, room);
+      const start = raw.stage(room);
+      view = new Uint8Array(memory.buffer, start, room);
     };
     grow(Math.max(units, 16));
     const lengths = new Uint32Array(contents.length);
