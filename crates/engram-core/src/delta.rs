@@ -7,14 +7,11 @@
 //! [`FileTable::delta_since`] answers `None` and a full snapshot is saved instead.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
-use crate::path;
-use crate::snapshot::write_record;
+use crate::snapshot::{write_record, Reader, Record, FORMAT, SNAPSHOT_MAGIC};
 use crate::table::FileTable;
 use std::collections::BTreeMap;
 
 const DELTA_MAGIC: &[u8; 4] = b"ENGD";
-const SNAPSHOT_MAGIC: &[u8; 4] = b"ENGT";
-const FORMAT: u8 = 1;
 
 /// Where a table stood when it was checkpointed: its version counter and change counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,47 +52,19 @@ impl FileTable {
     }
 }
 
-/// One file record inside a snapshot or delta buffer.
-struct Record<'a> {
-    path: &'a str,
-    bytes: &'a [u8],
-}
-
-/// The records of a snapshot (`magic` = `ENGT`) or a delta (`ENGD`), checked for shape.
-fn records<'a>(bytes: &'a [u8], magic: &[u8; 4], what: &str) -> CoreResult<Vec<Record<'a>>> {
-    let bad = |why: &str| CoreError::new(ErrorCode::Unsupported, what, format_args!("corrupt {what}: {why}"));
-    let mut at = 0usize;
-    let mut take = |n: usize| -> CoreResult<(usize, &'a [u8])> {
-        let start = at;
-        let end = at.checked_add(n).filter(|&e| e <= bytes.len()).ok_or_else(|| bad("truncated"))?;
-        at = end;
-        Ok((start, &bytes[start..end]))
-    };
-    if take(4)?.1 != magic || take(1)?.1[0] != FORMAT {
-        return Err(bad(&format!("not an Engram file-table {what}")));
-    }
-    let count = u32::from_le_bytes(take(4)?.1.try_into().unwrap_or_default()) as usize;
+/// The records of a snapshot (`magic` = `ENGT`) or a delta (`ENGD`), read by the one record
+/// reader ([`Reader`]), in strictly increasing path order (a path at most once).
+fn records<'a>(bytes: &'a [u8], magic: &[u8; 4], what: &'static str) -> CoreResult<Vec<Record<'a>>> {
+    let (mut r, count) = Reader::open(bytes, magic, what)?;
     let mut out: Vec<Record<'a>> = Vec::with_capacity(count.min(bytes.len() / 28));
     for _ in 0..count {
-        let (from, len) = take(4)?;
-        let len = u32::from_le_bytes(len.try_into().unwrap_or_default()) as usize;
-        let p = std::str::from_utf8(take(len)?.1).map_err(|_| bad("path is not UTF-8"))?;
-        if path::normalize(p).ok().as_deref() != Some(p) {
-            return Err(bad("path is not normalised"));
+        let rec = r.record()?;
+        if out.last().is_some_and(|last| last.path >= rec.path) {
+            return Err(r.corrupt("paths out of order"));
         }
-        take(16)?;
-        let data_len = u64::from_le_bytes(take(8)?.1.try_into().unwrap_or_default());
-        let data_len = usize::try_from(data_len).map_err(|_| bad("file too large"))?;
-        let (data_at, _) = take(data_len)?;
-        if out.last().is_some_and(|r| r.path >= p) {
-            return Err(bad("paths out of order"));
-        }
-        out.push(Record { path: p, bytes: &bytes[from..data_at + data_len] });
+        out.push(rec);
     }
-    let (end, _) = take(0)?;
-    if end != bytes.len() {
-        return Err(bad("trailing bytes"));
-    }
+    r.finish()?;
     Ok(out)
 }
 
@@ -105,10 +74,10 @@ fn records<'a>(bytes: &'a [u8], magic: &[u8; 4], what: &str) -> CoreResult<Vec<R
 /// valid table (a file below another file).
 pub fn apply_deltas(snapshot: &[u8], deltas: &[&[u8]]) -> CoreResult<Vec<u8>> {
     let mut merged: BTreeMap<&str, &[u8]> =
-        records(snapshot, SNAPSHOT_MAGIC, "snapshot")?.into_iter().map(|r| (r.path, r.bytes)).collect();
+        records(snapshot, SNAPSHOT_MAGIC, "snapshot")?.into_iter().map(|r| (r.path, r.raw)).collect();
     for d in deltas {
         for r in records(d, DELTA_MAGIC, "delta")? {
-            merged.insert(r.path, r.bytes);
+            merged.insert(r.path, r.raw);
         }
     }
     let size: usize = merged.values().map(|b| b.len()).sum();
@@ -226,11 +195,144 @@ mod tests {
         assert_eq!(apply_deltas_packed(&base, &d, &[d.len() as u32]).unwrap(), t.snapshot());
     }
 
+    /// An error's code, subject and detail.
+    type Failure = Option<(ErrorCode, String, String)>;
+
+    /// A buffer of `magic` holding `records` (already encoded) under a declared `count`.
+    fn buffer(magic: &[u8; 4], count: u32, records: &[u8]) -> Vec<u8> {
+        let mut out = magic.to_vec();
+        out.push(FORMAT);
+        out.extend_from_slice(&count.to_le_bytes());
+        out.extend_from_slice(records);
+        out
+    }
+
+    /// One record as `write_record` lays it out, fields given raw (so they can be wrong).
+    fn raw_record(path_len: u32, path: &[u8], data_len: u64, data: &[u8]) -> Vec<u8> {
+        let mut out = path_len.to_le_bytes().to_vec();
+        out.extend_from_slice(path);
+        out.extend_from_slice(&1.5f64.to_le_bytes());
+        out.extend_from_slice(&7u64.to_le_bytes());
+        out.extend_from_slice(&data_len.to_le_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    /// The same record bytes read as a snapshot (`from_snapshot`, and as the base of
+    /// `apply_deltas`) and as a delta (`apply_deltas` over an empty snapshot): the error of each,
+    /// with the buffer's kind written as "delta" so the three compare.
+    fn errors_of(count: u32, records: &[u8]) -> [Failure; 3] {
+        let snap = buffer(SNAPSHOT_MAGIC, count, records);
+        let delta = buffer(DELTA_MAGIC, count, records);
+        let empty = FileTable::new().snapshot();
+        let as_delta = |e: CoreError| {
+            let subject = if e.subject == "snapshot" { "delta".to_string() } else { e.subject };
+            (
+                e.code,
+                subject,
+                e.detail.replace("corrupt snapshot", "corrupt delta").replace("table snapshot", "table delta"),
+            )
+        };
+        [
+            FileTable::from_snapshot(&snap).err().map(as_delta),
+            apply_deltas(&snap, &[]).err().map(as_delta),
+            apply_deltas(&empty, &[&delta]).err().map(as_delta),
+        ]
+    }
+
+    #[test]
+    fn snapshots_and_deltas_refuse_damaged_records_alike() {
+        let good = raw_record(4, b"/a/b", 3, b"abc");
+        let second = raw_record(2, b"/c", 0, b"");
+        let two = [good.clone(), second].concat();
+        let corrupt = |why: &str| Some((ErrorCode::Unsupported, "delta".to_string(), format!("corrupt delta: {why}")));
+        let cases: Vec<(&str, u32, Vec<u8>, Failure)> = vec![
+            ("valid", 2, two.clone(), None),
+            ("count above the records", 3, two.clone(), corrupt("truncated")),
+            ("count below the records", 1, two.clone(), corrupt("trailing bytes")),
+            ("path length past the end", 1, raw_record(u32::MAX, b"/a/b", 3, b"abc"), corrupt("truncated")),
+            ("data length past the end", 1, raw_record(4, b"/a/b", u64::MAX, b"abc"), corrupt("truncated")),
+            ("data length one short", 1, raw_record(4, b"/a/b", 2, b"abc"), corrupt("trailing bytes")),
+            ("path not UTF-8", 1, raw_record(4, b"/a\xff", 3, b"abc"), corrupt("path is not UTF-8")),
+            ("path not normalised", 1, raw_record(4, b"/a/.", 3, b"abc"), corrupt("path is not normalised")),
+            ("relative path", 1, raw_record(3, b"a/b", 3, b"abc"), corrupt("path is not normalised")),
+            ("empty path", 1, raw_record(0, b"", 3, b"abc"), corrupt("path is not normalised")),
+            ("trailing byte", 2, [two.as_slice(), &[0]].concat(), corrupt("trailing bytes")),
+            (
+                "a file below a file",
+                2,
+                [raw_record(2, b"/a", 0, b""), raw_record(4, b"/a/b", 0, b"")].concat(),
+                Some((ErrorCode::InvalidPath, "/a/b".to_string(), "'/a' is a file".to_string())),
+            ),
+        ];
+        for (name, count, records, want) in cases {
+            let [snapshot, base, delta] = errors_of(count, &records);
+            assert_eq!(snapshot, want, "{name}: from_snapshot");
+            assert_eq!(base, want, "{name}: a damaged base snapshot");
+            assert_eq!(delta, want, "{name}: a damaged delta");
+            // Every truncation of the buffer is refused, by both readers alike.
+            for cut in 0..records.len() {
+                let [s, b, d] = errors_of(count, &records[..cut]);
+                // Every cut of a whole buffer is refused.
+                assert!(s.is_some() || want.is_some(), "{name}: cut at {cut}");
+                assert_eq!((&s, &b), (&d, &d), "{name}: cut at {cut}");
+            }
+        }
+        // Out of order: the merge refuses it in a snapshot or a delta; `from_snapshot` needs no order.
+        let swapped = [raw_record(2, b"/c", 0, b""), good].concat();
+        let [snapshot, base, delta] = errors_of(2, &swapped);
+        assert_eq!(snapshot, None);
+        assert_eq!((base.clone(), delta), (corrupt("paths out of order"), corrupt("paths out of order")));
+        // Wrong magic or format.
+        for bad in [b"ENGX".as_slice(), b"ENGT\x02", b"ENGD\x02"] {
+            let mut snap = buffer(SNAPSHOT_MAGIC, 0, &[]);
+            snap[..bad.len()].copy_from_slice(bad);
+            let err = FileTable::from_snapshot(&snap).unwrap_err();
+            assert_eq!(err.detail, "corrupt snapshot: not an Engram file-table snapshot");
+            let mut delta = buffer(DELTA_MAGIC, 0, &[]);
+            delta[..bad.len()].copy_from_slice(bad);
+            let err = apply_deltas(&FileTable::new().snapshot(), &[&delta]).unwrap_err();
+            assert_eq!(
+                (err.code, err.detail.as_str()),
+                (ErrorCode::Unsupported, "corrupt delta: not an Engram file-table delta")
+            );
+        }
+    }
+
     proptest! {
         #[test]
         fn arbitrary_deltas_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
             let base = FileTable::new().snapshot();
             let _ = apply_deltas(&base, &[&bytes]);
+        }
+
+        /// A real table's records, cut short and one byte altered, read as a snapshot and as a
+        /// delta: the same error from both (or none), whatever the damage.
+        #[test]
+        fn damaged_records_read_alike(
+            files in prop::collection::btree_map("/[a-c]{1,2}(/[a-c]{1,2})?", prop::collection::vec(any::<u8>(), 0..6), 1..5),
+            cut in any::<prop::sample::Index>(),
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+        ) {
+            let mut t = FileTable::new();
+            for (p, data) in &files {
+                let _ = t.write(p, data.clone(), 0.0, None);
+            }
+            let snap = t.snapshot();
+            let count = u32::from_le_bytes(snap[5..9].try_into().unwrap());
+            let mut records = snap[9..].to_vec();
+            records.truncate(cut.index(records.len() + 1));
+            if !records.is_empty() {
+                let i = at.index(records.len());
+                records[i] = byte;
+            }
+            let [s, b, d] = errors_of(count, &records);
+            let unordered = d.as_ref().is_some_and(|e| e.2 == "corrupt delta: paths out of order");
+            if !unordered {
+                prop_assert_eq!(&s, &d);
+                prop_assert_eq!(&b, &d);
+            }
         }
     }
 }

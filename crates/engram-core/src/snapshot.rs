@@ -8,8 +8,10 @@ use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
 use crate::table::{FileEntry, FileTable};
 
-const MAGIC: &[u8; 4] = b"ENGT";
-const FORMAT: u8 = 1;
+/// The first bytes of a snapshot buffer (a delta starts `ENGD`, see `delta.rs`).
+pub(crate) const SNAPSHOT_MAGIC: &[u8; 4] = b"ENGT";
+/// The layout version of snapshots and deltas.
+pub(crate) const FORMAT: u8 = 1;
 
 /// One file's record, as snapshots and deltas (`delta.rs`) both lay it out.
 pub(crate) fn write_record(out: &mut Vec<u8>, p: &str, f: &FileEntry) {
@@ -25,7 +27,7 @@ impl FileTable {
     pub fn snapshot(&self) -> Vec<u8> {
         let body: usize = self.iter().map(|(p, f)| 4 + p.len() + 8 + 8 + 8 + f.data.len()).sum();
         let mut out = Vec::with_capacity(9 + body);
-        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(SNAPSHOT_MAGIC);
         out.push(FORMAT);
         out.extend_from_slice(&(self.len() as u32).to_le_bytes());
         for (p, f) in self.iter() {
@@ -36,43 +38,82 @@ impl FileTable {
 
     /// Rebuilds a table; a truncated or altered snapshot is refused as a whole.
     pub fn from_snapshot(bytes: &[u8]) -> CoreResult<FileTable> {
-        let mut r = Reader { bytes, at: 0 };
-        if r.take(4)? != MAGIC || r.take(1)?[0] != FORMAT {
-            return Err(corrupt("not an Engram file-table snapshot"));
-        }
-        let count = r.u32()? as usize;
+        let (mut r, count) = Reader::open(bytes, SNAPSHOT_MAGIC, "snapshot")?;
         let mut table = FileTable::new();
         for _ in 0..count {
-            let len = r.u32()? as usize;
-            let p = std::str::from_utf8(r.take(len)?).map_err(|_| corrupt("path is not UTF-8"))?.to_string();
-            if path::normalize(&p).ok().as_deref() != Some(p.as_str()) {
-                return Err(corrupt("path is not normalised"));
-            }
-            let modified_at = f64::from_le_bytes(r.take(8)?.try_into().unwrap_or_default());
-            let version = r.u64()?;
-            let data_len = usize::try_from(r.u64()?).map_err(|_| corrupt("file too large"))?;
-            let data = r.take(data_len)?.to_vec();
-            table.restore(p, FileEntry { data, modified_at, version })?;
+            let rec = r.record()?;
+            let entry = FileEntry { data: rec.data.to_vec(), modified_at: rec.modified_at, version: rec.version };
+            table.restore(rec.path.to_string(), entry)?;
         }
-        if r.at != bytes.len() {
-            return Err(corrupt("trailing bytes"));
-        }
+        r.finish()?;
         Ok(table)
     }
 }
 
-fn corrupt(why: &str) -> CoreError {
-    CoreError::new(ErrorCode::Unsupported, "snapshot", format_args!("corrupt snapshot: {why}"))
+/// One file's record as read back by [`Reader::record`].
+pub(crate) struct Record<'a> {
+    /// A normalised virtual path (checked).
+    pub path: &'a str,
+    pub modified_at: f64,
+    pub version: u64,
+    pub data: &'a [u8],
+    /// The whole record as encoded, from its path length to its last data byte (deltas merge
+    /// records without decoding them again).
+    pub raw: &'a [u8],
 }
 
-struct Reader<'a> {
+/// The one reader of the record layout [`write_record`] writes, for snapshots and deltas: the
+/// header (`magic`, [`FORMAT`], record count), then one record per call, then [`Reader::finish`].
+/// Every length is checked against the buffer; a damaged buffer gives `unsupported` with the
+/// subject `what` ("snapshot" or "delta") and the detail "corrupt {what}: {why}".
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    what: &'static str,
 }
 
 impl<'a> Reader<'a> {
+    /// Checks the header; answers the reader and the record count the header declares.
+    pub(crate) fn open(bytes: &'a [u8], magic: &[u8; 4], what: &'static str) -> CoreResult<(Self, usize)> {
+        let mut r = Reader { bytes, at: 0, what };
+        if r.take(4)? != magic || r.take(1)?[0] != FORMAT {
+            return Err(r.corrupt(&format!("not an Engram file-table {what}")));
+        }
+        let count = r.u32()? as usize;
+        Ok((r, count))
+    }
+
+    /// The next record: its path is UTF-8 and normalised, its data within the buffer.
+    pub(crate) fn record(&mut self) -> CoreResult<Record<'a>> {
+        let from = self.at;
+        let len = self.u32()? as usize;
+        let p = std::str::from_utf8(self.take(len)?).map_err(|_| self.corrupt("path is not UTF-8"))?;
+        if path::normalize(p).ok().as_deref() != Some(p) {
+            return Err(self.corrupt("path is not normalised"));
+        }
+        let modified_at = f64::from_le_bytes(self.take(8)?.try_into().unwrap_or_default());
+        let version = self.u64()?;
+        let data_len = usize::try_from(self.u64()?).map_err(|_| self.corrupt("file too large"))?;
+        let data = self.take(data_len)?;
+        Ok(Record { path: p, modified_at, version, data, raw: &self.bytes[from..self.at] })
+    }
+
+    /// Refuses bytes after the last record.
+    pub(crate) fn finish(&self) -> CoreResult<()> {
+        if self.at != self.bytes.len() {
+            return Err(self.corrupt("trailing bytes"));
+        }
+        Ok(())
+    }
+
+    /// The error for a damaged buffer, `why` saying what is wrong.
+    pub(crate) fn corrupt(&self, why: &str) -> CoreError {
+        let what = self.what;
+        CoreError::new(ErrorCode::Unsupported, what, format_args!("corrupt {what}: {why}"))
+    }
+
     fn take(&mut self, n: usize) -> CoreResult<&'a [u8]> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| corrupt("truncated"))?;
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| self.corrupt("truncated"))?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
