@@ -6,7 +6,7 @@
 import { StateBackend as PeerState } from "deepagents";
 import { type Core, StateBackend } from "engram";
 import type { Corpus } from "./corpus.js";
-import { type MeasureOptions, measure } from "./measure.js";
+import { type Checked, type MeasureOptions, QUICK, STEADY, timeChecked } from "./measure.js";
 import type { Outcome, WorkloadResult } from "./run.js";
 import type { Role } from "./subjects.js";
 
@@ -16,20 +16,21 @@ const SMALL_CONTENT = "# Preferences\n- dark mode\n- answers in English\n";
 type Subjects = [Role, string, () => Promise<() => Promise<unknown>>, (answer: unknown) => boolean][];
 
 async function row(id: string, title: string, subjects: Subjects, o: MeasureOptions): Promise<WorkloadResult> {
-  const outcomes: WorkloadResult["outcomes"] = {};
-  for (const [role, label, prepare, check] of subjects) {
-    let outcome: Outcome;
+  const list: Checked[] = [];
+  for (const [, label, prepare, check] of subjects) {
     try {
       const call = await prepare();
       const answer = await call();
-      outcome = check(answer)
-        ? { label, ok: true, timing: await measure(call, o) }
-        : { label, ok: false, note: `wrong answer: ${String(answer)}` };
+      list.push(check(answer) ? { label, call } : { label, note: `wrong answer: ${String(answer)}` });
     } catch (e) {
-      outcome = { label, ok: false, note: `failed: ${(e as Error).message}` };
+      list.push({ label, note: `failed: ${(e as Error).message}` });
     }
-    outcomes[role] = outcome;
   }
+  const timed = await timeChecked(list, o);
+  const outcomes: WorkloadResult["outcomes"] = {};
+  subjects.forEach(([role], i) => {
+    outcomes[role] = timed[i] as Outcome;
+  });
   return { id, title, kind: "state", outcomes, maxRssKb: process.resourceUsage().maxRSS };
 }
 
@@ -41,9 +42,7 @@ export async function boundaryRows(
   quick: boolean,
 ): Promise<WorkloadResult[]> {
   const rows: WorkloadResult[] = [];
-  const small = quick
-    ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 }
-    : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2500 };
+  const small = quick ? QUICK : STEADY;
   const big = quick ? { warmup: 0, samples: 3, minSampleMs: 0, budgetMs: 200 } : { warmup: 1, samples: 7, minSampleMs: 0, budgetMs: 6000 };
   const ours = (core: Core): Role => (core.kind === "native" ? "ours-native" : "ours-wasm");
   const list = corpus.files.map((f) => [f.path, f.content] as const);

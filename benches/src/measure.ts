@@ -19,10 +19,68 @@ export interface MeasureOptions {
   budgetMs: number;
 }
 
-export async function measure(fn: () => Promise<unknown>, o: MeasureOptions): Promise<Timing> {
+/** Samples for a quick look (`--size tiny` and the test run), and for the figures on the page. */
+export const QUICK: MeasureOptions = { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 };
+export const STEADY: MeasureOptions = { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2500 };
+
+/** A subject of a row after its answer was checked: the call to time, or why it is not timed. */
+export type Checked = { label: string; call: () => Promise<unknown> } | { label: string; note: string };
+
+/** A row's outcome for one subject: its timing, or the note saying why there is none. */
+export interface Timed {
+  label: string;
+  ok: boolean;
+  timing?: Timing;
+  note?: string;
+}
+
+/** Times the checked subjects of a row together ({@link measureTogether}); the others keep their note. */
+export async function timeChecked(subjects: readonly Checked[], o: MeasureOptions): Promise<Timed[]> {
+  const calls = subjects.flatMap((s) => ("call" in s ? [s.call] : []));
+  const timings = await measureTogether(calls, o);
+  let next = 0;
+  return subjects.map((s) =>
+    "call" in s ? { label: s.label, ok: true, timing: timings[next++] as Timing } : { label: s.label, ok: false, note: s.note },
+  );
+}
+
+type Gc = (options?: { type: "minor" | "major" }) => void;
+
+/**
+ * Times the subjects of one row: each warmed up on its own, then their samples taken in turns
+ * (round robin, the first subject rotating each round) rather than one subject after the other.
+ * On a shared machine the background load drifts over seconds; taking a row's samples in the
+ * same stretch of time gives every subject the same weather, so the ratios a row reports are
+ * steadier than the times themselves (small calls moved up to 3× between sequential runs).
+ * With `--expose-gc`, a minor collection between samples keeps one subject's young garbage from
+ * being collected inside the next one's sample.
+ */
+export async function measureTogether(fns: readonly (() => Promise<unknown>)[], o: MeasureOptions): Promise<Timing[]> {
+  const gc = (globalThis as { gc?: Gc }).gc;
   // Collect what preparing the subjects left (with --expose-gc, as the isolating run starts
   // each group): otherwise its marking runs during the first subject's samples.
-  (globalThis as { gc?: () => void }).gc?.();
+  gc?.();
+  const calls: number[] = [];
+  for (const fn of fns) calls.push(await warmUp(fn, o));
+  const perCall: number[][] = fns.map(() => []);
+  const started = performance.now();
+  const budget = o.budgetMs * fns.length;
+  for (let round = 0; round < o.samples && (round < 3 || performance.now() - started < budget); round++) {
+    for (let k = 0; k < fns.length; k++) {
+      const i = (k + round) % fns.length;
+      const fn = fns[i] as () => Promise<unknown>;
+      const n = calls[i] as number;
+      gc?.({ type: "minor" });
+      const s = performance.now();
+      for (let c = 0; c < n; c++) await fn();
+      (perCall[i] as number[]).push((performance.now() - s) / n);
+    }
+  }
+  return perCall.map((samples, i) => summary(samples, calls[i] as number));
+}
+
+/** Runs the call until its rate settles; returns how many calls make one sample. */
+async function warmUp(fn: () => Promise<unknown>, o: MeasureOptions): Promise<number> {
   for (let i = 0; i < o.warmup; i++) await fn();
   // Warm up until the rate settles, then size the samples by it. A call of a few µs runs
   // thousands of times before it is optimised (the JIT; for WASM, V8 moving hot functions from
@@ -47,14 +105,10 @@ export async function measure(fn: () => Promise<unknown>, o: MeasureOptions): Pr
     // At least ten windows: the optimising tier arrives after a plateau, not gradually.
     if ((settled && elapsed >= windowMs * 10) || elapsed > Math.max(o.budgetMs / 2, windowMs)) break;
   }
-  const calls = Math.max(1, Math.ceil(o.minSampleMs / single));
-  const perCall: number[] = [];
-  const started = performance.now();
-  while (perCall.length < o.samples && (perCall.length < 3 || performance.now() - started < o.budgetMs)) {
-    const s = performance.now();
-    for (let i = 0; i < calls; i++) await fn();
-    perCall.push((performance.now() - s) / calls);
-  }
+  return Math.max(1, Math.ceil(o.minSampleMs / single));
+}
+
+function summary(perCall: number[], calls: number): Timing {
   perCall.sort((a, b) => a - b);
   const mid = perCall.length >> 1;
   const median = perCall.length % 2 ? (perCall[mid] as number) : ((perCall[mid - 1] as number) + (perCall[mid] as number)) / 2;

@@ -20,7 +20,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Core, loadCore } from "engram";
 import { BIG_FILE, COMMON_TOKEN, type Corpus, LS_DIR, RARE_REGEX, RARE_TOKEN, SIZES, type SizeName, generateCorpus } from "./corpus.js";
-import { type Timing, measure } from "./measure.js";
+import { type Checked, QUICK, STEADY, type Timing, timeChecked } from "./measure.js";
 import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
 import { injection } from "./longterm.js";
 import { memoryRefresh } from "./memory.js";
@@ -186,26 +186,31 @@ function workloads(c: Corpus): Workload[] {
   ];
 }
 
-async function timeOutcome(s: Subject, w: Workload, quick: boolean): Promise<Outcome> {
+/** Runs the workload once on the subject and checks its answer. */
+async function checked(s: Subject, w: Workload): Promise<Checked> {
+  const label = s.label;
   let answer: unknown;
   try {
     const first = w.run(s);
-    if (first === undefined) return { label: s.label, ok: false, note: "not offered" };
+    if (first === undefined) return { label, note: "not offered" };
     answer = await first;
   } catch (e) {
-    return { label: s.label, ok: false, note: `failed: ${(e as Error).message}` };
+    return { label, note: `failed: ${(e as Error).message}` };
   }
-  if (typeof answer === "number" && Number.isNaN(answer)) return { label: s.label, ok: false, note: "not offered" };
+  if (typeof answer === "number" && Number.isNaN(answer)) return { label, note: "not offered" };
   const expected = w.capped && s.grepCap !== undefined && typeof w.expected === "number" ? Math.min(w.expected, s.grepCap) : w.expected;
   if (!w.mutates && answer !== expected) {
-    return { label: s.label, ok: false, note: `wrong answer: ${JSON.stringify(answer)} (expected ${JSON.stringify(expected)})` };
+    return { label, note: `wrong answer: ${JSON.stringify(answer)} (expected ${JSON.stringify(expected)})` };
   }
-  if (w.mutates && answer !== true) return { label: s.label, ok: false, note: "the operation reported failure" };
-  const timing = await measure(
-    () => w.run(s) as Promise<unknown>,
-    quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2500 },
-  );
-  return { label: s.label, ok: true, timing };
+  if (w.mutates && answer !== true) return { label, note: "the operation reported failure" };
+  return { label, call: () => w.run(s) as Promise<unknown> };
+}
+
+/** The row's outcome per subject: each checked once, then the correct ones timed together. */
+async function timeOutcomes(subjects: readonly Subject[], w: Workload, quick: boolean): Promise<Outcome[]> {
+  const list: Checked[] = [];
+  for (const s of subjects) list.push(await checked(s, w));
+  return timeChecked(list, quick ? QUICK : STEADY);
 }
 
 /** A fresh process: loading and instantiating the core, then its first grep (median of five). */
@@ -220,14 +225,10 @@ function coldStart(kind: "native" | "wasm"): Timing {
   return { medianMs: runs[2] as number, minMs: runs[0] as number, maxMs: runs[4] as number, samples: 5, callsPerSample: 1 };
 }
 
-/** Times one of our calls after checking once that it does the job (a falsy result fails the row). */
-async function verifiedOutcome(core: Core, call: () => Promise<unknown>, failNote: string, quick: boolean): Promise<Outcome> {
+/** One of our calls, checked once to do the job (a falsy result fails the row). */
+async function checkedCall(core: Core, call: () => Promise<unknown>, failNote: string): Promise<Checked> {
   const label = `engram (${core.kind})`;
-  if (!(await call())) return { label, ok: false, note: failNote };
-  const opts = quick
-    ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 }
-    : { warmup: 3, samples: 9, minSampleMs: 20, budgetMs: 2000 };
-  return { label, ok: true, timing: await measure(call, opts) };
+  return (await call()) ? { label, call } : { label, note: failNote };
 }
 
 function pathWorkload(core: Core): () => number {
@@ -332,10 +333,14 @@ async function measureRows(
         log(`${kind}: subjects ready in ${((performance.now() - kindStarted) / 1000).toFixed(1)} s`);
         for (const w of list) {
           const outcomes: WorkloadResult["outcomes"] = {};
+          // The database kinds' shared peer is timed with the first of them only.
+          const sharedPeer = (s: Subject) => isDbKind(kind) && s.role === "peer";
+          const known = (s: Subject) => (sharedPeer(s) ? dbPeer.outcomes.get(w.id) : undefined);
+          const fresh = subjects.filter((s) => !known(s));
+          const timed = await timeOutcomes(fresh, w, quick);
           for (const s of subjects) {
-            const shared = isDbKind(kind) && s.role === "peer";
-            const o = (shared && dbPeer.outcomes.get(w.id)) || (await timeOutcome(s, w, quick));
-            if (shared) dbPeer.outcomes.set(w.id, o);
+            const o = known(s) ?? (timed[fresh.indexOf(s)] as Outcome);
+            if (sharedPeer(s)) dbPeer.outcomes.set(w.id, o);
             outcomes[s.role] = o;
           }
           for (const [role, o] of skipped) outcomes[role] = o;
@@ -362,21 +367,13 @@ async function measureRows(
   }
 
   if (wanted("core.paths")) {
-    const outcomes: WorkloadResult["outcomes"] = {};
-    for (const core of [native, wasm]) {
+    const list: Checked[] = [native, wasm].map((core) => {
       const run = pathWorkload(core);
-      const ok = run() === 500;
-      outcomes[core.kind === "native" ? "ours-native" : "ours-wasm"] = ok
-        ? {
-            label: `engram (${core.kind})`,
-            ok,
-            timing: await measure(
-              async () => run(),
-              quick ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 } : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2000 },
-            ),
-          }
-        : { label: `engram (${core.kind})`, ok, note: "wrong escape count" };
-    }
+      const label = `engram (${core.kind})`;
+      return run() === 500 ? { label, call: async () => run() } : { label, note: "wrong escape count" };
+    });
+    const [n, w] = await timeChecked(list, quick ? QUICK : STEADY);
+    const outcomes: WorkloadResult["outcomes"] = { "ours-native": n, "ours-wasm": w };
     results.push({
       id: "core.paths",
       title: "resolve 1,000 paths (half of them hostile)",
@@ -393,11 +390,12 @@ async function measureRows(
     for (const changed of [false, true]) {
       const id = `memory.refresh-${label.replace(" ", "").toLowerCase()}-${changed ? "changed" : "unchanged"}`;
       if (!wanted(id)) continue;
-      const outcomes: WorkloadResult["outcomes"] = {};
+      const list: Checked[] = [];
       for (const core of [native, wasm]) {
-        const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
-        outcomes[role] = await verifiedOutcome(core, await memoryRefresh(core, bytes, changed), "memory missing from the prompt", quick);
+        list.push(await checkedCall(core, await memoryRefresh(core, bytes, changed), "memory missing from the prompt"));
       }
+      const [n, w] = await timeChecked(list, quick ? QUICK : STEADY);
+      const outcomes: WorkloadResult["outcomes"] = { "ours-native": n, "ours-wasm": w };
       results.push({
         id,
         title: `memory refresh per model call, AGENTS.md ${label}, ${changed ? "changed (includes the write)" : "unchanged"}`,
@@ -410,11 +408,12 @@ async function measureRows(
   for (const recall of ["confidence", "relevance"] as const) {
     const id = `memory.longterm-inject-${recall}`;
     if (!wanted(id)) continue;
-    const outcomes: WorkloadResult["outcomes"] = {};
+    const list: Checked[] = [];
     for (const core of [native, wasm]) {
-      const role: Role = core.kind === "native" ? "ours-native" : "ours-wasm";
-      outcomes[role] = await verifiedOutcome(core, await injection(core, recall), "the injected block misses the expected facts", quick);
+      list.push(await checkedCall(core, await injection(core, recall), "the injected block misses the expected facts"));
     }
+    const [n, w] = await timeChecked(list, quick ? QUICK : STEADY);
+    const outcomes: WorkloadResult["outcomes"] = { "ours-native": n, "ours-wasm": w };
     results.push({
       id,
       title: `long-term memory injection, 1,000 facts into 2,000 tokens, by ${recall}`,
@@ -433,21 +432,23 @@ async function measureRows(
       ["ours-wasm", "engram (wasm)", await oursTurn(wasm, corpus)],
       ["peer", "deepagents 1.14.1", peerTurn(corpus)],
     ];
-    for (const [role, label, turn] of subjects) {
+    const list: Checked[] = [];
+    for (const [, label, turn] of subjects) {
       try {
         const tools = await turn();
-        if (tools !== STEPS) {
-          outcomes[role] = { label, ok: false, note: `wrong answer: ${tools} tool results (expected ${STEPS})` };
-          continue;
-        }
-        const t = await measure(turn, opts);
-        // Per step: one model call plus its tool call; the final answer is one more model call.
-        const per = (ms: number) => ms / (STEPS + 1);
-        outcomes[role] = { label, ok: true, timing: { ...t, medianMs: per(t.medianMs), minMs: per(t.minMs), maxMs: per(t.maxMs) } };
+        list.push(tools === STEPS ? { label, call: turn } : { label, note: `wrong answer: ${tools} tool results (expected ${STEPS})` });
       } catch (e) {
-        outcomes[role] = { label, ok: false, note: `failed: ${(e as Error).message}` };
+        list.push({ label, note: `failed: ${(e as Error).message}` });
       }
     }
+    // Per step: one model call plus its tool call; the final answer is one more model call.
+    const per = (ms: number) => ms / (STEPS + 1);
+    const timed = await timeChecked(list, opts);
+    subjects.forEach(([role], i) => {
+      const o = timed[i] as Outcome;
+      const t = o.timing;
+      outcomes[role] = t ? { ...o, timing: { ...t, medianMs: per(t.medianMs), minMs: per(t.minMs), maxMs: per(t.maxMs) } } : o;
+    });
     results.push({
       id: "agent.loop",
       title: `agent-loop overhead per step (${STEPS} tool steps, scripted model, the corpus as thread files)`,

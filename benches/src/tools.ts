@@ -9,7 +9,7 @@
 import { createFilesystemMiddleware, StateBackend as PeerState } from "deepagents";
 import { type Core, StateBackend, type Tool, createFilesystemTools, invokeTool } from "engram";
 import { BIG_FILE, COMMON_TOKEN, type Corpus, RARE_TOKEN } from "./corpus.js";
-import { type MeasureOptions, measure } from "./measure.js";
+import { type Checked, QUICK, STEADY, timeChecked } from "./measure.js";
 import type { Outcome, WorkloadResult } from "./run.js";
 import type { Role } from "./subjects.js";
 
@@ -89,13 +89,13 @@ function peer(c: Corpus): Runner {
   return async (name, args) => text(await (tools.get(name) as PeerTool).invoke(args));
 }
 
-async function outcome(label: string, run: Runner, k: ToolCase, opts: MeasureOptions): Promise<Outcome> {
+async function checked(label: string, run: Runner, k: ToolCase): Promise<Checked> {
   try {
     const first = await run(k.tool, k.args);
-    if (!k.check(first)) return { label, ok: false, note: `wrong answer: ${JSON.stringify(first.slice(0, 120))}…` };
-    return { label, ok: true, timing: await measure(() => run(k.tool, k.args), opts) };
+    if (!k.check(first)) return { label, note: `wrong answer: ${JSON.stringify(first.slice(0, 120))}…` };
+    return { label, call: () => run(k.tool, k.args) };
   } catch (e) {
-    return { label, ok: false, note: `failed: ${(e as Error).message}` };
+    return { label, note: `failed: ${(e as Error).message}` };
   }
 }
 
@@ -103,9 +103,7 @@ async function outcome(label: string, run: Runner, k: ToolCase, opts: MeasureOpt
 export async function toolRows(corpus: Corpus, cores: Core[], wanted: (id: string) => boolean, quick: boolean): Promise<WorkloadResult[]> {
   const list = cases(corpus).filter((k) => wanted(k.id));
   if (list.length === 0) return [];
-  const opts = quick
-    ? { warmup: 1, samples: 3, minSampleMs: 2, budgetMs: 200 }
-    : { warmup: 2, samples: 9, minSampleMs: 20, budgetMs: 2500 };
+  const opts = quick ? QUICK : STEADY;
   const subjects: [Role, string, Runner][] = [];
   for (const core of cores) {
     subjects.push([core.kind === "native" ? "ours-native" : "ours-wasm", `engram (${core.kind})`, await ours(core, corpus)]);
@@ -113,8 +111,13 @@ export async function toolRows(corpus: Corpus, cores: Core[], wanted: (id: strin
   subjects.push(["peer", "deepagents 1.14.1", peer(corpus)]);
   const rows: WorkloadResult[] = [];
   for (const k of list) {
+    const list: Checked[] = [];
+    for (const [, label, run] of subjects) list.push(await checked(label, run, k));
+    const timed = await timeChecked(list, opts);
     const outcomes: WorkloadResult["outcomes"] = {};
-    for (const [role, label, run] of subjects) outcomes[role] = await outcome(label, run, k, opts);
+    subjects.forEach(([role], i) => {
+      outcomes[role] = timed[i] as Outcome;
+    });
     rows.push({ id: k.id, title: k.title, kind: "core", outcomes, maxRssKb: process.resourceUsage().maxRSS });
     process.stderr.write(
       `[bench] ${k.id}: ${Object.values(outcomes)
