@@ -127,7 +127,7 @@ const GROUPS: readonly (readonly string[])[] = [
 
 function workloads(c: Corpus): Workload[] {
   let writes = 0;
-  let flips = 0;
+  const flips = new Map<Subject, number>();
   const e = c.expected;
   // The top-level directories, and /edit_target.md written when the subjects are prepared.
   const rootEntries = new Set(c.files.map((f) => f.path.split("/")[1])).size + 1;
@@ -172,8 +172,13 @@ function workloads(c: Corpus): Workload[] {
       expected: true,
       mutates: true,
       run: (s) => {
-        const [from, to] = flips++ % 2 === 0 ? ["MARK_A", "MARK_B"] : ["MARK_B", "MARK_A"];
-        return s.edit("/edit_target.md", from, to).then((ok) => ok || s.edit("/edit_target.md", to, from));
+        // Each subject's file flips between the two marks; the count is the subject's own, so
+        // every timed call is one successful edit (a shared count would put whole samples of
+        // one subject out of step: a failed edit, then the reverse one).
+        const n = flips.get(s) ?? 0;
+        flips.set(s, n + 1);
+        const [from, to] = n % 2 === 0 ? ["MARK_A", "MARK_B"] : ["MARK_B", "MARK_A"];
+        return s.edit("/edit_target.md", from, to);
       },
     },
     {
