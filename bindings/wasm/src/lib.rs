@@ -11,6 +11,9 @@ use wasm_bindgen::prelude::*;
 // The heap: std's dlmalloc with geometric memory growth (build configuration, see heap.rs).
 #[cfg(target_arch = "wasm32")]
 mod heap;
+// Word-at-a-time `memcmp`/`bcmp` in place of compiler_builtins' byte loops (see mem.rs).
+#[cfg(any(target_arch = "wasm32", test))]
+mod mem;
 mod prompt;
 
 /// A virtual path, normalised; or `error`.
