@@ -29,7 +29,6 @@ pub fn normalize_path(path: &str) -> Normalized {
     Normalized { path, error }
 }
 
-/// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
 /// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
 /// damaged input throws the JSON error text (see `engram_core::delta::apply_deltas`).
 #[wasm_bindgen(js_name = applyFileDeltas)]
