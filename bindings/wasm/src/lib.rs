@@ -36,6 +36,7 @@ pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Res
     engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths).map_err(|e| JsError::new(&e))
 }
 
+/// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
 #[wasm_bindgen(js_name = formatNumbered)]
 pub fn format_numbered(content: &str, first_line: u32) -> String {
     api::format_numbered(content, first_line as usize)
