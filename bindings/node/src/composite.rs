@@ -135,18 +135,24 @@ pub fn glob_asks(router: &Router, pattern: String, root: String) -> GlobAsks {
 
 // ---- fan-out over resident tables (see `engram_core::composite::{GlobFanOut, GrepFanOut}`) ----
 
-/// The sources a fan-out asks, in columns: route index (`-1`: the default backend) and the
-/// inner directory each is asked about (a StoreBackend syncs its mirror there first).
+/// The sources a fan-out asks, in columns: route index (`-1`: the default backend), the inner
+/// directory each is asked about (a StoreBackend syncs its mirror there first) and, for grep,
+/// whether it applies the call's `glob` itself (1) and the `maxCount` it is asked with (`-1`:
+/// none).
 #[napi(object)]
 pub struct FanAsks {
     pub mounts: Int32Array,
     pub paths: Vec<String>,
+    pub globbed: Uint8Array,
+    pub max_counts: Int32Array,
 }
 
 fn fan_asks(asks: &[composite::FanAsk]) -> FanAsks {
     FanAsks {
         mounts: Int32Array::new(asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect()),
         paths: asks.iter().map(|a| a.path.clone()).collect(),
+        globbed: Uint8Array::new(asks.iter().map(|a| u8::from(a.pattern.is_some())).collect()),
+        max_counts: Int32Array::new(asks.iter().map(|a| a.max_count.map_or(-1, |n| n as i32)).collect()),
     }
 }
 

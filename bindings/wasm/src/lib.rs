@@ -650,18 +650,24 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
 // Steps: `asks()`, then `add` each asked source's table (route index, -1 for the default
 // backend), then `finish` or `text` once. Nothing crosses per mount but the table handle.
 
-/// The sources a fan-out asks, in columns: route index (-1: the default backend) and the inner
-/// directory each is asked about.
+/// The sources a fan-out asks, in columns: route index (-1: the default backend), the inner
+/// directory each is asked about and, for grep, whether it applies the call's `glob` itself
+/// (1) and the `maxCount` it is asked with (-1: none).
 #[wasm_bindgen(getter_with_clone)]
 pub struct FanAsks {
     pub mounts: Vec<i32>,
     pub paths: Vec<String>,
+    pub globbed: Vec<u8>,
+    #[wasm_bindgen(js_name = maxCounts)]
+    pub max_counts: Vec<i32>,
 }
 
 fn fan_asks(asks: &[engram_core::composite::FanAsk]) -> FanAsks {
     FanAsks {
         mounts: asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect(),
         paths: asks.iter().map(|a| a.path.clone()).collect(),
+        globbed: asks.iter().map(|a| u8::from(a.pattern.is_some())).collect(),
+        max_counts: asks.iter().map(|a| a.max_count.map_or(-1, |n| n as i32)).collect(),
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::format::{format_glob, GrepText};
 use crate::glob::{Glob, PathFilter};
-use crate::grep::{GrepMatch, GrepOptions, GrepResult, OutputMode};
+use crate::grep::{GrepMatch, GrepOptions, GrepResult, OutputMode, MAX_COUNT};
 use crate::ops::GlobOptions;
 use crate::router::Router;
 use crate::table::{FileInfo, FileTable};
@@ -110,7 +110,7 @@ pub struct GrepPart {
 pub struct GrepMerge<'a> {
     pub mode: OutputMode,
     /// One cap over the merged answer: matching lines (`content`, context lines not counted) or
-    /// files. `None`: no cap.
+    /// files, at most [`MAX_COUNT`] as in one search. `None`: [`MAX_COUNT`].
     pub max_count: Option<usize>,
     /// A grep `glob` with `/` (relative to `root`, the search directory): the mounts were
     /// searched without it (and without the cap, whose first matches could all be in files the
@@ -174,7 +174,8 @@ pub fn merge_grep(router: &Router, parts: &[GrepPart], o: &GrepMerge) -> CoreRes
         _ => None,
     };
     let outer = Outer { router, filter, root: o.root };
-    let cap = o.max_count.unwrap_or(usize::MAX);
+    // As one tree's search: never more than the core's ceiling.
+    let cap = o.max_count.unwrap_or(MAX_COUNT).min(MAX_COUNT);
     let mut truncated = parts.iter().any(|p| p.truncated);
     let mut out = Merged::default();
     match o.mode {
@@ -547,13 +548,16 @@ fn outer_error(router: &Router, mount: Option<usize>, e: CoreError, request: &st
 }
 
 /// One source a fan-out asks: the default backend (`mount` = `None`) or a route, with the
-/// directory (inner to the source) and pattern it is asked for.
+/// directory (inner to the source), pattern and cap it is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FanAsk {
     pub mount: Option<usize>,
     pub path: String,
     /// glob: the pattern; grep: the file-name `glob` option the source applies itself.
     pub pattern: Option<String>,
+    /// grep: the `maxCount` the source is asked with (`None`: none; see [`GrepFanOut::new`]);
+    /// glob: unused (`None`).
+    pub max_count: Option<usize>,
 }
 
 /// A slot's answer: not yet given, skipped (a missing directory that holds no matches), or given.
@@ -600,15 +604,25 @@ impl GlobFanOut {
         let mut asks = Vec::new();
         let within = match routed.route {
             Some(m) if !pattern.starts_with('/') => {
-                asks.push(FanAsk { mount: Some(m), path: routed.path, pattern: Some(pattern.to_string()) });
+                asks.push(FanAsk {
+                    mount: Some(m),
+                    path: routed.path,
+                    pattern: Some(pattern.to_string()),
+                    max_count: None,
+                });
                 Some(m)
             }
             route => {
                 if route.is_none() {
-                    asks.push(FanAsk { mount: None, path: root.to_string(), pattern: Some(pattern.to_string()) });
+                    asks.push(FanAsk {
+                        mount: None,
+                        path: root.to_string(),
+                        pattern: Some(pattern.to_string()),
+                        max_count: None,
+                    });
                 }
                 for a in glob_asks(router, pattern, root) {
-                    asks.push(FanAsk { mount: Some(a.mount), path: a.path, pattern: Some(a.pattern) });
+                    asks.push(FanAsk { mount: Some(a.mount), path: a.path, pattern: Some(a.pattern), max_count: None });
                 }
                 None
             }
@@ -771,24 +785,56 @@ pub struct GrepFanOut {
 
 impl GrepFanOut {
     /// `opts` are the call's options (`path` ignored: `root` is the normalised outer directory).
+    ///
+    /// What each source is asked (its [`FanAsk`], also what the composite's per-backend path
+    /// asks): the call's `maxCount`, except
+    /// - a mount searched without a path `glob` (one with `/`, applied by the merge) has no cap:
+    ///   its first matches may be in files the glob drops, hiding admitted ones after them;
+    /// - with several sources, `content` mode and context lines, one match more: a source cut
+    ///   at the cap would stop before its next match, and that match's leading context lines
+    ///   (which one tree shows when that match is the one the cap cuts) would be missing;
+    /// - with routes below the root, the default backend one match (file) more: its files under
+    ///   a route are hidden, and when its answer is cut with a hidden path among it, the files
+    ///   shown after them may be missing — the composite's per-backend path then asks it again
+    ///   without the cap; with the one more, an answer whose first hidden match would be the cut
+    ///   one is seen whole. (Searching its table here, the hidden files are left out instead.)
     pub fn new(router: &Router, opts: &GrepOptions, root: &str) -> GrepFanOut {
         let routed = router.route_normalised(root);
         let mut asks = Vec::new();
         let mut path_glob = None;
         let mut mounts_below = false;
+        // A source never holds more than the core's ceiling: asking for more is asking for it.
+        let cap = opts.max_count.map(|n| n.min(MAX_COUNT));
         let within = match routed.route {
             Some(m) => {
-                asks.push(FanAsk { mount: Some(m), path: routed.path, pattern: opts.glob.clone() });
+                asks.push(FanAsk { mount: Some(m), path: routed.path, pattern: opts.glob.clone(), max_count: cap });
                 Some(m)
             }
             None => {
                 let under = mounts_under(router, root);
                 mounts_below = !under.is_empty();
                 path_glob = opts.glob.clone().filter(|g| g.contains('/'));
-                asks.push(FanAsk { mount: None, path: root.to_string(), pattern: opts.glob.clone() });
-                let mount_glob = if path_glob.is_some() { None } else { opts.glob.clone() };
+                let more = cap.map(|n| n + 1);
+                let own_cap = if mounts_below { more } else { cap };
+                asks.push(FanAsk {
+                    mount: None,
+                    path: root.to_string(),
+                    pattern: opts.glob.clone(),
+                    max_count: own_cap,
+                });
+                let lookahead = opts.output_mode == OutputMode::Content && opts.context > 0;
+                let (mount_glob, mount_cap) = match (&path_glob, lookahead) {
+                    (Some(_), _) => (None, None),
+                    (None, true) => (opts.glob.clone(), more),
+                    (None, false) => (opts.glob.clone(), cap),
+                };
                 for m in under {
-                    asks.push(FanAsk { mount: Some(m), path: "/".to_string(), pattern: mount_glob.clone() });
+                    asks.push(FanAsk {
+                        mount: Some(m),
+                        path: "/".to_string(),
+                        pattern: mount_glob.clone(),
+                        max_count: mount_cap,
+                    });
                 }
                 None
             }
@@ -806,13 +852,23 @@ impl GrepFanOut {
     pub fn add(&mut self, router: &Router, mount: Option<usize>, table: &FileTable) -> CoreResult<()> {
         let k = slot_of(&self.asks, mount)?;
         let ask = &self.asks[k];
-        // A mount searched without the path glob (applied by the merge) is not capped either:
-        // its first matches may be in files the glob drops, hiding admitted ones after them.
-        let uncapped = mount.is_some() && self.path_glob.is_some();
-        let max_count = if uncapped { None } else { self.opts.max_count };
-        let opts =
-            GrepOptions { path: Some(ask.path.clone()), glob: ask.pattern.clone(), max_count, ..self.opts.clone() };
-        self.slots[k] = match table.grep(&opts) {
+        let opts = GrepOptions {
+            path: Some(ask.path.clone()),
+            glob: ask.pattern.clone(),
+            max_count: ask.max_count,
+            ..self.opts.clone()
+        };
+        let answer = if mount.is_none() && self.mounts_below {
+            // Files a route hides are not searched: counted toward the cap, they would cut
+            // shown matches after them (and set `truncated` with nothing cut that is shown).
+            table.search_root(&opts).and_then(|root| {
+                let files = table.files_under(&root).filter(|(p, _)| !router.shadows(p));
+                crate::grep::grep(files.map(|(p, f)| (p, f.data.as_slice())), &root, &opts)
+            })
+        } else {
+            table.grep(&opts)
+        };
+        self.slots[k] = match answer {
             Ok(r) => Slot::Given(grep_part(mount, r)),
             Err(e) if mount.is_none() && self.mounts_below && e.code == ErrorCode::FileNotFound => Slot::Skipped,
             Err(e) => return Err(outer_error(router, mount, e, &self.root)),
@@ -1323,20 +1379,8 @@ mod tests {
             };
             let got = give(&asks, &own, &mounts, |m, t| fan.add(&router, m, t)).and_then(|_| fan.finish(&router));
             let want = flat.grep(&GrepOptions { path: Some(root.into()), ..opts.clone() });
-            // Under a cap, context lines before a match the cap cut are kept per source (each
-            // backend stops at its own cut), where one tree stops at the first: compare the
-            // matches alone then.
-            let strip = |r: &GrepResult| {
-                let mut r = r.clone();
-                if cap.is_some() && context > 0 {
-                    if let Some(m) = r.matches.as_mut() {
-                        m.retain(|m| !m.context);
-                    }
-                }
-                r
-            };
             match (&got, &want) {
-                (Ok(a), Ok(b)) => proptest::prop_assert_eq!(strip(a), strip(b)),
+                (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b),
                 // The flat tree has no directory where only an empty mount is: the composite
                 // shows that directory, empty.
                 (Ok(a), Err(b)) if b.code == ErrorCode::FileNotFound => {
@@ -1418,13 +1462,75 @@ mod tests {
         assert_eq!((e.code, e.subject.as_str()), (ErrorCode::FileNotFound, "/memories/nope"));
     }
 
+    /// Under a cap with context lines, each source is asked one match more: the cut is where
+    /// one tree's search cuts, with the leading context of the match cut and nothing after.
+    #[test]
+    fn a_capped_fan_out_with_context_cuts_where_one_tree_does() {
+        let router = Router::new(&["/m/"]).unwrap();
+        let (mut own, mut mount, mut flat) = (FileTable::new(), FileTable::new(), FileTable::new());
+        let text = b"alpha\nbefore\nhit 1\nafter\nhit 2\nend\n".to_vec();
+        own.write("/y.md", text.clone(), 1.0, None).unwrap();
+        mount.write("/f.md", text.clone(), 1.0, None).unwrap();
+        flat.write("/m/f.md", text.clone(), 1.0, None).unwrap();
+        flat.write("/y.md", text, 1.0, None).unwrap();
+        for (cap, context) in [(0, 1), (1, 1), (2, 1), (3, 1), (1, 2), (0, 0), (1, 0)] {
+            let opts = GrepOptions { pattern: "hit".into(), max_count: Some(cap), context, ..GrepOptions::default() };
+            let mut fan = GrepFanOut::new(&router, &opts, "/");
+            let asked: Vec<Option<usize>> = fan.asks().iter().map(|a| a.max_count).collect();
+            let mount_cap = if context > 0 { cap + 1 } else { cap };
+            assert_eq!(asked, [Some(cap + 1), Some(mount_cap)], "cap {cap} context {context}");
+            fan.add(&router, None, &own).unwrap();
+            fan.add(&router, Some(0), &mount).unwrap();
+            let got = fan.finish(&router).unwrap();
+            let want = flat.grep(&GrepOptions { path: Some("/".into()), ..opts }).unwrap();
+            assert_eq!(got, want, "cap {cap} context {context}");
+        }
+        // Within one mount, or with no mount below, the one source is asked the call's cap.
+        let opts = GrepOptions { pattern: "hit".into(), max_count: Some(1), context: 1, ..GrepOptions::default() };
+        assert_eq!(GrepFanOut::new(&router, &opts, "/m").asks()[0].max_count, Some(1));
+        assert_eq!(GrepFanOut::new(&router, &opts, "/a").asks()[0].max_count, Some(1));
+    }
+
+    /// The default backend's files under a route are hidden: they neither fill the cap nor set
+    /// `truncated`.
+    #[test]
+    fn hidden_files_of_the_default_backend_do_not_count_toward_the_cap() {
+        let router = Router::new(&["/m/"]).unwrap();
+        let (mut own, mut mount) = (FileTable::new(), FileTable::new());
+        own.write("/m/hidden.md", b"hit\n".to_vec(), 1.0, None).unwrap();
+        mount.write("/x.md", b"miss\n".to_vec(), 1.0, None).unwrap();
+        let run = |own: &FileTable, mode, cap| {
+            let opts = GrepOptions {
+                pattern: "hit".into(),
+                max_count: Some(cap),
+                output_mode: mode,
+                ..GrepOptions::default()
+            };
+            let mut fan = GrepFanOut::new(&router, &opts, "/");
+            fan.add(&router, None, own).unwrap();
+            fan.add(&router, Some(0), &mount).unwrap();
+            let r = fan.finish(&router).unwrap();
+            let shown =
+                r.matches.map_or(0, |m| m.len()) + r.files.map_or(0, |f| f.len()) + r.counts.map_or(0, |c| c.len());
+            (shown, r.truncated)
+        };
+        for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+            assert_eq!(run(&own, mode, 0), (0, false), "{mode:?}: nothing shown was cut");
+        }
+        own.write("/z.md", b"hit\n".to_vec(), 1.0, None).unwrap();
+        for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+            assert_eq!(run(&own, mode, 1), (1, false), "{mode:?}: /z.md is shown");
+            assert_eq!(run(&own, mode, 0), (0, true), "{mode:?}: /z.md is cut");
+        }
+    }
+
     #[test]
     fn fan_out_errors_name_the_outer_path_and_need_every_source() {
         let router = Router::new(&["/m/"]).unwrap();
         let (own, mount) = (FileTable::new(), FileTable::new());
         let opts = GrepOptions { pattern: "x".into(), ..GrepOptions::default() };
         let mut fan = GrepFanOut::new(&router, &opts, "/m/missing");
-        assert_eq!(fan.asks(), [FanAsk { mount: Some(0), path: "/missing".into(), pattern: None }]);
+        assert_eq!(fan.asks(), [FanAsk { mount: Some(0), path: "/missing".into(), pattern: None, max_count: None }]);
         let e = fan.add(&router, Some(0), &mount).unwrap_err();
         assert_eq!((e.code, e.subject.as_str()), (ErrorCode::FileNotFound, "/m/missing"));
         // A source not given is a malformed call, not an empty answer.

@@ -238,6 +238,30 @@ for (const factory of backendFactories) {
         });
       });
 
+      it("maxCount 0 and 1, with and without context: as a StateBackend holding the same files", async () => {
+        const cut = { "/a.md": "x\nhit one\ny\nhit two\nz\n", "/b.md": "before\nhit three\n", "/c.md": "no match\n" };
+        await fresh(cut);
+        const reference = new StateBackend({ core });
+        for (const [p, c] of Object.entries(cut)) await reference.write(P(p), c);
+        for (const outputMode of ["content", "files_with_matches", "count"] as const) {
+          for (const maxCount of [0, 1, 2, 3]) {
+            for (const context of [0, 1]) {
+              for (const pattern of ["hit", "absent"]) {
+                const options = { path: P("/"), outputMode, maxCount, context };
+                const want = await reference.grep(pattern, options);
+                expect(await b.grep(pattern, options), `${pattern} ${JSON.stringify(options)}`).toEqual(want);
+              }
+            }
+          }
+        }
+        // `truncated` says something was cut: never for a search that found nothing.
+        for (const outputMode of ["content", "files_with_matches", "count"] as const) {
+          expect((await b.grep("absent", { maxCount: 0, outputMode })).truncated).toBe(false);
+          expect((await b.grep("hit", { maxCount: 0, outputMode })).truncated).toBe(true);
+        }
+        expect(await b.grep("hit", { maxCount: 0 })).toEqual({ matches: [], truncated: true });
+      });
+
       it("stops at the 10,000-match ceiling (whatever maxCount says) and survives a hostile regex", async () => {
         await fresh({ "/big.txt": "match\n".repeat(100_000), "/evil.txt": `${"a".repeat(50_000)}!\n` });
         for (const maxCount of [undefined, 1e9]) {

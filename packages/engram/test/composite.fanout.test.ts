@@ -186,6 +186,61 @@ describe("composite fan-out over resident backends", () => {
     }
   });
 
+  it("cuts a capped grep with context where one tree does: every mount kind, both paths", async () => {
+    const files: Record<string, string> = {
+      "/a.md": "intro\nhit a1\nmid\nhit a2\n",
+      "/f/d.md": "lead\nlead 2\nhit d1\n",
+      "/m/b.md": "hit b1\nafter\n\nbefore\nhit b2\n",
+      "/s/c.md": "ctx\nhit c1\n",
+      "/z.md": "top\nhit z1\nbottom\n",
+    };
+    const flat = new StateBackend({ core });
+    for (const [p, c] of Object.entries(files)) await flat.write(p, c);
+    const layouts = {
+      resident: () => ({ "/m/": backend("state"), "/s/": backend("store"), "/f/": backend("store") }),
+      "with a Filesystem mount": () => ({ "/m/": backend("state"), "/s/": backend("store"), "/f/": backend("fs") }),
+      "per backend": () => ({ "/m/": wrapBackend(backend("state"), {}), "/s/": backend("store"), "/f/": backend("fs") }),
+    };
+    for (const [name, routes] of Object.entries(layouts)) {
+      const own = new StateBackend({ core });
+      // Hidden by routes: never shown, never counted toward the cap, never `truncated`.
+      await own.write("/f/0.md", "hit hidden\n");
+      await own.write("/m/0.md", "hit hidden\nhit hidden\n");
+      const c = new CompositeBackend(own, routes(), { core });
+      for (const [p, text] of Object.entries(files)) expect((await c.write(p, text)).error).toBeUndefined();
+      for (const path of ["/", "/m", "/f"]) {
+        for (const outputMode of ["content", "files_with_matches", "count"] as const) {
+          for (const maxCount of [0, 1, 2, 3, 4, 6, 7, 8, 9, undefined]) {
+            for (const context of [0, 1, 2]) {
+              const options = { path, outputMode, context, ...(maxCount !== undefined && { maxCount }) };
+              const where = `${name}: ${JSON.stringify(options)}`;
+              expect(await c.grep("hit", options), where).toEqual(await flat.grep("hit", options));
+              const request: ToolTextRequest = { op: "grep", pattern: "hit", options };
+              expect(await toolText(c, core, request, 2000), `${where} (text)`).toEqual(await toolText(flat, core, request, 2000));
+            }
+          }
+        }
+      }
+    }
+  });
+
+  it("counts no hidden file of the default backend toward the cap, on both paths", async () => {
+    for (const wrap of [false, true]) {
+      const own = new StateBackend({ core });
+      await own.write("/memories/a.md", "hit\n");
+      const mount = new StateBackend({ core });
+      await mount.write("/x.md", "miss\n");
+      const c = new CompositeBackend(wrap ? wrapBackend(own, {}) : own, { "/memories/": mount }, { core });
+      const where = wrap ? "per backend" : "fan-out";
+      for (const outputMode of ["content", "files_with_matches", "count"] as const) {
+        expect((await c.grep("hit", { maxCount: 0, outputMode })).truncated, `${where} ${outputMode}`).toBe(false);
+      }
+      await own.write("/z.md", "hit\n");
+      expect(await c.grep("hit", { maxCount: 1 }), where).toEqual({ matches: [{ path: "/z.md", line: 1, text: "hit" }], truncated: false });
+      expect(await c.grep("hit", { maxCount: 0, outputMode: "files_with_matches" }), where).toEqual({ files: [], truncated: true });
+    }
+  });
+
   it("names the outer path in a mount's error", async () => {
     const c = new CompositeBackend(new StateBackend({ core }), { "/m/": new StateBackend({ core }) }, { core });
     expect((await c.grep("x", { path: "/m/missing" })).error).toEqual(core.errorData("file_not_found", "/m/missing"));

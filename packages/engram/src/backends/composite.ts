@@ -8,6 +8,7 @@ import type {
   CoreFanOut,
   CoreRouter,
   ErrorData,
+  FanAsk,
   FileInfo,
   GlobResult,
   GrepResult,
@@ -316,35 +317,52 @@ export class CompositeBackend implements Backend {
   async grep(pattern: string, options: BackendGrepOptions = {}): Promise<Result<GrepResult>> {
     const t = await this.#target(options.path ?? "/");
     if (t.error) return { error: t.error };
-    const { router } = this.#ready as Setup;
-    const gathered = await this.#gather(router.grepFanOut({ ...options, pattern }, t.outer), "grep");
+    const { router, mounts } = this.#ready as Setup;
+    const made = router.grepFanOut({ ...options, pattern }, t.outer);
+    if (made.error) return { error: made.error };
+    const { asks } = made.fan;
+    const gathered = await this.#gather(made, "grep");
     if (gathered) return "error" in gathered ? { error: gathered.error } : gathered.fan.finish();
-    const merge = { outputMode: options.outputMode, maxCount: options.maxCount, root: t.outer };
-    if (t.mount) {
-      const r = await t.backend.grep(pattern, { ...options, path: t.inner });
-      return r.error ? { error: this.#outerError(r.error, t) } : router.mergeGrep([{ mount: t.mount.index, result: r }], merge);
+    // Each backend is asked what the core's fan-out would ask its table (directory, whether
+    // the file `glob` applies, the cap), and the core merges the answers the same way.
+    const ask = (a: FanAsk, maxCount: number | undefined) => {
+      const backend = a.mount === null ? this.#default : (mounts[a.mount] as Mount).backend;
+      return backend.grep(pattern, { ...options, path: a.path, glob: a.globbed ? options.glob : undefined, maxCount });
+    };
+    const answers = await Promise.all(asks.map((a) => ask(a, a.maxCount)));
+    const parts: MountPart<GrepResult>[] = [];
+    for (const [i, a] of asks.entries()) {
+      let r = answers[i] as Result<GrepResult>;
+      // The default backend's files under a route are hidden; when they filled its cap, the
+      // files shown after them were cut: asked again without the cap (the core's fan-out
+      // leaves them out of its search instead).
+      if (a.mount === null && !r.error && r.truncated && a.maxCount !== undefined && this.#showsHidden(r)) {
+        r = await ask(a, undefined);
+      }
+      if (!r.error) parts.push({ mount: a.mount, result: r });
+      else if (a.mount !== null) return { error: this.#mountError(r.error, mounts[a.mount] as Mount, t.outer) };
+      // The default backend's missing directory holds no matches when routes are mounted below.
+      else if (!(r.error.code === "file_not_found" && asks.length > 1)) return { error: r.error };
     }
-    const under = this.#mountsUnder(t.outer);
     // grep's `glob` without `/` matches file names, which a route does not change; a glob with
     // `/` is relative to the search directory, so the core applies it on the full paths.
-    const pathGlob = options.glob?.includes("/") ? options.glob : undefined;
-    const [own, ...answers] = await Promise.all([
-      this.#default.grep(pattern, { ...options, path: t.outer }),
-      // Searched without a path glob, a mount is not capped either (the merge caps): its first
-      // matches may be in files the glob drops, hiding admitted ones after them.
-      ...under.map((m) =>
-        m.backend.grep(pattern, pathGlob ? { ...options, path: "/", glob: undefined, maxCount: undefined } : { ...options, path: "/" }),
-      ),
-    ]);
-    const parts: MountPart<GrepResult>[] = [];
-    if (own?.error && !(own.error.code === "file_not_found" && under.length > 0)) return { error: own.error };
-    if (own && !own.error) parts.push({ mount: null, result: own });
-    for (const [i, m] of under.entries()) {
-      const r = answers[i] as Result<GrepResult>;
-      if (r.error) return { error: this.#mountError(r.error, m, t.outer) };
-      parts.push({ mount: m.index, result: r });
-    }
-    return router.mergeGrep(parts, { ...merge, ...(pathGlob !== undefined && { pathGlob }) });
+    const pathGlob = !t.mount && options.glob?.includes("/") ? options.glob : undefined;
+    return router.mergeGrep(parts, {
+      outputMode: options.outputMode,
+      maxCount: options.maxCount,
+      root: t.outer,
+      ...(pathGlob !== undefined && { pathGlob }),
+    });
+  }
+
+  /** Whether a default-backend grep answer names a file a route hides. */
+  #showsHidden(r: GrepResult): boolean {
+    const { router } = this.#ready as Setup;
+    const hidden = (p: string) => {
+      const routed = router.route(p);
+      return !routed.error && routed.route !== null;
+    };
+    return (r.matches ?? []).some((m) => hidden(m.path)) || (r.files ?? []).some(hidden) || Object.keys(r.counts ?? {}).some(hidden);
   }
 
   async glob(pattern: string, options: BackendGlobOptions = {}): Promise<Result<GlobResult>> {

@@ -154,7 +154,13 @@ export interface RawError {
 /** A composite merge's answer (see `engram_core::composite::Merged`). */
 /** A fan-out over resident tables (bindings/node/src/composite.rs `GlobFanOut`, `GrepFanOut`). */
 interface RawFanOut<T> {
-  asks(): { readonly mounts: ArrayLike<number>; readonly paths: string[]; free?(): void };
+  asks(): {
+    readonly mounts: ArrayLike<number>;
+    readonly paths: string[];
+    readonly globbed: ArrayLike<number>;
+    readonly maxCounts: ArrayLike<number>;
+    free?(): void;
+  };
   add(router: RawRouter, mount: number, table: RawFileTable): Opt<RawError & { free?(): void }>;
   finish(router: RawRouter): T;
   text(router: RawRouter, maxChars: number): RawText;
@@ -1043,7 +1049,10 @@ class RouterHandle implements CoreRouter {
 
   #fanOut<R, T>(raw: RawFanOut<R>, decode: (r: R) => Result<T>): CoreFanOut<T> {
     const a = raw.asks();
-    const asks = a.paths.map((path, i) => ({ mount: (a.mounts[i] as number) < 0 ? null : (a.mounts[i] as number), path }));
+    const asks = a.paths.map((path, i) => {
+      const [mount, max] = [a.mounts[i] as number, a.maxCounts[i] as number];
+      return { mount: mount < 0 ? null : mount, path, globbed: a.globbed[i] === 1, maxCount: max < 0 ? undefined : max };
+    });
     a.free?.();
     const router = this.raw;
     const done = <U>(r: U): U => {

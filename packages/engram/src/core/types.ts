@@ -233,8 +233,11 @@ export interface CoreRouter {
 /** A fan-out in progress (see {@link CoreRouter.globFanOut}). */
 export interface CoreFanOut<T> {
   /** The sources to give, the default backend (`mount: null`) first when it is asked; `path`
-   * is the source's own directory the call reaches. */
-  readonly asks: readonly { mount: number | null; path: string }[];
+   * is the source's own directory the call reaches. For grep, also how a source is asked when
+   * it is searched through its own `grep` instead (CompositeBackend's per-backend path):
+   * `globbed` — with the call's `glob` (else none); `maxCount` — with this cap (`undefined`:
+   * none). Unused for glob. */
+  readonly asks: readonly FanAsk[];
   /** Searches `table` as the source `mount`: the error (a mount's names the outer path) or
    * `undefined`. */
   add(mount: number | null, table: CoreFileTable): ErrorData | undefined;
@@ -244,6 +247,14 @@ export interface CoreFanOut<T> {
   text(maxChars: number): Result<{ text: string }>;
   /** Ends the fan-out without an answer. */
   dispose(): void;
+}
+
+/** One source of a fan-out (see {@link CoreFanOut.asks}). */
+export interface FanAsk {
+  mount: number | null;
+  path: string;
+  globbed: boolean;
+  maxCount: number | undefined;
 }
 
 /** A fan-out glob's answer with the route each file came from (`-1`: the default backend). */
@@ -262,7 +273,8 @@ export interface MountPart<T> {
 export interface GrepMergeOptions {
   /** Default: `"content"`. */
   outputMode?: GrepOutputMode;
-  /** One cap over the merged answer. Default: no cap. */
+  /** One cap over the merged answer, at most the core's ceiling (10,000) as in one search.
+   * Default: that ceiling. */
   maxCount?: number;
   /** A grep `glob` containing `/`, relative to `root`: applied here to the mounts' outer paths
    * (the mounts were searched without it). Default: none. */
