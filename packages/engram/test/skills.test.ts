@@ -1,6 +1,24 @@
 /** The skills middleware (slot 2) driven through `beforeModel`, on the selected core. */
-import { beforeAll, describe, expect, it } from "vitest";
-import { type Backend, CompositeBackend, type Core, type HookContext, type ModelRequest, StateBackend, loadCore } from "../src/index.js";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  type Backend,
+  CompositeBackend,
+  type Core,
+  FakeChatModel,
+  FilesystemBackend,
+  type HookContext,
+  InMemoryStore,
+  type ModelRequest,
+  StateBackend,
+  StoreBackend,
+  createDeepAgent,
+  loadCore,
+} from "../src/index.js";
+import { wrapBackend } from "../src/backends/wrap.js";
 import { skillsMiddleware } from "../src/middleware/skills.js";
 
 let core: Core;
@@ -271,5 +289,131 @@ describe("freshness", () => {
     expect(await system()).toContain("Shared xlsx, edited.");
     expect(rec.reads.length).toBe(4);
     expect(warnings).toEqual([]);
+  });
+});
+
+describe("unchanged backends", () => {
+  it("lists nothing again while a StateBackend's files are unchanged; any change is seen on the next call", async () => {
+    const ls = vi.spyOn(StateBackend.prototype, "ls");
+    const stat = vi.spyOn(StateBackend.prototype, "stat");
+    try {
+      const files = new StateBackend({ core });
+      await files.write("/skills/one/SKILL.md", skillMd("one", "First."));
+      const { system } = setup(files);
+      expect(names(await system())).toEqual(["one"]);
+      const [lists, stats] = [ls.mock.calls.length, stat.mock.calls.length];
+      expect(lists).toBeGreaterThan(0);
+      expect(names(await system())).toEqual(["one"]);
+      expect([ls.mock.calls.length, stat.mock.calls.length]).toEqual([lists, stats]);
+      // A write anywhere moves the counter: listed again, still the same skills.
+      await files.write("/notes.md", "x");
+      expect(names(await system())).toEqual(["one"]);
+      expect(ls.mock.calls.length).toBeGreaterThan(lists);
+      // Edits, additions, deletions and a snapshot loaded are all seen on the next call.
+      await files.edit("/skills/one/SKILL.md", "First.", "Edited.");
+      expect(await system()).toContain("Edited.");
+      await files.write("/skills/two/SKILL.md", skillMd("two", "Second."));
+      expect(names(await system())).toEqual(["one", "two"]);
+      const before = await files.snapshot();
+      await files.delete("/skills/one");
+      expect(names(await system())).toEqual(["two"]);
+      await files.loadSnapshot(before);
+      expect(names(await system())).toEqual(["one", "two"]);
+    } finally {
+      ls.mockRestore();
+      stat.mockRestore();
+    }
+  });
+
+  it("caches over a composite of State backends only; a Store or wrapped backend is listed every call", async () => {
+    const ls = vi.spyOn(StateBackend.prototype, "ls");
+    try {
+      const mount = new StateBackend({ core });
+      const composite = new CompositeBackend(new StateBackend({ core }), { "/skills/": mount }, { core });
+      await composite.write("/skills/a/SKILL.md", skillMd("a", "In a mount."));
+      const { system } = setup(composite);
+      expect(names(await system())).toEqual(["a"]);
+      const lists = ls.mock.calls.length;
+      await system();
+      expect(ls.mock.calls.length).toBe(lists);
+      await mount.write("/b/SKILL.md", skillMd("b", "Written to the mount directly."));
+      expect(names(await system())).toEqual(["a", "b"]);
+    } finally {
+      ls.mockRestore();
+    }
+    // Another StoreBackend on the same store (another process, in effect) writes a skill: a
+    // Store cannot tell, directly or mounted.
+    const store = new InMemoryStore();
+    const on = (ns: string) => new StoreBackend({ store, namespace: [ns], core });
+    const direct = on("d");
+    await direct.write("/skills/a/SKILL.md", skillMd("a", "Stored."));
+    const mounted = on("m");
+    await mounted.write("/a/SKILL.md", skillMd("a", "Stored."));
+    const cases = [
+      { backend: direct, other: on("d"), at: "/skills/b/SKILL.md" },
+      { backend: new CompositeBackend(new StateBackend({ core }), { "/skills/": mounted }, { core }), other: on("m"), at: "/b/SKILL.md" },
+    ];
+    for (const { backend, other, at } of cases) {
+      const { system } = setup(backend);
+      expect(names(await system())).toEqual(["a"]);
+      await other.write(at, skillMd("b", "Written elsewhere."));
+      expect(names(await system()), at).toEqual(["a", "b"]);
+    }
+    // A wrapper may answer reads from elsewhere: never cached.
+    const inner = new StateBackend({ core });
+    let extra = false;
+    const wrapped = wrapBackend(inner, {
+      ls: async (p) => {
+        const own = await inner.ls(p);
+        return extra && p === "/skills" && own.entries ? { entries: [...own.entries, { path: "/skills/x/", isDir: true }] } : own;
+      },
+      stat: (p) => inner.stat(extra && p === "/skills/x/SKILL.md" ? "/elsewhere/x.md" : p),
+      read: (p, o) => inner.read(extra && p === "/skills/x/SKILL.md" ? "/elsewhere/x.md" : p, o),
+    });
+    await inner.write("/skills/a/SKILL.md", skillMd("a", "Real."));
+    await inner.write("/elsewhere/x.md", skillMd("x", "Served from elsewhere."));
+    const { system } = setup(wrapped);
+    expect(names(await system())).toEqual(["a"]);
+    extra = true;
+    expect(names(await system())).toEqual(["a", "x"]);
+  });
+
+  it("sees a skill another process writes to a FilesystemBackend on the next call", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "engram-skills-"));
+    try {
+      const files = new FilesystemBackend({ rootDir: dir, core });
+      await files.write("/skills/a/SKILL.md", skillMd("a", "On disk."));
+      const { system } = setup(files);
+      expect(names(await system())).toEqual(["a"]);
+      const script = `const fs = require("node:fs"); fs.mkdirSync(process.argv[1] + "/skills/b", { recursive: true }); fs.writeFileSync(process.argv[1] + "/skills/b/SKILL.md", process.argv[2]);`;
+      execFileSync(process.execPath, ["-e", script, dir, skillMd("b", "From another process.")], { timeout: 10_000 });
+      expect(names(await system())).toEqual(["a", "b"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("sees a skill a subagent writes on the parent's next model call", async () => {
+    const files = new StateBackend({ core });
+    await files.write("/skills/old/SKILL.md", skillMd("old", "There from the start."));
+    const parentContexts: string[] = [];
+    const model = new FakeChatModel((req: ModelRequest) => {
+      const first = req.messages[0]?.content ?? "";
+      const fresh = req.messages.length === 1;
+      if (first.startsWith("sub")) {
+        return fresh
+          ? {
+              toolCalls: [
+                { name: "write_file", args: { file_path: "/skills/new/SKILL.md", content: skillMd("new", "Added by a subagent.") } },
+              ],
+            }
+          : { content: "written" };
+      }
+      parentContexts.push(req.systemContext ?? "");
+      return fresh ? { toolCalls: [{ name: "task", args: { description: "sub: add a skill" } }] } : { content: "done" };
+    });
+    const agent = createDeepAgent(model, { core, backend: files, enableMemory: false });
+    await agent.invoke({ messages: [{ role: "user", content: "go" }] });
+    expect(parentContexts.map(names)).toEqual([["old"], ["new", "old"]]);
   });
 });

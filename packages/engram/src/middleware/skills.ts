@@ -1,6 +1,7 @@
 /**
  * Slot 2: Agent Skills with progressive disclosure. Before every model call the skill sources
- * are re-checked (an `ls` per source, a `stat` per `SKILL.md`; only changed files are re-read)
+ * are re-checked (an `ls` per source, a `stat` per `SKILL.md`; only changed files are re-read;
+ * nothing at all when the backend can tell none of its files changed — a plain `StateBackend`)
  * and an index of the skills — name, description, path — is appended to the request's
  * `systemContext` (the volatile part after the static system prompt). The model reads a skill's
  * body with `read_file` when it needs it.

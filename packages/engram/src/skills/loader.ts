@@ -3,6 +3,7 @@
  * with a cache keyed by path and file version so an unchanged skill costs a `stat`, not a read.
  * @module
  */
+import { type ChangeMark, changeMark, sameMark } from "../backends/change-mark.js";
 import type { Backend } from "../backends/protocol.js";
 import type { FileInfo } from "../core/types.js";
 import { parseSkillFile, type ParseSkillResult, type Skill } from "./parse.js";
@@ -43,7 +44,10 @@ function byName(a: Skill, b: Skill): number {
 /**
  * Loads the skills of several sources and keeps them fresh. Each {@link SkillsLoader.load} lists
  * every source and stats every `SKILL.md`; only files whose version changed since the previous
- * load are read and parsed again. The cache belongs to the instance: make one per thread.
+ * load are read and parsed again. On a backend that can tell its files are unchanged since the
+ * previous load (a plain `StateBackend`, or a `CompositeBackend` over such backends only: see
+ * `changeMark`), nothing is listed either and the previous skills are returned. The cache
+ * belongs to the instance: make one per thread.
  */
 export class SkillsLoader {
   readonly #backend: Backend;
@@ -52,10 +56,15 @@ export class SkillsLoader {
   #cache = new Map<string, Cached>();
   /** Listing and stat failures reported by the previous load (reported again only after they clear). */
   #reported = new Set<string>();
+  /** Where the backend's files stood, when it can tell (see `changeMark`). */
+  readonly #mark: (() => Promise<ChangeMark>) | undefined;
+  /** The previous load's skills and the mark taken before it. */
+  #last: { mark: ChangeMark; skills: readonly Skill[] } | undefined;
 
   constructor(options: SkillsLoaderOptions) {
     this.#backend = options.backend;
     this.#sources = options.sources.map(normaliseDir);
+    this.#mark = changeMark(options.backend);
   }
 
   /**
@@ -64,6 +73,10 @@ export class SkillsLoader {
    * version; a source that cannot be listed is skipped with one `warn` until it recovers.
    */
   async load(warn: (message: string) => void): Promise<Skill[]> {
+    // Taken before the listing: a change made while it runs shows on the next load.
+    const mark = this.#mark ? await this.#mark() : undefined;
+    const last = this.#last;
+    if (mark && last && sameMark(mark, last.mark)) return [...last.skills];
     const reported = new Set<string>();
     const report = (message: string) => {
       reported.add(message);
@@ -80,7 +93,9 @@ export class SkillsLoader {
     this.#reported = reported;
     const byNameMap = new Map<string, Skill>();
     for (const skills of perSource) for (const skill of skills) if (skill) byNameMap.set(skill.name, skill);
-    return [...byNameMap.values()].sort(byName);
+    const skills = [...byNameMap.values()].sort(byName);
+    this.#last = mark && { mark, skills: [...skills] };
+    return skills;
   }
 
   /** Directory paths (ending in `/`) directly under a source. */
