@@ -29,14 +29,30 @@ pub struct Normalized {
     pub path: String,
 }
 
-/// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
-/// A JavaScript string as UTF-8 bytes, converted in one pass. napi-rs's `String` first asks V8
-/// for the UTF-8 length (a pass over the text), zero-fills a buffer of that size, then converts:
-/// three passes, which showed in seeding thousands of files. A UTF-16 unit never needs more than
-/// three UTF-8 bytes, so one conversion into that much room, trimmed afterwards, is enough. Lone
-/// surrogates become U+FFFD, as with `String`. Texts over a megabyte are measured first, as
-/// napi-rs does, so the room never exceeds the text by more than 2 MB.
+/// A JavaScript string as UTF-8 bytes. V8's own UTF-8 writer (`napi_get_value_string_utf8`,
+/// napi-rs's `String`) runs at about 1 GB/s and needs the length first or a worst-case buffer
+/// trimmed afterwards; seeding thousands of files showed it. Here the string's UTF-16 units are
+/// copied out (a plain copy for V8) and converted by `encoding_rs` into scratch buffers this
+/// thread reuses (so they stay in cache), then copied once into a buffer of the exact size the
+/// table keeps. Lone surrogates become U+FFFD, as with `String`. (`simdutf` measured no faster
+/// here: checking, measuring and converting straight into fresh memory cost as much.)
 pub struct Utf8(Vec<u8>);
+
+/// The scratch buffers of [`Utf8`]: UTF-16 units and their UTF-8 bytes (`bytes` is kept
+/// initialised to its full length, three bytes per unit it has held).
+struct Scratch {
+    units: Vec<u16>,
+    bytes: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> =
+        const { std::cell::RefCell::new(Scratch { units: Vec::new(), bytes: Vec::new() }) };
+}
+
+/// The most UTF-16 units the scratch of [`Utf8`] keeps room for between conversions (256 Ki
+/// units: 1.25 MiB with their bytes); a longer text's room is released after it.
+const UNITS_KEPT: usize = 256 * 1024;
 
 impl TypeName for Utf8 {
     fn type_name() -> &'static str {
@@ -52,28 +68,30 @@ impl ValidateNapiValue for Utf8 {}
 
 impl FromNapiValue for Utf8 {
     unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
-        let mut units = 0;
+        let mut count = 0;
         // SAFETY: a length query (null buffer) on a value napi checks to be a string.
-        check_status!(unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut units) })?;
-        // Past a megabyte the worst case would over-allocate by up to 2× the text: measure first.
-        let room = if units <= 1 << 20 {
-            units * 3 + 1
-        } else {
-            let mut len = 0;
-            // SAFETY: as above, a length query.
-            check_status!(unsafe { sys::napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) })?;
-            len + 1
-        };
-        let mut bytes: Vec<u8> = Vec::with_capacity(room);
-        let mut written = 0;
-        // SAFETY: `bytes` has `room` bytes of capacity, which napi writes at most (the +1 is the
-        // NUL it appends); `written` of them are then initialised.
-        check_status!(unsafe {
-            sys::napi_get_value_string_utf8(env, value, bytes.as_mut_ptr().cast(), room, &mut written)
-        })?;
-        unsafe { bytes.set_len(written) };
-        bytes.shrink_to_fit();
-        Ok(Utf8(bytes))
+        check_status!(unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut count) })?;
+        SCRATCH.with_borrow_mut(|Scratch { units, bytes }| {
+            units.clear();
+            units.reserve(count + 1);
+            let mut copied = 0;
+            // SAFETY: `units` has room for `count + 1` units, which napi writes at most (the
+            // last is the NUL it appends); `copied` of them are then initialised.
+            check_status!(unsafe {
+                sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), count + 1, &mut copied)
+            })?;
+            unsafe { units.set_len(copied) };
+            if bytes.len() < copied * 3 {
+                bytes.resize(copied * 3, 0);
+            }
+            let written = encoding_rs::mem::convert_utf16_to_utf8(units, bytes);
+            let text = bytes[..written].to_vec();
+            if copied > UNITS_KEPT {
+                *units = Vec::new();
+                *bytes = Vec::new();
+            }
+            Ok(Utf8(text))
+        })
     }
 }
 
@@ -86,6 +104,7 @@ pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> nap
         .map_err(napi::Error::from_reason)
 }
 
+/// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
 #[napi]
 pub fn format_numbered(content: String, first_line: u32) -> String {
     api::format_numbered(&content, first_line as usize)
