@@ -417,10 +417,12 @@ impl FileTable {
     /// an earlier `stage` of this batch held is kept): returns where it starts. JavaScript
     /// encodes the texts of a batch straight into it and then calls `writeManyStaged`, so the
     /// contents cross once and no JavaScript buffer is made for them. Views of memory made
-    /// before this call may be detached (memory can grow).
-    pub fn stage(&mut self, bytes: usize) -> *const u8 {
-        self.staged.resize(bytes, 0);
-        self.staged.as_ptr()
+    /// before this call may be detached (memory can grow). Room that memory cannot give
+    /// returns `undefined` (`takeError()`: `too_large`) and releases what was staged; `bytes` is
+    /// a plain number so that no size wraps around 32 bits on its way in.
+    pub fn stage(&mut self, bytes: f64) -> Option<u32> {
+        let r = api::stage_room(&mut self.staged, bytes);
+        self.keep(r, |()| self.staged.as_ptr() as u32)
     }
 
     /// Then: writes the files (NUL-joined paths, one byte length per file) over the staged

@@ -247,6 +247,32 @@ pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], 
     t.write_all(files, modified_at)
 }
 
+/// Room for exactly `bytes` bytes of a batch's contents in `staged` (zero-filled; what it
+/// held is kept up to that length), for a binding whose caller encodes the contents straight into its memory
+/// before [`write_many`]. A room that cannot be had (over the address space, or the memory
+/// cannot grow that far) is `too_large`, and `staged` is released: the batch is refused whole
+/// rather than aborting the process (WebAssembly's 32-bit memory meets this first).
+pub fn stage_room(staged: &mut Vec<u8>, bytes: f64) -> CoreResult<()> {
+    let refused = |staged: &mut Vec<u8>| {
+        *staged = Vec::new();
+        Err(CoreError::new(
+            ErrorCode::TooLarge,
+            "writeMany",
+            format_args!("{bytes} bytes of contents do not fit in this core's memory"),
+        ))
+    };
+    // Negative or NaN is no size; past `isize::MAX` no buffer can be that large.
+    if bytes.is_nan() || bytes < 0.0 || bytes > isize::MAX as f64 {
+        return refused(staged);
+    }
+    let want = bytes as usize;
+    if want > staged.len() && staged.try_reserve_exact(want - staged.len()).is_err() {
+        return refused(staged);
+    }
+    staged.resize(want, 0);
+    Ok(())
+}
+
 /// [`write_many`] with the contents already one buffer per file, kept by the table as they are
 /// (a binding that converts each text once, straight into the bytes the table holds).
 pub fn write_many_owned(t: &mut FileTable, paths: &str, contents: Vec<Vec<u8>>, modified_at: f64) -> CoreResult<usize> {
@@ -360,6 +386,23 @@ mod tests {
         let scores = rank_bm25("rust", &["likes rust".to_string(), "likes go".to_string()]);
         assert_eq!(scores.len(), 2);
         assert!(scores[0] > 0.0 && scores[1] == 0.0);
+    }
+
+    #[test]
+    fn stage_room_grows_keeps_and_refuses_what_cannot_fit() {
+        let mut staged = Vec::new();
+        assert_eq!(stage_room(&mut staged, 4.0), Ok(()));
+        staged.copy_from_slice(b"abcd");
+        assert_eq!(stage_room(&mut staged, 6.0), Ok(()));
+        assert_eq!(staged, b"abcd\0\0", "grown, what it held kept");
+        for bytes in [-1.0, f64::NAN, f64::INFINITY, 2f64.powi(70), isize::MAX as f64 * 2.0] {
+            let e = stage_room(&mut staged, bytes).unwrap_err();
+            assert_eq!((e.code, e.subject.as_str()), (ErrorCode::TooLarge, "writeMany"), "{bytes}");
+            assert_eq!(staged.capacity(), 0, "released");
+        }
+        // Within the address space but more than an allocator can give.
+        assert_eq!(stage_room(&mut staged, 2f64.powi(52)).unwrap_err().code, ErrorCode::TooLarge);
+        assert_eq!(stage_room(&mut staged, 0.0), Ok(()));
     }
 
     #[test]

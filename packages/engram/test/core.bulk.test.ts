@@ -124,6 +124,59 @@ describe("writeMany", () => {
     expect(t.readBytes("/lone.txt")).toEqual(one.readBytes("/lone.txt"));
   });
 
+  it("stores every text as exactly the UTF-8 a TextEncoder gives: one-byte, two-byte and surrogate texts mixed in one batch", () => {
+    // Texts V8 keeps one byte per character (ASCII, Latin-1) and two (CJK, emoji), pairs and
+    // lone surrogates at every position, a long text between short ones (the native core reuses
+    // scratch room), empty texts, bytes between texts, and texts over a megabyte.
+    const texts = [
+      "",
+      "plain ascii\n",
+      "café Latin-1 only: é ü ÿ \u0080",
+      "日本語 and 😀 pairs 𝄞",
+      "\uD83D",
+      "\uDE00 a low surrogate first",
+      "ends with a high surrogate \uD83D",
+      "two highs \uD83D\uD83D\uDE00 then a pair",
+      "x".repeat(1 << 20) + "é",
+      `${"a😀".repeat(300_000)}\uDFFF`,
+      "short after long",
+      "é".repeat(40),
+      "",
+    ];
+    const encoder = new TextEncoder();
+    const files: [string, string | Uint8Array][] = texts.map((text, i) => [`/t/${i}.txt`, text]);
+    files.push(["/t/bytes.bin", new Uint8Array([0xed, 0xa0, 0x80, 0xc3])]); // not UTF-8: kept as is
+    const t = core.createFileTable();
+    expect(t.writeMany(files)).toEqual({ written: files.length });
+    // Compared as buffers: element-wise deep equality of megabyte arrays is far too slow.
+    const same = (a: Uint8Array | null | undefined, b: Uint8Array | null | undefined) =>
+      a != null && b != null && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    texts.forEach((text, i) => {
+      expect(same(t.readBytes(`/t/${i}.txt`), encoder.encode(text)), `text ${i}`).toBe(true);
+    });
+    expect(t.readBytes("/t/bytes.bin")).toEqual(new Uint8Array([0xed, 0xa0, 0x80, 0xc3]));
+    // The same batch twice over (the scratch room kept from the first) gives the same bytes.
+    const again = core.createFileTable();
+    expect(again.writeMany([...files].reverse())).toEqual({ written: files.length });
+    for (const [path] of files) expect(same(again.readBytes(path), t.readBytes(path)), path).toBe(true);
+  });
+
+  it.runIf(process.env.ENGRAM_CORE === "wasm")(
+    "refuses a batch larger than WebAssembly memory can hold with too_large, writing nothing",
+    () => {
+      const t = core.createFileTable();
+      expect(t.writeMany([["/keep.txt", "k"]])).toEqual({ written: 1 });
+      const before = t.snapshot();
+      // 2 GiB of contents (one 256 MiB text eight times): more than a 32-bit memory can stage.
+      const huge = "x".repeat(1 << 28);
+      const r = t.writeMany(Array.from({ length: 8 }, (_, i) => [`/huge/${i}.txt`, huge] as const));
+      expect(r.error?.code).toBe("too_large");
+      expect(t.snapshot()).toEqual(before);
+      expect(t.writeMany([["/after.txt", "still works"]])).toEqual({ written: 1 });
+      expect(t.read("/after.txt").content).toBe("still works");
+    },
+  );
+
   it("refuses wrong argument types with invalid_argument", () => {
     const t = core.createFileTable();
     expect(() => t.writeMany([["/a", 5 as never]])).toThrow(EngramError);

@@ -251,8 +251,9 @@ interface RawFileTable {
   writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   /** Native: NUL-joined paths and one content per file, each converted once straight into the table. */
   writeMany?(paths: string, contents: (string | Uint8Array)[], modifiedAt: number): RawSeeded;
-  /** WASM: room for a batch's contents in WebAssembly memory (where it starts), … */
-  stage?(bytes: number): number;
+  /** WASM: room for a batch's contents in WebAssembly memory (where it starts; none when memory
+   * cannot hold it: `takeError()`), … */
+  stage?(bytes: number): Opt<number>;
   /** … then the batch over the contents encoded there, one byte length per file. */
   writeManyStaged?(paths: string, lengths: Uint32Array, modifiedAt: number): RawSeeded;
   /** WASM: the linear memory `stage` points into. */
@@ -613,6 +614,7 @@ class FileTableHandle implements CoreFileTable {
     this.#changing();
     const joined = paths.join("\0");
     const r = this.raw.writeMany ? this.raw.writeMany(joined, contents, at) : this.#writeManyStaged(joined, contents, units, at);
+    if (!r) return this.#failed();
     if (r.error) return failed(r);
     const written = r.written as number;
     r.free?.();
@@ -621,19 +623,22 @@ class FileTableHandle implements CoreFileTable {
 
   /** WASM: the contents encoded straight into WebAssembly memory, back to back (see the
    * binding's `stage`), so they cross once and no JavaScript buffer is made for them. The room
-   * starts at one byte per UTF-16 unit (most text is ASCII) and doubles when a text does not fit. */
-  #writeManyStaged(paths: string, contents: (string | Uint8Array)[], units: number, at: number): RawSeeded {
+   * starts at one byte per UTF-16 unit (most text is ASCII) and doubles when a text does not fit.
+   * Nothing when the room cannot be had (`takeError()`: `too_large`; nothing is written). */
+  #writeManyStaged(paths: string, contents: (string | Uint8Array)[], units: number, at: number): RawSeeded | undefined {
     const raw = this.raw as RawFileTable & Required<Pick<RawFileTable, "stage" | "writeManyStaged" | "memory">>;
     const memory = raw.memory();
     let room = 0;
     let view: Uint8Array = new Uint8Array(0);
-    const grow = (need: number) => {
+    const grow = (need: number): boolean => {
       room = Math.max(room * 2, need);
       // `stage` keeps what is there and may grow memory, detaching earlier views: ask first.
       const start = raw.stage(room);
+      if (start == null) return false;
       view = new Uint8Array(memory.buffer, start, room);
+      return true;
     };
-    grow(Math.max(units, 16));
+    if (!grow(Math.max(units, 16))) return undefined;
     const lengths = new Uint32Array(contents.length);
     let used = 0;
     for (let i = 0; i < contents.length; i++) {
@@ -642,12 +647,12 @@ class FileTableHandle implements CoreFileTable {
       if (typeof content === "string") {
         let r = textEncoder.encodeInto(content, view.subarray(used));
         while (r.read < content.length) {
-          grow(used + content.length * 3);
+          if (!grow(used + content.length * 3)) return undefined;
           r = textEncoder.encodeInto(content, view.subarray(used));
         }
         n = r.written;
       } else {
-        if (room - used < content.byteLength) grow(used + content.byteLength);
+        if (room - used < content.byteLength && !grow(used + content.byteLength)) return undefined;
         view.set(content, used);
         n = content.byteLength;
       }
