@@ -1,7 +1,8 @@
 /**
  * The boundary's small and bulk State calls (issue 13): a read of a small file, and loading the
  * whole corpus into a fresh StateBackend in one call — ours (native and WASM) against the peer.
- * The peer's load is what its StateBackend needs to serve the files: its `files` state object.
+ * The peer's load is what its StateBackend needs to serve the files: its `files` state object;
+ * the load's floor is plain JS encoding the same texts to UTF-8 once.
  */
 import { StateBackend as PeerState } from "deepagents";
 import { type Core, StateBackend } from "engram";
@@ -97,6 +98,24 @@ export async function boundaryRows(
         return Object.keys(files).length;
       },
       (a) => a === list.length,
+    ]);
+    // The floor: the cheapest copy of the same texts plain JS can make, each encoded to UTF-8
+    // into one fresh buffer (what any table that owns its bytes must at least do). The peer
+    // copies nothing: its state object points at the caller's strings.
+    const texts = corpus.files.map((f) => f.content);
+    const units = texts.reduce((n, t) => n + t.length, 0);
+    const utf8Bytes = texts.reduce((n, t) => n + Buffer.byteLength(t, "utf8"), 0);
+    const encoder = new TextEncoder();
+    subjects.push([
+      "floor",
+      "plain JS (TextEncoder into one buffer)",
+      async () => async () => {
+        const out = new Uint8Array(units * 3);
+        let used = 0;
+        for (const t of texts) used += encoder.encodeInto(t, out.subarray(used)).written;
+        return used;
+      },
+      (a) => a === utf8Bytes,
     ]);
     rows.push(
       await row("state.load", `load ${list.length.toLocaleString("en-US")} files into a new StateBackend (one call)`, subjects, big),
