@@ -378,6 +378,40 @@ describe("unchanged backends", () => {
     expect(names(await system())).toEqual(["a", "x"]);
   });
 
+  it("caches through a wrapper that only replaces writes (memory history), and sees writes made through it", async () => {
+    const ls = vi.spyOn(StateBackend.prototype, "ls");
+    try {
+      const inner = new StateBackend({ core });
+      const writes: string[] = [];
+      const wrapped = wrapBackend(inner, {
+        write: (p, ...rest) => {
+          writes.push(p);
+          return inner.write(p, ...rest);
+        },
+      });
+      await wrapped.write("/skills/a/SKILL.md", skillMd("a", "First."));
+      const { system } = setup(wrapped);
+      expect(names(await system())).toEqual(["a"]);
+      const lists = ls.mock.calls.length;
+      await system();
+      expect(ls.mock.calls.length).toBe(lists);
+      await wrapped.write("/skills/b/SKILL.md", skillMd("b", "Through the wrapper."));
+      expect(names(await system())).toEqual(["a", "b"]);
+      await inner.edit("/skills/a/SKILL.md", "First.", "Edited underneath.");
+      expect(await system()).toContain("Edited underneath.");
+      expect(writes).toEqual(["/skills/a/SKILL.md", "/skills/b/SKILL.md"]);
+      // A wrapper of that wrapper which replaces a reading method is listed every call.
+      const reader = wrapBackend(wrapped, { glob: (pattern, options) => wrapped.glob(pattern, options) });
+      const again = setup(reader);
+      await again.system();
+      const before = ls.mock.calls.length;
+      await again.system();
+      expect(ls.mock.calls.length).toBeGreaterThan(before);
+    } finally {
+      ls.mockRestore();
+    }
+  });
+
   it("sees a skill another process writes to a FilesystemBackend on the next call", async () => {
     const dir = mkdtempSync(join(tmpdir(), "engram-skills-"));
     try {

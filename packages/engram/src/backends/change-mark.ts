@@ -7,6 +7,7 @@ import { CompositeBackend } from "./composite.js";
 import { residentFiles } from "./core-ref.js";
 import type { Backend } from "./protocol.js";
 import { StateBackend } from "./state.js";
+import { readsThrough } from "./wrap.js";
 
 /** @internal Where a backend's files stood; compare two with {@link sameMark}. */
 export type ChangeMark = readonly unknown[];
@@ -19,9 +20,15 @@ export type ChangeMark = readonly unknown[];
  * append and delete moves; loading a snapshot replaces the table), and a plain
  * `CompositeBackend` whose backends all can. A `StoreBackend` cannot (another process may
  * write its store), nor a `FilesystemBackend` (any process may write its directory), nor a
- * wrapped or subclassed backend (its reads may answer from elsewhere).
+ * subclassed backend or a wrapper that replaces a reading method (its reads may answer from
+ * elsewhere). A `wrapBackend` wrapper that only replaces writing methods tells what its
+ * backend tells.
  */
 export function changeMark(backend: Backend): (() => Promise<ChangeMark>) | undefined {
+  // A wrapper that leaves reading to its backend (memory history, path normalising) shows that
+  // backend's files; its writes reach them.
+  const inner = readsThrough(backend);
+  if (inner) return changeMark(inner);
   if (plain(backend, StateBackend.prototype) && (backend as StateBackend)[residentFiles] === StateBackend.prototype[residentFiles]) {
     const state = backend as StateBackend;
     return async () => {
