@@ -162,8 +162,11 @@ elif [[ $WASM_STD_SRC == 1 ]]; then
   # the Debian path above has always needed) with std's own `optimize_for_size` feature: its
   # size-optimised sorts (a small merge sort and heapsort instead of driftsort/ipnsort, ~5 KB per
   # sorted type) and number formatting. Results are the same (sorts stay stable, `sort_unstable`
-  # was never ordered among equals); issue 13: 1,284,092 -> 1,169,139 B on the same sources, and
-  # no WASM call measured slower (loads, ls, glob, grep, reads, writes, edit, snapshot, redaction).
+  # was never ordered among equals); issue 13: 1,284,092 -> 1,169,139 B on the same sources.
+  # Cost, measured on the same sources (WASM, in one process, interleaved): a 5,000-entry ls and
+  # glob over 5,000 files 10-20% slower (probably the small merge sort: no run detection, so
+  # re-sorting sorted listings is n log n); loads, grep, reads, writes, edit, snapshot and
+  # redaction unchanged; compile time within noise. Delete this branch to trade the size back.
   # Not `-Cpanic=immediate-abort` (-122 KB more, no observable change either: a panic was already
   # an `unreachable` trap here): case-insensitive grep measured 20-25% slower with it.
   RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$ROOT/target/wasm-std" \
