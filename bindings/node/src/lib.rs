@@ -33,9 +33,12 @@ pub struct Normalized {
 /// napi-rs's `String`) runs at about 1 GB/s and needs the length first or a worst-case buffer
 /// trimmed afterwards; seeding thousands of files showed it. Here the string's UTF-16 units are
 /// copied out (a plain copy for V8) and converted by `simdutf` (twice as fast as `encoding_rs`
-/// on stable Rust, measured on the bench corpus) into scratch buffers this thread reuses, so
-/// they stay in cache, then copied once into a buffer of the exact size the table keeps. A text with lone surrogates (not well-formed UTF-16, which `simdutf` refuses) goes
-/// through `encoding_rs`, which makes each U+FFFD, as `String` does.
+/// on stable Rust, measured on the bench corpus). A text of up to [`UNITS_KEPT`] units is
+/// converted into scratch buffers this thread reuses, so they stay in cache, then copied once
+/// into a buffer of the exact size the table keeps; a longer one is measured first and
+/// converted straight into its exact-size buffer, so its room never exceeds its UTF-8 size. A
+/// text with lone surrogates (not well-formed UTF-16, which `simdutf` refuses) goes through
+/// `encoding_rs`, which makes each U+FFFD, as `String` does.
 pub struct Utf8(Vec<u8>);
 
 /// The scratch buffers of [`Utf8`]: UTF-16 units and their UTF-8 bytes (`bytes` is kept
@@ -81,21 +84,40 @@ impl FromNapiValue for Utf8 {
                 sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), count + 1, &mut copied)
             })?;
             unsafe { units.set_len(copied) };
-            if bytes.len() < copied * 3 {
-                bytes.resize(copied * 3, 0);
-            }
-            // SAFETY: `bytes` holds three bytes per unit, the most UTF-16 can need. 0 written
-            // from units means they are not well-formed.
-            let mut written =
-                unsafe { simdutf::convert_utf16_to_utf8(units.as_ptr(), units.len(), bytes.as_mut_ptr()) };
-            if written == 0 && !units.is_empty() {
-                written = encoding_rs::mem::convert_utf16_to_utf8(units, bytes);
-            }
-            let text = bytes[..written].to_vec();
-            if copied > UNITS_KEPT {
+            let text = if copied <= UNITS_KEPT {
+                if bytes.len() < copied * 3 {
+                    bytes.resize(copied * 3, 0);
+                }
+                // SAFETY: `bytes` holds three bytes per unit, the most UTF-16 can need. 0 written
+                // from units means they are not well-formed.
+                let mut written =
+                    unsafe { simdutf::convert_utf16_to_utf8(units.as_ptr(), units.len(), bytes.as_mut_ptr()) };
+                if written == 0 && !units.is_empty() {
+                    written = encoding_rs::mem::convert_utf16_to_utf8(units, bytes);
+                }
+                bytes[..written].to_vec()
+            } else {
+                let text = if simdutf::validate_utf16(units) {
+                    let len = simdutf::utf8_length_from_utf16(units);
+                    let mut text: Vec<u8> = Vec::with_capacity(len);
+                    // SAFETY: well-formed UTF-16 (validated) converts to exactly `len` bytes,
+                    // the capacity of `text`; that many are then initialised.
+                    let written =
+                        unsafe { simdutf::convert_utf16_to_utf8(units.as_ptr(), units.len(), text.as_mut_ptr()) };
+                    debug_assert_eq!(written, len);
+                    unsafe { text.set_len(written.min(len)) };
+                    text
+                } else {
+                    let mut room = vec![0; units.len() * 3];
+                    let written = encoding_rs::mem::convert_utf16_to_utf8(units, &mut room);
+                    room.truncate(written);
+                    room.shrink_to_fit();
+                    room
+                };
                 *units = Vec::new();
                 *bytes = Vec::new();
-            }
+                text
+            };
             Ok(Utf8(text))
         })
     }
