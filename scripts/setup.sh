@@ -165,7 +165,8 @@ elif [[ $WASM_STD_SRC == 1 ]]; then
   # was never ordered among equals); issue 13: 1,284,092 -> 1,169,139 B on the same sources.
   # Cost, measured on the same sources (WASM, in one process, interleaved): a 5,000-entry ls and
   # glob over 5,000 files 10-20% slower (probably the small merge sort: no run detection, so
-  # re-sorting sorted listings is n log n); loads, grep, reads, writes, edit, snapshot and
+  # re-sorting sorted listings is n log n), `formatNumbered` of a whole 10,000-line file 10-40%
+  # slower (integer formatting); loads, grep, reads (read, readText), writes, edit, snapshot and
   # redaction unchanged; compile time within noise. Delete this branch to trade the size back.
   # `-Zlocation-detail=none`: panics keep no file/line/column (-35 KB, no call measured slower).
   # A panic's message and location went nowhere on wasm32-unknown-unknown (JavaScript sees an
