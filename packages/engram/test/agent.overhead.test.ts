@@ -1,14 +1,14 @@
 /** What the loop does per step stays exact when it is made cheaper: the summarisation check's
  * remembered token counts equal a full count, also after messages change in place. */
 import { describe, expect, it } from "vitest";
-import { requestTokenCounter } from "../src/middleware/summarization.js";
-import { estimateRequestTokens, estimateTokens } from "../src/models/tokens.js";
+import { TokenCounter, estimateRequestTokens, estimateTokens } from "../src/models/tokens.js";
 import type { Message, ToolSpec } from "../src/index.js";
 import "./fixtures/session.js";
 
 describe("per-step costs", () => {
   it("the summarisation check counts what estimateRequestTokens counts, whatever changed since its last call", () => {
-    const count = requestTokenCounter();
+    const counter = new TokenCounter();
+    const count = (request: Parameters<TokenCounter["request"]>[0]) => counter.request(request);
     const tools: ToolSpec[] = [
       { name: "ls", description: "lists a directory", parameters: { type: "object", properties: { path: { type: "string" } } } },
     ];

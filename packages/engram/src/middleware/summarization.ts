@@ -8,8 +8,8 @@ import type { Middleware } from "./types.js";
 import type { RunContext } from "../tools/types.js";
 import type { Backend } from "../backends/protocol.js";
 import { appendTo } from "../backends/append.js";
-import { estimateMessagesTokens, estimateRequestTokens } from "../models/tokens.js";
-import type { ChatModel, Message, ModelRequest } from "../models/types.js";
+import { sharedTokenCounter } from "../models/tokens.js";
+import type { ChatModel, Message } from "../models/types.js";
 
 export interface SummarizationOptions {
   model: ChatModel;
@@ -40,66 +40,13 @@ function transcript(messages: Message[]): string {
     .join("\n");
 }
 
-/**
- * {@link estimateRequestTokens} of a request, remembering what it counted: a message by object
- * (while its content and tool calls are the same), a tool by its JSON schema object (with its
- * name and description), the last system prompt and system context by value (each counted as
- * a text of its own) — so the check before each model call counts only what is new since the
- * last one, across runs.
- */
-export function requestTokenCounter(): (request: Pick<ModelRequest, "system" | "systemContext" | "messages" | "tools">) => number {
-  const messages = new WeakMap<Message, { content: string; toolCalls: Message["toolCalls"]; toolCallId: string | undefined; n: number }>();
-  const tools = new WeakMap<object, { name: string; description: string; n: number }>();
-  // The last system prompt and system context, each compared by value (no hashing).
-  const texts = [
-    { text: "", n: 0 },
-    { text: "", n: 0 },
-  ];
-  const text = (slot: 0 | 1, value: string): number => {
-    const last = texts[slot] as { text: string; n: number };
-    if (last.text !== value) {
-      last.text = value;
-      last.n = estimateRequestTokens({ system: value, messages: [], tools: [] });
-    }
-    return last.n;
-  };
-  return (request) => {
-    let total = text(0, request.system) + text(1, request.systemContext ?? "");
-    for (const tool of request.tools) {
-      const key = typeof tool.parameters === "object" && tool.parameters !== null ? tool.parameters : undefined;
-      const seen = key && tools.get(key);
-      if (seen && seen.name === tool.name && seen.description === tool.description) {
-        total += seen.n;
-        continue;
-      }
-      const n = estimateRequestTokens({ system: "", messages: [], tools: [tool] });
-      if (key) tools.set(key, { name: tool.name, description: tool.description, n });
-      total += n;
-    }
-    for (const m of request.messages) {
-      const seen = messages.get(m);
-      if (seen && seen.content === m.content && seen.toolCalls === m.toolCalls && seen.toolCallId === m.toolCallId) {
-        total += seen.n;
-        continue;
-      }
-      const n = estimateMessagesTokens([m]);
-      messages.set(m, { content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, n });
-      total += n;
-    }
-    return total;
-  };
-}
-
-/** One counter for every agent of the process: tools and system prompts repeat across runs. */
-const tokensOf = requestTokenCounter();
-
 export function summarizationMiddleware(o: SummarizationOptions): Middleware {
   return {
     name: "summarization",
     async beforeModel(request, ctx) {
       const budget = o.maxInputTokens * o.threshold;
       // The system context (memory, skills) counts too.
-      if (tokensOf(request) <= budget) return;
+      if (sharedTokenCounter.request(request) <= budget) return;
       const messages = ctx.state.messages;
       let cut = messages.length - o.keepMessages;
       // Never split a tool call from its results: the kept tail starts at a non-tool message.

@@ -14,9 +14,9 @@
  * needs fewer tokens, so the estimate is 18–63% above its count there (budgets err on the safe
  * side).
  *
- * {@link estimateMessagesTokens} remembers each message's content estimate and
- * {@link estimateRequestTokens} the last system prompt's, so estimating a growing conversation on
- * every model call costs only its new messages.
+ * {@link estimateMessagesTokens} and {@link estimateRequestTokens} remember what they counted
+ * (one {@link TokenCounter} for the process, which the summarization check shares), so
+ * estimating a growing conversation on every model call costs only its new messages.
  *
  * Synchronous: it uses the core {@link loadCore} loaded — in Node the native addon is loaded
  * on first use; on hosts that load only WebAssembly (edge runtimes, browsers) `await loadCore()`
@@ -25,7 +25,7 @@
  */
 import { loadedCore } from "../core/loader.js";
 import type { Core } from "../core/types.js";
-import type { Message, ModelRequest } from "./types.js";
+import type { Message, ModelRequest, ToolSpec } from "./types.js";
 
 /** Tokens {@link estimateMessagesTokens} adds per message for role and framing. */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -51,42 +51,82 @@ export function estimateTokens(text: string): number {
  * {@link TOOL_CALL_OVERHEAD_TOKENS}.
  */
 export function estimateMessagesTokens(messages: readonly Message[]): number {
-  let total = 0;
-  for (const m of messages) {
-    total += MESSAGE_OVERHEAD_TOKENS + contentTokens(m);
-    if (m.toolCallId) total += estimateTokens(m.toolCallId);
-    for (const call of m.toolCalls ?? []) {
-      total += TOOL_CALL_OVERHEAD_TOKENS + estimateTokens(call.name) + estimateTokens(JSON.stringify(call.args));
-    }
-  }
-  return total;
+  return sharedTokenCounter.messages(messages);
 }
-
-/** The content estimate by message: a conversation is estimated again on every model call
- * (summarization) and its earlier messages are the same objects each time. Checked against the
- * content, so a message whose content changed is counted again. */
-const contentEstimates = new WeakMap<Message, { readonly content: string; readonly tokens: number }>();
-
-function contentTokens(m: Message): number {
-  const known = contentEstimates.get(m);
-  if (known !== undefined && known.content === m.content) return known.tokens;
-  const tokens = estimateTokens(m.content);
-  if (typeof m === "object" && m !== null) contentEstimates.set(m, { content: m.content, tokens });
-  return tokens;
-}
-
-/** The last system prompt's estimate: it is usually the same text on every model call. */
-let lastSystem = { text: "", tokens: 0 };
 
 /**
  * Estimated input tokens of a whole request: the system prompt, the messages
  * ({@link estimateMessagesTokens}) and each tool's name, description and JSON schema.
  */
 export function estimateRequestTokens(request: Pick<ModelRequest, "system" | "messages" | "tools">): number {
-  if (request.system !== lastSystem.text) lastSystem = { text: request.system, tokens: estimateTokens(request.system) };
-  let total = lastSystem.tokens + estimateMessagesTokens(request.messages);
-  for (const tool of request.tools) {
-    total += estimateTokens(tool.name) + estimateTokens(tool.description) + estimateTokens(JSON.stringify(tool.parameters));
-  }
-  return total;
+  return sharedTokenCounter.request({ system: request.system, messages: request.messages, tools: request.tools });
 }
+
+/**
+ * @internal Token estimates that remember what they counted: a message by object (while its
+ * content, tool calls and tool-call id are the same), a tool by its JSON schema object (with its
+ * name and description), and the last system prompt and system context by value — so counting
+ * a conversation before every model call costs only what is new since the last count.
+ */
+export class TokenCounter {
+  readonly #messages = new WeakMap<
+    Message,
+    { content: string; toolCalls: Message["toolCalls"]; toolCallId: string | undefined; n: number }
+  >();
+  readonly #tools = new WeakMap<object, { name: string; description: string; n: number }>();
+  /** The last system prompt and system context, each compared by value (no hashing). */
+  readonly #texts = [
+    { text: "", n: 0 },
+    { text: "", n: 0 },
+  ];
+
+  /** {@link estimateRequestTokens} of `request`, plus its `systemContext` (memory, skills)
+   * counted as a text of its own. */
+  request(request: Pick<ModelRequest, "system" | "systemContext" | "messages" | "tools">): number {
+    let total = this.#text(0, request.system) + this.#text(1, request.systemContext ?? "") + this.messages(request.messages);
+    for (const tool of request.tools) total += this.#tool(tool);
+    return total;
+  }
+
+  /** {@link estimateMessagesTokens} of `messages`. */
+  messages(messages: readonly Message[]): number {
+    let total = 0;
+    for (const m of messages) total += this.#message(m);
+    return total;
+  }
+
+  #text(slot: 0 | 1, value: string): number {
+    const last = this.#texts[slot] as { text: string; n: number };
+    if (last.text !== value) {
+      last.n = estimateTokens(value);
+      last.text = value;
+    }
+    return last.n;
+  }
+
+  #message(m: Message): number {
+    const seen = typeof m === "object" && m !== null ? this.#messages.get(m) : undefined;
+    if (seen && seen.content === m.content && seen.toolCalls === m.toolCalls && seen.toolCallId === m.toolCallId) return seen.n;
+    let n = MESSAGE_OVERHEAD_TOKENS + estimateTokens(m.content);
+    if (m.toolCallId) n += estimateTokens(m.toolCallId);
+    for (const call of m.toolCalls ?? []) {
+      n += TOOL_CALL_OVERHEAD_TOKENS + estimateTokens(call.name) + estimateTokens(JSON.stringify(call.args));
+    }
+    if (typeof m === "object" && m !== null)
+      this.#messages.set(m, { content: m.content, toolCalls: m.toolCalls, toolCallId: m.toolCallId, n });
+    return n;
+  }
+
+  #tool(tool: ToolSpec): number {
+    const key = typeof tool.parameters === "object" && tool.parameters !== null ? tool.parameters : undefined;
+    const seen = key && this.#tools.get(key);
+    if (seen && seen.name === tool.name && seen.description === tool.description) return seen.n;
+    const n = estimateTokens(tool.name) + estimateTokens(tool.description) + estimateTokens(JSON.stringify(tool.parameters));
+    if (key) this.#tools.set(key, { name: tool.name, description: tool.description, n });
+    return n;
+  }
+}
+
+/** @internal The process's counter: the public estimates and the summarization check share it
+ * (tools and system prompts repeat across agents and runs). */
+export const sharedTokenCounter = new TokenCounter();
