@@ -134,8 +134,8 @@ impl GrepText {
             self.lines.push(&[path, ":"]);
             self.current = Some(path.to_string());
         }
-        let number = line.to_string();
-        self.lines.push(&["  ", &number, if context { "- " } else { ": " }, text]);
+        let mut number = itoa::Buffer::new();
+        self.lines.push(&["  ", number.format(line), if context { "- " } else { ": " }, text]);
     }
 
     pub fn push_file(&mut self, path: &str) {
@@ -143,7 +143,7 @@ impl GrepText {
     }
 
     pub fn push_count(&mut self, path: &str, count: usize) {
-        self.lines.push(&[path, ": ", &count.to_string()]);
+        self.lines.push(&[path, ": ", itoa::Buffer::new().format(count)]);
     }
 
     /// Whether the capped text is already decided.
@@ -210,7 +210,7 @@ pub fn format_ls<'a>(
         }
         match size {
             None => lines.push(&[p, " (directory)"]),
-            Some(n) => lines.push(&[p, " (", &n.to_string(), " bytes)"]),
+            Some(n) => lines.push(&[p, " (", itoa::Buffer::new().format(n), " bytes)"]),
         }
     }
     if lines.empty {

@@ -84,7 +84,7 @@ pub fn format_numbered_until(content: &str, first_line: usize, max_units: usize)
         let line = line.strip_suffix('\r').unwrap_or(line);
         let n = first_line + i;
         if line.chars().nth(MAX_LINE_CHARS).is_none() {
-            units += push_row(&mut out, &n.to_string(), line);
+            units += push_row(&mut out, itoa::Buffer::new().format(n), line);
             continue;
         }
         let mut rest = line;
@@ -100,16 +100,35 @@ pub fn format_numbered_until(content: &str, first_line: usize, max_units: usize)
     out
 }
 
-/// Appends one row and its newline; returns its length in UTF-16 code units.
+/// Appends one row and its newline (`label` right-aligned in six columns, as `{label:>6}`);
+/// returns its length in UTF-16 code units. `label` is ASCII.
 fn push_row(out: &mut String, label: &str, text: &str) -> usize {
-    use std::fmt::Write;
-    let _ = writeln!(out, "{label:>6}\t{text}");
+    const PAD: &str = "      ";
+    out.push_str(&PAD[label.len().min(6)..]);
+    out.push_str(label);
+    out.push('\t');
+    out.push_str(text);
+    out.push('\n');
     label.len().max(6) + 2 + crate::format::utf16_len(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_are_right_aligned_in_six_columns_like_format() {
+        for label in ["1", "42", "999999", "1000000", "12345678901", "7.2", "123456.10"] {
+            for text in ["", "x", "tab\there", "é😀"] {
+                let mut out = String::new();
+                let units = push_row(&mut out, label, text);
+                let expected = format!("{label:>6}\t{text}\n");
+                assert_eq!(out, expected);
+                assert_eq!(units, expected.encode_utf16().count(), "{label} {text}");
+            }
+        }
+        assert_eq!(format_numbered("a\nb", 999_999), "999999\ta\n1000000\tb");
+    }
 
     #[test]
     fn paginates_by_line() {

@@ -291,7 +291,12 @@ impl FileTable {
                 }
             })
             .collect();
-        out.sort_by(|a, b| a.path.cmp(&b.path));
+        // Children come in name order, which is path order unless a directory's name is a
+        // prefix of a sibling's followed by a byte below `/` (`a/` sorts after `a-b`): sort only
+        // then (the WASM build's size-optimised sort does not notice sorted input).
+        if !out.is_sorted_by(|a, b| a.path <= b.path) {
+            out.sort_by(|a, b| a.path.cmp(&b.path));
+        }
         Ok(out)
     }
 
@@ -379,7 +384,7 @@ pub(crate) fn file_info(p: &str, f: &FileEntry) -> FileInfo {
         is_dir: false,
         size: Some(f.data.len() as u64),
         modified_at: Some(f.modified_at),
-        version: Some(f.version.to_string()),
+        version: Some(itoa::Buffer::new().format(f.version).to_owned()),
     }
 }
 
