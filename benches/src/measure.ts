@@ -52,8 +52,8 @@ type Gc = (options?: { type: "minor" | "major" }) => void;
  * On a shared machine the background load drifts over seconds; taking a row's samples in the
  * same stretch of time gives every subject the same weather, so the ratios a row reports are
  * steadier than the times themselves (small calls moved up to 3× between sequential runs).
- * With `--expose-gc`, a minor collection between samples keeps one subject's young garbage from
- * being collected inside the next one's sample.
+ * With `--expose-gc`, a collection between samples (minor; major before a sample of one call)
+ * keeps one subject's garbage from being collected inside the next one's sample.
  */
 export async function measureTogether(fns: readonly (() => Promise<unknown>)[], o: MeasureOptions): Promise<Timing[]> {
   const gc = (globalThis as { gc?: Gc }).gc;
@@ -70,7 +70,9 @@ export async function measureTogether(fns: readonly (() => Promise<unknown>)[], 
       const i = (k + round) % fns.length;
       const fn = fns[i] as () => Promise<unknown>;
       const n = calls[i] as number;
-      gc?.({ type: "minor" });
+      // A sample of one heavy call (a 10k-file load) starts from a collected heap: the previous
+      // subject's garbage is tens of megabytes and would be marked during this one's call.
+      gc?.(n === 1 ? { type: "major" } : { type: "minor" });
       const s = performance.now();
       for (let c = 0; c < n; c++) await fn();
       (perCall[i] as number[]).push((performance.now() - s) / n);
