@@ -44,12 +44,6 @@ elif ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unkn
     apt_install rustc-web cargo-web rust-web-src lld-22
   fi
 fi
-# The WASM module is built with std compiled from its sources (rustup's rust-src), so that std
-# takes the module's size options (see the wasm-pack call below); without rust-src, prebuilt std.
-WASM_STD_SRC=1
-if [[ $WASM_MODE == rustup ]] && ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
-  rustup component add rust-src >/dev/null 2>&1 || WASM_STD_SRC=0
-fi
 
 # --- wasm-bindgen-cli at exactly the version in Cargo.lock, and wasm-pack -------------------
 [[ -f Cargo.lock ]] || cargo generate-lockfile
@@ -157,24 +151,6 @@ wasm_pack=(wasm-pack --quiet build bindings/wasm --mode force --no-opt --no-pack
 if [[ $WASM_MODE == build-std ]]; then
   RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$ROOT/target/wasm-build-std" \
     "${wasm_pack[@]}" -- -Zbuild-std=std,panic_abort
-elif [[ $WASM_STD_SRC == 1 ]]; then
-  # std rebuilt with the module (-Zbuild-std; cargo's unstable options through RUSTC_BOOTSTRAP, as
-  # the Debian path above has always needed) with std's own `optimize_for_size` feature: its
-  # size-optimised sorts (a small merge sort and heapsort instead of driftsort/ipnsort, ~5 KB per
-  # sorted type) and number formatting. Results are the same (sorts stay stable, `sort_unstable`
-  # was never ordered among equals); issue 13: 1,284,092 -> 1,169,139 B on the same sources.
-  # Cost, measured on the same sources (WASM, in one process, interleaved): a 5,000-entry ls and
-  # glob over 5,000 files 10-20% slower (probably the small merge sort: no run detection, so
-  # re-sorting sorted listings is n log n), `formatNumbered` of a whole 10,000-line file 10-40%
-  # slower (integer formatting); loads, grep, reads (read, readText), writes, edit, snapshot and
-  # redaction unchanged; compile time within noise. Delete this branch to trade the size back.
-  # `-Zlocation-detail=none`: panics keep no file/line/column (-35 KB, no call measured slower).
-  # A panic's message and location went nowhere on wasm32-unknown-unknown (JavaScript sees an
-  # `unreachable` trap either way), so neither option changes what callers observe.
-  # Not `-Cpanic=immediate-abort` (-122 KB more, equally unobservable): case-insensitive grep
-  # measured 20-25% slower with it.
-  RUSTC_BOOTSTRAP=1 RUSTFLAGS="${RUSTFLAGS:-} -Zlocation-detail=none" CARGO_TARGET_DIR="$ROOT/target/wasm-std" \
-    "${wasm_pack[@]}" -- -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size
 else
   "${wasm_pack[@]}"
 fi
