@@ -129,7 +129,7 @@ function workloads(c: Corpus): Workload[] {
   let writes = 0;
   const flips = new Map<Subject, number>();
   const e = c.expected;
-  // The top-level directories, and /edit_target.md written when the subjects are prepared.
+  // The top-level directories, and /edit_targets/ written when the subjects are prepared.
   const rootEntries = new Set(c.files.map((f) => f.path.split("/")[1])).size + 1;
   return [
     {
@@ -172,13 +172,14 @@ function workloads(c: Corpus): Workload[] {
       expected: true,
       mutates: true,
       run: (s) => {
-        // Each subject's file flips between the two marks; the count is the subject's own, so
-        // every timed call is one successful edit (a shared count would put whole samples of
-        // one subject out of step: a failed edit, then the reverse one).
+        // Each subject edits a file of its own (the filesystem subjects share one directory),
+        // flipping it between the two marks with a count of its own, so every timed call is one
+        // successful edit (a shared file or count put whole samples of one subject out of step:
+        // a failed edit, then the reverse one).
         const n = flips.get(s) ?? 0;
         flips.set(s, n + 1);
         const [from, to] = n % 2 === 0 ? ["MARK_A", "MARK_B"] : ["MARK_B", "MARK_A"];
-        return s.edit("/edit_target.md", from, to);
+        return s.edit(editTarget(s), from, to);
       },
     },
     {
@@ -192,6 +193,11 @@ function workloads(c: Corpus): Workload[] {
 }
 
 /** Runs the workload once on the subject and checks its answer. */
+/** The file the edit row flips, one per subject. */
+function editTarget(s: Subject): string {
+  return `/edit_targets/${s.role}.md`;
+}
+
 async function checked(s: Subject, w: Workload): Promise<Checked> {
   const label = s.label;
   let answer: unknown;
@@ -334,7 +340,7 @@ async function measureRows(
           subjects.push(await dbPeer.subject);
         } else subjects.push(await peerSubject(kind, corpus, disk));
         subjects.push(floorSubject(kind, corpus, disk));
-        for (const s of subjects) await s.write("/edit_target.md", "alpha MARK_A omega\n");
+        for (const s of subjects) await s.write(editTarget(s), "alpha MARK_A omega\n");
         log(`${kind}: subjects ready in ${((performance.now() - kindStarted) / 1000).toFixed(1)} s`);
         for (const w of list) {
           const outcomes: WorkloadResult["outcomes"] = {};
