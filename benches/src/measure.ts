@@ -52,8 +52,8 @@ type Gc = (options?: { type: "minor" | "major" }) => void;
  * On a shared machine the background load drifts over seconds; taking a row's samples in the
  * same stretch of time gives every subject the same weather, so the ratios a row reports are
  * steadier than the times themselves (small calls moved up to 3× between sequential runs).
- * With `--expose-gc`, a collection between samples (minor; major before a sample of one call)
- * keeps one subject's garbage from being collected inside the next one's sample.
+ * With `--expose-gc`, a collection between samples keeps one subject's garbage from being
+ * collected inside the next one's sample.
  */
 export async function measureTogether(fns: readonly (() => Promise<unknown>)[], o: MeasureOptions): Promise<Timing[]> {
   const gc = (globalThis as { gc?: Gc }).gc;
@@ -62,6 +62,10 @@ export async function measureTogether(fns: readonly (() => Promise<unknown>)[], 
   gc?.();
   const calls: number[] = [];
   for (const fn of fns) calls.push(await warmUp(fn, o));
+  // A row where some subject's call fills a sample on its own (a peer's grep of 1 s) leaves tens
+  // of megabytes of garbage per sample: every sample of such a row starts from a major
+  // collection, or the next subject's sample would mark it. Elsewhere a minor one is enough.
+  const collect: { type: "minor" | "major" } = { type: calls.some((n) => n <= 2) ? "major" : "minor" };
   const perCall: number[][] = fns.map(() => []);
   const started = performance.now();
   const budget = o.budgetMs * fns.length;
@@ -70,9 +74,7 @@ export async function measureTogether(fns: readonly (() => Promise<unknown>)[], 
       const i = (k + round) % fns.length;
       const fn = fns[i] as () => Promise<unknown>;
       const n = calls[i] as number;
-      // A sample of one heavy call (a 10k-file load) starts from a collected heap: the previous
-      // subject's garbage is tens of megabytes and would be marked during this one's call.
-      gc?.(n === 1 ? { type: "major" } : { type: "minor" });
+      gc?.(collect);
       const s = performance.now();
       for (let c = 0; c < n; c++) await fn();
       (perCall[i] as number[]).push((performance.now() - s) / n);
