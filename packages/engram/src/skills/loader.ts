@@ -45,8 +45,9 @@ function byName(a: Skill, b: Skill): number {
  * Loads the skills of several sources and keeps them fresh. Each {@link SkillsLoader.load} lists
  * every source and stats every `SKILL.md`; only files whose version changed since the previous
  * load are read and parsed again. On a backend that can tell its files are unchanged since the
- * previous load (a plain `StateBackend`, or a `CompositeBackend` over such backends only: see
- * `changeMark`), nothing is listed either and the previous skills are returned. The cache
+ * previous load (a plain `StateBackend`, a `CompositeBackend` over such backends only, or a
+ * wrapper that only replaces their writing methods: see `changeMark`), nothing is listed either
+ * and the previous skills are returned. The cache
  * belongs to the instance: make one per thread.
  */
 export class SkillsLoader {
