@@ -5,16 +5,13 @@
 //! a `{ error: { code, message } }` object. Marshalling only: every rule lives in `engram_fs`.
 
 use crate::format::TextOut;
-use crate::{failure, info, Deleted, Failure, FileInfo, GrepArgs};
-use engram_core::api::grep_columns;
+use crate::{failure, grep_out, info, Deleted, Failure, FileInfo, GrepArgs, GrepOut};
 use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, EditResult, GlobOptions, GlobResult};
 use engram_core::read::ReadResult;
 use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo as CoreInfo};
 use engram_fs::{Durability, FsOptions, GrepReport};
-use napi::bindgen_prelude::{
-    AsyncTask, Buffer, Either, Float64Array, Int32Array, ToNapiValue, TypeName, Uint32Array, Uint8Array,
-};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, ToNapiValue, TypeName, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
 use std::path::PathBuf;
@@ -102,18 +99,11 @@ pub struct FsListing {
     pub truncated: bool,
 }
 
-/// Grep results in columns (see `engram_core::api::GrepColumns`), and the entries the search
-/// could not look into (`skippedPaths[i]` for `skippedReasons[i]`).
+/// Grep results in columns, as a table's grep gives them ([`GrepOut`]), and the entries the
+/// search could not look into (`skippedPaths[i]` for `skippedReasons[i]`).
 #[napi(object)]
 pub struct FsGrep {
-    pub truncated: bool,
-    pub group_paths: Option<Vec<String>>,
-    pub group_sizes: Option<Uint32Array>,
-    pub lines: Option<Int32Array>,
-    pub texts: Option<Vec<String>>,
-    pub files: Option<Vec<String>>,
-    pub count_paths: Option<Vec<String>>,
-    pub counts: Option<Uint32Array>,
+    pub grep: GrepOut,
     pub skipped_paths: Vec<String>,
     pub skipped_reasons: Vec<String>,
 }
@@ -258,20 +248,8 @@ impl Marshal for GlobResult {
 impl Marshal for GrepReport {
     type Js = FsGrep;
     fn js(self) -> FsGrep {
-        let c = grep_columns(self.result);
         let (skipped_paths, skipped_reasons) = self.skipped.into_iter().map(|s| (s.path, s.reason.to_string())).unzip();
-        FsGrep {
-            truncated: c.truncated,
-            group_paths: c.group_paths,
-            group_sizes: c.group_sizes.map(Uint32Array::new),
-            lines: c.lines.map(Int32Array::new),
-            texts: c.texts,
-            files: c.files,
-            count_paths: c.count_paths,
-            counts: c.counts.map(Uint32Array::new),
-            skipped_paths,
-            skipped_reasons,
-        }
+        FsGrep { grep: grep_out(self.result), skipped_paths, skipped_reasons }
     }
 }
 

@@ -79,8 +79,9 @@ export interface RawFsListing {
   readonly truncated: boolean;
 }
 
-/** @internal Grep columns and what the search skipped. */
-export interface RawFsGrep extends RawGrep {
+/** @internal Grep columns (as a table's grep gives them) and what the search skipped. */
+export interface RawFsGrep {
+  readonly grep: RawGrep;
   readonly skippedPaths: string[];
   readonly skippedReasons: string[];
 }
@@ -394,7 +395,7 @@ export class FilesystemBackend implements Backend {
         if (failed) return failed;
         const raw = r as RawFsGrep;
         const { skippedPaths, skippedReasons } = raw;
-        const decoded = decodeGrep(raw);
+        const decoded = decodeGrep(raw.grep);
         if (skippedPaths.length === 0 || decoded.error) return decoded;
         return { ...decoded, skipped: skippedPaths.map((path, i) => ({ path, reason: skippedReasons[i] as string })) };
       },
