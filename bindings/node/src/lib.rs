@@ -6,17 +6,18 @@ use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
 use napi::bindgen_prelude::{
-    Buffer, Either, Float64Array, Float64ArraySlice, FromNapiValue, Int32Array, TypeName, Uint32Array, Uint8Array,
-    ValidateNapiValue, ValueType,
+    Buffer, Either, Float64Array, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array, Unknown,
 };
-use napi::{check_status, sys};
+use napi::JsValue;
 use napi_derive::napi;
-use std::ptr;
 
 pub mod composite;
 pub mod format;
 mod fs;
 pub mod prompt;
+mod utf8;
+
+use utf8::{Batch, Utf8};
 
 /// A virtual path, normalised: `{ path } | { error }`.
 #[napi]
@@ -27,100 +28,6 @@ pub fn normalize_path(path: String) -> Either<Normalized, Failure> {
 #[napi(object)]
 pub struct Normalized {
     pub path: String,
-}
-
-/// A JavaScript string as UTF-8 bytes. V8's own UTF-8 writer (`napi_get_value_string_utf8`,
-/// napi-rs's `String`) runs at about 1 GB/s and needs the length first or a worst-case buffer
-/// trimmed afterwards; seeding thousands of files showed it. Here the string's UTF-16 units are
-/// copied out (a plain copy for V8) and converted by `simdutf` (twice as fast as `encoding_rs`
-/// on stable Rust, measured on the bench corpus). A text of up to [`UNITS_KEPT`] units is
-/// converted into scratch buffers this thread reuses, so they stay in cache, then copied once
-/// into a buffer of the exact size the table keeps; a longer one is measured first and
-/// converted straight into its exact-size buffer, so its room never exceeds its UTF-8 size. A
-/// text with lone surrogates (not well-formed UTF-16, which `simdutf` refuses) goes through
-/// `encoding_rs`, which makes each U+FFFD, as `String` does.
-pub struct Utf8(Vec<u8>);
-
-/// The scratch buffers of [`Utf8`]: UTF-16 units and their UTF-8 bytes (`bytes` is kept
-/// initialised to its full length, three bytes per unit it has held).
-struct Scratch {
-    units: Vec<u16>,
-    bytes: Vec<u8>,
-}
-
-thread_local! {
-    static SCRATCH: std::cell::RefCell<Scratch> =
-        const { std::cell::RefCell::new(Scratch { units: Vec::new(), bytes: Vec::new() }) };
-}
-
-/// The most UTF-16 units the scratch of [`Utf8`] keeps room for between conversions (256 Ki
-/// units: 1.25 MiB with their bytes); a longer text's room is released after it.
-const UNITS_KEPT: usize = 256 * 1024;
-
-impl TypeName for Utf8 {
-    fn type_name() -> &'static str {
-        "String"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::String
-    }
-}
-
-impl ValidateNapiValue for Utf8 {}
-
-impl FromNapiValue for Utf8 {
-    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
-        let mut count = 0;
-        // SAFETY: a length query (null buffer) on a value napi checks to be a string.
-        check_status!(unsafe { sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut count) })?;
-        SCRATCH.with_borrow_mut(|Scratch { units, bytes }| {
-            units.clear();
-            units.reserve(count + 1);
-            let mut copied = 0;
-            // SAFETY: `units` has room for `count + 1` units, which napi writes at most (the
-            // last is the NUL it appends); `copied` of them are then initialised.
-            check_status!(unsafe {
-                sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), count + 1, &mut copied)
-            })?;
-            unsafe { units.set_len(copied) };
-            let text = if copied <= UNITS_KEPT {
-                if bytes.len() < copied * 3 {
-                    bytes.resize(copied * 3, 0);
-                }
-                // SAFETY: `bytes` holds three bytes per unit, the most UTF-16 can need. 0 written
-                // from units means they are not well-formed.
-                let mut written =
-                    unsafe { simdutf::convert_utf16_to_utf8(units.as_ptr(), units.len(), bytes.as_mut_ptr()) };
-                if written == 0 && !units.is_empty() {
-                    written = encoding_rs::mem::convert_utf16_to_utf8(units, bytes);
-                }
-                bytes[..written].to_vec()
-            } else {
-                let text = if simdutf::validate_utf16(units) {
-                    let len = simdutf::utf8_length_from_utf16(units);
-                    let mut text: Vec<u8> = Vec::with_capacity(len);
-                    // SAFETY: well-formed UTF-16 (validated) converts to exactly `len` bytes,
-                    // the capacity of `text`; that many are then initialised.
-                    let written =
-                        unsafe { simdutf::convert_utf16_to_utf8(units.as_ptr(), units.len(), text.as_mut_ptr()) };
-                    debug_assert_eq!(written, len);
-                    unsafe { text.set_len(written.min(len)) };
-                    text
-                } else {
-                    let mut room = vec![0; units.len() * 3];
-                    let written = encoding_rs::mem::convert_utf16_to_utf8(units, &mut room);
-                    room.truncate(written);
-                    room.shrink_to_fit();
-                    room
-                };
-                *units = Vec::new();
-                *bytes = Vec::new();
-                text
-            };
-            Ok(Utf8(text))
-        })
-    }
 }
 
 /// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
@@ -494,25 +401,23 @@ impl FileTable {
         self.written(r, meta)
     }
 
-    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many_owned`):
+    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many`):
     /// NUL-joined paths and one content per file, a string or bytes, each converted once
-    /// straight into the bytes the table keeps. Lone surrogates become U+FFFD, as in
+    /// straight into a few buffers the batch's files share (`room`: how many bytes to make
+    /// room for at first, e.g. the texts' UTF-16 units; see `utf8::Batch`). Lone surrogates become U+FFFD, as in
     /// `writeText`. Returns `{ written }` or `{ error }`.
     #[napi]
     pub fn write_many(
         &mut self,
         paths: String,
-        #[napi(ts_arg_type = "Array<string | Uint8Array>")] contents: Vec<Either<Utf8, Uint8Array>>,
+        #[napi(ts_arg_type = "Array<string | Uint8Array>")] contents: Unknown,
+        room: f64,
         modified_at: f64,
-    ) -> Either<Seeded, Failure> {
-        let contents = contents
-            .into_iter()
-            .map(|c| match c {
-                Either::A(Utf8(text)) => text,
-                Either::B(bytes) => bytes.to_vec(),
-            })
-            .collect();
-        out(api::write_many_owned(&mut self.inner, &paths, contents, modified_at), |n| Seeded { written: n as u32 })
+    ) -> napi::Result<Either<Seeded, Failure>> {
+        let array = contents.value();
+        // SAFETY: the handles napi-rs gave this call (`as` makes a negative or NaN room 0).
+        let Batch { files } = unsafe { Batch::read(array.env, array.value, room as usize) }?;
+        Ok(out(api::write_many_files(&mut self.inner, &paths, files, modified_at), |n| Seeded { written: n as u32 }))
     }
 
     /// Appends bytes to a file (created when missing): as `write`.

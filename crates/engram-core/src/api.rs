@@ -10,6 +10,7 @@ use crate::path;
 use crate::read;
 use crate::router::Router;
 use crate::table::{FileInfo, FileTable};
+use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::json;
@@ -224,11 +225,11 @@ pub fn append(t: &mut FileTable, input: &str, data: &[u8], modified_at: f64) -> 
 }
 
 /// Seeds many files in one call: `paths` joined by NUL (a byte no valid path contains), `data`
-/// every content back to back, `lengths[i]` the byte length of file `i`. Returns how many files
-/// were written. All or nothing (see [`FileTable::write_all`]): at the first invalid path or
-/// write error (its message names the path) no file is written. Mismatched counts are
-/// `unsupported`.
-pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], modified_at: f64) -> CoreResult<usize> {
+/// every content back to back, `lengths[i]` the byte length of file `i`. The files keep slices of
+/// `data` (one buffer for the batch, no copy per file). Returns how many files were written. All
+/// or nothing (see [`FileTable::write_all`]): at the first invalid path or write error (its
+/// message names the path) no file is written. Mismatched counts are `unsupported`.
+pub fn write_many(t: &mut FileTable, paths: &str, data: Bytes, lengths: &[u32], modified_at: f64) -> CoreResult<usize> {
     let names = split_paths(paths, lengths.len())?;
     let total: u64 = lengths.iter().map(|&n| u64::from(n)).sum();
     if total != data.len() as u64 {
@@ -239,12 +240,30 @@ pub fn write_many(t: &mut FileTable, paths: &str, data: &[u8], lengths: &[u32], 
         ));
     }
     let mut at = 0usize;
-    let files = names.into_iter().zip(lengths).map(|(name, &len)| {
+    let files = lengths.iter().map(|&len| {
         let start = at;
         at += len as usize;
-        (name, data[start..at].to_vec())
+        data.slice(start..at)
     });
-    t.write_all(files, modified_at)
+    t.write_all(names.into_iter().zip(files), modified_at)
+}
+
+/// [`write_many`] with each file's content given on its own (slices of a few shared buffers,
+/// as a binding that converts the contents itself makes them).
+pub fn write_many_files(t: &mut FileTable, paths: &str, files: Vec<Bytes>, modified_at: f64) -> CoreResult<usize> {
+    let names = split_paths(paths, files.len())?;
+    t.write_all(names.into_iter().zip(files), modified_at)
+}
+
+/// A batch's contents as the one buffer its files will share ([`write_many`]): `buffer` cut to
+/// its first `used` bytes, and room past an eighth more than that given back (a buffer grown
+/// ahead of its contents would otherwise stay allocated as long as any of its files).
+pub fn batch_bytes(mut buffer: Vec<u8>, used: usize) -> Bytes {
+    buffer.truncate(used);
+    if buffer.capacity() - buffer.len() > buffer.len() / 8 {
+        buffer.shrink_to_fit();
+    }
+    Bytes::from(buffer)
 }
 
 /// Room for exactly `bytes` bytes of a batch's contents in `staged` (zero-filled; what it
@@ -271,13 +290,6 @@ pub fn stage_room(staged: &mut Vec<u8>, bytes: f64) -> CoreResult<()> {
     }
     staged.resize(want, 0);
     Ok(())
-}
-
-/// [`write_many`] with the contents already one buffer per file, kept by the table as they are
-/// (a binding that converts each text once, straight into the bytes the table holds).
-pub fn write_many_owned(t: &mut FileTable, paths: &str, contents: Vec<Vec<u8>>, modified_at: f64) -> CoreResult<usize> {
-    let names = split_paths(paths, contents.len())?;
-    t.write_all(names.into_iter().zip(contents), modified_at)
 }
 
 /// The NUL-joined paths of a batch of `count` files; another count is `unsupported`.
@@ -406,21 +418,66 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_is_one_buffer_its_files_share() {
+        let mut t = FileTable::new();
+        let data = batch_bytes(b"onetwothree".to_vec(), 11);
+        let start = data.as_ptr() as usize;
+        assert_eq!(write_many(&mut t, "/a\0/b\0/c", data, &[3, 3, 5], 1.0), Ok(3));
+        let at = |p: &str| t.get(p).unwrap().data.as_ptr() as usize - start;
+        assert_eq!((at("/a"), at("/b"), at("/c")), (0, 3, 6), "slices of the batch, not copies");
+        // Changing one file leaves its neighbours' bytes as they were.
+        t.append("/a", b"!", 2.0).unwrap();
+        let two = EditOptions {
+            path: "/b".into(),
+            old_string: "two".into(),
+            new_string: "2".into(),
+            replace_all: false,
+            modified_at: 3.0,
+            if_version: None,
+        };
+        edit(&mut t, &two).unwrap();
+        assert_eq!(t.read_bytes("/a").unwrap(), b"one!");
+        assert_eq!(t.read_bytes("/b").unwrap(), b"2");
+        assert_eq!(t.read_bytes("/c").unwrap(), b"three");
+        let back = FileTable::from_snapshot(&t.snapshot()).unwrap();
+        assert_eq!(back.read_bytes("/c").unwrap(), b"three");
+    }
+
+    #[test]
+    fn batch_bytes_gives_back_spare_room() {
+        let mut grown = Vec::with_capacity(1 << 16);
+        grown.extend_from_slice(b"abc");
+        let kept = batch_bytes(grown, 2);
+        assert_eq!(&kept[..], b"ab");
+        let exact = batch_bytes(b"abcdefghi".to_vec(), 9);
+        assert_eq!(&exact[..], b"abcdefghi");
+    }
+
+    #[test]
     fn typed_calls() {
         let mut t = FileTable::new();
         let w = write(&mut t, "/a//b.txt", b"x\n".to_vec(), 1.0, None).unwrap();
         assert_eq!(w.path, "/a/b.txt");
         assert_eq!(append(&mut t, "/a/b.txt", b"hello\n", 2.0).unwrap().version, 2);
-        assert_eq!(write_many(&mut t, "/c.txt\0/d/e.txt", b"onetwo", &[3, 3], 3.0), Ok(2));
+        assert_eq!(write_many(&mut t, "/c.txt\0/d/e.txt", Bytes::from_static(b"onetwo"), &[3, 3], 3.0), Ok(2));
         assert_eq!(t.read_bytes("/d/e.txt").unwrap(), b"two");
-        assert_eq!(write_many(&mut t, "", b"", &[], 3.0), Ok(0));
-        assert_eq!(write_many(&mut t, "/x", b"ab", &[1], 3.0).unwrap_err().code, ErrorCode::Unsupported);
+        assert_eq!(write_many(&mut t, "", Bytes::from_static(b""), &[], 3.0), Ok(0));
+        assert_eq!(
+            write_many(&mut t, "/x", Bytes::from_static(b"ab"), &[1], 3.0).unwrap_err().code,
+            ErrorCode::Unsupported
+        );
         let (size, changes) = (t.len(), t.changes());
-        assert_eq!(write_many(&mut t, "/y\0/../z", b"ab", &[1, 1], 3.0).unwrap_err().code, ErrorCode::PathEscape);
+        assert_eq!(
+            write_many(&mut t, "/y\0/../z", Bytes::from_static(b"ab"), &[1, 1], 3.0).unwrap_err().code,
+            ErrorCode::PathEscape
+        );
         assert!(t.get("/y").is_none(), "all or nothing");
         assert_eq!((t.len(), t.changes()), (size, changes));
-        assert_eq!(write_many(&mut t, "", b"", &[0], 3.0).unwrap_err().code, ErrorCode::InvalidPath);
-        assert_eq!(write_many(&mut t, "/y\0/y", b"ab", &[1, 1], 3.0), Ok(2));
+        assert_eq!(
+            write_many(&mut t, "", Bytes::from_static(b""), &[0], 3.0).unwrap_err().code,
+            ErrorCode::InvalidPath
+        );
+        assert_eq!(write_many(&mut t, "/y\0/y", Bytes::from_static(b"ab"), &[1, 1], 3.0), Ok(2));
         assert_eq!(t.read_bytes("/y").unwrap(), b"b", "a path given twice keeps its last content");
         let before = t.changes();
         assert!(t.read("/y", 0, None).is_ok() && t.changes() == before);

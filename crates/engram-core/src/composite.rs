@@ -863,7 +863,7 @@ impl GrepFanOut {
             // shown matches after them (and set `truncated` with nothing cut that is shown).
             table.search_root(&opts).and_then(|root| {
                 let files = table.files_under(&root).filter(|(p, _)| !router.shadows(p));
-                crate::grep::grep(files.map(|(p, f)| (p, f.data.as_slice())), &root, &opts)
+                crate::grep::grep(files.map(|(p, f)| (p, &f.data[..])), &root, &opts)
             })
         } else {
             table.grep(&opts)
@@ -1300,7 +1300,7 @@ mod tests {
         let only = within(&router);
         for (p, f) in own.iter() {
             if only.is_none() && !router.shadows(p) {
-                flat.write(p, f.data.clone(), 1.0, None).unwrap();
+                flat.write(p, f.data.to_vec(), 1.0, None).unwrap();
             }
         }
         let mut mounts = Vec::new();
@@ -1313,7 +1313,7 @@ mod tests {
                 // A file hidden by a longer route is not shown either.
                 let outer = outer_path(router.prefix(m).unwrap(), p);
                 if only.is_none_or(|o| o == m) {
-                    let _ = flat.write(&outer, f.data.clone(), 1.0, None);
+                    let _ = flat.write(&outer, f.data.to_vec(), 1.0, None);
                 }
             }
             mounts.push(t);

@@ -309,7 +309,7 @@ impl FileTable {
     /// The `grep` tool's text, searched and formatted in one pass under the output cap.
     pub fn grep_text(&self, opts: &GrepOptions, max_chars: usize) -> CoreResult<String> {
         let root = self.search_root(opts)?;
-        let files = self.files_under(&root).map(|(k, f)| (k, f.data.as_slice()));
+        let files = self.files_under(&root).map(|(k, f)| (k, &f.data[..]));
         let mut text = GrepText::new(max_chars);
         let collector = grep::grep_with(files, &root, opts, |c| {
             text.update(c);

@@ -24,6 +24,7 @@ pub mod table;
 mod text;
 pub mod tokens;
 
+pub use bytes::Bytes;
 pub use error::{CoreError, CoreResult, ErrorCode};
 pub use router::{Route, Router};
 pub use table::{FileEntry, FileInfo, FileTable};

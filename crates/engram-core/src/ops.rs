@@ -51,7 +51,7 @@ impl FileTable {
     fn file_bytes(&self, input: &str) -> CoreResult<(String, &[u8])> {
         let p = path::normalize(input)?;
         match self.get(&p) {
-            Some(f) => Ok((p, f.data.as_slice())),
+            Some(f) => Ok((p, &f.data[..])),
             None if self.is_dir(&p) => Err(CoreError::of(ErrorCode::IsDirectory, &p)),
             None => Err(CoreError::of(ErrorCode::FileNotFound, &p)),
         }
@@ -87,7 +87,7 @@ impl FileTable {
 
     pub fn grep(&self, opts: &GrepOptions) -> CoreResult<GrepResult> {
         let root = self.search_root(opts)?;
-        let files = self.files_under(&root).map(|(k, f)| (k, f.data.as_slice()));
+        let files = self.files_under(&root).map(|(k, f)| (k, &f.data[..]));
         grep::grep(files, &root, opts)
     }
 

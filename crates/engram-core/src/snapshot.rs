@@ -7,6 +7,7 @@
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
 use crate::table::{FileEntry, FileTable};
+use bytes::Bytes;
 
 /// The first bytes of a snapshot buffer (a delta starts `ENGD`, see `delta.rs`).
 pub(crate) const SNAPSHOT_MAGIC: &[u8; 4] = b"ENGT";
@@ -36,13 +37,16 @@ impl FileTable {
         out
     }
 
-    /// Rebuilds a table; a truncated or altered snapshot is refused as a whole.
+    /// Rebuilds a table; a truncated or altered snapshot is refused as a whole. The bytes are
+    /// copied once, and the files keep slices of that copy (see [`FileEntry::data`]).
     pub fn from_snapshot(bytes: &[u8]) -> CoreResult<FileTable> {
-        let (mut r, count) = Reader::open(bytes, SNAPSHOT_MAGIC, "snapshot")?;
+        let shared = Bytes::copy_from_slice(bytes);
+        let (mut r, count) = Reader::open(&shared, SNAPSHOT_MAGIC, "snapshot")?;
         let mut table = FileTable::new();
         for _ in 0..count {
             let rec = r.record()?;
-            let entry = FileEntry { data: rec.data.to_vec(), modified_at: rec.modified_at, version: rec.version };
+            let entry =
+                FileEntry { data: shared.slice_ref(rec.data), modified_at: rec.modified_at, version: rec.version };
             table.restore(rec.path.to_string(), entry)?;
         }
         r.finish()?;
@@ -138,7 +142,7 @@ mod tests {
         t.write("/bin", vec![0, 255, 10], 2.0, None).unwrap();
         t.write("/a/b.txt", b"again".to_vec(), 3.0, None).unwrap();
         let back = FileTable::from_snapshot(&t.snapshot()).unwrap();
-        assert_eq!(back.get("/a/b.txt").unwrap().data, b"again");
+        assert_eq!(back.get("/a/b.txt").unwrap().data, &b"again"[..]);
         assert_eq!(back.get("/a/b.txt").unwrap().version, t.get("/a/b.txt").unwrap().version);
         assert_eq!(back.get("/bin").unwrap().modified_at, 2.0);
         assert_eq!(back.ls("/a").unwrap(), t.ls("/a").unwrap());

@@ -3,15 +3,22 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
+use bytes::Bytes;
 use serde::Serialize;
 use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+/// A hash map keyed by paths.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// One stored file. `version` changes on every write; `modified_at` is supplied by the caller
 /// (milliseconds since the epoch) because the core has no clock.
 #[derive(Debug, Clone)]
 pub struct FileEntry {
-    pub data: Vec<u8>,
+    /// The content. Files seeded together ([`FileTable::write_all`], a snapshot restore) are
+    /// slices of one shared buffer rather than one allocation each; the buffer is freed with the
+    /// last file that still points into it.
+    pub data: Bytes,
     pub modified_at: f64,
     pub version: u64,
 }
@@ -118,7 +125,7 @@ impl FileTable {
         }
         self.last_version += 1;
         self.changes += 1;
-        *f = FileEntry { data, modified_at, version: self.last_version };
+        *f = FileEntry { data: data.into(), modified_at, version: self.last_version };
         Ok(self.last_version)
     }
 
@@ -126,7 +133,7 @@ impl FileTable {
     fn put(&mut self, p: String, data: Vec<u8>, modified_at: f64) -> Option<FileEntry> {
         self.last_version += 1;
         self.changes += 1;
-        let entry = FileEntry { data, modified_at, version: self.last_version };
+        let entry = FileEntry { data: data.into(), modified_at, version: self.last_version };
         match self.files.entry(p) {
             Entry::Occupied(mut o) => Some(o.insert(entry)),
             Entry::Vacant(v) => {
@@ -147,9 +154,9 @@ impl FileTable {
     /// (seeding a thread with thousands of files) rather than by one search per file.
     pub fn write_all<'a, I>(&mut self, files: I, modified_at: f64) -> CoreResult<usize>
     where
-        I: IntoIterator<Item = (&'a str, Vec<u8>)>,
+        I: IntoIterator<Item = (&'a str, Bytes)>,
     {
-        let mut batch: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut batch: Vec<(String, Bytes)> = Vec::new();
         for (input, data) in files {
             batch.push((path::normalize(input)?, data));
         }
@@ -164,7 +171,7 @@ impl FileTable {
             .zip(first..)
             .map(|((p, data), version)| (p, FileEntry { data, modified_at, version }))
             .collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.version.cmp(&b.1.version)));
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.version.cmp(&b.1.version)));
         entries.dedup_by(|later, earlier| {
             let same = later.0 == earlier.0;
             if same {
@@ -189,11 +196,11 @@ impl FileTable {
     /// The error [`Self::write_all`] gives for a batch: the one writing its files one by one in
     /// order would meet first — at a path that is `/` or a directory (of the table, or made by
     /// an earlier path of the batch), or below a file (of the table, or an earlier path).
-    fn check_batch(&self, batch: &[(String, Vec<u8>)]) -> CoreResult<()> {
+    fn check_batch(&self, batch: &[(String, Bytes)]) -> CoreResult<()> {
         // The first batch index at which each new directory and each file appears; the
         // directories are slices of the batch's own paths.
-        let mut made: HashMap<&str, usize> = HashMap::new();
-        let mut files: HashMap<&str, usize> = HashMap::with_capacity(batch.len());
+        let mut made: HashMap<&str, usize> = HashMap::default();
+        let mut files: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(batch.len(), Default::default());
         for (i, (p, _)) in batch.iter().enumerate() {
             files.entry(p).or_insert(i);
             let mut ancestor = path::parent(p);
@@ -226,7 +233,10 @@ impl FileTable {
             Some(f) => {
                 self.last_version += 1;
                 self.changes += 1;
-                f.data.extend_from_slice(data);
+                // A file alone in its buffer grows in place; a slice of a shared one is copied out.
+                let mut grown = Vec::from(std::mem::take(&mut f.data));
+                grown.extend_from_slice(data);
+                f.data = grown.into();
                 f.modified_at = modified_at;
                 f.version = self.last_version;
                 Ok(p)
@@ -453,7 +463,7 @@ mod tests {
         let v2 = t.stat("/m.md").unwrap().version.unwrap();
         assert_ne!(v1, v2);
         assert_eq!(t.write("/m.md", b"3".to_vec(), 0.0, Some(&v1)).unwrap_err().code, ErrorCode::Conflict);
-        assert_eq!(t.get("/m.md").unwrap().data, b"2");
+        assert_eq!(t.get("/m.md").unwrap().data, &b"2"[..]);
     }
 
     #[test]
@@ -463,7 +473,7 @@ mod tests {
         let v1 = t.get("/log/h.md").unwrap().version;
         t.append("/log/h.md", b"two\n", 2.0).unwrap();
         let f = t.get("/log/h.md").unwrap();
-        assert_eq!((f.data.as_slice(), f.modified_at), (&b"one\ntwo\n"[..], 2.0));
+        assert_eq!((&f.data[..], f.modified_at), (&b"one\ntwo\n"[..], 2.0));
         assert!(f.version > v1);
         assert_eq!(t.append("/log", b"x", 0.0).unwrap_err().code, ErrorCode::IsDirectory);
     }
@@ -472,24 +482,31 @@ mod tests {
     fn write_all_is_all_or_nothing() {
         let mut t = table(&["/keep/a.txt", "/f"]);
         let before: Vec<(String, Vec<u8>, u64)> =
-            t.iter().map(|(k, f)| (k.clone(), f.data.clone(), f.version)).collect();
+            t.iter().map(|(k, f)| (k.clone(), f.data.to_vec(), f.version)).collect();
         let (changes, listing) = (t.changes(), t.ls("/").unwrap());
         // Replaces one file, adds others, then fails: on a path below a file, on a directory,
         // on a path in the batch itself that became a directory, on a bad path.
         for bad in ["/f/x", "/keep", "/new/dir", "/../up", ""] {
-            let files = [("/keep/a.txt", b"new".to_vec()), ("/new/dir/b.txt", vec![1]), ("/c", vec![]), (bad, vec![2])];
+            let files = [("/keep/a.txt", b"new".to_vec()), ("/new/dir/b.txt", vec![1]), ("/c", vec![]), (bad, vec![2])]
+                .map(|(p, d)| (p, Bytes::from(d)));
             assert!(t.write_all(files, 9.0).is_err(), "{bad}");
             let after: Vec<(String, Vec<u8>, u64)> =
-                t.iter().map(|(k, f)| (k.clone(), f.data.clone(), f.version)).collect();
+                t.iter().map(|(k, f)| (k.clone(), f.data.to_vec(), f.version)).collect();
             assert_eq!(after, before, "{bad}");
             assert_eq!((t.changes(), t.ls("/").unwrap()), (changes, listing.clone()));
             assert!(t.ls("/new").is_err());
         }
-        assert_eq!(t.write_all([("/a/1", vec![1]), ("/a/1", vec![2]), ("/a/2", vec![])], 1.0), Ok(3));
-        assert_eq!(t.get("/a/1").unwrap().data, vec![2]);
+        assert_eq!(
+            t.write_all(
+                [("/a/1", vec![1]), ("/a/1", vec![2]), ("/a/2", vec![])].map(|(p, d)| (p, Bytes::from(d))),
+                1.0
+            ),
+            Ok(3)
+        );
+        assert_eq!(t.get("/a/1").unwrap().data, vec![2u8]);
         assert_eq!(names(&t.ls("/a").unwrap()), vec!["/a/1", "/a/2"]);
         assert!(t.get("/a/2").unwrap().version > before.iter().map(|b| b.2).max().unwrap());
-        assert_eq!(t.write_all(std::iter::empty::<(&str, Vec<u8>)>(), 1.0), Ok(0));
+        assert_eq!(t.write_all(std::iter::empty::<(&str, Bytes)>(), 1.0), Ok(0));
     }
 
     #[test]
@@ -507,7 +524,7 @@ mod tests {
     /// Everything a caller can observe of a table: files with their data, versions and times,
     /// the counters, and the listing of every directory.
     fn observed(t: &FileTable) -> (Vec<Observed>, u64, u64, Vec<Listing>) {
-        let files = t.iter().map(|(k, f)| (k.clone(), f.data.clone(), f.version, f.modified_at.to_bits())).collect();
+        let files = t.iter().map(|(k, f)| (k.clone(), f.data.to_vec(), f.version, f.modified_at.to_bits())).collect();
         let mut dirs: Vec<Listing> = t
             .dirs
             .keys()
@@ -539,7 +556,7 @@ mod tests {
                     break;
                 }
             }
-            let got = t.write_all(batch.iter().map(|(p, b)| (p.as_str(), vec![*b])), 2.0);
+            let got = t.write_all(batch.iter().map(|(p, b)| (p.as_str(), Bytes::from(vec![*b]))), 2.0);
             prop_assert_eq!(got, expected);
             prop_assert_eq!(observed(&t), observed(&one_by_one));
         }

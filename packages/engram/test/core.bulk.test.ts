@@ -181,6 +181,41 @@ describe("writeMany", () => {
     const t = core.createFileTable();
     expect(() => t.writeMany([["/a", 5 as never]])).toThrow(EngramError);
     expect(() => t.writeMany([[7 as never, "x"]])).toThrow(EngramError);
+    // Entries are judged in order: a bad path before a bad content is that path's error.
+    expect(
+      t.writeMany([
+        ["/ok", "1"],
+        ["/lone\uDC00", "2"],
+        ["/b", null as never],
+      ]).error?.code,
+    ).toBe("invalid_path");
+    expect(() =>
+      t.writeMany([
+        ["/a", {} as never],
+        ["/x\0y", "2"],
+      ]),
+    ).toThrow(EngramError);
+    expect(t.size).toBe(0);
+  });
+
+  it("keeps the files of one batch apart: changing, appending or deleting one leaves the others as they were", () => {
+    // The files of a batch share a few large buffers in the core (no allocation per file).
+    const t = core.createFileTable();
+    const text = (i: number) => `${i}:${"ab\n".repeat(i % 13)}é😀`;
+    const files = Array.from({ length: 500 }, (_, i) => [`/f/${i}.txt`, text(i)] as const);
+    expect(t.writeMany(files)).toEqual({ written: 500 });
+    expect(t.edit({ path: "/f/10.txt", oldString: "10:", newString: "ten:" }).error).toBeUndefined();
+    expect(t.append("/f/11.txt", "more").error).toBeUndefined();
+    expect(t.write("/f/12.txt", "new").error).toBeUndefined();
+    expect(t.delete("/f/13.txt").error).toBeUndefined();
+    const back = core.restoreFileTable(t.snapshot());
+    for (const table of [t, back]) {
+      expect(table.read("/f/10.txt").content).toBe(text(10).replace("10:", "ten:").replace(/\n$/, ""));
+      expect(new TextDecoder().decode(table.readBytes("/f/11.txt"))).toBe(`${text(11)}more`);
+      expect(table.read("/f/12.txt").content).toBe("new");
+      expect(table.readBytes("/f/13.txt")).toBeUndefined();
+      for (const i of [0, 9, 14, 499]) expect(new TextDecoder().decode(table.readBytes(`/f/${i}.txt`))).toBe(text(i));
+    }
   });
 
   it("StateBackend.writeMany seeds a backend the tools then read", async () => {

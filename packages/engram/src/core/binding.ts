@@ -250,7 +250,7 @@ interface RawFileTable {
   write(path: string, data: Uint8Array, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   /** Native: NUL-joined paths and one content per file, each converted once straight into the table. */
-  writeMany?(paths: string, contents: (string | Uint8Array)[], modifiedAt: number): RawSeeded;
+  writeMany?(paths: string, contents: (string | Uint8Array)[], room: number, modifiedAt: number): RawSeeded;
   /** WASM: room for a batch's contents in WebAssembly memory (where it starts; none when memory
    * cannot hold it: `takeError()`), … */
   stage?(bytes: number): Opt<number>;
@@ -334,6 +334,13 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function isWellFormed(text: string): boolean {
   const native = (text as unknown as { isWellFormed?: () => boolean }).isWellFormed;
   return native ? native.call(text) : !new RegExp(LONE_SURROGATE.source).test(text);
+}
+
+/** How many NUL characters `text` holds. */
+function countNul(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf("\0"); at !== -1; at = text.indexOf("\0", at + 1)) n++;
+  return n;
 }
 
 function shown(text: string): string {
@@ -595,30 +602,47 @@ class FileTableHandle implements CoreFileTable {
     const paths: string[] = new Array(list.length);
     const contents: (string | Uint8Array)[] = new Array(list.length);
     let units = 0;
+    let typed = true;
     for (let i = 0; i < list.length; i++) {
       const [path, content] = list[i] as readonly [string, string | Uint8Array];
-      const bad = checkPath(path);
-      if (bad) return { error: bad };
-      if (path.includes("\0")) {
-        // A NUL would split the joined paths differently, and the core refuses such a path:
-        // ask it for that path's error (nothing is written).
-        this.raw.stat(path, this.#meta);
-        return this.#failed();
-      }
-      checkContent(content);
       paths[i] = path;
       contents[i] = content;
       if (typeof content === "string") units += content.length;
-      else units += content.byteLength;
+      else if (content instanceof Uint8Array) units += content.byteLength;
+      else typed = false;
+      if (typeof path !== "string") typed = false;
+    }
+    // One look at the joined paths stands for one per path (a separator cannot pair two
+    // surrogate halves): a lone surrogate anywhere, or a NUL inside a path (a NUL more than
+    // the separators). Only then is each entry checked, in order, for the exact error.
+    const joined = typed ? paths.join("\0") : "";
+    if (!typed || !isWellFormed(joined) || countNul(joined) !== Math.max(0, list.length - 1)) {
+      return { error: this.#firstBadEntry(paths, contents) };
     }
     this.#changing();
-    const joined = paths.join("\0");
-    const r = this.raw.writeMany ? this.raw.writeMany(joined, contents, at) : this.#writeManyStaged(joined, contents, units, at);
+    const r = this.raw.writeMany ? this.raw.writeMany(joined, contents, units, at) : this.#writeManyStaged(joined, contents, units, at);
     if (!r) return this.#failed();
     if (r.error) return failed(r);
     const written = r.written as number;
     r.free?.();
     return { written };
+  }
+
+  /** The error of the first entry of a batch that cannot be written as given, in order: a
+   * non-string path or a content of another type throws `invalid_argument`; a lone surrogate
+   * in a path is `invalid_path`; a path with a NUL gets the core's error for it. */
+  #firstBadEntry(paths: unknown[], contents: unknown[]): ErrorData {
+    for (let i = 0; i < paths.length; i++) {
+      const bad = checkPath(paths[i]);
+      if (bad) return bad;
+      if ((paths[i] as string).includes("\0")) {
+        // A NUL would split the joined paths differently, and the core refuses such a path.
+        this.raw.stat(paths[i] as string, this.#meta);
+        return this.#failed().error;
+      }
+      checkContent(contents[i]);
+    }
+    return { code: "unsupported", message: "writeMany: the batch failed its check, but no entry did" };
   }
 
   /** WASM: the contents encoded straight into WebAssembly memory, back to back (see the
