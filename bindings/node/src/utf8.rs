@@ -1,12 +1,14 @@
-//! JavaScript text as UTF-8, converted once, straight into the buffer that keeps it.
+//! JavaScript text as UTF-8, converted once.
 //!
 //! V8's own UTF-8 writer (`napi_get_value_string_utf8`, napi-rs's `String`) runs at about
 //! 1 GB/s and needs the length first or a worst-case buffer trimmed afterwards; seeding
 //! thousands of files showed it. Here a string's UTF-16 units are copied out (a plain copy for
-//! V8) into a scratch buffer this thread reuses, so they stay in cache; `simdutf` validates and
-//! measures them, then converts them into the destination, which grows by exactly what is
-//! written. Text with lone surrogates (not well-formed UTF-16, which `simdutf` refuses) goes
-//! through `encoding_rs`, which makes each U+FFFD, as `String` does.
+//! V8) into a scratch buffer this thread reuses, so they stay in cache, and `simdutf` converts
+//! them, validating as it goes: a single text into scratch room and then into a buffer of its
+//! exact size (a text over [`UNITS_KEPT`] units is measured first and converted straight into
+//! its buffer), the texts of a batch straight into the large buffers their files share (see
+//! [`Batch`]). Text with lone surrogates (not well-formed UTF-16, which `simdutf` refuses)
+//! goes through `encoding_rs`, which makes each U+FFFD, as `String` does.
 
 use engram_core::Bytes;
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue, ValueType};
@@ -33,6 +35,16 @@ impl FromNapiValue for Utf8 {
         // SAFETY: forwarded from napi-rs: a live env and a value of this call.
         unsafe {
             with_units(env, value, |units| {
+                if units.len() <= UNITS_KEPT {
+                    // One validating pass into this thread's scratch, then one exact copy: for
+                    // text of this size, cheaper than measuring it first.
+                    return Ok(Utf8(BYTES.with_borrow_mut(|bytes| {
+                        bytes.clear();
+                        bytes.reserve(units.len() * 3);
+                        encode(units, Utf8Size { room: units.len() * 3, exact: false }, bytes);
+                        bytes.to_vec()
+                    })));
+                }
                 let size = Utf8Size::of(units);
                 let mut bytes = Vec::with_capacity(size.room);
                 encode(units, size, &mut bytes);
@@ -203,10 +215,13 @@ fn huge_pages(_: &mut Vec<u8>) {}
 thread_local! {
     /// The scratch UTF-16 units of [`with_units`].
     static UNITS: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The scratch UTF-8 of a [`Utf8`] of up to [`UNITS_KEPT`] units.
+    static BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The most UTF-16 units the scratch of [`with_units`] keeps room for between conversions
-/// (256 Ki units, 512 KiB); a longer text's room is released after it.
+/// (256 Ki units: 512 KiB, and 768 KiB of UTF-8 scratch); a longer text's room is released
+/// after it.
 const UNITS_KEPT: usize = 256 * 1024;
 
 /// Calls `then` with a string's UTF-16 units, copied out of V8 into this thread's scratch.
