@@ -6,7 +6,7 @@ use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
 use napi::bindgen_prelude::{
-    Buffer, Either, Float64Array, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array, Unknown,
+    Buffer, Either, Env, Float64Array, Float64ArraySlice, Int32Array, ObjectFinalize, Uint32Array, Uint8Array, Unknown,
 };
 use napi::JsValue;
 use napi_derive::napi;
@@ -285,17 +285,33 @@ impl GrepArgs {
     }
 }
 
-/// A resident file table: files stay in native memory between calls.
-#[napi]
+/// A resident file table: files stay in native memory between calls. V8 is told how much
+/// memory its files hold ([`FileTable::account`]), so that tables nothing references any more
+/// are collected as promptly as JavaScript objects of that size would be.
+#[napi(custom_finalize)]
 pub struct FileTable {
     inner: CoreTable,
     /// The error of the last call that returned `null`.
     error: std::cell::RefCell<Option<CoreError>>,
+    /// The content bytes last reported to V8 as external memory.
+    reported: i64,
 }
+
+/// The change in a table's content that is reported to V8 at once (smaller changes add up
+/// first, so that small writes make no extra call).
+const ACCOUNT_STEP: i64 = 256 * 1024;
 
 impl FileTable {
     fn wrap(inner: CoreTable) -> Self {
-        FileTable { inner, error: std::cell::RefCell::new(None) }
+        FileTable { inner, error: std::cell::RefCell::new(None), reported: 0 }
+    }
+
+    /// Reports the table's content size to V8 once it moved by [`ACCOUNT_STEP`] or more.
+    fn account(&mut self, env: &Env) {
+        let held = i64::try_from(self.inner.content_bytes()).unwrap_or(i64::MAX);
+        if (held - self.reported).abs() >= ACCOUNT_STEP && env.adjust_external_memory(held - self.reported).is_ok() {
+            self.reported = held;
+        }
     }
 
     /// `Some(ok(value))`, or `None` with the error kept for `takeError()`.
@@ -314,6 +330,15 @@ impl FileTable {
             fill(meta, &[w.version as f64]);
             w.path
         })
+    }
+}
+
+impl ObjectFinalize for FileTable {
+    fn finalize(self, env: Env) -> napi::Result<()> {
+        if self.reported != 0 {
+            env.adjust_external_memory(-self.reported)?;
+        }
+        Ok(())
     }
 }
 
@@ -338,8 +363,18 @@ impl FileTable {
 
     /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
     #[napi(factory)]
-    pub fn from_snapshot(bytes: Uint8Array) -> napi::Result<Self> {
-        api::table_from_snapshot(&bytes).map(FileTable::wrap).map_err(napi::Error::from_reason)
+    pub fn from_snapshot(env: Env, bytes: Uint8Array) -> napi::Result<Self> {
+        let mut table = api::table_from_snapshot(&bytes).map(FileTable::wrap).map_err(napi::Error::from_reason)?;
+        table.account(&env);
+        Ok(table)
+    }
+
+    /// Removes every file at once, releasing their memory now (see
+    /// `engram_core::FileTable::clear`).
+    #[napi]
+    pub fn clear(&mut self, env: Env) {
+        self.inner.clear();
+        self.account(&env);
     }
 
     /// Every file, compactly, for a checkpoint.
@@ -377,6 +412,7 @@ impl FileTable {
     #[napi]
     pub fn write(
         &mut self,
+        env: Env,
         path: String,
         data: &[u8],
         modified_at: f64,
@@ -384,6 +420,7 @@ impl FileTable {
         meta: Float64ArraySlice,
     ) -> Option<String> {
         let r = api::write(&mut self.inner, &path, data.to_vec(), modified_at, if_version.as_deref());
+        self.account(&env);
         self.written(r, meta)
     }
 
@@ -391,6 +428,7 @@ impl FileTable {
     #[napi]
     pub fn write_text(
         &mut self,
+        env: Env,
         path: String,
         #[napi(ts_arg_type = "string")] text: Utf8,
         modified_at: f64,
@@ -398,6 +436,7 @@ impl FileTable {
         meta: Float64ArraySlice,
     ) -> Option<String> {
         let r = api::write(&mut self.inner, &path, text.0, modified_at, if_version.as_deref());
+        self.account(&env);
         self.written(r, meta)
     }
 
@@ -409,6 +448,7 @@ impl FileTable {
     #[napi]
     pub fn write_many(
         &mut self,
+        env: Env,
         paths: String,
         #[napi(ts_arg_type = "Array<string | Uint8Array>")] contents: Unknown,
         room: f64,
@@ -417,13 +457,23 @@ impl FileTable {
         let array = contents.value();
         // SAFETY: the handles napi-rs gave this call (`as` makes a negative or NaN room 0).
         let Batch { files } = unsafe { Batch::read(array.env, array.value, room as usize) }?;
-        Ok(out(api::write_many_files(&mut self.inner, &paths, files, modified_at), |n| Seeded { written: n as u32 }))
+        let r = api::write_many_files(&mut self.inner, &paths, files, modified_at);
+        self.account(&env);
+        Ok(out(r, |n| Seeded { written: n as u32 }))
     }
 
     /// Appends bytes to a file (created when missing): as `write`.
     #[napi]
-    pub fn append(&mut self, path: String, data: &[u8], modified_at: f64, meta: Float64ArraySlice) -> Option<String> {
+    pub fn append(
+        &mut self,
+        env: Env,
+        path: String,
+        data: &[u8],
+        modified_at: f64,
+        meta: Float64ArraySlice,
+    ) -> Option<String> {
         let r = api::append(&mut self.inner, &path, data, modified_at);
+        self.account(&env);
         self.written(r, meta)
     }
 
@@ -464,8 +514,10 @@ impl FileTable {
     }
 
     #[napi]
-    pub fn delete(&mut self, path: String) -> Either<Deleted, Failure> {
-        out(self.inner.delete(&path), |n| Deleted { deleted: n as u32 })
+    pub fn delete(&mut self, env: Env, path: String) -> Either<Deleted, Failure> {
+        let r = self.inner.delete(&path);
+        self.account(&env);
+        out(r, |n| Deleted { deleted: n as u32 })
     }
 
     /// Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`; `null`
@@ -474,6 +526,7 @@ impl FileTable {
     #[allow(clippy::too_many_arguments)]
     pub fn edit(
         &mut self,
+        env: Env,
         path: String,
         old_string: String,
         new_string: String,
@@ -484,6 +537,7 @@ impl FileTable {
     ) -> Option<String> {
         let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
         let r = api::edit(&mut self.inner, &o);
+        self.account(&env);
         self.keep(r, |r| {
             fill(meta, &[r.occurrences as f64, r.version as f64]);
             r.path

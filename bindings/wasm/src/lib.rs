@@ -356,6 +356,13 @@ impl FileTable {
         api::table_from_snapshot(bytes).map(FileTable::wrap).map_err(|e| JsError::new(&e))
     }
 
+    /// Removes every file at once, releasing their memory now rather than when the garbage
+    /// collector finalizes this object (see `engram_core::FileTable::clear`).
+    pub fn clear(&mut self) {
+        self.inner.clear();
+        self.staged = Vec::new();
+    }
+
     /// Every file, compactly, for a checkpoint.
     pub fn snapshot(&self) -> Vec<u8> {
         self.inner.snapshot()

@@ -439,8 +439,12 @@ mod tests {
         assert_eq!(t.read_bytes("/a").unwrap(), b"one!");
         assert_eq!(t.read_bytes("/b").unwrap(), b"2");
         assert_eq!(t.read_bytes("/c").unwrap(), b"three");
+        assert_eq!(t.content_bytes(), 4 + 1 + 5);
         let back = FileTable::from_snapshot(&t.snapshot()).unwrap();
         assert_eq!(back.read_bytes("/c").unwrap(), b"three");
+        assert_eq!(back.content_bytes(), t.content_bytes());
+        t.delete("/c").unwrap();
+        assert_eq!(t.content_bytes(), 5);
     }
 
     #[test]

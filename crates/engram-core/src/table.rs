@@ -51,6 +51,8 @@ pub struct FileTable {
     dirs: HashMap<String, BTreeMap<String, Child>>,
     last_version: u64,
     changes: u64,
+    /// The length of every file's content, added up (see [`Self::content_bytes`]).
+    content_bytes: u64,
 }
 
 impl FileTable {
@@ -70,6 +72,13 @@ impl FileTable {
     /// restored: equal counts mean equal contents, so a checkpoint can skip an unchanged table.
     pub fn changes(&self) -> u64 {
         self.changes
+    }
+
+    /// How many bytes of content the files hold, added up: what keeps the table large, for a
+    /// binding that tells its host's garbage collector (files of one batch share buffers, and
+    /// count as their slices).
+    pub fn content_bytes(&self) -> u64 {
+        self.content_bytes
     }
 
     /// The newest version handed out: every write consumes one, a delete none (see
@@ -125,6 +134,7 @@ impl FileTable {
         }
         self.last_version += 1;
         self.changes += 1;
+        self.content_bytes = self.content_bytes - f.data.len() as u64 + data.len() as u64;
         *f = FileEntry { data: data.into(), modified_at, version: self.last_version };
         Ok(self.last_version)
     }
@@ -133,9 +143,14 @@ impl FileTable {
     fn put(&mut self, p: String, data: Vec<u8>, modified_at: f64) -> Option<FileEntry> {
         self.last_version += 1;
         self.changes += 1;
+        self.content_bytes += data.len() as u64;
         let entry = FileEntry { data: data.into(), modified_at, version: self.last_version };
         match self.files.entry(p) {
-            Entry::Occupied(mut o) => Some(o.insert(entry)),
+            Entry::Occupied(mut o) => {
+                let old = o.insert(entry);
+                self.content_bytes -= old.data.len() as u64;
+                Some(old)
+            }
             Entry::Vacant(v) => {
                 let key = v.key().clone();
                 v.insert(entry);
@@ -179,9 +194,11 @@ impl FileTable {
             }
             same
         });
-        for (p, _) in &entries {
-            if !self.files.contains_key(p) {
-                self.index_insert(p);
+        for (p, f) in &entries {
+            self.content_bytes += f.data.len() as u64;
+            match self.files.get(p) {
+                Some(old) => self.content_bytes -= old.data.len() as u64,
+                None => self.index_insert(p),
             }
         }
         if entries.len() >= self.files.len() / 8 {
@@ -236,6 +253,7 @@ impl FileTable {
                 // A file alone in its buffer grows in place; a slice of a shared one is copied out.
                 let mut grown = Vec::from(std::mem::take(&mut f.data));
                 grown.extend_from_slice(data);
+                self.content_bytes += data.len() as u64;
                 f.data = grown.into();
                 f.modified_at = modified_at;
                 f.version = self.last_version;
@@ -245,6 +263,12 @@ impl FileTable {
         }
     }
 
+    /// Removes every file at once, releasing the memory they hold. Counts as one change, and the
+    /// versions go on from where they were (a mark taken before then sees files gone).
+    pub fn clear(&mut self) {
+        *self = FileTable { last_version: self.last_version, changes: self.changes + 1, ..FileTable::default() };
+    }
+
     /// Removes a file, or a directory with everything beneath it. Returns how many files went.
     pub fn delete(&mut self, input: &str) -> CoreResult<usize> {
         let p = path::normalize(input)?;
@@ -252,7 +276,8 @@ impl FileTable {
             // Wiping the whole tree is never what one tool call should do.
             return Err(CoreError::new(ErrorCode::PermissionDenied, &p, ""));
         }
-        if self.files.remove(&p).is_some() {
+        if let Some(f) = self.files.remove(&p) {
+            self.content_bytes -= f.data.len() as u64;
             self.index_remove(&p);
             self.changes += 1;
             return Ok(1);
@@ -262,7 +287,9 @@ impl FileTable {
         }
         let doomed: Vec<String> = self.files_under(&p).map(|(k, _)| k.clone()).collect();
         for k in &doomed {
-            self.files.remove(k);
+            if let Some(f) = self.files.remove(k) {
+                self.content_bytes -= f.data.len() as u64;
+            }
             self.index_remove(k);
         }
         self.changes += 1;
@@ -334,6 +361,7 @@ impl FileTable {
         }
         self.check_no_file_ancestor(&p)?;
         self.last_version = self.last_version.max(entry.version);
+        self.content_bytes += entry.data.len() as u64;
         self.files.insert(p.clone(), entry);
         self.index_insert(&p);
         Ok(())
@@ -467,6 +495,18 @@ mod tests {
     }
 
     #[test]
+    fn clear_empties_the_table_as_one_change() {
+        let mut t = table(&["/a/x", "/b"]);
+        let (changes, last, mark) = (t.changes(), t.last_version(), t.mark());
+        t.clear();
+        assert!(t.delta_since(mark).is_none(), "files went: only a full snapshot says so");
+        assert!(t.is_empty() && t.ls("/").unwrap().is_empty() && t.content_bytes() == 0);
+        assert_eq!((t.changes(), t.last_version()), (changes + 1, last));
+        t.write("/a", b"new".to_vec(), 1.0, None).unwrap();
+        assert_eq!(t.get("/a").unwrap().version, last + 1);
+    }
+
+    #[test]
     fn append_extends_or_creates_and_bumps_the_version() {
         let mut t = FileTable::new();
         t.append("/log/h.md", b"one\n", 1.0).unwrap();
@@ -524,6 +564,8 @@ mod tests {
     /// Everything a caller can observe of a table: files with their data, versions and times,
     /// the counters, and the listing of every directory.
     fn observed(t: &FileTable) -> (Vec<Observed>, u64, u64, Vec<Listing>) {
+        let held: u64 = t.iter().map(|(_, f)| f.data.len() as u64).sum();
+        assert_eq!(t.content_bytes(), held, "content_bytes adds up the files' lengths");
         let files = t.iter().map(|(k, f)| (k.clone(), f.data.to_vec(), f.version, f.modified_at.to_bits())).collect();
         let mut dirs: Vec<Listing> = t
             .dirs
@@ -568,9 +610,16 @@ mod tests {
         #[test]
         fn index_matches_a_full_scan(ops in prop::collection::vec((any::<bool>(), "(/[ab]){1,4}"), 1..40)) {
             let mut t = FileTable::new();
-            for (is_write, p) in &ops {
-                if *is_write { let _ = t.write(p, vec![1], 0.0, None); } else { let _ = t.delete(p); }
+            for (i, (is_write, p)) in ops.iter().enumerate() {
+                if !*is_write {
+                    let _ = t.delete(p);
+                } else if i % 3 == 0 {
+                    let _ = t.append(p, &[2; 3], 0.0);
+                } else {
+                    let _ = t.write(p, vec![1; i % 5], 0.0, None);
+                }
             }
+            prop_assert_eq!(t.content_bytes(), t.iter().map(|(_, f)| f.data.len() as u64).sum::<u64>());
             let mut dirs: std::collections::BTreeSet<String> = ["/".to_string()].into();
             for (k, _) in t.iter() {
                 let mut d = path::parent(k);

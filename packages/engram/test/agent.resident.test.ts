@@ -105,6 +105,39 @@ describe("resident thread state", () => {
     expect(b.messages.filter((m) => m.role === "tool").at(-1)?.content).toMatch(/not found/i);
   });
 
+  it("releases the copies it stops keeping (past 16 threads, or stale), and those threads resume from their checkpoints", async () => {
+    const cleared: number[] = [];
+    const watch = (t: CoreFileTable): CoreFileTable => {
+      const clear = t.clear.bind(t);
+      return Object.assign(t, {
+        clear: () => {
+          cleared.push(t.size);
+          clear();
+        },
+      });
+    };
+    const c: Core = {
+      ...core,
+      createFileTable: () => watch(core.createFileTable()),
+      restoreFileTable: (b) => watch(core.restoreFileTable(b)),
+    };
+    const checkpointer = new InMemoryCheckpointer();
+    const options = { core: c, checkpointer, enableSubagents: false, enableMemory: false, enableSkills: false };
+    const agent = createDeepAgent(fileModel(), options);
+    const last = async (text: string, threadId: string) =>
+      (await agent.invoke(user(text), { threadId })).messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
+    for (let i = 0; i < 16; i++) await last(`save /t${i}.md thread ${i}`, `t${i}`);
+    expect(cleared).toEqual([]);
+    await last("save /t16.md thread 16", "t16");
+    expect(cleared).toEqual([1]); // t0's copy: its one file, released when t16 came in
+    expect(await last("read /t0.md", "t0")).toContain("thread 0"); // restored from its checkpoint
+    expect(cleared).toEqual([1, 1]); // and kept again, in place of t1's copy
+    // Another agent changes t5: the resident copy is stale, released, and the checkpoint wins.
+    await createDeepAgent(fileModel(), { ...options, core }).invoke(user("save /t5.md changed"), { threadId: "t5" });
+    expect(await last("read /t5.md", "t5")).toContain("changed");
+    expect(cleared).toEqual([1, 1, 1]);
+  });
+
   it("restores a thread another process changed through the same SQLite checkpointer", async () => {
     const dir = mkdtempSync(join(tmpdir(), "engram-resident-"));
     const db = join(dir, "threads.db");

@@ -226,6 +226,39 @@ describe("writeMany", () => {
   });
 });
 
+describe("clear and dispose", () => {
+  it("a cleared table is empty, counts one change, and takes no delta across the clear", () => {
+    const t = core.createFileTable();
+    t.writeMany([
+      ["/a/1.txt", "one"],
+      ["/b.txt", "two"],
+    ]);
+    const mark = t.mark();
+    const changes = t.changes;
+    t.clear();
+    expect(t.size).toBe(0);
+    expect(t.ls("/").entries).toEqual([]);
+    expect(t.read("/b.txt").error?.code).toBe("file_not_found");
+    expect(t.changes).toBe(changes + 1);
+    expect(t.deltaSince(mark)).toBeUndefined();
+    expect(t.write("/b.txt", "again").error).toBeUndefined();
+    expect(core.restoreFileTable(t.snapshot()).read("/b.txt").content).toBe("again");
+  });
+
+  it("StateBackend.dispose releases the files and leaves the backend usable, empty", async () => {
+    const b = new StateBackend({ core });
+    await b.writeMany([["/src/a.ts", "export const a = 1;\n"]]);
+    const before = await b.snapshot();
+    b.dispose();
+    expect((await b.read("/src/a.ts")).error?.code).toBe("file_not_found");
+    const after = await b.snapshot();
+    expect(after).not.toEqual(before);
+    expect(core.restoreFileTable(after).size).toBe(0);
+    expect((await b.write("/x.md", "x")).error).toBeUndefined();
+    expect((await b.read("/x.md")).content).toBe("x");
+  });
+});
+
 describe("typed results", () => {
   it("are plain objects, errors included", () => {
     const t = core.createFileTable();

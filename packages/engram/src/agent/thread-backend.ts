@@ -115,18 +115,32 @@ async function takeResident(agent: object, threadId: string, saved: Checkpoint |
   map.delete(threadId);
   if (!saved || !(r.state instanceof StateBackend)) return undefined;
   const same = r.ref && saved.filesRef ? sameFiles(r.ref, saved.filesRef) : !!(r.bytes && saved.files && sameBytes(r.bytes, saved.files));
-  if (!same) return undefined;
-  return (await r.state.changesSince(r.mark)).unchanged ? r : undefined;
+  if (same && (await r.state.changesSince(r.mark)).unchanged) return r;
+  r.state.dispose();
+  return undefined;
 }
 
 /** Keeps a thread's files loaded after its checkpoint was saved (the agent's `owners` map names
  * the agent); the least recently saved thread goes past the limit. */
 export function keepResident(agent: object, threadId: string, files: ThreadFiles): void {
   const map = residentsOf(agent);
+  const earlier = map.get(threadId);
   map.delete(threadId);
+  // A copy of the thread's files that is no longer kept is released now, not at the next
+  // garbage collection (WASM memory only a collection gives back).
+  if (earlier && earlier.state !== files.state) release(earlier);
   if (!(files.state instanceof StateBackend) || (!files.ref && !files.bytes)) return;
   map.set(threadId, files);
-  if (map.size > RESIDENT_THREADS) map.delete(map.keys().next().value as string);
+  if (map.size > RESIDENT_THREADS) {
+    const oldest = map.keys().next().value as string;
+    release(map.get(oldest) as ThreadFiles);
+    map.delete(oldest);
+  }
+}
+
+/** Frees a resident copy the agent made (only those are kept: `own` states). */
+function release(files: ThreadFiles): void {
+  if (files.state instanceof StateBackend) files.state.dispose();
 }
 
 /** The full snapshot a checkpoint's files come to; a missing or damaged part is a

@@ -50,6 +50,14 @@ export class StateBackend implements Backend {
     return backend;
   }
 
+  /** Releases the files now: they leave the core at once and their memory is freed, rather
+   * than when this backend is garbage collected (on WASM, memory only a collection gives
+   * back). The backend stays usable, empty. */
+  dispose(): void {
+    this.#ready?.clear();
+    this.#saved = undefined;
+  }
+
   /** Every file with its metadata in one compact buffer. While the files are unchanged
    * (a run that only read them, or nothing since {@link StateBackend.loadSnapshot}) the previous
    * buffer is returned again without touching the core: treat it as read-only. */

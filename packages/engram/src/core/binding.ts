@@ -287,6 +287,7 @@ interface RawFileTable {
   readText(path: string, shown: string, offset: number, limit: number, maxChars: number): RawText;
   // ---- end tool text ----
   snapshot(): Uint8Array;
+  clear(): void;
   free?(): void;
 }
 
@@ -723,6 +724,11 @@ class FileTableHandle implements CoreFileTable {
 
   snapshot(): Uint8Array {
     return plainBytes(this.raw.snapshot());
+  }
+
+  clear(): void {
+    this.#changing();
+    this.raw.clear();
   }
 
   ls(path: string): Result<{ entries: FileInfo[] }> {

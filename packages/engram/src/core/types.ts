@@ -337,6 +337,10 @@ export interface CoreFileTable {
   /** Every file with its metadata, compactly, for a thread checkpoint
    * (see {@link Core.restoreFileTable}). */
   snapshot(): Uint8Array;
+  /** Removes every file at once and releases the memory they hold now, rather than when the
+   * table is garbage collected (on WASM, memory that only a collection gives back). One change:
+   * a {@link CoreFileTable.deltaSince} across it is `undefined`. */
+  clear(): void;
   // ---- tool text: what the model reads, made in one core call ----
   /** The `grep` tool's text (grouped `path:` / `  12: line` output, file list or counts, with
    * the notes for no matches and for a search stopped at `maxCount`), cut to `maxChars` UTF-16
