@@ -14,6 +14,7 @@ use napi_derive::napi;
 pub mod composite;
 pub mod format;
 mod fs;
+mod pages;
 pub mod prompt;
 mod utf8;
 
@@ -364,7 +365,9 @@ impl FileTable {
     /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
     #[napi(factory)]
     pub fn from_snapshot(env: Env, bytes: Uint8Array) -> napi::Result<Self> {
-        let mut table = api::table_from_snapshot(&bytes).map(FileTable::wrap).map_err(napi::Error::from_reason)?;
+        let mut table = api::table_from_owned_snapshot(pages::fresh_copy(&bytes))
+            .map(FileTable::wrap)
+            .map_err(napi::Error::from_reason)?;
         table.account(&env);
         Ok(table)
     }

@@ -10,6 +10,7 @@
 //! [`Batch`]). Text with lone surrogates (not well-formed UTF-16, which `simdutf` refuses)
 //! goes through `encoding_rs`, which makes each U+FFFD, as `String` does.
 
+use crate::pages::huge_pages;
 use engram_core::Bytes;
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue, ValueType};
 use napi::{check_status, sys, Error, Status};
@@ -191,26 +192,6 @@ fn trimmed(mut buffer: Vec<u8>) -> Vec<u8> {
     }
     buffer
 }
-
-/// Asks Linux to back a large buffer's untouched room with 2 MiB pages: filling fresh memory
-/// otherwise faults once per 4 KiB page (a best effort: nothing changes where it is refused).
-#[cfg(target_os = "linux")]
-fn huge_pages(buffer: &mut Vec<u8>) {
-    const HUGE: usize = 2 << 20;
-    if buffer.capacity() < HUGE {
-        return;
-    }
-    let start = buffer.as_mut_ptr() as usize;
-    let end = start + buffer.capacity();
-    let (from, to) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
-    if from < to {
-        // SAFETY: advice on whole pages inside this buffer's own allocation, none of it in use.
-        let _ = unsafe { rustix::mm::madvise(from as *mut _, to - from, rustix::mm::Advice::LinuxHugepage) };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn huge_pages(_: &mut Vec<u8>) {}
 
 thread_local! {
     /// The scratch UTF-16 units of [`with_units`].

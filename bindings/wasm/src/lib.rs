@@ -350,10 +350,11 @@ impl FileTable {
         self.error.borrow_mut().take().and_then(error_of)
     }
 
-    /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
+    /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text. The
+    /// bytes arrive as this module's own copy, which the files then point into.
     #[wasm_bindgen(js_name = fromSnapshot)]
-    pub fn from_snapshot(bytes: &[u8]) -> Result<FileTable, JsError> {
-        api::table_from_snapshot(bytes).map(FileTable::wrap).map_err(|e| JsError::new(&e))
+    pub fn from_snapshot(bytes: Vec<u8>) -> Result<FileTable, JsError> {
+        api::table_from_owned_snapshot(bytes).map(FileTable::wrap).map_err(|e| JsError::new(&e))
     }
 
     /// Removes every file at once, releasing their memory now rather than when the garbage

@@ -73,6 +73,12 @@ pub fn table_from_snapshot(bytes: &[u8]) -> Result<FileTable, String> {
     FileTable::from_snapshot(bytes).map_err(|e| error_json(&e))
 }
 
+/// [`table_from_snapshot`] of bytes the table may keep (a binding that received its own copy):
+/// the files point into them rather than into a second copy.
+pub fn table_from_owned_snapshot(bytes: Vec<u8>) -> Result<FileTable, String> {
+    FileTable::from_snapshot_bytes(Bytes::from(bytes)).map_err(|e| error_json(&e))
+}
+
 pub fn normalize_path(input: &str) -> CoreResult<String> {
     path::normalize(input)
 }

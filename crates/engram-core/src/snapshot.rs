@@ -40,7 +40,11 @@ impl FileTable {
     /// Rebuilds a table; a truncated or altered snapshot is refused as a whole. The bytes are
     /// copied once, and the files keep slices of that copy (see [`FileEntry::data`]).
     pub fn from_snapshot(bytes: &[u8]) -> CoreResult<FileTable> {
-        let shared = Bytes::copy_from_slice(bytes);
+        Self::from_snapshot_bytes(Bytes::copy_from_slice(bytes))
+    }
+
+    /// [`Self::from_snapshot`] of a buffer the table may keep: the files point into it.
+    pub fn from_snapshot_bytes(shared: Bytes) -> CoreResult<FileTable> {
         let (mut r, count) = Reader::open(&shared, SNAPSHOT_MAGIC, "snapshot")?;
         let mut table = FileTable::new();
         for _ in 0..count {
