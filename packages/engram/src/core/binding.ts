@@ -249,7 +249,8 @@ interface RawFileTable {
   // crosses. `null`/`undefined` = failed; `takeError()` then gives the error.
   write(path: string, data: Uint8Array, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
-  /** Native: NUL-joined paths and one content per file, each converted once straight into the table. */
+  /** Native: NUL-joined paths and one content per file, each converted once straight into the
+   * buffers the batch's files share; `room`: the bytes to make room for at first (UTF-16 units). */
   writeMany?(paths: string, contents: (string | Uint8Array)[], room: number, modifiedAt: number): RawSeeded;
   /** WASM: room for a batch's contents in WebAssembly memory (where it starts; none when memory
    * cannot hold it: `takeError()`), … */
