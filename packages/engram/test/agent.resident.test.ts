@@ -136,6 +136,10 @@ describe("resident thread state", () => {
     await createDeepAgent(fileModel(), { ...options, core }).invoke(user("save /t5.md changed"), { threadId: "t5" });
     expect(await last("read /t5.md", "t5")).toContain("changed");
     expect(cleared).toEqual([1, 1, 1]);
+    // A deleted thread's copy goes too; the thread starts empty.
+    await checkpointer.delete("t6");
+    expect(await last("read /t6.md", "t6")).toMatch(/not found/i);
+    expect(cleared).toEqual([1, 1, 1, 1]);
   });
 
   it("restores a thread another process changed through the same SQLite checkpointer", async () => {

@@ -113,10 +113,13 @@ async function takeResident(agent: object, threadId: string, saved: Checkpoint |
   const r = map.get(threadId);
   if (!r) return undefined;
   map.delete(threadId);
-  if (!saved || !(r.state instanceof StateBackend)) return undefined;
+  if (!saved || !(r.state instanceof StateBackend)) {
+    release(r);
+    return undefined;
+  }
   const same = r.ref && saved.filesRef ? sameFiles(r.ref, saved.filesRef) : !!(r.bytes && saved.files && sameBytes(r.bytes, saved.files));
   if (same && (await r.state.changesSince(r.mark)).unchanged) return r;
-  r.state.dispose();
+  release(r);
   return undefined;
 }
 
