@@ -446,8 +446,8 @@ impl FileTable {
     /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many`):
     /// NUL-joined paths and one content per file, a string or bytes, each converted once
     /// straight into a few buffers the batch's files share (`room`: how many bytes to make
-    /// room for at first, e.g. the texts' UTF-16 units; see `utf8::Batch`). Lone surrogates become U+FFFD, as in
-    /// `writeText`. Returns `{ written }` or `{ error }`.
+    /// room for at first, e.g. the texts' UTF-16 units; see `utf8::Batch`). Lone surrogates
+    /// become U+FFFD, as in `writeText`. Returns `{ written }` or `{ error }`.
     #[napi]
     pub fn write_many(
         &mut self,

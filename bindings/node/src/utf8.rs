@@ -11,7 +11,7 @@
 //! goes through `encoding_rs`, which makes each U+FFFD, as `String` does.
 
 use crate::pages::huge_pages;
-use engram_core::Bytes;
+use engram_core::{api, Bytes};
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue, ValueType};
 use napi::{check_status, sys, Error, Status};
 use std::ptr;
@@ -98,7 +98,7 @@ impl Batch {
 /// A batch being read: the buffers filled so far, the one being filled, and where each
 /// content lies (buffer, start, end).
 struct Filling {
-    done: Vec<Vec<u8>>,
+    done: Vec<Bytes>,
     current: Vec<u8>,
     spans: Vec<(usize, usize, usize)>,
     /// The bytes the caller's estimate still leaves for the contents to come.
@@ -167,7 +167,8 @@ impl Filling {
         let full = std::mem::take(&mut self.current);
         if full.capacity() > 0 {
             self.room = self.room.saturating_sub(full.len());
-            self.done.push(trimmed(full));
+            let used = full.len();
+            self.done.push(api::batch_bytes(full, used));
         }
         // The estimate may be more than memory can give (it comes from the caller): then only
         // what is needed now.
@@ -178,19 +179,11 @@ impl Filling {
     }
 
     fn finish(mut self) -> Batch {
-        self.done.push(trimmed(self.current));
-        let buffers: Vec<Bytes> = self.done.into_iter().map(Bytes::from).collect();
+        let used = self.current.len();
+        self.done.push(api::batch_bytes(self.current, used));
+        let buffers = self.done;
         Batch { files: self.spans.into_iter().map(|(b, start, end)| buffers[b].slice(start..end)).collect() }
     }
-}
-
-/// A filled buffer, giving back room past an eighth more than it holds (in place: a shrink of a
-/// large allocation is not a copy).
-fn trimmed(mut buffer: Vec<u8>) -> Vec<u8> {
-    if buffer.capacity() - buffer.len() > buffer.len() / 8 {
-        buffer.shrink_to_fit();
-    }
-    buffer
 }
 
 thread_local! {

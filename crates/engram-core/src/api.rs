@@ -261,7 +261,7 @@ pub fn write_many_files(t: &mut FileTable, paths: &str, files: Vec<Bytes>, modif
     t.write_all(names.into_iter().zip(files), modified_at)
 }
 
-/// A batch's contents as the one buffer its files will share ([`write_many`]): `buffer` cut to
+/// A batch's contents (or one of its buffers) as a buffer its files will share: `buffer` cut to
 /// its first `used` bytes, and room past an eighth more than that given back (a buffer grown
 /// ahead of its contents would otherwise stay allocated as long as any of its files).
 pub fn batch_bytes(mut buffer: Vec<u8>, used: usize) -> Bytes {
