@@ -140,6 +140,12 @@ describe("resident thread state", () => {
     await checkpointer.delete("t6");
     expect(await last("read /t6.md", "t6")).toMatch(/not found/i);
     expect(cleared).toEqual([1, 1, 1, 1]);
+    // Concurrent runs of one thread: one takes the kept copy, the other restores its own; the
+    // copy released when both are done is neither's while it runs, and the thread reads intact.
+    const both = await Promise.all([last("read /t7.md", "t7"), last("read /t7.md", "t7")]);
+    expect(both).toEqual([expect.stringContaining("thread 7"), expect.stringContaining("thread 7")]);
+    expect(cleared).toHaveLength(5);
+    expect(await last("read /t7.md", "t7")).toContain("thread 7");
   });
 
   it("restores a thread another process changed through the same SQLite checkpointer", async () => {
