@@ -192,12 +192,12 @@ function workloads(c: Corpus): Workload[] {
   ];
 }
 
-/** Runs the workload once on the subject and checks its answer. */
 /** The file the edit row flips, one per subject. */
 function editTarget(s: Subject): string {
   return `/edit_targets/${s.role}.md`;
 }
 
+/** Runs the workload once on the subject and checks its answer. */
 async function checked(s: Subject, w: Workload): Promise<Checked> {
   const label = s.label;
   let answer: unknown;

@@ -47,8 +47,7 @@ function byName(a: Skill, b: Skill): number {
  * load are read and parsed again. On a backend that can tell its files are unchanged since the
  * previous load (a plain `StateBackend`, a `CompositeBackend` over such backends only, or a
  * wrapper that only replaces their writing methods: see `changeMark`), nothing is listed either
- * and the previous skills are returned. The cache
- * belongs to the instance: make one per thread.
+ * and the previous skills are returned. The cache belongs to the instance: make one per thread.
  */
 export class SkillsLoader {
   readonly #backend: Backend;
