@@ -23,6 +23,7 @@ import { type DeepAgentOptions, resolveOptions } from "./options.js";
 import { checkBackendOption } from "./thread-backend.js";
 import type { AgentLevel, AgentServices } from "./runtime.js";
 import { runThread } from "./thread.js";
+import { ThreadTurns } from "./turns.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions } from "./types.js";
 
 /** An agent: run it with `invoke` or `stream`; `close` when done. */
@@ -75,6 +76,7 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
     longTerm,
     longTermOptions: ltmOptions,
     backendOwners: new WeakMap(),
+    turns: new ThreadTurns(),
     async mcpTools() {
       if (!o.mcpServers) return [];
       return (await (await connectMcp(o.mcpServers)).tools()) as unknown as Tool<never>[];

@@ -33,7 +33,8 @@ function toolSpec(tool: Tool<never>): ToolSpec {
   return { name: tool.name, description: tool.description, parameters };
 }
 
-function abortError(signal: AbortSignal): Error {
+/** What a run stops with when `signal` aborts it: the signal's reason, if an error. */
+export function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : Object.assign(new Error("the run was aborted"), { name: "AbortError" });
 }
 

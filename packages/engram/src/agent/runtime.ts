@@ -14,6 +14,7 @@ import type { ChatModel, Message, Usage } from "../models/types.js";
 import type { Tool } from "../tools/types.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { LongTermMemoryAgentOptions, ResolvedOptions } from "./options.js";
+import type { ThreadTurns } from "./turns.js";
 import type { EventSink, Interrupt } from "./types.js";
 
 /** Built once per agent, shared by every run and every subagent level. */
@@ -26,6 +27,8 @@ export interface AgentServices {
   mcpTools(): Promise<Tool<never>[]>;
   /** Which thread each StateBackend a `backend` factory returned belongs to. */
   backendOwners: WeakMap<object, string>;
+  /** Runs of one thread take turns (see {@link ThreadTurns}). */
+  turns: ThreadTurns;
   /** Memory text by path and version for a thread, so an unchanged file is not read again. */
   memoryCache(threadId: string): Map<string, MemoryCacheEntry>;
 }

@@ -9,6 +9,7 @@ import type { Core } from "../core/types.js";
 import { ConfigError, EngramError, ResumeError } from "../errors.js";
 import { type Checkpoint, type Checkpointer, type FilesRef, checkpointFiles, sameFiles } from "./checkpointer.js";
 import type { BackendContext, ResolvedOptions } from "./options.js";
+import type { ThreadTurns } from "./turns.js";
 
 /** A backend whose files belong to one thread and are saved with it (a {@link StateBackend}). */
 export interface ThreadScoped {
@@ -105,8 +106,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 /**
  * The thread's resident files when they are unchanged since their save and the checkpoint
  * still holds exactly those files (same ref; or, for a checkpointer without refs, same bytes):
- * then nothing is restored. Taken out of the cache while a run uses them (a concurrent run of
- * the same thread restores its own copy). Otherwise `undefined`, and a stale entry is dropped.
+ * then nothing is restored. Taken out of the cache while a run uses them (runs of one thread
+ * take turns, see {@link ThreadTurns}). Otherwise `undefined`, and a stale entry is dropped.
  */
 async function takeResident(agent: object, threadId: string, saved: Checkpoint | undefined): Promise<ThreadFiles | undefined> {
   const map = residentsOf(agent);

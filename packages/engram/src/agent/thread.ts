@@ -5,6 +5,7 @@
  */
 import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
+import type { Core } from "../core/types.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
 import { recordingBackend } from "./memory-history.js";
@@ -29,10 +30,58 @@ export async function* runThread(
   events = true,
 ): AsyncGenerator<AgentEvent, void> {
   checkInput(input);
-  const o = level.options;
   const { services } = level;
   const threadId = opts.threadId ?? `thread-${crypto.randomUUID()}`;
   const core = await services.core;
+  // Until this run's turn, nothing of the thread is read: it starts from what the runs ahead of
+  // it saved. The turn ends when the run has saved, whether or not its events are read.
+  const leave = await services.turns.enter(threadId, opts.signal);
+  let started: Started;
+  try {
+    started = await startRun(level, input, opts, threadId, core, events);
+  } catch (e) {
+    leave();
+    throw e;
+  }
+  const { done, channel, state, scope } = started;
+  void done.then(leave, leave);
+  yield* channel.drainUntil(done);
+  let output: AgentOutput;
+  try {
+    output = await done;
+  } catch (e) {
+    // The stream still ends with a final event saying why, then the error is thrown.
+    const stopReason: StopReason = opts.signal?.aborted
+      ? "cancelled"
+      : e instanceof ModelError && e.code === "truncated"
+        ? "truncated"
+        : "error";
+    if (!(e instanceof ResumeError))
+      yield { type: "final", output: { messages: state.messages, usage: scope.run.usage, stopReason }, stopReason };
+    throw e;
+  }
+  yield { type: "final", output, stopReason: output.stopReason };
+}
+
+/** A run under way: its events, its state and scope, and its end (after its save). */
+interface Started {
+  done: Promise<AgentOutput>;
+  channel: Channel<AgentEvent>;
+  state: LevelState;
+  scope: RunScope;
+}
+
+/** Loads the thread (checkpoint and backend) and starts the loop on it. */
+async function startRun(
+  level: AgentLevel,
+  input: AgentInput,
+  opts: RunOptions,
+  threadId: string,
+  core: Core,
+  events: boolean,
+): Promise<Started> {
+  const o = level.options;
+  const { services } = level;
   const { checkpointer } = services;
   // With the thread's files still loaded here, the checkpoint comes without them when they are
   // the stored ones (nothing read, copied or compared).
@@ -96,20 +145,5 @@ export async function* runThread(
     if (!(e instanceof ResumeError)) await save({ messages: state.messages, data: state.data }).catch(() => undefined);
     throw e;
   });
-  yield* channel.drainUntil(done);
-  let output: AgentOutput;
-  try {
-    output = await done;
-  } catch (e) {
-    // The stream still ends with a final event saying why, then the error is thrown.
-    const stopReason: StopReason = opts.signal?.aborted
-      ? "cancelled"
-      : e instanceof ModelError && e.code === "truncated"
-        ? "truncated"
-        : "error";
-    if (!(e instanceof ResumeError))
-      yield { type: "final", output: { messages: state.messages, usage: scope.run.usage, stopReason }, stopReason };
-    throw e;
-  }
-  yield { type: "final", output, stopReason: output.stopReason };
+  return { done, channel, state, scope };
 }

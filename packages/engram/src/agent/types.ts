@@ -72,9 +72,16 @@ export interface AgentOutput {
 
 /** Per-call options of `invoke` and `stream`. */
 export interface RunOptions {
-  /** The conversation; state is kept per thread when a checkpointer is set. Default: a new id. */
+  /**
+   * The conversation; state is kept per thread when a checkpointer is set. Default: a new id.
+   * Runs of one thread on one agent take turns: a run started while another of its thread is
+   * under way waits until that one has saved, then continues from it (nothing either saved is
+   * lost). A run must not wait on a run of its own thread (e.g. from a tool): that never ends.
+   */
   threadId?: string;
   userId?: string;
+  /** Cancels the run; a run still waiting for its turn stops with the signal's reason and
+   * leaves the thread as it was. */
   signal?: AbortSignal;
 }
 

@@ -1,0 +1,135 @@
+/** Runs of one thread on one agent take turns, so neither loses what the other saved (its
+ * messages, its files); runs of different threads still run side by side. */
+import { describe, expect, it } from "vitest";
+import { FakeChatModel, InMemoryCheckpointer, type Message, createDeepAgent } from "../src/index.js";
+import { core, fileModel, user } from "./fixtures/session.js";
+
+const options = { core, enableSubagents: false, enableMemory: false, enableSkills: false } as const;
+
+const lastTool = (messages: Message[]) => messages.filter((m) => m.role === "tool").at(-1)?.content ?? "";
+const userTexts = (messages: Message[] | undefined) => (messages ?? []).filter((m) => m.role === "user").map((m) => m.content);
+
+/** A promise and its resolve. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+/**
+ * The file model of the fixtures, whose first call for a user text starting with `wait` holds
+ * until `gates[text]` opens; `calls` lists the user texts as their first model calls start.
+ */
+function gatedModel(gates: Record<string, Promise<void>>) {
+  const calls: string[] = [];
+  const files = fileModel();
+  const model = new FakeChatModel(async (req) => {
+    const last = req.messages.at(-1);
+    if (last?.role === "user") {
+      calls.push(last.content);
+      await gates[last.content];
+    }
+    return files.invoke(req).then((r) => {
+      const calls = r.message.toolCalls ?? [];
+      return calls.length > 0 ? { toolCalls: calls.map(({ name, args }) => ({ name, args })) } : r.message.content;
+    });
+  });
+  return { model, calls };
+}
+
+describe("runs of one thread take turns", () => {
+  it("keeps the files and messages of concurrent runs of one thread (none saves over another)", async () => {
+    const checkpointer = new InMemoryCheckpointer();
+    const agent = createDeepAgent(fileModel(), { ...options, checkpointer });
+    await agent.invoke(user("save /a.md one"), { threadId: "t" });
+    // Before turns, the second run to save wrote its copy of the thread over the first's: /b.md
+    // and the "save /b.md two" exchange were gone.
+    await Promise.all([agent.invoke(user("save /b.md two"), { threadId: "t" }), agent.invoke(user("read /a.md"), { threadId: "t" })]);
+    const out = await agent.invoke(user("read /b.md"), { threadId: "t" });
+    expect(lastTool(out.messages)).toContain("two");
+    expect(userTexts(out.messages)).toEqual(["save /a.md one", "save /b.md two", "read /a.md", "read /b.md"]);
+  });
+
+  it("runs twelve concurrent writers of one thread one after the other, in the order they were started", async () => {
+    const checkpointer = new InMemoryCheckpointer();
+    const agent = createDeepAgent(fileModel(), { ...options, checkpointer });
+    const texts = Array.from({ length: 12 }, (_, i) => `save /f${i}.md file ${i}`);
+    const outs = await Promise.all(texts.map((t) => agent.invoke(user(t), { threadId: "many" })));
+    // Each run saw every earlier run's messages.
+    expect(outs.map((out) => userTexts(out.messages))).toEqual(texts.map((_, i) => texts.slice(0, i + 1)));
+    expect(userTexts((await checkpointer.get("many"))?.messages)).toEqual(texts);
+    for (let i = 0; i < 12; i++) {
+      const read = await agent.invoke(user(`read /f${i}.md`), { threadId: "many" });
+      expect(lastTool(read.messages)).toContain(`file ${i}`);
+    }
+  });
+
+  it("starts a run only after the run ahead of it saved, while other threads run meanwhile", async () => {
+    const first = gate();
+    const { model, calls } = gatedModel({ "save /x.md first": first.opened });
+    const agent = createDeepAgent(model, { ...options, checkpointer: new InMemoryCheckpointer() });
+    const a1 = agent.invoke(user("save /x.md first"), { threadId: "a" });
+    const a2 = agent.invoke(user("read /x.md"), { threadId: "a" });
+    // Thread b is not held up by thread a's turn.
+    const b = await agent.invoke(user("save /y.md other"), { threadId: "b" });
+    expect(lastTool(b.messages)).toMatch(/wrote|\/y\.md/i);
+    expect(calls).toEqual(["save /x.md first", "save /y.md other"]); // a2 has not called the model
+    first.open();
+    const [, second] = await Promise.all([a1, a2]);
+    expect(lastTool(second.messages)).toContain("first");
+    expect(calls).toEqual(["save /x.md first", "save /y.md other", "read /x.md"]);
+  });
+
+  it("lets a run waiting for its turn be aborted, without touching the thread or the runs behind it", async () => {
+    const first = gate();
+    const { model, calls } = gatedModel({ "save /x.md first": first.opened });
+    const checkpointer = new InMemoryCheckpointer();
+    const agent = createDeepAgent(model, { ...options, checkpointer });
+    const a1 = agent.invoke(user("save /x.md first"), { threadId: "a" });
+    const abort = new AbortController();
+    const a2 = agent.invoke(user("save /x.md second"), { threadId: "a", signal: abort.signal });
+    const a3 = agent.invoke(user("read /x.md"), { threadId: "a" });
+    abort.abort(new Error("changed my mind"));
+    await expect(a2).rejects.toThrow("changed my mind");
+    // a3 still waits for a1, not for the aborted a2.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toEqual(["save /x.md first"]);
+    first.open();
+    const third = await a3;
+    await a1;
+    expect(lastTool(third.messages)).toContain("first");
+    expect(userTexts((await checkpointer.get("a"))?.messages)).toEqual(["save /x.md first", "read /x.md"]);
+    expect(calls).not.toContain("save /x.md second");
+  });
+
+  it("ends a turn when the run saved, even if nobody reads the rest of its stream", async () => {
+    const agent = createDeepAgent(fileModel(), { ...options, checkpointer: new InMemoryCheckpointer() });
+    for await (const _ of agent.stream(user("save /s.md streamed"), { threadId: "s" })) break;
+    // Not a deadlock: the abandoned stream's run still ends and saves; the next run follows it.
+    const out = await agent.invoke(user("read /s.md"), { threadId: "s" });
+    expect(lastTool(out.messages)).toContain("streamed");
+  });
+
+  it("ends a turn when the run fails, so the thread takes runs again", async () => {
+    let fail = true;
+    const files = fileModel();
+    const model = new FakeChatModel(async (req) => {
+      if (fail) {
+        fail = false;
+        throw new Error("provider down");
+      }
+      const r = await files.invoke(req);
+      const calls = r.message.toolCalls ?? [];
+      return calls.length > 0 ? { toolCalls: calls.map(({ name, args }) => ({ name, args })) } : r.message.content;
+    });
+    const agent = createDeepAgent(model, { ...options, checkpointer: new InMemoryCheckpointer() });
+    const [failed, next] = await Promise.allSettled([
+      agent.invoke(user("save /e.md x"), { threadId: "e" }),
+      agent.invoke(user("save /e.md y"), { threadId: "e" }),
+    ]);
+    expect(failed.status).toBe("rejected");
+    expect(next.status).toBe("fulfilled");
+    const out = await agent.invoke(user("read /e.md"), { threadId: "e" });
+    expect(lastTool(out.messages)).toContain("y");
+  });
+});
