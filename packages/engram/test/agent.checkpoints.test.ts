@@ -216,7 +216,7 @@ describe("incremental checkpoints", () => {
     }
   }, 240_000);
 
-  it("an append that lost a race with a second process is saved whole (last writer wins, nothing mixed)", async () => {
+  it("a run that lost a race with a second process is refused with conflict (the other's save stands, nothing mixed)", async () => {
     const db = join(tempDir(), "race.db");
     const checkpointer = new SqliteCheckpointer({ path: db });
     const fixture = join(import.meta.dirname, "fixtures/agent/checkpoint-writer.ts");
@@ -236,17 +236,26 @@ describe("incremental checkpoints", () => {
     await agent.invoke(user("save /mine2.md second"), { threadId: "shared" });
     const base = (await checkpointer.get("shared"))?.filesRef;
     expect(base?.deltas).toBe(1);
-    await agent.invoke(user("race /late.md late"), { threadId: "shared" });
+    await expect(agent.invoke(user("race /late.md late"), { threadId: "shared" })).rejects.toMatchObject({
+      name: "EngramError",
+      code: "conflict",
+    });
+    // The other process appended a delta; this run's save (from the revision before it) was
+    // refused, and changed nothing.
     const after = await checkpointer.get("shared");
-    // The other process appended a delta; this run's append on the older base was refused and
-    // saved as a full snapshot of its own files.
-    expect(after?.filesRef?.deltas).toBe(0);
-    expect(after?.filesRef?.id).not.toBe(base?.id);
+    expect(after?.filesRef).toEqual({ id: base?.id, deltas: 2 });
+    expect(after?.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual([
+      "save /mine.md first",
+      "save /mine2.md second",
+      "save /theirs.md from the other process",
+    ]);
+    // Run again, it continues from the other's save.
+    await agent.invoke(user("save /late.md late"), { threadId: "shared" });
     const fresh = createDeepAgent(fileModel(), { core, checkpointer, ...quiet });
     const text = async (t: string) => (await fresh.invoke(user(t), { threadId: "shared" })).messages.at(-1)?.content ?? "";
     expect(await text("read /late.md")).toContain("late");
     expect(await text("read /mine.md")).toContain("first");
-    expect(await text("read /theirs.md")).toMatch(/not found/i);
+    expect(await text("read /theirs.md")).toContain("from the other process");
     checkpointer.close();
   }, 60_000);
 

@@ -1,5 +1,6 @@
 /** Runs of one thread on one agent take turns, so neither loses what the other saved (its
- * messages, its files); runs of different threads still run side by side. */
+ * messages, its files); runs of different threads still run side by side. Across agents
+ * (processes) sharing a checkpointer, a save over an unseen save is a `conflict`. */
 import { describe, expect, it } from "vitest";
 import { FakeChatModel, InMemoryCheckpointer, type Message, createDeepAgent } from "../src/index.js";
 import { core, fileModel, user } from "./fixtures/session.js";
@@ -108,6 +109,40 @@ describe("runs of one thread take turns", () => {
     // Not a deadlock: the abandoned stream's run still ends and saves; the next run follows it.
     const out = await agent.invoke(user("read /s.md"), { threadId: "s" });
     expect(lastTool(out.messages)).toContain("streamed");
+  });
+
+  it("refuses, with conflict, a save over a save another agent made meanwhile (two processes)", async () => {
+    const first = gate();
+    const checkpointer = new InMemoryCheckpointer();
+    const { model } = gatedModel({ "save /x.md from a": first.opened });
+    const a = createDeepAgent(model, { ...options, checkpointer });
+    const b = createDeepAgent(fileModel(), { ...options, checkpointer });
+    await b.invoke(user("save /base.md base"), { threadId: "p" });
+    const slow = a.invoke(user("save /x.md from a"), { threadId: "p" });
+    await new Promise((r) => setTimeout(r, 10));
+    await b.invoke(user("save /y.md from b"), { threadId: "p" });
+    first.open();
+    await expect(slow).rejects.toMatchObject({ name: "EngramError", code: "conflict" });
+    // Nothing of b's was overwritten; a, retried, continues from b's save.
+    expect(userTexts((await checkpointer.get("p"))?.messages)).toEqual(["save /base.md base", "save /y.md from b"]);
+    const retried = await a.invoke(user("save /x.md from a"), { threadId: "p" });
+    expect(userTexts(retried.messages)).toEqual(["save /base.md base", "save /y.md from b", "save /x.md from a"]);
+    for (const [path, text] of [
+      ["/base.md", "base"],
+      ["/y.md", "from b"],
+      ["/x.md", "from a"],
+    ]) {
+      expect(lastTool((await b.invoke(user(`read ${path}`), { threadId: "p" })).messages)).toContain(text);
+    }
+    // A new thread, too: two first saves, one refused.
+    const second = gate();
+    const { model: m2 } = gatedModel({ "save /n.md a": second.opened });
+    const pending = createDeepAgent(m2, { ...options, checkpointer }).invoke(user("save /n.md a"), { threadId: "new" });
+    await new Promise((r) => setTimeout(r, 10));
+    await b.invoke(user("save /n.md b"), { threadId: "new" });
+    second.open();
+    await expect(pending).rejects.toMatchObject({ code: "conflict" });
+    expect(userTexts((await checkpointer.get("new"))?.messages)).toEqual(["save /n.md b"]);
   });
 
   it("ends a turn when the run fails, so the thread takes runs again", async () => {

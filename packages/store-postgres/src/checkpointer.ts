@@ -16,6 +16,7 @@ import {
   decodeCheckpoint,
   encodeCheckpoint,
   filesConflict,
+  revisionConflict,
   sameFiles,
 } from "engram";
 import type pg from "pg";
@@ -45,32 +46,32 @@ export class PostgresCheckpointer implements Checkpointer {
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
     checkThreadId(threadId);
-    const r = await this.#db.query<{ doc: string; files: Buffer | null }>(
-      this.#sql("SELECT doc, files FROM S.engram_checkpoints WHERE thread_id = $1"),
+    const r = await this.#db.query<{ doc: string; files: Buffer | null; revision: number }>(
+      this.#sql("SELECT doc, files, revision FROM S.engram_checkpoints WHERE thread_id = $1"),
       [threadId],
     );
     const row = r.rows[0];
     if (!row) return undefined;
     const head = decodeCheckpoint(row.doc, row.files);
     // Files kept in the row (the first format), or none, or the caller holds them already.
-    if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return head;
+    if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return { ...head, revision: row.revision };
     // The parts the document names, read with the document in one snapshot (REPEATABLE READ),
     // so a concurrent save cannot mix two versions.
     return this.#db.transaction(async (client) => {
       await client.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-      const again = await client.query<{ doc: string; files: Buffer | null }>(
-        this.#sql("SELECT doc, files FROM S.engram_checkpoints WHERE thread_id = $1"),
+      const again = await client.query<{ doc: string; files: Buffer | null; revision: number }>(
+        this.#sql("SELECT doc, files, revision FROM S.engram_checkpoints WHERE thread_id = $1"),
         [threadId],
       );
       const now = again.rows[0];
       if (!now) return undefined;
       const ref = decodeCheckpoint(now.doc, now.files).filesRef;
-      if (now.files || !ref) return decodeCheckpoint(now.doc, now.files);
+      if (now.files || !ref) return { ...decodeCheckpoint(now.doc, now.files), revision: now.revision };
       const parts = await client.query<{ seq: number; bytes: Buffer }>(
         this.#sql("SELECT seq, bytes FROM S.engram_checkpoint_files WHERE thread_id = $1 AND seq <= $2 ORDER BY seq"),
         [threadId, ref.deltas],
       );
-      return assemble(now.doc, parts.rows);
+      return { ...assemble(now.doc, parts.rows), revision: now.revision };
     });
   }
 
@@ -89,34 +90,43 @@ export class PostgresCheckpointer implements Checkpointer {
     };
     await this.#db.transaction(async (client) => {
       try {
+        // The stored row, locked until commit: the checks below are compare-and-swap.
+        const r = await client.query<{ doc: string; files: boolean; revision: number }>(
+          this.#sql("SELECT doc, files IS NOT NULL AS files, revision FROM S.engram_checkpoints WHERE thread_id = $1 FOR UPDATE"),
+          [threadId],
+        );
+        const row = r.rows[0];
+        const revision = row?.revision ?? 0;
+        if (e.expected !== undefined && e.expected !== revision) throw revisionConflict(threadId, e.expected, revision);
         if (e.base) {
-          // An append: only onto the files the caller saved (compare-and-swap on the ref, the
-          // row locked until commit).
-          const r = await client.query<{ doc: string; files: boolean }>(
-            this.#sql("SELECT doc, files IS NOT NULL AS files FROM S.engram_checkpoints WHERE thread_id = $1 FOR UPDATE"),
-            [threadId],
-          );
-          const row = r.rows[0];
+          // An append: only onto the files the caller saved.
           const ref = row && !row.files ? decodeCheckpoint(row.doc).filesRef : undefined;
           if (!sameFiles(ref, e.base)) throw filesConflict(threadId, e.base, ref);
           await addParts(client, e.base.deltas + 1, e.deltas);
           await client.query(
-            this.#sql("UPDATE S.engram_checkpoints SET format = $2, doc = $3, saved_at = $4, interrupted = $5 WHERE thread_id = $1"),
+            this.#sql(
+              "UPDATE S.engram_checkpoints SET format = $2, doc = $3, saved_at = $4, interrupted = $5, revision = revision + 1 WHERE thread_id = $1",
+            ),
             [threadId, e.version, e.doc, e.savedAt, e.interrupted],
           );
           return;
         }
+        // A new thread has no row to lock: a writer that inserted it meanwhile makes this
+        // insert fail (unique key) when the put expected none, or bumps past it otherwise.
         await client.query(
           this.#sql(
-            "INSERT INTO S.engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ($1, $2, $3, NULL, $4, $5) " +
-              "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = NULL, " +
-              "saved_at = excluded.saved_at, interrupted = excluded.interrupted",
+            "INSERT INTO S.engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted, revision) VALUES ($1, $2, $3, NULL, $4, $5, 1) " +
+              (e.expected === 0
+                ? ""
+                : "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = NULL, " +
+                  "saved_at = excluded.saved_at, interrupted = excluded.interrupted, revision = S.engram_checkpoints.revision + 1"),
           ),
           [threadId, e.version, e.doc, e.savedAt, e.interrupted],
         );
         await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
         if (e.files) await addParts(client, 0, [e.files, ...e.deltas]);
       } catch (err) {
+        if (e.expected === 0 && (err as { code?: unknown }).code === "23505") throw revisionConflict(threadId, 0, 1);
         throw storeError(err);
       }
     });

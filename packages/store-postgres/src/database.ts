@@ -28,6 +28,8 @@ const MIGRATIONS: readonly string[] = [
   // after it (seq 1, 2, …); the checkpoint document names them (`filesRef`).
   `CREATE TABLE S.engram_checkpoint_files (
      thread_id text COLLATE "C" NOT NULL, seq integer NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (thread_id, seq));`,
+  // Each checkpoint's revision, for compare-and-swap saves; a thread saved before counts as 1.
+  "ALTER TABLE S.engram_checkpoints ADD COLUMN revision integer NOT NULL DEFAULT 1;",
 ];
 
 /** The schema version this code writes. */

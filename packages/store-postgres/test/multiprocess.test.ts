@@ -1,9 +1,9 @@
 /** PostgreSQL shared by real processes: CAS increments, fact saves, killed writers, change notices. */
-import { PostgresStore } from "@engram/postgres";
+import { PostgresCheckpointer, PostgresStore } from "@engram/postgres";
 import { StoreMemoryStorage } from "engram";
 import { prng } from "engram/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Child, WORKER, raceWorkers } from "../../store-sqlite/test/helpers.js";
+import { Child, WORKER, raceWorkers, threadIntact } from "../../store-sqlite/test/helpers.js";
 import { PG_URL, dropSchema, pgAvailable, testSchema } from "./helpers.js";
 
 const available = await pgAvailable();
@@ -37,6 +37,20 @@ describe.skipIf(!available || process.env.ENGRAM_CORE === "wasm")("PostgreSQL ac
     const { memory } = await new StoreMemoryStorage({ store }).load("u1");
     expect(memory.facts.length).toBe(200);
     expect(new Set(memory.facts.map((f) => f.id)).size).toBe(200);
+  }, 60_000);
+
+  it("2 processes × 25 agent runs on one thread → every run's messages and files kept", async () => {
+    const results = (await raceWorkers([
+      ["pg", target, "thread", "shared", "25", "a"],
+      ["pg", target, "thread", "shared", "25", "b"],
+    ])) as { conflicts: number }[];
+    const checkpointer = new PostgresCheckpointer({ connectionString: PG_URL, schema });
+    try {
+      await threadIntact(checkpointer, "shared", ["a", "b"], 25);
+      console.log(`postgres thread: 50 runs saved, ${results.reduce((n, r) => n + r.conflicts, 0)} refused with conflict and retried`);
+    } finally {
+      await checkpointer.close();
+    }
   }, 60_000);
 
   it("a writer killed with SIGKILL mid-transaction leaves some committed state", async () => {

@@ -125,11 +125,18 @@ describe.skipIf(!available)("PostgreSQL", () => {
       const { readFileSync } = await import("node:fs");
       const { join } = await import("node:path");
       const legacy = readFileSync(join(import.meta.dirname, "../../engram/test/fixtures/stores/checkpoint-v0.json"), "utf8");
-      await store.pool.query(`INSERT INTO "${schema}".engram_checkpoints VALUES ('legacy', 0, $1, NULL, 0, true)`, [legacy]);
+      // The columns an older schema had: the row counts as revision 1.
+      await store.pool.query(
+        `INSERT INTO "${schema}".engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('legacy', 0, $1, NULL, 0, true)`,
+        [legacy],
+      );
       const cp = await checkpointer.get("legacy");
       expect(cp?.version).toBe(1);
+      expect(cp?.revision).toBe(1);
       expect(Array.from(cp?.files ?? [])).toEqual([0, 1, 2, 253, 254, 255]);
-      await store.pool.query(`INSERT INTO "${schema}".engram_checkpoints VALUES ('bad', 1, '{', NULL, 0, false)`);
+      await store.pool.query(
+        `INSERT INTO "${schema}".engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('bad', 1, '{', NULL, 0, false)`,
+      );
       await expect(checkpointer.get("bad")).rejects.toMatchObject({ code: "store_error" });
     });
 

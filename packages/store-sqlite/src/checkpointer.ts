@@ -16,6 +16,7 @@ import {
   decodeCheckpoint,
   encodeCheckpoint,
   filesConflict,
+  revisionConflict,
   sameFiles,
 } from "engram";
 import { type SqliteDatabase, type SqliteOptions, guard, openDatabase } from "./database.js";
@@ -38,17 +39,17 @@ export class SqliteCheckpointer implements Checkpointer {
     // One read transaction: the document and the files parts it names, as one writer left them.
     return guard(() =>
       this.#db.transaction(() => {
-        const row = this.#db.prepare("SELECT doc, files FROM engram_checkpoints WHERE thread_id = ?").get(threadId) as
-          | { doc: string; files: Uint8Array | null }
+        const row = this.#db.prepare("SELECT doc, files, revision FROM engram_checkpoints WHERE thread_id = ?").get(threadId) as
+          | { doc: string; files: Uint8Array | null; revision: number }
           | undefined;
         if (!row) return undefined;
         const head = decodeCheckpoint(row.doc, row.files);
         // Files kept in the row (the first format), or none, or the caller holds them already.
-        if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return head;
+        if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return { ...head, revision: row.revision };
         const parts = this.#db
           .prepare("SELECT seq, bytes FROM engram_checkpoint_files WHERE thread_id = ? AND seq <= ? ORDER BY seq")
           .all(threadId, head.filesRef.deltas) as { seq: number; bytes: Uint8Array }[];
-        return assemble(row.doc, parts);
+        return { ...assemble(row.doc, parts), revision: row.revision };
       })(),
     );
   }
@@ -61,28 +62,32 @@ export class SqliteCheckpointer implements Checkpointer {
     guard(() =>
       this.#db
         .transaction(() => {
+          // Writers take turns (an immediate transaction), so what is read here stays stored
+          // until this commits: both checks are compare-and-swap.
+          const stored = this.#db
+            .prepare(
+              "SELECT json_extract(doc, '$.filesRef.id') AS id, json_extract(doc, '$.filesRef.deltas') AS deltas, files, revision FROM engram_checkpoints WHERE thread_id = ?",
+            )
+            .get(threadId) as { id: string | null; deltas: number | null; files: Uint8Array | null; revision: number } | undefined;
+          const revision = stored?.revision ?? 0;
+          if (e.expected !== undefined && e.expected !== revision) throw revisionConflict(threadId, e.expected, revision);
           if (e.base) {
-            // An append: only onto the files the caller saved (compare-and-swap on the ref).
-            const stored = this.#db
-              .prepare(
-                "SELECT json_extract(doc, '$.filesRef.id') AS id, json_extract(doc, '$.filesRef.deltas') AS deltas, files FROM engram_checkpoints WHERE thread_id = ?",
-              )
-              .get(threadId) as { id: string | null; deltas: number | null; files: Uint8Array | null } | undefined;
+            // An append: only onto the files the caller saved.
             const ref = stored?.id != null && stored.deltas != null && !stored.files ? { id: stored.id, deltas: stored.deltas } : undefined;
             if (!sameFiles(ref, e.base)) throw filesConflict(threadId, e.base, ref);
             for (const [i, d] of e.deltas.entries()) addParts.run(threadId, e.base.deltas + 1 + i, bytes(d));
             this.#db
-              .prepare("UPDATE engram_checkpoints SET format = ?, doc = ?, saved_at = ?, interrupted = ? WHERE thread_id = ?")
-              .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, threadId);
+              .prepare("UPDATE engram_checkpoints SET format = ?, doc = ?, saved_at = ?, interrupted = ?, revision = ? WHERE thread_id = ?")
+              .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, revision + 1, threadId);
             return;
           }
           this.#db
             .prepare(
-              "INSERT INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES (?, ?, ?, NULL, ?, ?) " +
+              "INSERT INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted, revision) VALUES (?, ?, ?, NULL, ?, ?, ?) " +
                 "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = NULL, " +
-                "saved_at = excluded.saved_at, interrupted = excluded.interrupted",
+                "saved_at = excluded.saved_at, interrupted = excluded.interrupted, revision = excluded.revision",
             )
-            .run(threadId, e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0);
+            .run(threadId, e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, revision + 1);
           this.#db.prepare("DELETE FROM engram_checkpoint_files WHERE thread_id = ?").run(threadId);
           if (e.files) {
             addParts.run(threadId, 0, bytes(e.files));

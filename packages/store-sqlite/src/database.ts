@@ -43,6 +43,8 @@ const MIGRATIONS: readonly string[] = [
   // after it (seq 1, 2, …); the checkpoint document names them (`filesRef`).
   `CREATE TABLE engram_checkpoint_files (
      thread_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (thread_id, seq));`,
+  // Each checkpoint's revision, for compare-and-swap saves; a thread saved before counts as 1.
+  "ALTER TABLE engram_checkpoints ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;",
 ];
 
 /** The schema version this code writes. */

@@ -1,6 +1,8 @@
 /** Child processes for the multi-process store tests (real processes, real files/servers). */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { type Checkpointer, StateBackend, checkpointFiles, loadCore } from "engram";
+import { expect } from "vitest";
 
 const root = join(import.meta.dirname, "../../..");
 export const TSX = join(root, "node_modules/.bin/tsx");
@@ -92,4 +94,21 @@ export async function raceWorkers(argLists: string[][], ms = 50_000): Promise<un
   } finally {
     for (const c of children) if (c.proc.exitCode === null) c.kill();
   }
+}
+
+/**
+ * Checks a thread that the `thread` workers (tags `tags`, `n` runs each) saved: every run's
+ * request is in its messages and every file it wrote is in its files — no run saved over
+ * another's.
+ */
+export async function threadIntact(checkpointer: Checkpointer, threadId: string, tags: string[], n: number): Promise<void> {
+  const cp = await checkpointer.get(threadId);
+  const asked = (cp?.messages ?? []).filter((m) => m.role === "user").map((m) => m.content);
+  const expected = tags.flatMap((tag) => Array.from({ length: n }, (_, i) => `save /${tag}-${i}.md ${tag} ${i}`));
+  expect([...asked].sort()).toEqual([...expected].sort());
+  const core = await loadCore();
+  const files = cp && checkpointFiles(cp, core);
+  const state = files ? await StateBackend.restore(files, { core }) : new StateBackend({ core });
+  for (const tag of tags) for (let i = 0; i < n; i++) expect((await state.read(`/${tag}-${i}.md`)).content).toBe(`${tag} ${i}`);
+  expect(cp?.revision).toBe(tags.length * n);
 }

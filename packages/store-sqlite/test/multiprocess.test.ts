@@ -6,8 +6,8 @@ import Database from "better-sqlite3";
 import { StoreMemoryStorage } from "engram";
 import { prng } from "engram/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "@engram/sqlite";
-import { Child, WORKER, raceWorkers } from "./helpers.js";
+import { SqliteCheckpointer, SqliteStore } from "@engram/sqlite";
+import { Child, WORKER, raceWorkers, threadIntact } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "engram-sqlite-mp-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,6 +39,21 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
       expect(new Set(memory.facts.map((f) => f.id)).size).toBe(200);
     } finally {
       store.close();
+    }
+  }, 60_000);
+
+  it("2 processes × 25 agent runs on one thread → every run's messages and files kept", async () => {
+    const path = join(dir, "thread.db");
+    const results = (await raceWorkers([
+      ["sqlite", path, "thread", "shared", "25", "a"],
+      ["sqlite", path, "thread", "shared", "25", "b"],
+    ])) as { conflicts: number }[];
+    const checkpointer = new SqliteCheckpointer({ path });
+    try {
+      await threadIntact(checkpointer, "shared", ["a", "b"], 25);
+      console.log(`sqlite thread: 50 runs saved, ${results.reduce((n, r) => n + r.conflicts, 0)} refused with conflict and retried`);
+    } finally {
+      checkpointer.close();
     }
   }, 60_000);
 

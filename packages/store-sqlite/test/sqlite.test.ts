@@ -81,9 +81,15 @@ describe("SqliteStore on disk", () => {
 
   it("loads a checkpoint row written in the version-less format of the first releases", async () => {
     const legacy = readFileSync(join(import.meta.dirname, "../../engram/test/fixtures/stores/checkpoint-v0.json"), "utf8");
-    store.database.prepare("INSERT OR REPLACE INTO engram_checkpoints VALUES (?, 0, ?, NULL, 0, 1)").run("legacy", legacy);
+    // The columns an older schema had: the row counts as revision 1.
+    store.database
+      .prepare(
+        "INSERT OR REPLACE INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES (?, 0, ?, NULL, 0, 1)",
+      )
+      .run("legacy", legacy);
     const cp = await checkpointer.get("legacy");
     expect(cp?.version).toBe(1);
+    expect(cp?.revision).toBe(1);
     expect(cp?.messages.at(-1)?.toolCalls?.[0]?.name).toBe("write_file");
     expect(cp?.interrupt?.toolCalls[0]?.id).toBe("w1");
     expect(cp?.data).toEqual({ summarizations: 1 });
@@ -95,13 +101,21 @@ describe("SqliteStore on disk", () => {
     new SqliteStore({ path: p }).close();
     const db = new Database(p);
     db.prepare("INSERT INTO engram_migrations VALUES (?, 0)").run(SCHEMA_VERSION + 1);
-    db.prepare("INSERT INTO engram_checkpoints VALUES ('bad', 1, '{not json', NULL, 0, 0)").run();
+    db.prepare(
+      "INSERT INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('bad', 1, '{not json', NULL, 0, 0)",
+    ).run();
     db.close();
     expect(() => new SqliteStore({ path: p })).toThrow(expect.objectContaining({ code: "store_error" }));
-    store.database.prepare("INSERT OR REPLACE INTO engram_checkpoints VALUES ('bad', 1, '{not json', NULL, 0, 0)").run();
+    store.database
+      .prepare(
+        "INSERT OR REPLACE INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('bad', 1, '{not json', NULL, 0, 0)",
+      )
+      .run();
     await expect(checkpointer.get("bad")).rejects.toMatchObject({ code: "store_error" });
     store.database
-      .prepare("INSERT OR REPLACE INTO engram_checkpoints VALUES ('future', 9, '{\"version\":9,\"messages\":[]}', NULL, 0, 0)")
+      .prepare(
+        "INSERT OR REPLACE INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('future', 9, '{\"version\":9,\"messages\":[]}', NULL, 0, 0)",
+      )
       .run();
     await expect(checkpointer.get("future")).rejects.toMatchObject({ code: "store_error" });
   });

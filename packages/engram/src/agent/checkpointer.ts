@@ -52,6 +52,14 @@ export interface Checkpoint {
   interrupt?: Interrupt;
   /** Milliseconds since the epoch. */
   savedAt: number;
+  /**
+   * How many times the thread was saved: set on `get` (1 or more). On `put`, when set, the
+   * revision the writer started from: the put happens only if it is still the stored one (`0`:
+   * only if the thread has no checkpoint), else it fails with a `conflict` {@link EngramError}
+   * and changes nothing — so a writer never saves over a save it has not seen. Unset on a put:
+   * saved whatever is stored. A put stores the stored revision plus one (1 for a new thread).
+   */
+  revision?: number;
 }
 
 /** A saved thread, as {@link Checkpointer.list} reports it. */
@@ -104,6 +112,8 @@ export interface EncodedCheckpoint {
   filesRef: FilesRef | undefined;
   /** For an append: the files that must be stored (else `conflict`). */
   base?: FilesRef;
+  /** The revision that must be stored (0: none), else `conflict`; undefined: any. */
+  expected: number | undefined;
   savedAt: number;
   interrupted: boolean;
 }
@@ -133,8 +143,11 @@ export function encodeCheckpoint(cp: Checkpoint): EncodedCheckpoint {
     throw new EngramError("invalid_argument", "checkpoint filesDeltas must be an array of Uint8Array");
   if (cp.filesRef !== undefined && !isFilesRef(cp.filesRef))
     throw new EngramError("invalid_argument", "checkpoint filesRef must be { id: non-empty string, deltas: integer ≥ 0 }");
+  const expected = cp.revision;
+  if (expected !== undefined && !(Number.isSafeInteger(expected) && expected >= 0))
+    throw new EngramError("invalid_argument", `checkpoint revision must be an integer ≥ 0, got ${String(expected)}`);
   const savedAt = typeof cp.savedAt === "number" && Number.isFinite(cp.savedAt) ? cp.savedAt : Date.now();
-  const { files, filesDeltas: _, filesRef: __, ...rest } = cp;
+  const { files, filesDeltas: _, filesRef: __, revision: ___, version: ____, ...rest } = cp;
   let filesRef: FilesRef | undefined;
   let base: FilesRef | undefined;
   if (files) {
@@ -162,6 +175,7 @@ export function encodeCheckpoint(cp: Checkpoint): EncodedCheckpoint {
     deltas: given.map((d) => new Uint8Array(d)),
     filesRef,
     ...(base && { base }),
+    expected,
     savedAt,
     interrupted: cp.interrupt !== undefined,
   };
@@ -183,6 +197,15 @@ function isFilesRef(v: unknown): v is FilesRef {
 /** Whether two refs name the same files. */
 export function sameFiles(a: FilesRef | undefined, b: FilesRef | undefined): boolean {
   return a !== undefined && b !== undefined && a.id === b.id && a.deltas === b.deltas;
+}
+
+/** The `conflict` error of a put whose revision is not the stored one (`stored` 0: none). */
+export function revisionConflict(threadId: string, expected: number, stored: number): EngramError {
+  const was = (n: number) => (n === 0 ? "no checkpoint" : `revision ${n}`);
+  return new EngramError(
+    "conflict",
+    `thread '${threadId}': the save starts from ${was(expected)}, but ${was(stored)} is stored (another writer saved the thread)`,
+  );
 }
 
 /** The `conflict` error of an append whose base is not what is stored. */
@@ -302,27 +325,30 @@ export function checkpointFiles(checkpoint: Checkpoint, core: Pick<Core, "applyF
 /** Checkpoints in process memory, in storage form (so callers cannot alias them and they
  * behave exactly as durable ones). */
 export class InMemoryCheckpointer implements Checkpointer {
-  readonly #threads = new Map<string, EncodedCheckpoint>();
+  readonly #threads = new Map<string, { e: EncodedCheckpoint; revision: number }>();
   readonly incremental = true;
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
-    const cp = this.#threads.get(checkThreadId(threadId));
-    if (!cp) return undefined;
-    if (sameFiles(cp.filesRef, options.knownFiles)) return decodeCheckpoint(cp.doc);
-    return decodeCheckpoint(cp.doc, cp.files, cp.deltas);
+    const stored = this.#threads.get(checkThreadId(threadId));
+    if (!stored) return undefined;
+    const { e: cp, revision } = stored;
+    const known = sameFiles(cp.filesRef, options.knownFiles);
+    return { ...(known ? decodeCheckpoint(cp.doc) : decodeCheckpoint(cp.doc, cp.files, cp.deltas)), revision };
   }
 
   async put(threadId: string, checkpoint: Checkpoint): Promise<void> {
     const id = checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
+    const stored = this.#threads.get(id);
+    const revision = stored?.revision ?? 0;
+    if (e.expected !== undefined && e.expected !== revision) throw revisionConflict(id, e.expected, revision);
     if (e.base) {
-      const stored = this.#threads.get(id);
-      if (!stored || !sameFiles(stored.filesRef, e.base)) throw filesConflict(id, e.base, stored?.filesRef);
-      e.files = stored.files;
-      e.deltas = [...stored.deltas, ...e.deltas];
+      if (!stored || !sameFiles(stored.e.filesRef, e.base)) throw filesConflict(id, e.base, stored?.e.filesRef);
+      e.files = stored.e.files;
+      e.deltas = [...stored.e.deltas, ...e.deltas];
       delete e.base;
     }
-    this.#threads.set(id, e);
+    this.#threads.set(id, { e, revision: revision + 1 });
   }
 
   async delete(threadId: string): Promise<void> {
@@ -335,7 +361,7 @@ export class InMemoryCheckpointer implements Checkpointer {
     const ids = [...this.#threads.keys()].filter((id) => after === undefined || compareKeys(id, after) > 0).sort(compareKeys);
     const page = ids.slice(0, limit);
     const threads = page.map((threadId) => {
-      const cp = this.#threads.get(threadId) as EncodedCheckpoint;
+      const { e: cp } = this.#threads.get(threadId) as { e: EncodedCheckpoint };
       return { threadId, savedAt: cp.savedAt, interrupted: cp.interrupted };
     });
     return ids.length > page.length ? { threads, cursor: page.at(-1) as string } : { threads };

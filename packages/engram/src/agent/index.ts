@@ -26,6 +26,7 @@ export {
   encodeCheckpoint,
   assembleCheckpoint,
   filesConflict,
+  revisionConflict,
   sameFiles,
 } from "./checkpointer.js";
 export type { AgentState, HookContext, Middleware, ModelResponse } from "./middleware.js";

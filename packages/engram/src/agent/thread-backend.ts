@@ -160,8 +160,9 @@ function filesFor(saved: Checkpoint, threadId: string, core: Core): Uint8Array |
 /**
  * Adds the thread's files to `cp` as the cheapest correct record (a checkpointer that appends
  * deltas gets only the files written since the last save; others, and every
- * {@link MAX_DELTAS}th save, a full snapshot) and saves it; an append refused because another
- * writer saved the thread meanwhile is saved again as a full snapshot. Updates `files`.
+ * {@link MAX_DELTAS}th save, a full snapshot) and saves it. A save refused because another
+ * writer saved the thread meanwhile is a `conflict` when `cp` has a revision; without one, an
+ * append onto stale files is saved again as a full snapshot. Updates `files`.
  */
 export async function saveWithFiles(
   checkpointer: Checkpointer,
@@ -183,7 +184,9 @@ export async function saveWithFiles(
         Object.assign(files, { ref: next, mark: tracked.mark, deltaBytes: grown });
         return;
       } catch (e) {
-        if (!(e instanceof EngramError && e.code === "conflict")) throw e;
+        // Refused by revision: another writer saved the thread, and this save must not replace
+        // it. Without one, only the delta's base was stale: the full snapshot below replaces it.
+        if (!(e instanceof EngramError && e.code === "conflict") || cp.revision !== undefined) throw e;
       }
     } else if (tracked.unchanged && files.bytes) {
       // A checkpointer without deltas: the same full snapshot again.

@@ -86,14 +86,16 @@ async function startRun(
   // With the thread's files still loaded here, the checkpoint comes without them when they are
   // the stored ones (nothing read, copied or compared).
   const known = residentRef(services.backendOwners, threadId);
-  const saved = await (known ? checkpointer.get(threadId, { knownFiles: known }) : checkpointer.get(threadId));
+  let saved = await (known ? checkpointer.get(threadId, { knownFiles: known }) : checkpointer.get(threadId));
   const resolved = await resolveThreadBackend(
     o.backend,
     { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) },
     saved,
     core,
     services.backendOwners,
-    () => checkpointer.get(threadId),
+    // The whole checkpoint again, when the loaded files cannot be used after all: the run then
+    // starts from it (messages and revision too), whatever another process saved meanwhile.
+    async () => (saved = await checkpointer.get(threadId)),
   );
   const threadFiles = resolved.files;
   // What tools, memory and skills use: the thread's backend, with memory changes recorded and
@@ -131,11 +133,17 @@ async function startRun(
     suspended: new Map(),
     resuming: new Map(),
   };
+  // Saves are compare-and-swap on the revision this run loaded (0: a new thread): a save by
+  // another process meanwhile makes this run's save a `conflict`, never an overwrite. A
+  // checkpointer that reports no revisions saves unconditionally.
+  let revision = saved ? saved.revision : 0;
   const save = async (s: LevelState) => {
     const cp: Checkpoint = { messages: s.messages, data: s.data, savedAt: Date.now() };
     if (s.interrupt) cp.interrupt = s.interrupt;
+    if (revision !== undefined) cp.revision = revision;
     // Only the files written since the last save, when the checkpointer appends deltas.
     await saveWithFiles(checkpointer, threadId, cp, threadFiles);
+    if (revision !== undefined) revision++;
     // Saved: the next run of this thread reuses the loaded files instead of restoring them.
     if (threadFiles && resolved.own) keepResident(services.backendOwners, threadId, threadFiles);
   };

@@ -44,6 +44,7 @@ export function checkpointerConformance(name: string, t: TestApi, get: () => Che
       expect(back?.data).toEqual(sample.data);
       expect(back?.interrupt).toEqual(sample.interrupt);
       expect(back?.savedAt).toBe(sample.savedAt);
+      expect(back?.revision).toBe(1);
       expect(back?.files).toBeInstanceOf(Uint8Array);
       expect(Array.from(back?.files ?? []).every((b, i) => b === ((i * 31) & 0xff))).toBe(true);
       expect(back?.files?.length).toBe(70_000);
@@ -161,6 +162,70 @@ export function checkpointerConformance(name: string, t: TestApi, get: () => Che
       expect(await cp.get(id)).toBeUndefined();
       await cp.put(id, { messages: [], data: {}, files: base, filesDeltas: [d1], filesRef: { id: "r3", deltas: 1 }, savedAt: 7 });
       expect((await cp.get(id))?.filesDeltas?.map((d) => d.length)).toEqual([3]);
+    });
+
+    it("saves by compare-and-swap on the revision: a stale put is a conflict and changes nothing", async () => {
+      const cp = await get();
+      const id = uniqueId("revision");
+      const conflict = { name: "EngramError", code: "conflict" };
+      const at = (revision: number | undefined, text: string, more: Partial<Checkpoint> = {}): Checkpoint => ({
+        messages: [{ role: "user", content: text }],
+        data: {},
+        savedAt: 1,
+        ...(revision !== undefined && { revision }),
+        ...more,
+      });
+      const stored = async () => {
+        const back = await cp.get(id);
+        return back && { revision: back.revision, text: back.messages[0]?.content };
+      };
+      await cp.put(id, at(0, "first"));
+      expect(await stored()).toEqual({ revision: 1, text: "first" });
+      await expect(cp.put(id, at(0, "also first"))).rejects.toMatchObject(conflict);
+      await cp.put(id, at(1, "second"));
+      await expect(cp.put(id, at(1, "stale"))).rejects.toMatchObject(conflict);
+      await expect(cp.put(id, at(7, "ahead"))).rejects.toMatchObject(conflict);
+      expect(await stored()).toEqual({ revision: 2, text: "second" });
+      // Without a revision: saved whatever is stored, and counted.
+      await cp.put(id, at(undefined, "blind"));
+      expect(await stored()).toEqual({ revision: 3, text: "blind" });
+      for (const bad of [-1, 1.5, Number.NaN, "3"]) {
+        await expect(cp.put(id, at(bad as number, "bad"))).rejects.toMatchObject(invalidArgument);
+      }
+      if (cp.incremental) {
+        // Files: a full snapshot, then an append onto the right files from a stale revision.
+        await cp.put(id, at(3, "files", { files: Uint8Array.from([1]), filesRef: { id: "f", deltas: 0 } }));
+        const stale = at(3, "append", { filesDeltas: [Uint8Array.from([2])], filesRef: { id: "f", deltas: 1 } });
+        await expect(cp.put(id, stale)).rejects.toMatchObject(conflict);
+        await cp.put(id, { ...stale, revision: 4 });
+        expect((await cp.get(id, { knownFiles: { id: "f", deltas: 1 } }))?.revision).toBe(5);
+        expect((await cp.get(id))?.filesDeltas?.length).toBe(1);
+      }
+      await cp.delete(id);
+      await expect(cp.put(id, at(5, "gone"))).rejects.toMatchObject(conflict);
+      await cp.put(id, at(0, "again"));
+      expect(await stored()).toEqual({ revision: 1, text: "again" });
+    });
+
+    it("lets exactly one of concurrent writers from the same revision save", async () => {
+      const cp = await get();
+      // Connections, where the checkpointer has them, opened beforehand: the writers start at once.
+      await Promise.all(Array.from({ length: 8 }, () => cp.get(uniqueId("warm"))));
+      for (const start of [0, 0, 0, 1, 1, 1]) {
+        const id = uniqueId("race");
+        if (start === 1) await cp.put(id, { messages: [], data: {}, savedAt: 0 });
+        const puts = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) =>
+            cp.put(id, { messages: [{ role: "user", content: `writer ${i}` }], data: {}, savedAt: 1, revision: start }),
+          ),
+        );
+        const won = puts.flatMap((p, i) => (p.status === "fulfilled" ? [i] : []));
+        expect(won.length).toBe(1);
+        for (const p of puts) if (p.status === "rejected") expect(p.reason).toMatchObject({ name: "EngramError", code: "conflict" });
+        const back = await cp.get(id);
+        expect(back?.revision).toBe(start + 1);
+        expect(back?.messages[0]?.content).toBe(`writer ${won[0]}`);
+      }
     });
 
     it("rejects inconsistent files refs with invalid_argument", async () => {
