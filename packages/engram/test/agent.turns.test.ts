@@ -122,7 +122,11 @@ describe("runs of one thread take turns", () => {
     await new Promise((r) => setTimeout(r, 10));
     await b.invoke(user("save /y.md from b"), { threadId: "p" });
     first.open();
-    await expect(slow).rejects.toMatchObject({ name: "EngramError", code: "conflict" });
+    await expect(slow).rejects.toMatchObject({
+      name: "EngramError",
+      code: "conflict",
+      message: expect.stringContaining("this run's messages and files were not saved"),
+    });
     // Nothing of b's was overwritten; a, retried, continues from b's save.
     expect(userTexts((await checkpointer.get("p"))?.messages)).toEqual(["save /base.md base", "save /y.md from b"]);
     const retried = await a.invoke(user("save /x.md from a"), { threadId: "p" });

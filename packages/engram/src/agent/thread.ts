@@ -142,7 +142,16 @@ async function startRun(
     if (s.interrupt) cp.interrupt = s.interrupt;
     if (revision !== undefined) cp.revision = revision;
     // Only the files written since the last save, when the checkpointer appends deltas.
-    await saveWithFiles(checkpointer, threadId, cp, threadFiles);
+    try {
+      await saveWithFiles(checkpointer, threadId, cp, threadFiles);
+    } catch (e) {
+      if (!(e instanceof EngramError && e.code === "conflict")) throw e;
+      throw new EngramError(
+        "conflict",
+        `thread '${threadId}' was saved by another run while this one was under way: this run's messages and files were not saved (run it again to continue from that save). ${e.message}`,
+        { cause: e },
+      );
+    }
     if (revision !== undefined) revision++;
     // Saved: the next run of this thread reuses the loaded files instead of restoring them.
     if (threadFiles && resolved.own) keepResident(services.backendOwners, threadId, threadFiles);
