@@ -15,6 +15,7 @@ import { type Tool, type ToolResult, invokeTool } from "../tools/types.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
 import type { LevelState, RunScope, Suspension } from "./runtime.js";
 import { RESPOND_TOOL } from "./options.js";
+import { abortError } from "./abort.js";
 import { addUsage } from "./usage.js";
 import { buildStack } from "./stack.js";
 import { FORMAT_PROMPT, type StructuredFormat, jsonOf, retryPrompt } from "./structured.js";
@@ -31,11 +32,6 @@ function toolSpec(tool: Tool<never>): ToolSpec {
     jsonSchemas.set(tool.schema, parameters);
   }
   return { name: tool.name, description: tool.description, parameters };
-}
-
-/** What a run stops with when `signal` aborts it: the signal's reason, if an error. */
-export function abortError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : Object.assign(new Error("the run was aborted"), { name: "AbortError" });
 }
 
 /** Where a run's structured final answer stands. */

@@ -4,7 +4,7 @@
  * files of the first lost). A run waits until every earlier run of its thread has ended.
  * @module
  */
-import { abortError } from "./loop.js";
+import { abortError } from "./abort.js";
 
 /** The queue of runs per thread, oldest first. */
 export class ThreadTurns {
