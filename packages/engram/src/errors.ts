@@ -1,6 +1,7 @@
 /**
  * The one error family: every error Engram throws is an {@link EngramError} with a stable
- * `code`, so callers can write `if (e instanceof EngramError && e.code === "conflict")`.
+ * `code`, so callers can write `if (e instanceof EngramError && e.code === "conflict")` — or
+ * `EngramError.hasCode(e, "conflict")`, which also holds for another copy of the package.
  * Subclasses exist where callers branch on the kind of failure (configuration, resume, model).
  * Operations on files never throw: they return the same codes as `{ error }` data.
  * @module
@@ -57,6 +58,9 @@ export type EngramErrorCode =
   /** A model call failed: {@link ModelError}. */
   | ModelErrorCode;
 
+/** Marks the family on every copy of the package (a registered symbol is the same in all). */
+const FAMILY = Symbol.for("engram.EngramError");
+
 /** The base of every error Engram throws. */
 export class EngramError extends Error {
   override readonly name: string = "EngramError";
@@ -88,7 +92,19 @@ export class EngramError extends Error {
     }
     return new EngramError("unsupported", text);
   }
+
+  /**
+   * Whether `e` is an Engram error with this `code`, by a mark every copy of the package sets:
+   * an error from another copy (a store or checkpointer resolved against its own `engram`)
+   * counts too, where `instanceof` would miss it.
+   */
+  static hasCode(e: unknown, code: EngramErrorCode): e is EngramError {
+    return (
+      typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[FAMILY] === true && (e as { code?: unknown }).code === code
+    );
+  }
 }
+Object.defineProperty(EngramError.prototype, FAMILY, { value: true });
 
 /** Thrown by `createDeepAgent` (and other constructors) for an invalid option. */
 export class ConfigError extends EngramError {
@@ -108,8 +124,8 @@ export class ConfigError extends EngramError {
 export class ResumeError extends EngramError {
   override readonly name: string = "ResumeError";
   declare readonly code: "invalid_resume";
-  constructor(message: string) {
-    super("invalid_resume", message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("invalid_resume", message, options);
   }
 }
 

@@ -1,11 +1,13 @@
 /** Incremental checkpoints: a save writes only the files written since the last save (a delta
  * naming its base snapshot), with a full snapshot every so often and after a delete; restores
  * of a delta chain are byte-identical; damaged or missing parts are a ResumeError that loses
- * nothing; a killed writer and a second writing process leave a thread that resumes. */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+ * nothing; a killed writer and a second writing process leave a thread that resumes; a review
+ * approved by several processes at once runs its call once. */
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import { SqliteCheckpointer } from "@engram/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,6 +15,7 @@ import { type Checkpointer, FakeChatModel, InMemoryCheckpointer, ResumeError, St
 import { JsonFileCheckpointer } from "./fixtures/agent/file-checkpointer.js";
 import { core, fileModel, user } from "./fixtures/session.js";
 
+const execFileAsync = promisify(execFile);
 const dirs: string[] = [];
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), "engram-cp-"));
@@ -256,6 +259,30 @@ describe("incremental checkpoints", () => {
     expect(await text("read /late.md")).toContain("late");
     expect(await text("read /mine.md")).toContain("first");
     expect(await text("read /theirs.md")).toContain("from the other process");
+    checkpointer.close();
+  }, 60_000);
+
+  it("one review approved by three processes at once runs its call once", async () => {
+    const dir = tempDir();
+    const db = join(dir, "review.db");
+    const effects = join(dir, "effects.log");
+    writeFileSync(effects, "");
+    const fixture = join(import.meta.dirname, "fixtures/agent/checkpoint-writer.ts");
+    const last = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string) as Record<string, unknown>;
+    const args = (mode: string) => ["--import", "tsx", fixture, db, mode, effects];
+    expect(last(execFileSync(process.execPath, args("review"), { encoding: "utf8", env: process.env }))).toEqual({ interrupted: ["e1"] });
+    const outs = await Promise.all(
+      [0, 1, 2].map(async () =>
+        last((await execFileAsync(process.execPath, args("approve"), { encoding: "utf8", env: process.env })).stdout),
+      ),
+    );
+    expect(readFileSync(effects, "utf8").trim().split("\n")).toHaveLength(1);
+    // The others found the review taken: claimed meanwhile, or already done when they loaded.
+    expect(outs.map((o) => (o.ok ? "ok" : o.error)).sort()).toEqual(["invalid_resume", "invalid_resume", "ok"]);
+    const checkpointer = new SqliteCheckpointer({ path: db });
+    const saved = await checkpointer.get("review");
+    expect(saved?.interrupt).toBeUndefined();
+    expect(saved?.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["recorded"]);
     checkpointer.close();
   }, 60_000);
 

@@ -2,7 +2,8 @@
  * messages, its files); runs of different threads still run side by side. Across agents
  * (processes) sharing a checkpointer, a save over an unseen save is a `conflict`. */
 import { describe, expect, it } from "vitest";
-import { FakeChatModel, InMemoryCheckpointer, type Message, createDeepAgent } from "../src/index.js";
+import { z } from "zod";
+import { type Checkpointer, FakeChatModel, InMemoryCheckpointer, type Message, type Tool, createDeepAgent, resume } from "../src/index.js";
 import { core, fileModel, user } from "./fixtures/session.js";
 
 const options = { core, enableSubagents: false, enableMemory: false, enableSkills: false } as const;
@@ -147,6 +148,81 @@ describe("runs of one thread take turns", () => {
     second.open();
     await expect(pending).rejects.toMatchObject({ code: "conflict" });
     expect(userTexts((await checkpointer.get("new"))?.messages)).toEqual(["save /n.md b"]);
+  });
+
+  it("runs an approved call once when two processes resume the same review at once", async () => {
+    const shared = new InMemoryCheckpointer();
+    // Both resumes load the interrupted thread before either saves (as two processes can).
+    let barrier: { gets: number; loaded: ReturnType<typeof gate> } | undefined;
+    const checkpointer: Checkpointer = {
+      incremental: true,
+      get: async (id, o) => {
+        const cp = await shared.get(id, o);
+        if (barrier && ++barrier.gets === 2) barrier.loaded.open();
+        return cp;
+      },
+      put: async (id, cp) => {
+        await barrier?.loaded.opened;
+        return shared.put(id, cp);
+      },
+      delete: (id) => shared.delete(id),
+    };
+    let sent = 0;
+    const send = {
+      name: "send_email",
+      description: "Sends an email.",
+      schema: z.object({ to: z.string() }),
+      run: async () => ({ content: `sent #${++sent}` }),
+    } as unknown as Tool<never>;
+    const agent = () =>
+      createDeepAgent(
+        new FakeChatModel((req) =>
+          req.messages.at(-1)?.role === "user" ? { toolCalls: [{ id: "m1", name: "send_email", args: { to: "ada" } }] } : "sent",
+        ),
+        { ...options, checkpointer, tools: [send], interruptOn: { send_email: true } },
+      );
+    const first = await agent().invoke(user("email ada"), { threadId: "r" });
+    expect(first.interrupt?.toolCalls[0]?.id).toBe("m1");
+    barrier = { gets: 0, loaded: gate() };
+    const both = await Promise.allSettled([
+      agent().invoke(resume({ m1: { type: "approve" } }), { threadId: "r" }),
+      agent().invoke(resume({ m1: { type: "approve" } }), { threadId: "r" }),
+    ]);
+    expect(sent).toBe(1);
+    expect(both.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const refused = both.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ name: "ResumeError", code: "invalid_resume", message: expect.stringContaining("not applied") });
+    const saved = await shared.get("r");
+    expect(saved?.interrupt).toBeUndefined();
+    expect(saved?.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["sent #1"]);
+  });
+
+  it("takes a review before running it: a resume that dies midway leaves nothing to resume again", async () => {
+    const checkpointer = new InMemoryCheckpointer();
+    const never = new Promise<never>(() => {});
+    const hang = {
+      name: "send_email",
+      description: "Sends an email.",
+      schema: z.object({ to: z.string() }),
+      run: () => never, // the process dies while the call runs
+    } as unknown as Tool<never>;
+    const model = () =>
+      new FakeChatModel((req) =>
+        req.messages.at(-1)?.role === "user" ? { toolCalls: [{ id: "m1", name: "send_email", args: { to: "ada" } }] } : "ok",
+      );
+    const dying = createDeepAgent(model(), { ...options, checkpointer, tools: [hang], interruptOn: { send_email: true } });
+    await dying.invoke(user("email ada"), { threadId: "d" });
+    void dying.invoke(resume({ m1: { type: "approve" } }), { threadId: "d" });
+    await new Promise((r) => setTimeout(r, 20));
+    const saved = await checkpointer.get("d");
+    expect(saved?.interrupt).toBeUndefined();
+    // Another process: the review is gone, and the next run answers the call it left.
+    const files = fileModel();
+    const next = createDeepAgent(files, { ...options, checkpointer, tools: [hang], interruptOn: { send_email: true } });
+    await expect(next.invoke(resume({ m1: { type: "approve" } }), { threadId: "d" })).rejects.toMatchObject({ name: "ResumeError" });
+    await next.invoke(user("hello"), { threadId: "d" });
+    const sent = files.requests.at(-1)?.messages ?? [];
+    expect(sent.find((m) => m.role === "tool")?.content).toMatch(/cancelled before it ran/);
   });
 
   it("ends a turn when the run fails, so the thread takes runs again", async () => {

@@ -320,6 +320,22 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     if (!state.interrupt || !last || last.role !== "assistant")
       throw new ResumeError(`thread '${scope.threadId}' has no interrupted run to resume`);
     checkDecisions(state.interrupt, input.resume);
+    // The review is taken before any reviewed call runs: the thread is saved without it, so of
+    // two resumes in two processes one saves first and the other stops here, or loads a thread
+    // with nothing to resume — an approved call runs at most once. (A process that dies before
+    // the calls end leaves them unanswered; the next run answers them as interrupted.)
+    if (hooks.top) {
+      const { [PENDING_TOOLS]: _, ...data } = state.data;
+      try {
+        await hooks.save({ messages: state.messages, data });
+      } catch (e) {
+        if (!EngramError.hasCode(e, "conflict")) throw e;
+        throw new ResumeError(
+          `thread '${scope.threadId}' was resumed or saved by another run since this one loaded it: these decisions were not applied`,
+          { cause: e },
+        );
+      }
+    }
     const phase = state.data[PENDING_TOOLS] as PendingTools | undefined;
     if (phase) {
       // Resume into the subagents that asked; the calls that completed keep their results.

@@ -186,7 +186,7 @@ export async function saveWithFiles(
       } catch (e) {
         // Refused by revision: another writer saved the thread, and this save must not replace
         // it. Without one, only the delta's base was stale: the full snapshot below replaces it.
-        if (!(e instanceof EngramError && e.code === "conflict") || cp.revision !== undefined) throw e;
+        if (!EngramError.hasCode(e, "conflict") || cp.revision !== undefined) throw e;
       }
     } else if (tracked.unchanged && files.bytes) {
       // A checkpointer without deltas: the same full snapshot again.

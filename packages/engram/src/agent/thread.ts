@@ -145,7 +145,7 @@ async function startRun(
     try {
       await saveWithFiles(checkpointer, threadId, cp, threadFiles);
     } catch (e) {
-      if (!(e instanceof EngramError && e.code === "conflict")) throw e;
+      if (!EngramError.hasCode(e, "conflict")) throw e;
       throw new EngramError(
         "conflict",
         `thread '${threadId}' was saved by another run while this one was under way: this run's messages and files were not saved (run it again to continue from that save). ${e.message}`,
