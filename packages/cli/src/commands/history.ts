@@ -108,7 +108,7 @@ export function memoryRevert(ctx: Context, id: string): Promise<number> {
       ctx.stdout.write(`reverted ${change.id} on ${change.target} (+${added} -${removed}); recorded as ${reverted.id}\n`);
       return EXIT.ok;
     } catch (e) {
-      if (e instanceof EngramError && e.code === "conflict") {
+      if (EngramError.hasCode(e, "conflict")) {
         ctx.error(`conflict: ${e.message}`);
         return EXIT.error;
       }

@@ -258,7 +258,7 @@ export class StoreBackend implements Backend {
       put = await this.#options.store.put(this.#namespace, p.path, encode(bytes, Date.now()), { ifRevision });
     } catch (e) {
       // A path the store cannot hold as a key (too long) is a path error, reported as data.
-      if (e instanceof EngramError && e.code === "invalid_argument") return this.#fail("invalid_path", p.path, e.message);
+      if (EngramError.hasCode(e, "invalid_argument")) return this.#fail("invalid_path", p.path, e.message);
       throw e;
     }
     return put.ok ? { path: p.path, version: put.revision } : this.#fail("conflict", p.path);
