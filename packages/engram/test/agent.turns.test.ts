@@ -139,6 +139,16 @@ describe("runs of one thread take turns", () => {
     ]) {
       expect(lastTool((await b.invoke(user(`read ${path}`), { threadId: "p" })).messages)).toContain(text);
     }
+    // A thread deleted and started again meanwhile is not the thread this run loaded.
+    const third = gate();
+    const { model: m3 } = gatedModel({ "save /z.md late": third.opened });
+    const late = createDeepAgent(m3, { ...options, checkpointer }).invoke(user("save /z.md late"), { threadId: "p" });
+    await new Promise((r) => setTimeout(r, 10));
+    await checkpointer.delete("p");
+    await b.invoke(user("save /fresh.md anew"), { threadId: "p" });
+    third.open();
+    await expect(late).rejects.toMatchObject({ code: "conflict" });
+    expect(userTexts((await checkpointer.get("p"))?.messages)).toEqual(["save /fresh.md anew"]);
     // A new thread, too: two first saves, one refused.
     const second = gate();
     const { model: m2 } = gatedModel({ "save /n.md a": second.opened });

@@ -46,7 +46,7 @@ export class PostgresCheckpointer implements Checkpointer {
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
     checkThreadId(threadId);
-    const r = await this.#db.query<{ doc: string; files: Buffer | null; revision: number }>(
+    const r = await this.#db.query<{ doc: string; files: Buffer | null; revision: string }>(
       this.#sql("SELECT doc, files, revision FROM S.engram_checkpoints WHERE thread_id = $1"),
       [threadId],
     );
@@ -54,28 +54,28 @@ export class PostgresCheckpointer implements Checkpointer {
     if (!row) return undefined;
     const head = decodeCheckpoint(row.doc, row.files);
     // Files kept in the row (the first format), or none, or the caller holds them already.
-    if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return { ...head, revision: row.revision };
+    if (row.files || !head.filesRef || sameFiles(head.filesRef, options.knownFiles)) return { ...head, revision: Number(row.revision) };
     // The parts the document names, read with the document in one snapshot (REPEATABLE READ),
     // so a concurrent save cannot mix two versions.
     return this.#db.transaction(async (client) => {
       await client.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-      const again = await client.query<{ doc: string; files: Buffer | null; revision: number }>(
+      const again = await client.query<{ doc: string; files: Buffer | null; revision: string }>(
         this.#sql("SELECT doc, files, revision FROM S.engram_checkpoints WHERE thread_id = $1"),
         [threadId],
       );
       const now = again.rows[0];
       if (!now) return undefined;
       const ref = decodeCheckpoint(now.doc, now.files).filesRef;
-      if (now.files || !ref) return { ...decodeCheckpoint(now.doc, now.files), revision: now.revision };
+      if (now.files || !ref) return { ...decodeCheckpoint(now.doc, now.files), revision: Number(now.revision) };
       const parts = await client.query<{ seq: number; bytes: Buffer }>(
         this.#sql("SELECT seq, bytes FROM S.engram_checkpoint_files WHERE thread_id = $1 AND seq <= $2 ORDER BY seq"),
         [threadId, ref.deltas],
       );
-      return { ...assemble(now.doc, parts.rows), revision: now.revision };
+      return { ...assemble(now.doc, parts.rows), revision: Number(now.revision) };
     });
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<void> {
+  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
     const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -88,45 +88,49 @@ export class PostgresCheckpointer implements Checkpointer {
         ]);
       }
     };
-    await this.#db.transaction(async (client) => {
+    return this.#db.transaction(async (client): Promise<number> => {
       try {
         // The stored row, locked until commit: the checks below are compare-and-swap.
-        const r = await client.query<{ doc: string; files: boolean; revision: number }>(
+        const r = await client.query<{ doc: string; files: boolean; revision: string }>(
           this.#sql("SELECT doc, files IS NOT NULL AS files, revision FROM S.engram_checkpoints WHERE thread_id = $1 FOR UPDATE"),
           [threadId],
         );
         const row = r.rows[0];
-        const revision = row?.revision ?? 0;
+        const revision = row ? Number(row.revision) : 0;
         if (e.expected !== undefined && e.expected !== revision) throw revisionConflict(threadId, e.expected, revision);
         if (e.base) {
           // An append: only onto the files the caller saved.
           const ref = row && !row.files ? decodeCheckpoint(row.doc).filesRef : undefined;
           if (!sameFiles(ref, e.base)) throw filesConflict(threadId, e.base, ref);
           await addParts(client, e.base.deltas + 1, e.deltas);
-          await client.query(
+          const updated = await client.query<{ revision: string }>(
             this.#sql(
-              "UPDATE S.engram_checkpoints SET format = $2, doc = $3, saved_at = $4, interrupted = $5, revision = revision + 1 WHERE thread_id = $1",
+              "UPDATE S.engram_checkpoints SET format = $2, doc = $3, saved_at = $4, interrupted = $5, revision = nextval('S.engram_revision') " +
+                "WHERE thread_id = $1 RETURNING revision",
             ),
             [threadId, e.version, e.doc, e.savedAt, e.interrupted],
           );
-          return;
+          return Number(updated.rows[0]?.revision);
         }
         // A new thread has no row to lock: a writer that inserted it meanwhile makes this
-        // insert fail (unique key) when the put expected none, or bumps past it otherwise.
-        await client.query(
+        // insert fail (unique key) when the put expected none, or is replaced otherwise.
+        const written = await client.query<{ revision: string }>(
           this.#sql(
-            "INSERT INTO S.engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted, revision) VALUES ($1, $2, $3, NULL, $4, $5, 1) " +
+            "INSERT INTO S.engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted, revision) " +
+              "VALUES ($1, $2, $3, NULL, $4, $5, nextval('S.engram_revision')) " +
               (e.expected === 0
                 ? ""
                 : "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = NULL, " +
-                  "saved_at = excluded.saved_at, interrupted = excluded.interrupted, revision = S.engram_checkpoints.revision + 1"),
+                  "saved_at = excluded.saved_at, interrupted = excluded.interrupted, revision = excluded.revision ") +
+              "RETURNING revision",
           ),
           [threadId, e.version, e.doc, e.savedAt, e.interrupted],
         );
         await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
         if (e.files) await addParts(client, 0, [e.files, ...e.deltas]);
+        return Number(written.rows[0]?.revision);
       } catch (err) {
-        if (e.expected === 0 && (err as { code?: unknown }).code === "23505") throw revisionConflict(threadId, 0, 1);
+        if (e.expected === 0 && (err as { code?: unknown }).code === "23505") throw revisionConflict(threadId, 0, undefined);
         throw storeError(err);
       }
     });

@@ -28,8 +28,11 @@ const MIGRATIONS: readonly string[] = [
   // after it (seq 1, 2, …); the checkpoint document names them (`filesRef`).
   `CREATE TABLE S.engram_checkpoint_files (
      thread_id text COLLATE "C" NOT NULL, seq integer NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (thread_id, seq));`,
-  // Each checkpoint's revision, for compare-and-swap saves; a thread saved before counts as 1.
-  "ALTER TABLE S.engram_checkpoints ADD COLUMN revision integer NOT NULL DEFAULT 1;",
+  // Each checkpoint's revision, for compare-and-swap saves: from the schema's one sequence, so a
+  // thread deleted and saved again never gets an old revision back. Threads saved before this
+  // share one new revision.
+  `ALTER TABLE S.engram_checkpoints ADD COLUMN revision bigint NOT NULL DEFAULT 0;
+   UPDATE S.engram_checkpoints SET revision = (SELECT nextval('S.engram_revision'));`,
 ];
 
 /** The schema version this code writes. */

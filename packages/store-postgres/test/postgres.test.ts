@@ -125,14 +125,23 @@ describe.skipIf(!available)("PostgreSQL", () => {
       const { readFileSync } = await import("node:fs");
       const { join } = await import("node:path");
       const legacy = readFileSync(join(import.meta.dirname, "../../engram/test/fixtures/stores/checkpoint-v0.json"), "utf8");
-      // The columns an older schema had: the row counts as revision 1.
+      // A schema of version 2 (no revisions) holding the row, opened by this version: migration
+      // 3 gives the row a revision.
+      const old = testSchema("pg_v2");
+      await dropSchema(old);
+      const seed = new PostgresCheckpointer({ connectionString: PG_URL, schema: old });
+      await seed.get("warm-up");
       await store.pool.query(
-        `INSERT INTO "${schema}".engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('legacy', 0, $1, NULL, 0, true)`,
-        [legacy],
+        `DELETE FROM "${old}".engram_migrations WHERE version = 3; ALTER TABLE "${old}".engram_checkpoints DROP COLUMN revision;` +
+          `INSERT INTO "${old}".engram_checkpoints VALUES ('legacy', 0, '${legacy.replaceAll("'", "''")}', NULL, 0, true)`,
       );
-      const cp = await checkpointer.get("legacy");
+      await seed.close();
+      const upgraded = new PostgresCheckpointer({ connectionString: PG_URL, schema: old });
+      const cp = await upgraded.get("legacy");
+      await upgraded.close();
+      await dropSchema(old);
       expect(cp?.version).toBe(1);
-      expect(cp?.revision).toBe(1);
+      expect(cp?.revision).toBeGreaterThan(0);
       expect(Array.from(cp?.files ?? [])).toEqual([0, 1, 2, 253, 254, 255]);
       await store.pool.query(
         `INSERT INTO "${schema}".engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('bad', 1, '{', NULL, 0, false)`,

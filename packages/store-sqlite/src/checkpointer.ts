@@ -54,14 +54,14 @@ export class SqliteCheckpointer implements Checkpointer {
     );
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<void> {
+  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
     const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
     const addParts = this.#db.prepare("INSERT INTO engram_checkpoint_files (thread_id, seq, bytes) VALUES (?, ?, ?)");
-    guard(() =>
+    return guard(() =>
       this.#db
-        .transaction(() => {
+        .transaction((): number => {
           // Writers take turns (an immediate transaction), so what is read here stays stored
           // until this commits: both checks are compare-and-swap.
           const stored = this.#db
@@ -71,6 +71,10 @@ export class SqliteCheckpointer implements Checkpointer {
             .get(threadId) as { id: string | null; deltas: number | null; files: Uint8Array | null; revision: number } | undefined;
           const revision = stored?.revision ?? 0;
           if (e.expected !== undefined && e.expected !== revision) throw revisionConflict(threadId, e.expected, revision);
+          const next = this.#db
+            .prepare("UPDATE engram_counters SET value = value + 1 WHERE name = 'revision' RETURNING value")
+            .pluck()
+            .get() as number;
           if (e.base) {
             // An append: only onto the files the caller saved.
             const ref = stored?.id != null && stored.deltas != null && !stored.files ? { id: stored.id, deltas: stored.deltas } : undefined;
@@ -78,8 +82,8 @@ export class SqliteCheckpointer implements Checkpointer {
             for (const [i, d] of e.deltas.entries()) addParts.run(threadId, e.base.deltas + 1 + i, bytes(d));
             this.#db
               .prepare("UPDATE engram_checkpoints SET format = ?, doc = ?, saved_at = ?, interrupted = ?, revision = ? WHERE thread_id = ?")
-              .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, revision + 1, threadId);
-            return;
+              .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, next, threadId);
+            return next;
           }
           this.#db
             .prepare(
@@ -87,12 +91,13 @@ export class SqliteCheckpointer implements Checkpointer {
                 "ON CONFLICT (thread_id) DO UPDATE SET format = excluded.format, doc = excluded.doc, files = NULL, " +
                 "saved_at = excluded.saved_at, interrupted = excluded.interrupted, revision = excluded.revision",
             )
-            .run(threadId, e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, revision + 1);
+            .run(threadId, e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, next);
           this.#db.prepare("DELETE FROM engram_checkpoint_files WHERE thread_id = ?").run(threadId);
           if (e.files) {
             addParts.run(threadId, 0, bytes(e.files));
             for (const [i, d] of e.deltas.entries()) addParts.run(threadId, 1 + i, bytes(d));
           }
+          return next;
         })
         .immediate(),
     );

@@ -43,8 +43,12 @@ const MIGRATIONS: readonly string[] = [
   // after it (seq 1, 2, …); the checkpoint document names them (`filesRef`).
   `CREATE TABLE engram_checkpoint_files (
      thread_id TEXT NOT NULL, seq INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY (thread_id, seq));`,
-  // Each checkpoint's revision, for compare-and-swap saves; a thread saved before counts as 1.
-  "ALTER TABLE engram_checkpoints ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;",
+  // Each checkpoint's revision, for compare-and-swap saves: from the database's one counter, so
+  // a thread deleted and saved again never gets an old revision back. Threads saved before this
+  // share one new revision.
+  `ALTER TABLE engram_checkpoints ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+   UPDATE engram_counters SET value = value + 1 WHERE name = 'revision';
+   UPDATE engram_checkpoints SET revision = (SELECT value FROM engram_counters WHERE name = 'revision');`,
 ];
 
 /** The schema version this code writes. */

@@ -81,15 +81,19 @@ describe("SqliteStore on disk", () => {
 
   it("loads a checkpoint row written in the version-less format of the first releases", async () => {
     const legacy = readFileSync(join(import.meta.dirname, "../../engram/test/fixtures/stores/checkpoint-v0.json"), "utf8");
-    // The columns an older schema had: the row counts as revision 1.
-    store.database
-      .prepare(
-        "INSERT OR REPLACE INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES (?, 0, ?, NULL, 0, 1)",
-      )
-      .run("legacy", legacy);
-    const cp = await checkpointer.get("legacy");
+    // A database of schema 2 (no revisions) holding the row, opened by this version: migration
+    // 3 gives the row a revision.
+    const p = join(dir, "schema2.db");
+    new SqliteStore({ path: p }).close();
+    const db = new Database(p);
+    db.exec("DELETE FROM engram_migrations WHERE version = 3; ALTER TABLE engram_checkpoints DROP COLUMN revision");
+    db.prepare("INSERT INTO engram_checkpoints VALUES (?, 0, ?, NULL, 0, 1)").run("legacy", legacy);
+    db.close();
+    const upgraded = new SqliteCheckpointer({ path: p });
+    const cp = await upgraded.get("legacy");
+    upgraded.close();
     expect(cp?.version).toBe(1);
-    expect(cp?.revision).toBe(1);
+    expect(cp?.revision).toBeGreaterThan(0);
     expect(cp?.messages.at(-1)?.toolCalls?.[0]?.name).toBe("write_file");
     expect(cp?.interrupt?.toolCalls[0]?.id).toBe("w1");
     expect(cp?.data).toEqual({ summarizations: 1 });

@@ -53,11 +53,12 @@ export interface Checkpoint {
   /** Milliseconds since the epoch. */
   savedAt: number;
   /**
-   * How many times the thread was saved: set on `get` (1 or more). On `put`, when set, the
-   * revision the writer started from: the put happens only if it is still the stored one (`0`:
-   * only if the thread has no checkpoint), else it fails with a `conflict` {@link EngramError}
-   * and changes nothing — so a writer never saves over a save it has not seen. Unset on a put:
-   * saved whatever is stored. A put stores the stored revision plus one (1 for a new thread).
+   * Which save of the thread this is: set on `get` (a positive integer, new on every put and
+   * never used again for the thread, not even after a delete). On `put`, when set, the revision
+   * the writer started from: the put happens only if it is still the stored one (`0`: only if
+   * the thread has no checkpoint), else it fails with a `conflict` {@link EngramError} and
+   * changes nothing — so a writer never saves over a save it has not seen. Unset on a put:
+   * saved whatever is stored.
    */
   revision?: number;
 }
@@ -88,7 +89,9 @@ export interface GetCheckpointOptions {
 /** Stores checkpoints by thread id (any non-empty string without NUL, at most 1024 UTF-8 bytes). */
 export interface Checkpointer {
   get(threadId: string, options?: GetCheckpointOptions): Promise<Checkpoint | undefined>;
-  put(threadId: string, checkpoint: Checkpoint): Promise<void>;
+  /** Saves `checkpoint` (see {@link Checkpoint.revision}); resolves to the revision stored
+   * (nothing, for a checkpointer that keeps no revisions: saves are then unconditional). */
+  put(threadId: string, checkpoint: Checkpoint): Promise<number | void>;
   /** Whether `put` appends {@link Checkpoint.filesDeltas} to the stored files (a save writes
    * only the files that changed) and `get` honours {@link GetCheckpointOptions.knownFiles}.
    * Default: false — every save stores the full snapshot. */
@@ -199,9 +202,10 @@ export function sameFiles(a: FilesRef | undefined, b: FilesRef | undefined): boo
   return a !== undefined && b !== undefined && a.id === b.id && a.deltas === b.deltas;
 }
 
-/** The `conflict` error of a put whose revision is not the stored one (`stored` 0: none). */
-export function revisionConflict(threadId: string, expected: number, stored: number): EngramError {
-  const was = (n: number) => (n === 0 ? "no checkpoint" : `revision ${n}`);
+/** The `conflict` error of a put whose revision is not the stored one (`stored` 0: none;
+ * undefined: a checkpoint saved meanwhile). */
+export function revisionConflict(threadId: string, expected: number, stored: number | undefined): EngramError {
+  const was = (n: number | undefined) => (n === undefined ? "a checkpoint" : n === 0 ? "no checkpoint" : `revision ${n}`);
   return new EngramError(
     "conflict",
     `thread '${threadId}': the save starts from ${was(expected)}, but ${was(stored)} is stored (another writer saved the thread)`,
@@ -326,6 +330,8 @@ export function checkpointFiles(checkpoint: Checkpoint, core: Pick<Core, "applyF
  * behave exactly as durable ones). */
 export class InMemoryCheckpointer implements Checkpointer {
   readonly #threads = new Map<string, { e: EncodedCheckpoint; revision: number }>();
+  /** The last revision handed out, across threads (so none is reused after a delete). */
+  #revisions = 0;
   readonly incremental = true;
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
@@ -336,7 +342,7 @@ export class InMemoryCheckpointer implements Checkpointer {
     return { ...(known ? decodeCheckpoint(cp.doc) : decodeCheckpoint(cp.doc, cp.files, cp.deltas)), revision };
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<void> {
+  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
     const id = checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
     const stored = this.#threads.get(id);
@@ -348,7 +354,9 @@ export class InMemoryCheckpointer implements Checkpointer {
       e.deltas = [...stored.e.deltas, ...e.deltas];
       delete e.base;
     }
-    this.#threads.set(id, { e, revision: revision + 1 });
+    const next = ++this.#revisions;
+    this.#threads.set(id, { e, revision: next });
+    return next;
   }
 
   async delete(threadId: string): Promise<void> {

@@ -162,15 +162,16 @@ function filesFor(saved: Checkpoint, threadId: string, core: Core): Uint8Array |
  * deltas gets only the files written since the last save; others, and every
  * {@link MAX_DELTAS}th save, a full snapshot) and saves it. A save refused because another
  * writer saved the thread meanwhile is a `conflict` when `cp` has a revision; without one, an
- * append onto stale files is saved again as a full snapshot. Updates `files`.
+ * append onto stale files is saved again as a full snapshot. Updates `files`; resolves to the
+ * revision stored.
  */
 export async function saveWithFiles(
   checkpointer: Checkpointer,
   threadId: string,
   cp: Checkpoint,
   files: ThreadFiles | undefined,
-): Promise<void> {
-  if (!files) return checkpointer.put(threadId, cp);
+): Promise<number | undefined> {
+  if (!files) return revisionOf(await checkpointer.put(threadId, cp));
   const state = files.state;
   const tracked = state instanceof StateBackend ? await state.changesSince(files.mark) : undefined;
   const ref = files.ref;
@@ -180,9 +181,9 @@ export async function saveWithFiles(
     if (checkpointer.incremental && (!delta || (ref.deltas < MAX_DELTAS && grown <= Math.max(files.fullBytes, 1 << 16)))) {
       const next = delta ? { id: ref.id, deltas: ref.deltas + 1 } : ref;
       try {
-        await checkpointer.put(threadId, { ...cp, filesRef: next, ...(delta && { filesDeltas: [delta] }) });
+        const revision = await checkpointer.put(threadId, { ...cp, filesRef: next, ...(delta && { filesDeltas: [delta] }) });
         Object.assign(files, { ref: next, mark: tracked.mark, deltaBytes: grown });
-        return;
+        return revisionOf(revision);
       } catch (e) {
         // Refused by revision: another writer saved the thread, and this save must not replace
         // it. Without one, only the delta's base was stale: the full snapshot below replaces it.
@@ -190,14 +191,13 @@ export async function saveWithFiles(
       }
     } else if (tracked.unchanged && files.bytes) {
       // A checkpointer without deltas: the same full snapshot again.
-      await checkpointer.put(threadId, { ...cp, files: files.bytes, filesRef: ref });
-      return;
+      return revisionOf(await checkpointer.put(threadId, { ...cp, files: files.bytes, filesRef: ref }));
     }
   }
   const bytes = await state.snapshot();
   const mark = state instanceof StateBackend ? (await state.changesSince(undefined)).mark : undefined;
   const next = { id: crypto.randomUUID(), deltas: 0 };
-  await checkpointer.put(threadId, { ...cp, files: bytes, filesRef: next });
+  const revision = await checkpointer.put(threadId, { ...cp, files: bytes, filesRef: next });
   Object.assign(files, {
     ref: next,
     mark,
@@ -205,6 +205,12 @@ export async function saveWithFiles(
     deltaBytes: 0,
     bytes: checkpointer.incremental ? undefined : bytes,
   });
+  return revisionOf(revision);
+}
+
+/** The revision a put resolved to; `undefined` from a checkpointer that keeps none. */
+function revisionOf(put: number | void): number | undefined {
+  return typeof put === "number" ? put : undefined;
 }
 
 /** Thread files loaded from `bytes` (the checkpoint `saved`'s), or fresh (`saved` undefined). */

@@ -143,7 +143,8 @@ async function startRun(
     if (revision !== undefined) cp.revision = revision;
     // Only the files written since the last save, when the checkpointer appends deltas.
     try {
-      await saveWithFiles(checkpointer, threadId, cp, threadFiles);
+      // The next save starts from this one (a checkpointer without revisions: unconditional).
+      revision = await saveWithFiles(checkpointer, threadId, cp, threadFiles);
     } catch (e) {
       if (!EngramError.hasCode(e, "conflict")) throw e;
       throw new EngramError(
@@ -152,7 +153,6 @@ async function startRun(
         { cause: e },
       );
     }
-    if (revision !== undefined) revision++;
     // Saved: the next run of this thread reuses the loaded files instead of restoring them.
     if (threadFiles && resolved.own) keepResident(services.backendOwners, threadId, threadFiles);
   };
