@@ -53,12 +53,12 @@ export interface Checkpoint {
   /** Milliseconds since the epoch. */
   savedAt: number;
   /**
-   * Which save of the thread this is: set on `get` (a positive integer, new on every put and
-   * never used again for the thread, not even after a delete). On `put`, when set, the revision
-   * the writer started from: the put happens only if it is still the stored one (`0`: only if
-   * the thread has no checkpoint), else it fails with a `conflict` {@link EngramError} and
-   * changes nothing — so a writer never saves over a save it has not seen. Unset on a put:
-   * saved whatever is stored.
+   * Which save of the thread this is: set on `get` (a positive integer that grows with every
+   * put and is never used again for the thread, not even after a delete). On `put`, when set,
+   * the revision the writer started from: the put happens only if it is still the stored one
+   * (`0`: only if the thread has no checkpoint), else it fails with a `conflict`
+   * {@link EngramError} and changes nothing — so a writer never saves over a save it has not
+   * seen. Unset on a put: saved whatever is stored.
    */
   revision?: number;
 }
