@@ -127,6 +127,35 @@ describe("engram run --json", { timeout: 300_000 }, () => {
     expect(existsSync(join(root.path, "b.md"))).toBe(false);
   });
 
+  it("two processes approving one review at once: the call runs once, the other exits 1 saying why", async () => {
+    server.setScript(
+      (r) =>
+        noMemoryUpdate(r) ??
+        (afterToolResult(r)
+          ? { text: `tool said: ${r.messages.at(-1)?.content}` }
+          : { toolCalls: [{ name: "write_file", args: { file_path: "/once.md", content: "x" } }] }),
+    );
+    const args = [...model(), "--root", root.path, "--write", "--review", "write_file", "--no-long-term-memory"];
+    const stopped = await run([...args, "run", "--json", "write it"]);
+    expect(stopped.code, stopped.stderr).toBe(5);
+    const { threadId } = jsonLines(stopped.stdout).at(-1) as { threadId: string };
+    server.requests.length = 0;
+    const both = await Promise.all([
+      run([...args, "run", "--json", "--thread", threadId, "--yes"]),
+      run([...args, "run", "--json", "--thread", threadId, "--yes"]),
+    ]);
+    expect(both.map((r) => r.code).sort(), both.map((r) => r.stderr).join("\n")).toEqual([0, 1]);
+    // Refused when taking the review, or finding it decided already: either way it says so.
+    const refused = both.find((r) => r.code === 1) as { stdout: string };
+    expect(jsonLines(refused.stdout).find((e) => e.type === "error")).toMatchObject({
+      code: "invalid_resume",
+      message: expect.stringMatching(/not applied|no interrupted run|no pending review/),
+    });
+    // The model heard back from the approved call once.
+    expect(server.requests.filter((r) => afterToolResult(r))).toHaveLength(1);
+    expect(existsSync(join(root.path, "once.md"))).toBe(true);
+  });
+
   it("maps stop reasons and failures to exit codes: max_turns 3, truncated 6, model error 1", async () => {
     server.setScript((r) => noMemoryUpdate(r) ?? { toolCalls: [{ name: "ls", args: { path: "/" } }] });
     const turns = await run([...model(), "--max-turns", "2", "run", "--json", "loop"]);

@@ -4,7 +4,7 @@
  * are approved with `--yes`, rejected with `--deny`, else the run stops with exit code 5.
  * @module
  */
-import { type AgentEvent, type AgentInput, type Decision, type Interrupt, type StopReason, resume } from "engram";
+import { type AgentEvent, type AgentInput, type Decision, type Interrupt, ResumeError, type StopReason, resume } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeFor, exitCodeForError } from "../exit.js";
 import { openAgent } from "../runtime.js";
@@ -96,6 +96,9 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
       if (options.json) emit({ type: "review", decisions: (input as { resume: unknown }).resume });
       if (task !== "") ctx.error("the pending review is decided first; the task is not sent (run it again)");
     } else {
+      // Asked to decide a review that is not there (another process decided it meanwhile).
+      if (task === "" && options.thread !== undefined && (options.yes || options.deny))
+        return fail(new ResumeError(`thread ${threadId} has no pending review to decide (decided already, or none was asked)`));
       if (task === "") return ctx.usage('no task: engram run "what to do" (or pipe it on stdin)');
       input = { messages: [{ role: "user", content: task }] };
     }
