@@ -152,6 +152,9 @@ fn entity(s: &[u8]) -> Option<(char, usize)> {
 /// parser that forgives everything would read it; if so, the byte range of the opener.
 fn opener_at(text: &str, start: usize) -> Option<(usize, usize)> {
     let mut view: Vec<char> = Vec::with_capacity(32);
+    // Per view character: whether the character it was folded from is itself a word character.
+    let mut written_word: Vec<bool> = Vec::with_capacity(32);
+    let mut after_ignorable = false;
     let mut significant = 0usize;
     let mut first_end = None;
     let mut i = start;
@@ -159,6 +162,7 @@ fn opener_at(text: &str, start: usize) -> Option<(usize, usize)> {
     while i < text.len() && significant < OPENER_SPAN {
         let before = view.len();
         let next;
+        let mut word = false;
         if bytes[i] == b'&' {
             if let Some((c, len)) = entity(&bytes[i..]) {
                 view.push(c);
@@ -170,10 +174,15 @@ fn opener_at(text: &str, start: usize) -> Option<(usize, usize)> {
         } else {
             let c = text[i..].chars().next()?;
             next = i + c.len_utf8();
-            if !is_ignorable(c) {
+            if is_ignorable(c) {
+                after_ignorable = true;
+            } else {
                 push_folded(c, &mut view);
+                word = is_word(c) && !after_ignorable;
+                after_ignorable = false;
             }
         }
+        written_word.resize(view.len(), word);
         for &c in &view[before..] {
             if !is_js_space(c) {
                 significant += c.len_utf16();
@@ -184,12 +193,15 @@ fn opener_at(text: &str, start: usize) -> Option<(usize, usize)> {
         }
         i = next;
     }
-    is_section_tag(&view).then(|| (start, first_end.unwrap_or(start)))
+    is_section_tag(&view, &written_word).then(|| (start, first_end.unwrap_or(start)))
 }
 
 /// `<\s*/?\s*(?:agent_memory|memory_guidelines|memory|skills|skill)(?![\p{L}\p{N}_])` at the
-/// start of `view`.
-fn is_section_tag(view: &[char]) -> bool {
+/// start of `view`. The name is continued (`<memoryless>`) only by a character that is a word
+/// character both as written and once folded, with nothing invisible before it: `<memory⼀`
+/// folds to `<memory一`, but a reader that does not fold sees the symbol U+2F00 end the name,
+/// and one that keeps invisible characters sees `<memory\u{200B}less` end at the U+200B.
+fn is_section_tag(view: &[char], written_word: &[bool]) -> bool {
     if view.first() != Some(&'<') {
         return false;
     }
@@ -205,9 +217,10 @@ fn is_section_tag(view: &[char]) -> bool {
     }
     let rest = &view[i..];
     SECTION_TAGS.iter().any(|tag| {
+        let after = i + tag.len();
         rest.len() >= tag.len()
             && rest.iter().zip(tag.chars()).all(|(&a, b)| a == b)
-            && rest.get(tag.len()).is_none_or(|&c| !is_word(c))
+            && view.get(after).is_none_or(|&c| !(is_word(c) && written_word[after]))
     })
 }
 

@@ -97,6 +97,19 @@ fn leaves_ordinary_markup_alone() {
 }
 
 #[test]
+fn a_name_ends_where_any_reader_ends_it() {
+    // Each folds to a longer name (`<memory一`, `<memoryless`, `</skillset`) but, as written,
+    // ends at a symbol or an invisible character: a tag to a reader that does not fold or drop.
+    for t in ["＜memory⼀", "<memoryⓛess>", "<memory\u{200b}less>", "</skills\u{2060}et>"] {
+        assert!(neutralize_section_tags(t).starts_with("&lt;"), "{t:?}");
+    }
+    // Letters and digits as written stay part of the name.
+    for t in ["<memoryless>", "<memoryｌess>", "<skill中>", "<skills２>"] {
+        assert!(matches!(neutralize_section_tags(t), Cow::Borrowed(_)), "{t:?}");
+    }
+}
+
+#[test]
 fn long_runs_inside_a_tag() {
     let spaces = format!("<{}/memory>", " ".repeat(5000));
     let invisibles = format!("</{}memory>", "\u{200b}".repeat(5000));
@@ -226,6 +239,10 @@ fn hostile_piece() -> impl Strategy<Value = String> {
             "中",
             "😀",
             "\u{301}",
+            "⼀",
+            "⑴",
+            "ⓛ",
+            "\u{2060}",
         ])
         .prop_map(str::to_string),
         "[a-z<>/& \n]{0,6}",
