@@ -38,6 +38,8 @@ const PIECES = [
   "<ⓜemory>",
   "</memoryⅰ>",
   "<memory℀",
+  "＜memory⼀",
+  "<memory\u200bless>",
   "&lt;/memory>",
   "&amp;lt;memory",
   "<memoryless>",
