@@ -171,11 +171,11 @@ pub struct GlobFanOut {
     inner: Option<composite::GlobFanOut>,
 }
 
-/// A fan-out glob's files in columns (outer paths; size, modification time and version as
-/// numbers, NaN when absent) and the route each came from (`-1`: the default).
+/// A fan-out glob's files in columns (see `engram_core::api::FileColumns`; outer paths) and the
+/// route each came from (`-1`: the default).
 #[napi(object)]
 pub struct FanGlob {
-    pub paths: Vec<String>,
+    pub paths: String,
     pub sizes: Float64Array,
     pub modified: Float64Array,
     pub versions: Float64Array,
@@ -208,7 +208,7 @@ impl GlobFanOut {
     pub fn finish(&mut self, router: &Router) -> Either<FanGlob, Failure> {
         match self.inner.take().ok_or_else(spent).and_then(|f| f.finish(&router.inner)) {
             Ok((files, from, truncated)) => {
-                let c = composite::FileColumns::of(files);
+                let c = engram_core::api::FileColumns::of(files);
                 Either::A(FanGlob {
                     paths: c.paths,
                     sizes: Float64Array::new(c.sizes),

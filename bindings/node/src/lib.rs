@@ -171,10 +171,26 @@ pub struct Deleted {
     pub deleted: u32,
 }
 
+/// A glob's files in columns (see `engram_core::api::FileColumns`).
 #[napi(object)]
 pub struct GlobOut {
-    pub files: Vec<FileInfo>,
+    pub paths: String,
+    pub sizes: Float64Array,
+    pub modified: Float64Array,
+    pub versions: Float64Array,
     pub truncated: bool,
+}
+
+impl GlobOut {
+    fn of((c, truncated): (api::FileColumns, bool)) -> GlobOut {
+        GlobOut {
+            paths: c.paths,
+            sizes: Float64Array::new(c.sizes),
+            modified: Float64Array::new(c.modified),
+            versions: Float64Array::new(c.versions),
+            truncated,
+        }
+    }
 }
 
 /// Grep results in columns (see `engram_core::api::GrepColumns`).
@@ -556,6 +572,6 @@ impl FileTable {
     #[napi]
     pub fn glob(&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> Either<GlobOut, Failure> {
         let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
-        out(self.inner.glob(&o), |r| GlobOut { files: r.files.into_iter().map(info).collect(), truncated: r.truncated })
+        out(api::glob_columns(&self.inner, &o), GlobOut::of)
     }
 }

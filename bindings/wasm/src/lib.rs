@@ -171,9 +171,13 @@ pub struct Deleted {
     pub error: Option<ErrorData>,
 }
 
+/// A glob's files in columns (see `engram_core::api::FileColumns`); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct GlobOut {
-    pub files: Option<Vec<FileInfo>>,
+    pub paths: Option<String>,
+    pub sizes: Option<Vec<f64>>,
+    pub modified: Option<Vec<f64>>,
+    pub versions: Option<Vec<f64>>,
     pub truncated: Option<bool>,
     pub error: Option<ErrorData>,
 }
@@ -524,9 +528,24 @@ impl FileTable {
 
     pub fn glob(&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> GlobOut {
         let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
-        let (r, error) = split(self.inner.glob(&o));
-        let (files, truncated) = r.map(|r| (r.files.into_iter().map(info).collect(), r.truncated)).unzip();
-        GlobOut { files, truncated, error }
+        match api::glob_columns(&self.inner, &o) {
+            Ok((c, truncated)) => GlobOut {
+                paths: Some(c.paths),
+                sizes: Some(c.sizes),
+                modified: Some(c.modified),
+                versions: Some(c.versions),
+                truncated: Some(truncated),
+                error: None,
+            },
+            Err(e) => GlobOut {
+                paths: None,
+                sizes: None,
+                modified: None,
+                versions: None,
+                truncated: None,
+                error: error_of(e),
+            },
+        }
     }
 }
 
@@ -692,11 +711,11 @@ pub struct GlobFanOut {
     inner: Option<engram_core::composite::GlobFanOut>,
 }
 
-/// A fan-out glob's files in columns (outer paths; size, modification time and version as
-/// numbers, NaN when absent) and the route each came from (-1: the default); or `error`.
+/// A fan-out glob's files in columns (see `engram_core::api::FileColumns`; outer paths) and the
+/// route each came from (-1: the default); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct FanGlob {
-    pub paths: Option<Vec<String>>,
+    pub paths: Option<String>,
     pub sizes: Option<Vec<f64>>,
     pub modified: Option<Vec<f64>>,
     pub versions: Option<Vec<f64>>,
@@ -728,7 +747,7 @@ impl GlobFanOut {
         let (r, error) = split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.finish(&router.inner)));
         match r {
             Some((files, from, truncated)) => {
-                let c = engram_core::composite::FileColumns::of(files);
+                let c = api::FileColumns::of(files);
                 FanGlob {
                     paths: Some(c.paths),
                     sizes: Some(c.sizes),

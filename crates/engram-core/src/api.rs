@@ -1,39 +1,21 @@
-//! The JSON face of the core that both bindings expose unchanged: every call takes plain
-//! arguments or one JSON options string and returns one JSON string, `{ ...result }` on success
-//! or `{ "error": { "code", "message" } }`. Keeping it here means the bindings hold no logic.
+//! What both bindings call: the typed calls they marshal field by field, the column shapes
+//! they hand to TypeScript (files, grep results) without an object per item, and the JSON
+//! error text their constructors throw. Keeping it here means the bindings hold no logic.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::glob::{Glob, PathFilter};
-use crate::grep::{GrepOptions, GrepResult};
+use crate::grep::GrepResult;
 use crate::ops::{EditOptions, GlobOptions};
 use crate::path;
 use crate::read;
 use crate::router::Router;
 use crate::table::{FileInfo, FileTable};
 use bytes::Bytes;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::json;
-
-/// `{ ...result }` or `{ "error": { code, message } }` as one JSON string.
-pub fn to_json<T: Serialize>(r: CoreResult<T>) -> String {
-    match r {
-        // Straight to text: large results (100k grep matches) never build a `Value` tree.
-        Ok(v) => serde_json::to_string(&v)
-            .unwrap_or_else(|e| error_json(&CoreError::new(ErrorCode::Unsupported, "result", e))),
-        Err(e) => error_json(&e),
-    }
-}
 
 /// `{ "error": { code, message } }` as one JSON string.
 pub fn error_json(e: &CoreError) -> String {
     json!({ "error": e }).to_string()
-}
-
-/// Parses a JSON options string; malformed options are an `unsupported` error.
-pub fn parse<T: DeserializeOwned>(options: &str) -> CoreResult<T> {
-    serde_json::from_str(options)
-        .map_err(|e| CoreError::new(ErrorCode::Unsupported, "options", format_args!("malformed options: {e}")))
 }
 
 /// The canonical error for a code, for errors raised outside the core (a store lookup, a
@@ -91,78 +73,6 @@ pub fn format_numbered(content: &str, first_line: usize) -> String {
 /// binding constructors throw.
 pub fn router_new(prefixes: &[String]) -> Result<Router, String> {
     Router::new(prefixes).map_err(|e| error_json(&e))
-}
-
-pub fn table_write(
-    t: &mut FileTable,
-    input: &str,
-    data: Vec<u8>,
-    modified_at: f64,
-    if_version: Option<&str>,
-) -> String {
-    to_json(t.write(input, data, modified_at, if_version).map(|p| {
-        let version = t.get(&p).map(|f| f.version.to_string());
-        json!({ "path": p, "version": version })
-    }))
-}
-
-pub fn table_append(t: &mut FileTable, input: &str, data: &[u8], modified_at: f64) -> String {
-    to_json(t.append(input, data, modified_at).map(|p| {
-        let version = t.get(&p).map(|f| f.version.to_string());
-        json!({ "path": p, "version": version })
-    }))
-}
-
-pub fn table_read(t: &FileTable, input: &str, offset: usize, limit: Option<usize>) -> String {
-    to_json(t.read(input, offset, limit))
-}
-
-pub fn table_ls(t: &FileTable, input: &str) -> String {
-    to_json(t.ls(input).map(|entries| json!({ "entries": entries })))
-}
-
-pub fn table_stat(t: &FileTable, input: &str) -> String {
-    to_json(t.stat(input).map(|info| json!({ "info": info })))
-}
-
-pub fn table_delete(t: &mut FileTable, input: &str) -> String {
-    to_json(t.delete(input).map(|n| json!({ "deleted": n })))
-}
-
-pub fn table_edit(t: &mut FileTable, options: &str) -> String {
-    to_json(parse::<EditOptions>(options).and_then(|o| t.edit(&o)))
-}
-
-pub fn table_grep(t: &FileTable, options: &str) -> String {
-    grep_json(parse::<GrepOptions>(options).and_then(|o| t.grep(&o)))
-}
-
-/// Grep results on the wire. Content-mode matches travel grouped by file as
-/// `"groups": [[path, [line, text, line, text, ...]], ...]` (a context line has a negative line
-/// number), so a path is sent once per file and no keys repeat per match; the TypeScript side
-/// expands them back into `{ path, line, text, context? }`.
-pub fn grep_json(r: CoreResult<GrepResult>) -> String {
-    let mut result = match r {
-        Ok(result) => result,
-        Err(e) => return error_json(&e),
-    };
-    let Some(matches) = result.matches.take() else { return to_json(Ok(result)) };
-    let mut groups: Vec<(String, Vec<serde_json::Value>)> = Vec::new();
-    for m in matches {
-        if groups.last().is_none_or(|(p, _)| *p != m.path) {
-            groups.push((m.path.clone(), Vec::new()));
-        }
-        if let Some((_, flat)) = groups.last_mut() {
-            let line = m.line as i64;
-            flat.push(json!(if m.context { -line } else { line }));
-            flat.push(serde_json::Value::String(m.text));
-        }
-    }
-    to_json(Ok(json!({ "truncated": result.truncated, "groups": groups })))
-}
-
-pub fn table_glob(t: &FileTable, options: &str) -> String {
-    to_json(parse::<GlobOptions>(options).and_then(|o| t.glob(&o)))
 }
 
 /// BM25 relevance of each document to `query`, in document order (see [`crate::bm25`]).
@@ -311,6 +221,56 @@ fn split_paths(paths: &str, count: usize) -> CoreResult<Vec<&str>> {
     Ok(names)
 }
 
+/// Files in columns, as the typed bindings pass them: one string of the paths joined by NUL
+/// (which no normalised path holds; empty for no files), and sizes, modification times and
+/// versions as numbers (NaN when absent; versions are counters, exact as numbers). One string
+/// and three arrays cross the boundary instead of an object per file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileColumns {
+    pub paths: String,
+    pub sizes: Vec<f64>,
+    pub modified: Vec<f64>,
+    pub versions: Vec<f64>,
+}
+
+impl FileColumns {
+    pub fn of(files: Vec<FileInfo>) -> FileColumns {
+        let mut c = FileColumns::with_capacity(files.len(), files.iter().map(|f| f.path.len() + 1).sum());
+        for f in files {
+            let version = f.version.as_deref().and_then(|v| v.parse::<u64>().ok());
+            c.push(&f.path, f.size, f.modified_at, version);
+        }
+        c
+    }
+
+    fn with_capacity(files: usize, path_bytes: usize) -> FileColumns {
+        FileColumns {
+            paths: String::with_capacity(path_bytes),
+            sizes: Vec::with_capacity(files),
+            modified: Vec::with_capacity(files),
+            versions: Vec::with_capacity(files),
+        }
+    }
+
+    fn push(&mut self, path: &str, size: Option<u64>, modified_at: Option<f64>, version: Option<u64>) {
+        if !self.sizes.is_empty() {
+            self.paths.push('\0');
+        }
+        self.paths.push_str(path);
+        self.sizes.push(size.map_or(f64::NAN, |n| n as f64));
+        self.modified.push(modified_at.unwrap_or(f64::NAN));
+        self.versions.push(version.map_or(f64::NAN, |v| v as f64));
+    }
+}
+
+/// A table glob's files in columns, built straight from the table; whether it was truncated.
+pub fn glob_columns(t: &FileTable, opts: &GlobOptions) -> CoreResult<(FileColumns, bool)> {
+    let mut c = FileColumns::default();
+    let truncated =
+        t.glob_each(opts, |p, f| c.push(p, Some(f.data.len() as u64), Some(f.modified_at), Some(f.version)))?;
+    Ok((c, truncated))
+}
+
 /// Grep results in columns, the shape both bindings hand to TypeScript without one object per
 /// match: content matches grouped by file (`group_paths[i]` owns the next `group_sizes[i]`
 /// entries of `lines`/`texts`; a negative line number is a context line).
@@ -362,6 +322,7 @@ pub fn grep_columns(r: GrepResult) -> GrepColumns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grep::GrepOptions;
     use serde_json::Value;
 
     fn v(s: String) -> Value {
@@ -369,20 +330,34 @@ mod tests {
     }
 
     #[test]
-    fn results_and_errors_are_json() {
+    fn glob_columns_are_the_glob_in_columns() {
         let mut t = FileTable::new();
-        assert_eq!(v(table_write(&mut t, "/a.txt", b"hello\n".to_vec(), 1.0, None))["path"], "/a.txt");
-        let r = v(table_read(&t, "/a.txt", 0, Some(10)));
-        assert_eq!((r["content"].as_str(), r["totalLines"].as_u64()), (Some("hello"), Some(1)));
-        let e = v(table_read(&t, "/../x", 0, None));
+        for (i, p) in ["/src/b.ts", "/src/a.ts", "/src/é 中.ts", "/README.md"].iter().enumerate() {
+            t.write(p, vec![b'x'; i], 7.5, None).unwrap();
+        }
+        let all = GlobOptions { pattern: "**/*.ts".into(), ..GlobOptions::default() };
+        let (c, truncated) = glob_columns(&t, &all).unwrap();
+        assert_eq!(c, FileColumns::of(t.glob(&all).unwrap().files));
+        assert_eq!(c.paths, "/src/a.ts\0/src/b.ts\0/src/é 中.ts");
+        assert_eq!(
+            (c.sizes.as_slice(), c.modified.as_slice(), truncated),
+            (&[1.0, 0.0, 2.0][..], &[7.5; 3][..], false)
+        );
+        let capped = GlobOptions { max_results: Some(2), ..all };
+        let (c, truncated) = glob_columns(&t, &capped).unwrap();
+        assert_eq!((c.paths.as_str(), truncated), ("/src/a.ts\0/src/b.ts", true));
+        let none = GlobOptions { pattern: "*.rs".into(), ..GlobOptions::default() };
+        assert_eq!(glob_columns(&t, &none).unwrap(), (FileColumns::default(), false));
+        let bad = GlobOptions { pattern: "[".into(), ..GlobOptions::default() };
+        assert!(glob_columns(&t, &bad).is_err());
+    }
+
+    #[test]
+    fn thrown_errors_are_json_text() {
+        let e = v(router_new(&["/a/../../b/".to_string()]).err().unwrap());
         assert_eq!(e["error"]["code"], "path_escape");
-        let g = v(table_grep(&t, r#"{"pattern":"ell","outputMode":"files_with_matches"}"#));
-        assert_eq!(g["files"][0], "/a.txt");
-        table_write(&mut t, "/b.txt", b"x\nhello\n".to_vec(), 1.0, None);
-        let c = v(table_grep(&t, r#"{"pattern":"ell","context":1}"#));
-        assert_eq!(c["groups"], json!([["/a.txt", [1, "hello"]], ["/b.txt", [-1, "x", 2, "hello"]]]));
-        let bad = v(table_grep(&t, r#"{"pattern":"x","bogus":1}"#));
-        assert_eq!(bad["error"]["code"], "unsupported");
+        let e = v(table_from_snapshot(b"not a snapshot").err().unwrap());
+        assert!(e["error"]["code"].is_string() && e["error"]["message"].is_string());
         assert_eq!(normalize_path("/a//b/"), Ok("/a/b".to_string()));
         assert_eq!(normalize_path("/../x").unwrap_err().code, ErrorCode::PathEscape);
     }

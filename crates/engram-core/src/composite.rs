@@ -737,34 +737,6 @@ pub fn ls_table(
     Ok(out)
 }
 
-/// Files in columns, as the typed bindings pass them: sizes, modification times and versions
-/// as numbers (NaN when absent; versions are counters, exact as numbers).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FileColumns {
-    pub paths: Vec<String>,
-    pub sizes: Vec<f64>,
-    pub modified: Vec<f64>,
-    pub versions: Vec<f64>,
-}
-
-impl FileColumns {
-    pub fn of(files: Vec<FileInfo>) -> FileColumns {
-        let mut c = FileColumns {
-            paths: Vec::with_capacity(files.len()),
-            sizes: Vec::with_capacity(files.len()),
-            modified: Vec::with_capacity(files.len()),
-            versions: Vec::with_capacity(files.len()),
-        };
-        for f in files {
-            c.sizes.push(f.size.map_or(f64::NAN, |n| n as f64));
-            c.modified.push(f.modified_at.unwrap_or(f64::NAN));
-            c.versions.push(f.version.as_deref().and_then(|v| v.parse::<u64>().ok()).map_or(f64::NAN, |v| v as f64));
-            c.paths.push(f.path);
-        }
-        c
-    }
-}
-
 /// One source's grep answer: the part the merge sees and, for `content`, each line's number
 /// and text (lines of all groups in order).
 type GrepGiven = (GrepPart, Vec<(usize, String)>);

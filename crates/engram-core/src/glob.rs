@@ -5,11 +5,15 @@
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::grep::MAX_PATTERN_BYTES;
 use crate::path;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet};
 
 const META: &[char] = &['*', '?', '[', ']', '{', '}', '\\'];
 
-fn compile(pattern: &str) -> CoreResult<GlobMatcher> {
+/// A set of one glob rather than a `GlobMatcher`: the set matches common shapes (`**/*.ts`, a
+/// literal name) without a regex, so building one costs ~0.4 µs instead of ~10 µs and matching
+/// is faster too; other shapes fall back to the same regex. Both agree on every normalised path
+/// (tests/fuzz.rs checks it; they differ on a bare `..`, which no normalised path holds).
+fn compile(pattern: &str) -> CoreResult<GlobSet> {
     if pattern.len() > MAX_PATTERN_BYTES {
         let shown: String = pattern.chars().take(200).collect();
         return Err(CoreError::new(
@@ -22,13 +26,13 @@ fn compile(pattern: &str) -> CoreResult<GlobMatcher> {
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map(|g| g.compile_matcher())
+        .and_then(|g| GlobSet::builder().add(g).build())
         .map_err(|e| CoreError::new(ErrorCode::InvalidPattern, pattern, e.kind()))
 }
 
 /// A compiled glob bound to a search directory.
 pub struct Glob {
-    matcher: GlobMatcher,
+    matcher: GlobSet,
     anchored: bool,
     /// Directory holding every possible match (literal leading segments), to narrow the scan.
     base: String,
@@ -68,7 +72,7 @@ impl Glob {
 /// `grep`'s file filter: a pattern without `/` matches the file name at any depth (like
 /// `rg -g`); with `/` it matches the path below the search directory.
 pub struct PathFilter {
-    matcher: GlobMatcher,
+    matcher: GlobSet,
     by_name: bool,
 }
 

@@ -6,7 +6,7 @@ use crate::glob::Glob;
 use crate::grep::{self, GrepOptions, GrepResult};
 use crate::path;
 use crate::read::{self, ReadResult};
-use crate::table::{FileInfo, FileTable};
+use crate::table::{FileEntry, FileInfo, FileTable};
 use serde::{Deserialize, Serialize};
 
 /// Most lines one read returns, also when no limit is given (the tool's default is 100).
@@ -102,22 +102,28 @@ impl FileTable {
 
     /// Files matching a glob, sorted by path. A missing search directory matches nothing.
     pub fn glob(&self, opts: &GlobOptions) -> CoreResult<GlobResult> {
+        let mut files = Vec::new();
+        let truncated = self.glob_each(opts, |p, f| files.push(crate::table::file_info(p, f)))?;
+        Ok(GlobResult { files, truncated })
+    }
+
+    /// Visits the files [`FileTable::glob`] returns, in order, without building them; whether
+    /// more matched than `max_results`.
+    pub fn glob_each(&self, opts: &GlobOptions, mut visit: impl FnMut(&str, &FileEntry)) -> CoreResult<bool> {
         let root = path::normalize(opts.path.as_deref().unwrap_or("/"))?;
         let glob = Glob::new(&opts.pattern, &root)?;
-        let cap = opts.max_results.unwrap_or(usize::MAX);
-        let mut files = Vec::new();
-        let mut truncated = false;
+        let mut left = opts.max_results.unwrap_or(usize::MAX);
         for (p, f) in self.files_under(glob.base()) {
             if !glob.is_match(p, &root) {
                 continue;
             }
-            if files.len() == cap {
-                truncated = true;
-                break;
+            if left == 0 {
+                return Ok(true);
             }
-            files.push(crate::table::file_info(p, f));
+            left -= 1;
+            visit(p, f);
         }
-        Ok(GlobResult { files, truncated })
+        Ok(false)
     }
 }
 

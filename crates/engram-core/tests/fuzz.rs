@@ -59,6 +59,37 @@ fn hostile_glob() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
 }
 
+/// Globs and paths from the same few pieces, so they often match: the shapes `globset` matches
+/// without a regex (extensions, literals, prefixes, suffixes) and those it cannot.
+fn glob_like() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("*"),
+        Just("**"),
+        Just("?"),
+        Just("/"),
+        Just("."),
+        Just(".ts"),
+        Just("a"),
+        Just("src"),
+        Just("{a,b}"),
+        Just("*.{ts,md}"),
+        Just("[ab]"),
+        Just("[!a]"),
+        Just("\\*"),
+    ];
+    prop::collection::vec(piece, 0..8).prop_map(|v| v.concat())
+}
+
+/// Relative normalised paths: no empty, `.` or `..` segment (a bare `..` is where a glob set
+/// and the glob's regex disagree; no normalised path has one).
+fn path_like() -> impl Strategy<Value = String> {
+    let piece =
+        prop_oneof![Just("a"), Just("b"), Just("src"), Just(".ts"), Just(".md"), Just("/"), Just("*"), Just(".")];
+    prop::collection::vec(piece, 1..8)
+        .prop_map(|v| v.concat())
+        .prop_filter("normalised", |p| !p.split('/').any(|s| s.is_empty() || s == "." || s == ".."))
+}
+
 fn positive_secrets() -> &'static Vec<String> {
     static SECRETS: OnceLock<Vec<String>> = OnceLock::new();
     SECRETS.get_or_init(|| common::rows().into_iter().map(|r| r.1.replace("{}", &r.2)).collect())
@@ -98,6 +129,20 @@ proptest! {
         }
         if let Ok(f) = PathFilter::new(&pattern) {
             let _ = f.is_match(path.trim_start_matches('/'));
+        }
+    }
+
+    #[test]
+    fn glob_filters_match_as_the_glob_regex_does(pattern in glob_like(), rel in path_like()) {
+        let body = pattern.trim_start_matches('/');
+        let regex = globset::GlobBuilder::new(body).literal_separator(true).backslash_escape(true).build();
+        match (PathFilter::new(&pattern), regex) {
+            (Ok(f), Ok(g)) => {
+                let m = g.compile_matcher();
+                let subject = if pattern.contains('/') { rel.as_str() } else { rel.rsplit('/').next().unwrap_or("") };
+                prop_assert_eq!(f.is_match(&rel), m.is_match(subject), "{:?} on {:?}", pattern, rel);
+            }
+            (f, g) => prop_assert_eq!(f.is_ok(), g.is_ok()),
         }
     }
 

@@ -167,13 +167,18 @@ interface RawFanOut<T> {
   free?(): void;
 }
 
-interface RawFanGlob extends RawOut {
-  readonly paths?: Opt<string[]>;
+/** Files in columns (`engram_core::api::FileColumns`): the paths joined by NUL; size,
+ * modification time and version as numbers, NaN when absent. */
+interface RawFiles extends RawOut {
+  readonly paths?: Opt<string>;
   readonly sizes?: Opt<ArrayLike<number>>;
   readonly modified?: Opt<ArrayLike<number>>;
   readonly versions?: Opt<ArrayLike<number>>;
-  readonly mounts?: Opt<ArrayLike<number>>;
   readonly truncated?: Opt<boolean>;
+}
+
+interface RawFanGlob extends RawFiles {
+  readonly mounts?: Opt<ArrayLike<number>>;
 }
 
 interface RawMerged extends RawOut {
@@ -276,11 +281,7 @@ interface RawFileTable {
   ): Opt<string>;
   takeError(): Opt<RawError & { free?(): void }>;
   grep(args: RawGrepArgs): RawGrep;
-  glob(
-    pattern: string,
-    path?: string | null,
-    maxResults?: number | null,
-  ): RawOut & { readonly files?: Opt<RawInfo[]>; readonly truncated?: Opt<boolean> };
+  glob(pattern: string, path?: string | null, maxResults?: number | null): RawFiles;
   // ---- tool text ----
   grepText(args: RawGrepArgs, maxChars: number): RawText;
   globText(pattern: string, path: string | null | undefined, maxResults: number | null | undefined, maxChars: number): RawText;
@@ -390,6 +391,29 @@ export function fileInfo(i: RawInfo): FileInfo {
   if (i.modifiedAt != null) out.modifiedAt = i.modifiedAt;
   if (i.version != null) out.version = i.version;
   return out;
+}
+
+/** Files from columns ({@link RawFiles}); each is a file, never a directory. */
+function decodeFiles(r: RawFiles): FileInfo[] {
+  const sizes = r.sizes as ArrayLike<number>;
+  const modified = r.modified as ArrayLike<number>;
+  const versions = r.versions as ArrayLike<number>;
+  const joined = r.paths as string;
+  const files: FileInfo[] = new Array(sizes.length);
+  let from = 0;
+  for (let i = 0; i < sizes.length; i++) {
+    const end = i === sizes.length - 1 ? joined.length : joined.indexOf("\0", from);
+    const f: FileInfo = { path: joined.slice(from, end), isDir: false };
+    from = end + 1;
+    const size = sizes[i] as number;
+    const at = modified[i] as number;
+    const version = versions[i] as number;
+    if (!Number.isNaN(size)) f.size = size;
+    if (!Number.isNaN(at)) f.modifiedAt = at;
+    if (!Number.isNaN(version)) f.version = String(version);
+    files[i] = f;
+  }
+  return files;
 }
 
 /** @internal Decodes grep results: content matches arrive in columns grouped by file
@@ -814,7 +838,7 @@ class FileTableHandle implements CoreFileTable {
     requireNumber(options.maxResults, "options.maxResults");
     const r = this.raw.glob(options.pattern, options.path, toIndex(options.maxResults));
     if (r.error) return failed(r);
-    const out: GlobResult = { files: (r.files as RawInfo[]).map(fileInfo), truncated: r.truncated ?? false };
+    const out: GlobResult = { files: decodeFiles(r), truncated: r.truncated ?? false };
     r.free?.();
     return out;
   }
@@ -1036,22 +1060,7 @@ class RouterHandle implements CoreRouter {
     const raw = this.binding.globFanOut(this.raw, pattern, root, toIndex(maxResults));
     const fan = this.#fanOut(raw, (r: RawFanGlob): Result<FanGlobResult> => {
       if (r.error) return failed(r);
-      const paths = r.paths as string[];
-      const sizes = r.sizes as ArrayLike<number>;
-      const modified = r.modified as ArrayLike<number>;
-      const versions = r.versions as ArrayLike<number>;
-      const files: FileInfo[] = new Array(paths.length);
-      for (let i = 0; i < paths.length; i++) {
-        const f: FileInfo = { path: paths[i] as string, isDir: false };
-        const size = sizes[i] as number;
-        const at = modified[i] as number;
-        const version = versions[i] as number;
-        if (!Number.isNaN(size)) f.size = size;
-        if (!Number.isNaN(at)) f.modifiedAt = at;
-        if (!Number.isNaN(version)) f.version = String(version);
-        files[i] = f;
-      }
-      const out = { files, truncated: r.truncated ?? false, sources: r.mounts as ArrayLike<number> };
+      const out = { files: decodeFiles(r), truncated: r.truncated ?? false, sources: r.mounts as ArrayLike<number> };
       r.free?.();
       return out;
     });
