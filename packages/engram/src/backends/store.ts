@@ -299,7 +299,9 @@ export class StoreBackend implements Backend {
     const mirror = await this.#sync(pattern.startsWith("/") ? "/" : p.path);
     const r = mirror.glob({ pattern, path: p.path, ...(options.maxResults !== undefined && { maxResults: options.maxResults }) });
     if (r.error) return { error: r.error };
-    return { files: r.files.map((f) => ({ ...f, version: this.#revisions.get(f.path) ?? "" })), truncated: r.truncated };
+    // Fresh objects from the mirror: their versions (the mirror's) become the store's revisions.
+    for (const f of r.files) f.version = this.#revisions.get(f.path) ?? "";
+    return r;
   }
 
   async delete(path: string) {
