@@ -466,6 +466,16 @@ describe("store backend", () => {
     expect((await store.get(["fs"], "/bad.bin"))?.value).toMatchObject({ content: "%%% not base64 %%%" });
   });
 
+  it("mirrors text another program stored as it would be encoded: a lone surrogate reads as U+FFFD", async () => {
+    const store = new InMemoryStore();
+    const b = new StoreBackend({ store, namespace: ["fs"], core });
+    await store.put(["fs"], "/odd.md", { content: "a\uD800b 😀 ünï", encoding: "utf8", size: 11, modifiedAt: 7 });
+    expect((await b.read("/odd.md")).content).toBe("a\uFFFDb 😀 ünï");
+    expect((await b.readBytes("/odd.md")).data).toEqual(new TextEncoder().encode("a\uD800b 😀 ünï"));
+    expect((await b.grep("\uFFFDb")).matches?.map((m) => m.path)).toEqual(["/odd.md"]);
+    expect((await b.glob("*.md")).files).toMatchObject([{ path: "/odd.md", size: 16, modifiedAt: 7 }]);
+  });
+
   it("sees changes made through another backend on the same store", async () => {
     const store = new InMemoryStore();
     const a = new StoreBackend({ store, core });

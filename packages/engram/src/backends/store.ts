@@ -57,8 +57,10 @@ function encode(bytes: Uint8Array, modifiedAt: number): StoredFile {
   }
 }
 
-function decode(file: StoredFile): Uint8Array {
-  if (file.encoding === "utf8") return encoder.encode(file.content);
+/** A stored file's content as the mirror takes it: text as is (the core converts it once, as
+ * `TextEncoder` would: a lone surrogate becomes U+FFFD), base64 as its bytes. */
+function decode(file: StoredFile): string | Uint8Array {
+  if (file.encoding === "utf8") return file.content;
   const binary = atob(file.content);
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
@@ -175,7 +177,7 @@ export class StoreBackend implements Backend {
 
   #remember(mirror: CoreFileTable, item: StoreItem<unknown>): void {
     if (!isStoredFile(item.value)) return;
-    let bytes: Uint8Array;
+    let bytes: string | Uint8Array;
     try {
       bytes = decode(item.value);
     } catch {
@@ -301,7 +303,7 @@ export class StoreBackend implements Backend {
     if (r.error) return { error: r.error };
     // Fresh objects from the mirror: their versions (the mirror's) become the store's revisions.
     for (const f of r.files) f.version = this.#revisions.get(f.path) ?? "";
-    return r;
+    return { files: r.files, truncated: r.truncated };
   }
 
   async delete(path: string) {
