@@ -463,7 +463,8 @@ impl FileTable {
     /// NUL-joined paths and one content per file, a string or bytes, each converted once
     /// straight into a few buffers the batch's files share (`room`: how many bytes to make
     /// room for at first, e.g. the texts' UTF-16 units; see `utf8::Batch`). Lone surrogates
-    /// become U+FFFD, as in `writeText`. Returns `{ written }` or `{ error }`.
+    /// become U+FFFD, as in `writeText`. Every file gets `modified_at`, or its own time from
+    /// `modified_each`. Returns `{ written }` or `{ error }`.
     #[napi]
     pub fn write_many(
         &mut self,
@@ -472,11 +473,13 @@ impl FileTable {
         #[napi(ts_arg_type = "Array<string | Uint8Array>")] contents: Unknown,
         room: f64,
         modified_at: f64,
+        modified_each: Option<Float64ArraySlice>,
     ) -> napi::Result<Either<Seeded, Failure>> {
         let array = contents.value();
         // SAFETY: the handles napi-rs gave this call (`as` makes a negative or NaN room 0).
         let Batch { files } = unsafe { Batch::read(array.env, array.value, room as usize) }?;
-        let r = api::write_many_files(&mut self.inner, &paths, files, modified_at);
+        let modified = modified_each.as_deref().map_or(api::Modified::All(modified_at), api::Modified::Each);
+        let r = api::write_many_files(&mut self.inner, &paths, files, modified);
         self.account(&env);
         Ok(out(r, |n| Seeded { written: n as u32 }))
     }

@@ -439,12 +439,20 @@ impl FileTable {
 
     /// Then: writes the files (NUL-joined paths, one byte length per file) over the staged
     /// contents, back to back, which become the buffer the files share (`api::batch_bytes`).
+    /// Every file gets `modified_at`, or its own time from `modified_each`.
     #[wasm_bindgen(js_name = writeManyStaged)]
-    pub fn write_many_staged(&mut self, paths: &str, lengths: &[u32], modified_at: f64) -> Seeded {
+    pub fn write_many_staged(
+        &mut self,
+        paths: &str,
+        lengths: &[u32],
+        modified_at: f64,
+        modified_each: Option<Vec<f64>>,
+    ) -> Seeded {
         let staged = std::mem::take(&mut self.staged);
         let used = lengths.iter().map(|&n| n as usize).sum::<usize>().min(staged.len());
         let data = api::batch_bytes(staged, used);
-        let (n, error) = split(api::write_many(&mut self.inner, paths, data, lengths, modified_at));
+        let modified = modified_each.as_deref().map_or(api::Modified::All(modified_at), api::Modified::Each);
+        let (n, error) = split(api::write_many(&mut self.inner, paths, data, lengths, modified));
         Seeded { written: n.map(|n| n as u32), error }
     }
 

@@ -140,13 +140,46 @@ pub fn append(t: &mut FileTable, input: &str, data: &[u8], modified_at: f64) -> 
     Ok(written(t, path))
 }
 
+/// When the files of a batch were last modified: all at one time, or each at its own (in the
+/// batch's order).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Modified<'a> {
+    All(f64),
+    Each(&'a [f64]),
+}
+
+impl<'a> Modified<'a> {
+    /// Each file's time, for `count` files; a list of another length is `unsupported`.
+    fn times(self, count: usize) -> CoreResult<impl Iterator<Item = f64> + 'a> {
+        let (all, each) = match self {
+            Modified::All(at) => (Some(at), &[][..]),
+            Modified::Each(each) if each.len() == count => (None, each),
+            Modified::Each(each) => {
+                return Err(CoreError::new(
+                    ErrorCode::Unsupported,
+                    "writeMany",
+                    format_args!("{} modification times for {count} files", each.len()),
+                ))
+            }
+        };
+        Ok((0..count).map(move |i| all.unwrap_or_else(|| each[i])))
+    }
+}
+
 /// Seeds many files in one call: `paths` joined by NUL (a byte no valid path contains), `data`
 /// every content back to back, `lengths[i]` the byte length of file `i`. The files keep slices of
 /// `data` (one buffer for the batch, no copy per file). Returns how many files were written. All
 /// or nothing (see [`FileTable::write_all`]): at the first invalid path or write error (its
 /// message names the path) no file is written. Mismatched counts are `unsupported`.
-pub fn write_many(t: &mut FileTable, paths: &str, data: Bytes, lengths: &[u32], modified_at: f64) -> CoreResult<usize> {
+pub fn write_many(
+    t: &mut FileTable,
+    paths: &str,
+    data: Bytes,
+    lengths: &[u32],
+    modified: Modified,
+) -> CoreResult<usize> {
     let names = split_paths(paths, lengths.len())?;
+    let times = modified.times(lengths.len())?;
     let total: u64 = lengths.iter().map(|&n| u64::from(n)).sum();
     if total != data.len() as u64 {
         return Err(CoreError::new(
@@ -161,14 +194,15 @@ pub fn write_many(t: &mut FileTable, paths: &str, data: Bytes, lengths: &[u32], 
         at += len as usize;
         data.slice(start..at)
     });
-    t.write_all(names.into_iter().zip(files), modified_at)
+    t.write_all(names.into_iter().zip(files).zip(times).map(|((p, d), m)| (p, d, m)))
 }
 
 /// [`write_many`] with each file's content given on its own (slices of a few shared buffers,
 /// as a binding that converts the contents itself makes them).
-pub fn write_many_files(t: &mut FileTable, paths: &str, files: Vec<Bytes>, modified_at: f64) -> CoreResult<usize> {
+pub fn write_many_files(t: &mut FileTable, paths: &str, files: Vec<Bytes>, modified: Modified) -> CoreResult<usize> {
     let names = split_paths(paths, files.len())?;
-    t.write_all(names.into_iter().zip(files), modified_at)
+    let times = modified.times(files.len())?;
+    t.write_all(names.into_iter().zip(files).zip(times).map(|((p, d), m)| (p, d, m)))
 }
 
 /// A batch's contents (or one of its buffers) as a buffer its files will share: `buffer` cut to
@@ -403,7 +437,7 @@ mod tests {
         let mut t = FileTable::new();
         let data = batch_bytes(b"onetwothree".to_vec(), 11);
         let start = data.as_ptr() as usize;
-        assert_eq!(write_many(&mut t, "/a\0/b\0/c", data, &[3, 3, 5], 1.0), Ok(3));
+        assert_eq!(write_many(&mut t, "/a\0/b\0/c", data, &[3, 3, 5], Modified::All(1.0)), Ok(3));
         let at = |p: &str| t.get(p).unwrap().data.as_ptr() as usize - start;
         assert_eq!((at("/a"), at("/b"), at("/c")), (0, 3, 6), "slices of the batch, not copies");
         // Changing one file leaves its neighbours' bytes as they were.
@@ -444,26 +478,38 @@ mod tests {
         let w = write(&mut t, "/a//b.txt", b"x\n".to_vec(), 1.0, None).unwrap();
         assert_eq!(w.path, "/a/b.txt");
         assert_eq!(append(&mut t, "/a/b.txt", b"hello\n", 2.0).unwrap().version, 2);
-        assert_eq!(write_many(&mut t, "/c.txt\0/d/e.txt", Bytes::from_static(b"onetwo"), &[3, 3], 3.0), Ok(2));
-        assert_eq!(t.read_bytes("/d/e.txt").unwrap(), b"two");
-        assert_eq!(write_many(&mut t, "", Bytes::from_static(b""), &[], 3.0), Ok(0));
         assert_eq!(
-            write_many(&mut t, "/x", Bytes::from_static(b"ab"), &[1], 3.0).unwrap_err().code,
+            write_many(&mut t, "/c.txt\0/d/e.txt", Bytes::from_static(b"onetwo"), &[3, 3], Modified::All(3.0)),
+            Ok(2)
+        );
+        assert_eq!(t.read_bytes("/d/e.txt").unwrap(), b"two");
+        assert_eq!(write_many(&mut t, "", Bytes::from_static(b""), &[], Modified::All(3.0)), Ok(0));
+        assert_eq!(
+            write_many(&mut t, "/x", Bytes::from_static(b"ab"), &[1], Modified::All(3.0)).unwrap_err().code,
             ErrorCode::Unsupported
         );
         let (size, changes) = (t.len(), t.changes());
         assert_eq!(
-            write_many(&mut t, "/y\0/../z", Bytes::from_static(b"ab"), &[1, 1], 3.0).unwrap_err().code,
+            write_many(&mut t, "/y\0/../z", Bytes::from_static(b"ab"), &[1, 1], Modified::All(3.0)).unwrap_err().code,
             ErrorCode::PathEscape
         );
         assert!(t.get("/y").is_none(), "all or nothing");
         assert_eq!((t.len(), t.changes()), (size, changes));
         assert_eq!(
-            write_many(&mut t, "", Bytes::from_static(b""), &[0], 3.0).unwrap_err().code,
+            write_many(&mut t, "", Bytes::from_static(b""), &[0], Modified::All(3.0)).unwrap_err().code,
             ErrorCode::InvalidPath
         );
-        assert_eq!(write_many(&mut t, "/y\0/y", Bytes::from_static(b"ab"), &[1, 1], 3.0), Ok(2));
+        assert_eq!(write_many(&mut t, "/y\0/y", Bytes::from_static(b"ab"), &[1, 1], Modified::All(3.0)), Ok(2));
         assert_eq!(t.read_bytes("/y").unwrap(), b"b", "a path given twice keeps its last content");
+        let each = Modified::Each(&[5.0, 6.5]);
+        assert_eq!(
+            write_many_files(&mut t, "/m1\0/m2", vec![Bytes::from_static(b"1"), Bytes::from_static(b"2")], each),
+            Ok(2)
+        );
+        assert_eq!((t.get("/m1").unwrap().modified_at, t.get("/m2").unwrap().modified_at), (5.0, 6.5));
+        let short = Modified::Each(&[5.0]);
+        let e = write_many(&mut t, "/m3\0/m4", Bytes::from_static(b"34"), &[1, 1], short).unwrap_err();
+        assert_eq!((e.code, t.get("/m3").is_none()), (ErrorCode::Unsupported, true));
         let before = t.changes();
         assert!(t.read("/y", 0, None).is_ok() && t.changes() == before);
         t.delete("/y").unwrap();

@@ -171,15 +171,15 @@ impl FileTable {
     /// then go in sorted, which lets the map be built in one pass when the batch is large
     /// (seeding a thread with thousands of files) rather than by one search per file, and the
     /// directory index be extended once per run of files sharing a directory.
-    pub fn write_all<'a, I>(&mut self, files: I, modified_at: f64) -> CoreResult<usize>
+    pub fn write_all<'a, I>(&mut self, files: I) -> CoreResult<usize>
     where
-        I: IntoIterator<Item = (&'a str, Bytes)>,
+        I: IntoIterator<Item = (&'a str, Bytes, f64)>,
     {
         let files = files.into_iter();
         let first = self.last_version + 1;
         // Versions follow the input order; among duplicates the last one (the newest) stays.
         let mut entries: Vec<(String, FileEntry)> = Vec::with_capacity(files.size_hint().0);
-        for ((input, data), version) in files.zip(first..) {
+        for ((input, data, modified_at), version) in files.zip(first..) {
             entries.push((path::normalize(input)?, FileEntry { data, modified_at, version }));
         }
         let count = entries.len();
@@ -630,8 +630,8 @@ mod tests {
         // on a path in the batch itself that became a directory, on a bad path.
         for bad in ["/f/x", "/keep", "/new/dir", "/../up", ""] {
             let files = [("/keep/a.txt", b"new".to_vec()), ("/new/dir/b.txt", vec![1]), ("/c", vec![]), (bad, vec![2])]
-                .map(|(p, d)| (p, Bytes::from(d)));
-            assert!(t.write_all(files, 9.0).is_err(), "{bad}");
+                .map(|(p, d)| (p, Bytes::from(d), 9.0));
+            assert!(t.write_all(files).is_err(), "{bad}");
             let after: Vec<(String, Vec<u8>, u64)> =
                 t.iter().map(|(k, f)| (k.clone(), f.data.to_vec(), f.version)).collect();
             assert_eq!(after, before, "{bad}");
@@ -639,16 +639,18 @@ mod tests {
             assert!(t.ls("/new").is_err());
         }
         assert_eq!(
-            t.write_all(
-                [("/a/1", vec![1]), ("/a/1", vec![2]), ("/a/2", vec![])].map(|(p, d)| (p, Bytes::from(d))),
-                1.0
-            ),
+            t.write_all([("/a/1", vec![1], 1.0), ("/a/1", vec![2], 2.0), ("/a/2", vec![], 3.0)].map(|(p, d, m)| (
+                p,
+                Bytes::from(d),
+                m
+            ))),
             Ok(3)
         );
+        assert_eq!((t.get("/a/1").unwrap().modified_at, t.get("/a/2").unwrap().modified_at), (2.0, 3.0));
         assert_eq!(t.get("/a/1").unwrap().data, vec![2u8]);
         assert_eq!(names(&t.ls("/a").unwrap()), vec!["/a/1", "/a/2"]);
         assert!(t.get("/a/2").unwrap().version > before.iter().map(|b| b.2).max().unwrap());
-        assert_eq!(t.write_all(std::iter::empty::<(&str, Bytes)>(), 1.0), Ok(0));
+        assert_eq!(t.write_all(std::iter::empty::<(&str, Bytes, f64)>()), Ok(0));
     }
 
     #[test]
@@ -716,13 +718,13 @@ mod tests {
         let mut one_by_one = t.clone();
         let mut expected = Ok(batch.len());
         for (p, byte) in batch {
-            if let Err(e) = one_by_one.write(p, vec![*byte], 2.0, None) {
+            if let Err(e) = one_by_one.write(p, vec![*byte], f64::from(*byte), None) {
                 expected = Err(e);
                 one_by_one = t.clone();
                 break;
             }
         }
-        let got = t.write_all(batch.iter().map(|(p, b)| (p.as_str(), Bytes::from(vec![*b]))), 2.0);
+        let got = t.write_all(batch.iter().map(|(p, b)| (p.as_str(), Bytes::from(vec![*b]), f64::from(*b))));
         prop_assert_eq!(got, expected);
         prop_assert_eq!(observed(&t), observed(&one_by_one));
         Ok(())

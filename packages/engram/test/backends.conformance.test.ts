@@ -476,6 +476,28 @@ describe("store backend", () => {
     expect((await b.glob("*.md")).files).toMatchObject([{ path: "/odd.md", size: 16, modifiedAt: 7 }]);
   });
 
+  it("mirrors a namespace in one batch with each file's own time, and a bad item costs only itself", async () => {
+    const store = new InMemoryStore();
+    for (let i = 0; i < 30; i++) {
+      await store.put(["fs"], `/m/${i}.md`, { content: `needle ${i}`, encoding: "utf8", size: 8 + String(i).length, modifiedAt: 100 + i });
+    }
+    const fresh = () => new StoreBackend({ store, namespace: ["fs"], core });
+    const files = (await fresh().glob("**/*.md")).files ?? [];
+    expect(files.map((f) => [f.path, f.modifiedAt])).toEqual(
+      Array.from({ length: 30 }, (_, i) => [`/m/${i}.md`, 100 + i] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+    );
+    // Items another program stored: a key that is no path (the batch is refused, then each item
+    // goes alone), a time that is not a number, and a broken base64 body.
+    await store.put(["fs"], "/m/../../escape.md", { content: "needle x", encoding: "utf8", size: 8, modifiedAt: 1 });
+    await store.put(["fs"], "/m/odd-time.md", { content: "needle t", encoding: "utf8", size: 8, modifiedAt: "soon" });
+    await store.put(["fs"], "/m/bad.bin", { content: "%%%", encoding: "base64", size: 3, modifiedAt: 1 });
+    const b = fresh();
+    expect((await b.grep("needle", { outputMode: "count" })).counts).toMatchObject({ "/m/0.md": 1, "/m/29.md": 1, "/m/odd-time.md": 1 });
+    expect(Object.keys((await b.grep("needle", { outputMode: "count" })).counts ?? {})).toHaveLength(31);
+    expect((await b.glob("odd-time.md", { path: "/m" })).files).toMatchObject([{ path: "/m/odd-time.md", modifiedAt: 0 }]);
+    expect((await b.read("/m/bad.bin")).error?.code).toBe("file_not_found");
+  });
+
   it("sees changes made through another backend on the same store", async () => {
     const store = new InMemoryStore();
     const a = new StoreBackend({ store, core });

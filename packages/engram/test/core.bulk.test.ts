@@ -198,6 +198,25 @@ describe("writeMany", () => {
     expect(t.size).toBe(0);
   });
 
+  it("gives each file its entry's modification time, the others options.modifiedAt, and checks the times", () => {
+    const t = core.createFileTable();
+    const files = Array.from({ length: 40 }, (_, i) => [`/t/${i}.md`, `${i}`, i % 3 === 0 ? undefined : 1000 + i] as const);
+    expect(t.writeMany(files, { modifiedAt: 7 })).toEqual({ written: 40 });
+    const times = (t.glob({ pattern: "**" }).files ?? []).map((f) => [f.path, f.modifiedAt] as const);
+    expect(new Map(times)).toEqual(new Map(files.map(([p, , at]) => [p, at ?? 7])));
+    expect(core.restoreFileTable(t.snapshot()).stat("/t/5.md").info?.modifiedAt).toBe(1005);
+    // A time that is not a number is the caller's bug: thrown, nothing written.
+    const u = core.createFileTable();
+    expect(() =>
+      u.writeMany([
+        ["/a", "1", 3],
+        ["/b", "2", "soon" as never],
+      ]),
+    ).toThrow(EngramError);
+    expect(() => u.writeMany([["/a", "1", Number.NaN]])).toThrow(/modifiedAt/);
+    expect(u.size).toBe(0);
+  });
+
   it("keeps the files of one batch apart: changing, appending or deleting one leaves the others as they were", () => {
     // The files of a batch share a few large buffers in the core (no allocation per file).
     const t = core.createFileTable();

@@ -118,7 +118,10 @@ export class StateBackend implements Backend {
 
   /** Seeds many files in one core call (see {@link CoreFileTable.writeMany}): far cheaper than
    * one `write` per file when a thread starts with thousands of files. */
-  async writeMany(files: Iterable<readonly [path: string, content: string | Uint8Array]>, options: { modifiedAt?: number } = {}) {
+  async writeMany(
+    files: Iterable<readonly [path: string, content: string | Uint8Array, modifiedAt?: number]>,
+    options: { modifiedAt?: number } = {},
+  ) {
     return (await this.#files()).writeMany(files, options);
   }
 

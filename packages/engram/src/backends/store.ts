@@ -67,6 +67,11 @@ function decode(file: StoredFile): string | Uint8Array {
   return out;
 }
 
+/** A stored file's modification time; 0 when another program stored something else there. */
+function storedTime(file: StoredFile): number {
+  return typeof file.modifiedAt === "number" && Number.isFinite(file.modifiedAt) ? file.modifiedAt : 0;
+}
+
 function isStoredFile(value: unknown): value is StoredFile {
   const v = value as StoredFile | null;
   return typeof v === "object" && v !== null && typeof v.content === "string" && (v.encoding === "utf8" || v.encoding === "base64");
@@ -167,12 +172,37 @@ export class StoreBackend implements Backend {
       stale.length > 16
         ? (await store.list<StoredFile>(this.#namespace, { prefix: scope })).items.filter((i) => wanted.has(i.key))
         : (await Promise.all(stale.map((k) => store.get<StoredFile>(this.#namespace, k)))).filter((i) => i !== undefined);
-    for (const item of fresh) this.#remember(mirror, item);
+    this.#rememberAll(mirror, fresh);
     if (token !== undefined) {
       if (this.#current?.token !== token) this.#current = { token, scopes: new Set() };
       this.#current.scopes.add(path);
     }
     return mirror;
+  }
+
+  /** Writes items into the mirror in one batch: their files then lie together in the core and
+   * each text is converted once. When the batch is refused (an item whose key is not a valid
+   * path), each item is written alone, so a bad item costs only itself. */
+  #rememberAll(mirror: CoreFileTable, items: StoreItem<unknown>[]): void {
+    const batch: [string, string | Uint8Array, number][] = [];
+    const written: StoreItem<unknown>[] = [];
+    for (const item of items) {
+      if (!isStoredFile(item.value)) continue;
+      let content: string | Uint8Array;
+      try {
+        content = decode(item.value);
+      } catch {
+        this.#forget(mirror, item.key);
+        continue;
+      }
+      batch.push([item.key, content, storedTime(item.value)]);
+      written.push(item);
+    }
+    if (batch.length > 1 && !mirror.writeMany(batch).error) {
+      for (const item of written) this.#revisions.set(item.key, item.revision);
+      return;
+    }
+    for (const item of written) this.#remember(mirror, item);
   }
 
   #remember(mirror: CoreFileTable, item: StoreItem<unknown>): void {
@@ -186,7 +216,7 @@ export class StoreBackend implements Backend {
       this.#forget(mirror, item.key);
       return;
     }
-    const r = mirror.write(item.key, bytes, { modifiedAt: item.value.modifiedAt });
+    const r = mirror.write(item.key, bytes, { modifiedAt: storedTime(item.value) });
     if (r.error) this.#forget(mirror, item.key);
     else this.#revisions.set(item.key, item.revision);
   }

@@ -256,12 +256,18 @@ interface RawFileTable {
   writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   /** Native: NUL-joined paths and one content per file, each converted once straight into the
    * buffers the batch's files share; `room`: the bytes to make room for at first (UTF-16 units). */
-  writeMany?(paths: string, contents: (string | Uint8Array)[], room: number, modifiedAt: number): RawSeeded;
+  writeMany?(
+    paths: string,
+    contents: (string | Uint8Array)[],
+    room: number,
+    modifiedAt: number,
+    modifiedEach?: Float64Array | null,
+  ): RawSeeded;
   /** WASM: room for a batch's contents in WebAssembly memory (where it starts; none when memory
    * cannot hold it: `takeError()`), … */
   stage?(bytes: number): Opt<number>;
   /** … then the batch over the contents encoded there, one byte length per file. */
-  writeManyStaged?(paths: string, lengths: Uint32Array, modifiedAt: number): RawSeeded;
+  writeManyStaged?(paths: string, lengths: Uint32Array, modifiedAt: number, modifiedEach?: Float64Array | null): RawSeeded;
   /** WASM: the linear memory `stage` points into. */
   memory?(): { readonly buffer: ArrayBufferLike };
   append(path: string, data: Uint8Array, modifiedAt: number, meta: Float64Array): Opt<string>;
@@ -622,17 +628,26 @@ class FileTableHandle implements CoreFileTable {
     );
   }
 
-  writeMany(files: Iterable<readonly [string, string | Uint8Array]>, options: { modifiedAt?: number } = {}): Result<{ written: number }> {
+  writeMany(
+    files: Iterable<readonly [path: string, content: string | Uint8Array, modifiedAt?: number]>,
+    options: { modifiedAt?: number } = {},
+  ): Result<{ written: number }> {
     const at = requireNumber(requireObject<{ modifiedAt?: number }>(options, "options").modifiedAt, "options.modifiedAt") ?? Date.now();
-    const list = Array.isArray(files) ? (files as (readonly [string, string | Uint8Array])[]) : Array.from(files);
+    const list = Array.isArray(files) ? (files as (readonly [string, string | Uint8Array, number?])[]) : Array.from(files);
     const paths: string[] = new Array(list.length);
     const contents: (string | Uint8Array)[] = new Array(list.length);
+    // Each file's own time, where any entry gives one; the others get `at`.
+    let each: Float64Array | undefined;
     let units = 0;
     let typed = true;
     for (let i = 0; i < list.length; i++) {
-      const [path, content] = list[i] as readonly [string, string | Uint8Array];
+      const [path, content, time] = list[i] as readonly [string, string | Uint8Array, number?];
       paths[i] = path;
       contents[i] = content;
+      if (time !== undefined) {
+        each ??= new Float64Array(list.length).fill(at);
+        each[i] = requireNumber(time, `files[${i}] modifiedAt`) as number;
+      }
       if (typeof content === "string") units += content.length;
       else if (content instanceof Uint8Array) units += content.byteLength;
       else typed = false;
@@ -646,7 +661,9 @@ class FileTableHandle implements CoreFileTable {
       return { error: this.#firstBadEntry(paths, contents) };
     }
     this.#changing();
-    const r = this.raw.writeMany ? this.raw.writeMany(joined, contents, units, at) : this.#writeManyStaged(joined, contents, units, at);
+    const r = this.raw.writeMany
+      ? this.raw.writeMany(joined, contents, units, at, each)
+      : this.#writeManyStaged(joined, contents, units, at, each);
     if (!r) return this.#failed();
     if (r.error) return failed(r);
     const written = r.written as number;
@@ -675,7 +692,13 @@ class FileTableHandle implements CoreFileTable {
    * binding's `stage`), so they cross once and no JavaScript buffer is made for them. The room
    * starts at one byte per UTF-16 unit (most text is ASCII) and doubles when a text does not fit.
    * Nothing when the room cannot be had (`takeError()`: `too_large`; nothing is written). */
-  #writeManyStaged(paths: string, contents: (string | Uint8Array)[], units: number, at: number): RawSeeded | undefined {
+  #writeManyStaged(
+    paths: string,
+    contents: (string | Uint8Array)[],
+    units: number,
+    at: number,
+    each: Float64Array | undefined,
+  ): RawSeeded | undefined {
     const raw = this.raw as RawFileTable & Required<Pick<RawFileTable, "stage" | "writeManyStaged" | "memory">>;
     const memory = raw.memory();
     let room = 0;
@@ -709,7 +732,7 @@ class FileTableHandle implements CoreFileTable {
       lengths[i] = n;
       used += n;
     }
-    return raw.writeManyStaged(paths, lengths, at);
+    return raw.writeManyStaged(paths, lengths, at, each);
   }
 
   append(path: string, content: string | Uint8Array, options: { modifiedAt?: number } = {}): Result<{ path: string; version: string }> {

@@ -317,9 +317,10 @@ export interface CoreFileTable {
   /** Writes many files in one call (seeding a thread's files): each content crosses the
    * boundary once, straight into the table. All or nothing: on the first failing file the error
    * names its path and no file is written. A path given twice keeps its last content. `written`
-   * counts the files. */
+   * counts the files. A file's modification time is its entry's third element, else
+   * `options.modifiedAt` (default: now). */
   writeMany(
-    files: Iterable<readonly [path: string, content: string | Uint8Array]>,
+    files: Iterable<readonly [path: string, content: string | Uint8Array, modifiedAt?: number]>,
     options?: { modifiedAt?: number },
   ): Result<{ written: number }>;
   /** Appends to a file, creating it when missing; only the new bytes cross the boundary. */
