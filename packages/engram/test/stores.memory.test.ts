@@ -7,8 +7,11 @@ import {
   InMemoryCheckpointer,
   InMemoryStore,
   StoreBackend,
+  type FetchRows,
+  type RawRow,
   compareKeys,
   decodeCheckpoint,
+  listRows,
   loadCore,
   prefixEnd,
 } from "../src/index.js";
@@ -19,6 +22,54 @@ storeConformance("InMemoryStore", { describe, it, expect }, () => store, { prope
 checkpointerConformance("InMemoryCheckpointer", { describe, it, expect }, () => new InMemoryCheckpointer());
 
 describe("store rules", () => {
+  it("a delimited listing walks keys only, then reads its items' values as they are by then", async () => {
+    // A store's rows as FetchRows sees them, changed by "another process" once the walk is done.
+    let rows: RawRow[] = ["a/1", "a/2", "b", "c", "d/1", "e", "f"].map((key) => ({ key, value: `"${key}"`, revision: "1", updatedAt: 1 }));
+    const calls: { values: boolean; limit: number }[] = [];
+    let changed = false;
+    const fetch: FetchRows = (from, to, limit, values) => {
+      calls.push({ values, limit });
+      if (values && !changed) {
+        changed = true;
+        rows = rows
+          .filter((r) => r.key !== "c")
+          .map((r) => (r.key === "e" ? { ...r, value: '"e2"', revision: "2" } : r))
+          .concat({ key: "bb", value: '"bb"', revision: "3", updatedAt: 3 })
+          .sort((x, y) => compareKeys(x.key, y.key));
+      }
+      const found = rows
+        .filter((r) => (from.inclusive ? compareKeys(r.key, from.key) >= 0 : compareKeys(r.key, from.key) > 0))
+        .filter((r) => to === undefined || compareKeys(r.key, to) < 0)
+        .slice(0, limit)
+        .map((r) => (values ? { ...r } : { key: r.key, revision: r.revision, updatedAt: r.updatedAt }));
+      return found;
+    };
+    const r = await listRows<string>(fetch, { delimiter: "/" });
+    expect(r.prefixes).toEqual(["a/", "d/"]);
+    // Walked: b, c (one run), e, f (another). Then `c` was deleted: its run's range read `bb`
+    // (inserted meanwhile, not walked, not listed) in its place, and `c` read alone was gone.
+    // `e` changed: its new value and revision.
+    expect(r.items.map((i) => [i.key, i.value, i.revision])).toEqual([
+      ["b", "b", "1"],
+      ["e", "e2", "2"],
+      ["f", "f", "1"],
+    ]);
+    expect(calls.filter((c) => c.values).length).toBeGreaterThan(0);
+    // The walk itself never read a value.
+    const walk = calls.slice(
+      0,
+      calls.findIndex((c) => c.values),
+    );
+    expect(walk.every((c) => !c.values) && walk.length > 0).toBe(true);
+    // Without values nothing is read twice; without a delimiter the walk reads the values.
+    calls.length = 0;
+    expect((await listRows(fetch, { delimiter: "/", values: false })).items.every((i) => i.value === undefined)).toBe(true);
+    expect(calls.every((c) => !c.values)).toBe(true);
+    calls.length = 0;
+    expect((await listRows<string>(fetch, {})).items.map((i) => i.value)).toEqual(["a/1", "a/2", "b", "bb", "d/1", "e2", "f"]);
+    expect(calls.every((c) => c.values)).toBe(true);
+  });
+
   it("terminates listings at the top of the code space (prefix \\uffff used to hang)", async () => {
     const s = new InMemoryStore();
     for (const k of ["\uffff", "\uffff\uffff", "\uffffa", "\u{10ffff}", "\u{10ffff}\u{10ffff}", "a"]) await s.put(["t"], k, 1);

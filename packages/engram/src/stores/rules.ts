@@ -147,47 +147,79 @@ function batchSize(limit: number): number {
 /**
  * A listing with the rules of {@link ListOptions}: a range walk that reports each delimiter
  * group once and jumps past it, so the work is proportional to the result, not the namespace.
+ * With a delimiter the walk reads keys only (a group's row is never returned, and values can be
+ * large); the values of the items it keeps are then read one range per run of items.
  */
 export async function listRows<V>(fetch: FetchRows, options: ListOptions = {}): Promise<ListResult<V>> {
   const prefix = checkKeyText(options.prefix ?? "", "prefix", true, false);
   const delimiter = options.delimiter === undefined ? undefined : checkKeyText(options.delimiter, "delimiter", false, false);
   const values = options.values ?? true;
   const limit = checkLimit(options.limit);
+  const walkValues = values && delimiter === undefined;
   const result: ListResult<V> = { items: [], prefixes: [] };
+  // Runs of consecutive items (no group between them), as [first, end) indices into the items.
+  const runs: [number, number][] = [];
+  let runStart = 0;
   let { from, to } = range(prefix, options.cursor);
   const maxSize = batchSize(limit);
   // Without a delimiter every fetched row is part of the answer. With one, a batch could be
   // mostly rows of a group that is reported once, so batches start at one row after each jump
   // and double while rows keep being answers: the work stays proportional to the result.
   let size = delimiter === undefined ? maxSize : 1;
-  for (;;) {
-    if (to !== undefined && compareKeys(from.key, to) >= 0) return result;
-    const rows = await fetch(from, to, size, values);
+  walk: for (;;) {
+    if (to !== undefined && compareKeys(from.key, to) >= 0) break;
+    const rows = await fetch(from, to, size, walkValues);
     let jumped = false;
     for (const row of rows) {
       if (result.items.length + result.prefixes.length >= limit) {
         result.cursor = encodeCursor(from);
-        return result;
+        break walk;
       }
       const cut = delimiter === undefined ? -1 : row.key.indexOf(delimiter, prefix.length);
       if (cut >= 0) {
         const group = row.key.slice(0, cut + (delimiter as string).length);
         result.prefixes.push(group);
+        if (result.items.length > runStart) runs.push([runStart, result.items.length]);
+        runStart = result.items.length;
         const end = prefixEnd(group);
-        if (end === undefined) return result;
+        if (end === undefined) break walk;
         from = { key: end, inclusive: true };
         jumped = true;
         break;
       }
-      result.items.push(toItem<V>(row, values));
+      result.items.push(toItem<V>(row, walkValues));
       from = { key: row.key, inclusive: false };
     }
     if (jumped) {
       size = 1;
       continue;
     }
-    if (rows.length < size) return result;
+    if (rows.length < size) break;
     size = Math.min(size * 2, maxSize);
+  }
+  if (result.items.length > runStart) runs.push([runStart, result.items.length]);
+  if (values && !walkValues) await readValues(fetch, result.items, runs, to);
+  return result;
+}
+
+/** Reads the values of `items` (listed without them), one range per run of consecutive items.
+ * An item changed meanwhile gets its new value and revision; one deleted meanwhile is dropped. */
+async function readValues<V>(fetch: FetchRows, items: StoreItem<V>[], runs: [number, number][], to: string | undefined): Promise<void> {
+  const gone = new Set<StoreItem<V>>();
+  for (const [first, end] of runs) {
+    const rows = await fetch({ key: (items[first] as StoreItem<V>).key, inclusive: true }, to, end - first, true);
+    const byKey = new Map(rows.map((r) => [r.key, r]));
+    for (let i = first; i < end; i++) {
+      const item = items[i] as StoreItem<V>;
+      // A row inserted inside the run meanwhile can push one of ours past the range: alone.
+      const row = byKey.get(item.key) ?? (await fetch({ key: item.key, inclusive: true }, to, 1, true)).find((r) => r.key === item.key);
+      if (row === undefined) gone.add(item);
+      else Object.assign(item, toItem<V>(row, true));
+    }
+  }
+  if (gone.size > 0) {
+    const kept = items.filter((i) => !gone.has(i));
+    items.splice(0, items.length, ...kept);
   }
 }
 
