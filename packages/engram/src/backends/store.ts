@@ -182,43 +182,27 @@ export class StoreBackend implements Backend {
 
   /** Writes items into the mirror in one batch: their files then lie together in the core and
    * each text is converted once. When the batch is refused (an item whose key is not a valid
-   * path), each item is written alone, so a bad item costs only itself. */
+   * path), each item is written alone, so a bad item costs only itself. A damaged item (say,
+   * invalid base64 written by another program) is left in the store untouched and simply not
+   * served; everything else keeps working. */
   #rememberAll(mirror: CoreFileTable, items: StoreItem<unknown>[]): void {
-    const batch: [string, string | Uint8Array, number][] = [];
-    const written: StoreItem<unknown>[] = [];
+    const batch: [key: string, content: string | Uint8Array, modifiedAt: number][] = [];
+    const kept: StoreItem<unknown>[] = [];
     for (const item of items) {
       if (!isStoredFile(item.value)) continue;
-      let content: string | Uint8Array;
       try {
-        content = decode(item.value);
+        batch.push([item.key, decode(item.value), storedTime(item.value)]);
+        kept.push(item);
       } catch {
         this.#forget(mirror, item.key);
-        continue;
       }
-      batch.push([item.key, content, storedTime(item.value)]);
-      written.push(item);
     }
-    if (batch.length > 1 && !mirror.writeMany(batch).error) {
-      for (const item of written) this.#revisions.set(item.key, item.revision);
-      return;
-    }
-    for (const item of written) this.#remember(mirror, item);
-  }
-
-  #remember(mirror: CoreFileTable, item: StoreItem<unknown>): void {
-    if (!isStoredFile(item.value)) return;
-    let bytes: string | Uint8Array;
-    try {
-      bytes = decode(item.value);
-    } catch {
-      // A damaged item (say, invalid base64 written by another program) is left in the store
-      // untouched and simply not served; everything else keeps working.
-      this.#forget(mirror, item.key);
-      return;
-    }
-    const r = mirror.write(item.key, bytes, { modifiedAt: storedTime(item.value) });
-    if (r.error) this.#forget(mirror, item.key);
-    else this.#revisions.set(item.key, item.revision);
+    const together = batch.length > 1 && !mirror.writeMany(batch).error;
+    kept.forEach((item, i) => {
+      const [key, content, modifiedAt] = batch[i] as (typeof batch)[number];
+      if (together || !mirror.write(key, content, { modifiedAt }).error) this.#revisions.set(key, item.revision);
+      else this.#forget(mirror, key);
+    });
   }
 
   #forget(mirror: CoreFileTable, key: string): void {
