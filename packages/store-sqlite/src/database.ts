@@ -80,7 +80,7 @@ export function openDatabase(options: SqliteOptions = {}): SqliteDatabase {
     const db = new Database(path, { timeout: busy });
     try {
       db.pragma(`busy_timeout = ${busy}`);
-      if (path !== ":memory:") db.pragma("journal_mode = WAL");
+      if (path !== ":memory:") useWal(db, busy);
       db.pragma("synchronous = NORMAL");
       migrate(db);
     } catch (e) {
@@ -89,6 +89,27 @@ export function openDatabase(options: SqliteOptions = {}): SqliteDatabase {
     }
     return db;
   });
+}
+
+/**
+ * Switches the database to WAL. Switching needs the database to itself, and SQLite can answer
+ * `SQLITE_BUSY` at once instead of waiting out the busy timeout (seen with 4 processes opening one
+ * new database), so a process that opens a new database while another is creating or migrating
+ * it retries until the busy timeout.
+ * Once one process has switched, the mode is stored in the file and the others find it set.
+ */
+function useWal(db: SqliteDatabase, busyMs: number): void {
+  const deadline = Date.now() + busyMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw e;
+      Atomics.wait(pause, 0, 0, wait);
+    }
+  }
 }
 
 function migrate(db: SqliteDatabase): void {

@@ -26,6 +26,19 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
     }
   }, 60_000);
 
+  it("4 processes opening one new database at once all open it (3 rounds)", async () => {
+    for (let round = 0; round < 3; round++) {
+      const path = join(dir, `open-${round}.db`);
+      await raceWorkers(Array.from({ length: 4 }, () => ["sqlite", path, "open"]));
+      const store = new SqliteStore({ path });
+      try {
+        expect((await store.list(["mp", "open"])).items).toHaveLength(4);
+      } finally {
+        store.close();
+      }
+    }
+  }, 120_000);
+
   it("2 processes × 100 fact saves for one user through StoreMemoryStorage → all 200 present", async () => {
     const path = join(dir, "facts.db");
     await raceWorkers([
