@@ -11,10 +11,10 @@ use napi::bindgen_prelude::{
 use napi::JsValue;
 use napi_derive::napi;
 
+mod buffers;
 pub mod composite;
 pub mod format;
 mod fs;
-mod pages;
 pub mod prompt;
 mod utf8;
 
@@ -381,7 +381,7 @@ impl FileTable {
     /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
     #[napi(factory)]
     pub fn from_snapshot(env: Env, bytes: Uint8Array) -> napi::Result<Self> {
-        let mut table = api::table_from_owned_snapshot(pages::fresh_copy(&bytes))
+        let mut table = api::table_from_owned_snapshot(buffers::shared_copy(&bytes))
             .map(FileTable::wrap)
             .map_err(napi::Error::from_reason)?;
         table.account(&env);

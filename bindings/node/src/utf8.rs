@@ -10,7 +10,7 @@
 //! [`Batch`]). Text with lone surrogates (not well-formed UTF-16, which `simdutf` refuses)
 //! goes through `encoding_rs`, which makes each U+FFFD, as `String` does.
 
-use crate::pages::huge_pages;
+use crate::buffers;
 use engram_core::{api, Bytes};
 use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue, ValueType};
 use napi::{check_status, sys, Error, Status};
@@ -57,9 +57,6 @@ impl FromNapiValue for Utf8 {
         }
     }
 }
-
-/// The smallest buffer a batch starts when its contents outgrow the caller's estimate.
-const CHUNK: usize = 1 << 20;
 
 /// The contents of a batch (`writeMany`), every string or `Uint8Array` of a JavaScript array,
 /// each a slice of a few large buffers rather than a buffer of its own.
@@ -168,19 +165,17 @@ impl Filling {
         if full.capacity() > 0 {
             self.room = self.room.saturating_sub(full.len());
             let used = full.len();
-            self.done.push(api::batch_bytes(full, used));
+            self.done.push(buffers::share(api::batch_buffer(full, used)));
         }
         // The estimate may be more than memory can give (it comes from the caller): then only
         // what is needed now.
-        if self.current.try_reserve_exact(need.max(self.room).max(CHUNK)).is_err() {
-            self.current.reserve_exact(need);
-        }
-        huge_pages(&mut self.current);
+        self.current =
+            buffers::take(need.max(self.room).max(buffers::LARGE)).unwrap_or_else(|| Vec::with_capacity(need));
     }
 
     fn finish(mut self) -> Batch {
         let used = self.current.len();
-        self.done.push(api::batch_bytes(self.current, used));
+        self.done.push(buffers::share(api::batch_buffer(self.current, used)));
         let buffers = self.done;
         Batch { files: self.spans.into_iter().map(|(b, start, end)| buffers[b].slice(start..end)).collect() }
     }

@@ -57,8 +57,8 @@ pub fn table_from_snapshot(bytes: &[u8]) -> Result<FileTable, String> {
 
 /// [`table_from_snapshot`] of bytes the table may keep (a binding that received its own copy):
 /// the files point into them rather than into a second copy.
-pub fn table_from_owned_snapshot(bytes: Vec<u8>) -> Result<FileTable, String> {
-    FileTable::from_snapshot_bytes(Bytes::from(bytes)).map_err(|e| error_json(&e))
+pub fn table_from_owned_snapshot(bytes: impl Into<Bytes>) -> Result<FileTable, String> {
+    FileTable::from_snapshot_bytes(bytes.into()).map_err(|e| error_json(&e))
 }
 
 pub fn normalize_path(input: &str) -> CoreResult<String> {
@@ -205,15 +205,20 @@ pub fn write_many_files(t: &mut FileTable, paths: &str, files: Vec<Bytes>, modif
     t.write_all(names.into_iter().zip(files).zip(times).map(|((p, d), m)| (p, d, m)))
 }
 
-/// A batch's contents (or one of its buffers) as a buffer its files will share: `buffer` cut to
-/// its first `used` bytes, and room past an eighth more than that given back (a buffer grown
-/// ahead of its contents would otherwise stay allocated as long as any of its files).
-pub fn batch_bytes(mut buffer: Vec<u8>, used: usize) -> Bytes {
+/// A batch's contents (or one of its buffers) as its files will share them: `buffer` cut to its
+/// first `used` bytes, and room past an eighth more than that given back (a buffer grown ahead
+/// of its contents would otherwise stay allocated as long as any of its files).
+pub fn batch_buffer(mut buffer: Vec<u8>, used: usize) -> Vec<u8> {
     buffer.truncate(used);
     if buffer.capacity() - buffer.len() > buffer.len() / 8 {
         buffer.shrink_to_fit();
     }
-    Bytes::from(buffer)
+    buffer
+}
+
+/// [`batch_buffer`] as the buffer its files share.
+pub fn batch_bytes(buffer: Vec<u8>, used: usize) -> Bytes {
+    Bytes::from(batch_buffer(buffer, used))
 }
 
 /// Room for exactly `bytes` bytes of a batch's contents in `staged` (zero-filled; what it

@@ -264,6 +264,34 @@ describe("clear and dispose", () => {
     expect(core.restoreFileTable(t.snapshot()).read("/b.txt").content).toBe("again");
   });
 
+  it("memory a cleared batch let go of is refilled by the next batches and restores, and never by a file still held", () => {
+    // Native keeps the large buffers of files that are gone for the next batch or restore.
+    const batch = (tag: string, n: number) =>
+      Array.from({ length: n }, (_, i) => [`/${tag}/${i}.txt`, `${tag}:${i}:${"x".repeat(4000)}é\n`] as const);
+    const check = (t: ReturnType<Core["createFileTable"]>, tag: string, n: number) => {
+      for (let i = 0; i < n; i += 37) expect(t.read(`/${tag}/${i}.txt`).content).toBe(`${tag}:${i}:${"x".repeat(4000)}é`);
+    };
+    const held = core.createFileTable();
+    held.writeMany(batch("a", 600)); // 2.4 MB, over one shared buffer
+    for (let i = 1; i < 600; i++) held.delete(`/a/${i}.txt`); // /a/0.txt still holds that buffer
+    const gone = core.createFileTable();
+    gone.writeMany(batch("b", 600));
+    const snapshot = gone.snapshot();
+    for (let round = 0; round < 4; round++) {
+      gone.clear();
+      const next = core.createFileTable();
+      next.writeMany(batch(`c${round}`, 600));
+      const restored = core.restoreFileTable(snapshot);
+      check(next, `c${round}`, 600);
+      check(restored, "b", 600);
+      expect(held.read("/a/0.txt").content).toBe(`a:0:${"x".repeat(4000)}é`);
+      next.clear();
+      restored.clear();
+      gone.writeMany(batch("b", 600));
+    }
+    check(gone, "b", 600);
+  });
+
   it("StateBackend.dispose releases the files and leaves the backend usable, empty", async () => {
     const b = new StateBackend({ core });
     await b.writeMany([["/src/a.ts", "export const a = 1;\n"]]);
