@@ -28,7 +28,7 @@ export function defaultDatabasePath(): string {
 }
 
 /** The schema, one entry per version; never edit a published entry, append a new one. */
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE engram_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
    INSERT INTO engram_counters (name, value) VALUES ('revision', 0);
    CREATE TABLE engram_items (
@@ -49,6 +49,26 @@ const MIGRATIONS: readonly string[] = [
   `ALTER TABLE engram_checkpoints ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
    UPDATE engram_counters SET value = value + 1 WHERE name = 'revision';
    UPDATE engram_checkpoints SET revision = (SELECT value FROM engram_counters WHERE name = 'revision');`,
+  // Items and checkpoints in rowid tables with a unique key index. A WITHOUT ROWID table keeps
+  // whole rows in its key b-tree, interior pages included, and these rows are kilobytes (a file,
+  // a conversation): a lookup walked such records at every level (a missing key took 50 µs, now
+  // 2). The small columns come first, so a walk over keys never reads into a value.
+  `CREATE TABLE engram_items_v4 (
+     id INTEGER PRIMARY KEY, ns TEXT NOT NULL, key TEXT NOT NULL,
+     revision INTEGER NOT NULL, updated_at INTEGER NOT NULL, value TEXT NOT NULL,
+     UNIQUE (ns, key));
+   INSERT INTO engram_items_v4 (ns, key, revision, updated_at, value)
+     SELECT ns, key, revision, updated_at, value FROM engram_items ORDER BY ns, key;
+   DROP TABLE engram_items;
+   ALTER TABLE engram_items_v4 RENAME TO engram_items;
+   CREATE TABLE engram_checkpoints_v4 (
+     id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL UNIQUE, format INTEGER NOT NULL,
+     saved_at INTEGER NOT NULL, interrupted INTEGER NOT NULL, revision INTEGER NOT NULL DEFAULT 0,
+     doc TEXT NOT NULL, files BLOB);
+   INSERT INTO engram_checkpoints_v4 (thread_id, format, saved_at, interrupted, revision, doc, files)
+     SELECT thread_id, format, saved_at, interrupted, revision, doc, files FROM engram_checkpoints ORDER BY thread_id;
+   DROP TABLE engram_checkpoints;
+   ALTER TABLE engram_checkpoints_v4 RENAME TO engram_checkpoints;`,
 ];
 
 /** The schema version this code writes. */

@@ -7,6 +7,18 @@ import { type Core, StoreBackend, loadCore } from "engram";
 import { checkpointerConformance, storeConformance } from "engram/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA_VERSION, SqliteCheckpointer, SqliteStore, defaultDatabasePath } from "@engram/sqlite";
+import { MIGRATIONS } from "../src/database.js";
+
+/** A database at `path` as a release of schema `version` left it. */
+function databaseOfSchema(path: string, version: number): Database.Database {
+  const db = new Database(path);
+  db.exec("CREATE TABLE engram_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  for (let v = 1; v <= version; v++) {
+    db.exec(MIGRATIONS[v - 1] as string);
+    db.prepare("INSERT INTO engram_migrations VALUES (?, 0)").run(v);
+  }
+  return db;
+}
 
 const dir = mkdtempSync(join(process.platform === "linux" ? "/dev/shm" : tmpdir(), "engram-sqlite-"));
 const path = join(dir, "conformance.db");
@@ -33,12 +45,12 @@ describe("SqliteStore on disk", () => {
     expect(db.prepare("SELECT max(version) FROM engram_migrations").pluck().get()).toBe(SCHEMA_VERSION);
   });
 
-  it("lists a prefix with a range on the primary key index, never a scan", () => {
+  it("lists a prefix with a range on the unique key index, never a scan", () => {
     const plan = store.database
       .prepare("EXPLAIN QUERY PLAN SELECT key, revision FROM engram_items WHERE ns = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?")
       .all("ns", "/a/", "/a0", 10) as { detail: string }[];
     const detail = plan.map((p) => p.detail).join("\n");
-    expect(detail).toMatch(/SEARCH engram_items USING PRIMARY KEY \(ns=\? AND key>\? AND key<\?\)/);
+    expect(detail).toMatch(/SEARCH engram_items USING INDEX sqlite_autoindex_engram_items_1 \(ns=\? AND key>\? AND key<\?\)/);
     expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
   });
 
@@ -84,9 +96,7 @@ describe("SqliteStore on disk", () => {
     // A database of schema 2 (no revisions) holding the row, opened by this version: migration
     // 3 gives the row a revision.
     const p = join(dir, "schema2.db");
-    new SqliteStore({ path: p }).close();
-    const db = new Database(p);
-    db.exec("DELETE FROM engram_migrations WHERE version = 3; ALTER TABLE engram_checkpoints DROP COLUMN revision");
+    const db = databaseOfSchema(p, 2);
     db.prepare("INSERT INTO engram_checkpoints VALUES (?, 0, ?, NULL, 0, 1)").run("legacy", legacy);
     db.close();
     const upgraded = new SqliteCheckpointer({ path: p });
@@ -98,6 +108,51 @@ describe("SqliteStore on disk", () => {
     expect(cp?.interrupt?.toolCalls[0]?.id).toBe("w1");
     expect(cp?.data).toEqual({ summarizations: 1 });
     expect(Array.from(cp?.files ?? [])).toEqual([0, 1, 2, 253, 254, 255]);
+  });
+
+  it("moves items and checkpoints of schema 3 into rowid tables, keeping every row, revision and key rule", async () => {
+    const p = join(dir, "schema3.db");
+    const db = databaseOfSchema(p, 3);
+    const items = db.prepare("INSERT INTO engram_items (ns, key, value, revision, updated_at) VALUES (?, ?, ?, ?, ?)");
+    for (let i = 0; i < 300; i++)
+      items.run(i % 2 ? "fs/a" : "fs/b", `/d${i % 7}/f${i}.md`, JSON.stringify({ n: i, text: "é".repeat(i * 10) }), i + 1, 1000 + i);
+    db.prepare("UPDATE engram_counters SET value = 300 WHERE name = 'revision'").run();
+    db.prepare(
+      "INSERT INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted, revision) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ).run("t1", 1, JSON.stringify({ version: 1, messages: [{ role: "user", content: "hi" }] }), null, 5, 0, 42);
+    db.close();
+
+    const upgraded = new SqliteStore({ path: p });
+    const cps = new SqliteCheckpointer({ path: p });
+    try {
+      const tables = upgraded.database.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all() as {
+        name: string;
+        sql: string;
+      }[];
+      for (const t of tables.filter((t) => t.name === "engram_items" || t.name === "engram_checkpoints"))
+        expect(t.sql).not.toMatch(/WITHOUT ROWID/);
+      expect(tables.map((t) => t.name)).not.toContain("engram_items_v4");
+      const a = await upgraded.list(["fs", "a"]);
+      expect(a.items).toHaveLength(150);
+      expect(await upgraded.get(["fs", "b"], "/d2/f100.md")).toEqual({
+        key: "/d2/f100.md",
+        value: { n: 100, text: "é".repeat(1000) },
+        revision: "101",
+        updatedAt: 1100,
+      });
+      const grouped = await upgraded.list(["fs", "b"], { prefix: "/", delimiter: "/" });
+      expect(grouped.prefixes).toEqual(["/d0/", "/d1/", "/d2/", "/d3/", "/d4/", "/d5/", "/d6/"]);
+      // One row per key still: a put replaces, a compare-and-swap sees the kept revision.
+      const put = await upgraded.batch([{ op: "put", namespace: ["fs", "b"], key: "/d2/f100.md", value: 1, ifRevision: "101" }]);
+      expect(put).toEqual({ ok: true, revisions: ["301"] });
+      expect(upgraded.database.prepare("SELECT count(*) FROM engram_items WHERE key = '/d2/f100.md'").pluck().get()).toBe(1);
+      const cp = await cps.get("t1");
+      expect(cp?.revision).toBe(42);
+      expect(cp?.messages[0]).toMatchObject({ content: "hi" });
+    } finally {
+      upgraded.close();
+      cps.close();
+    }
   });
 
   it("refuses a database whose schema is newer, and a damaged checkpoint, with store_error", async () => {
