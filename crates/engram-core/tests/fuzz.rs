@@ -59,10 +59,14 @@ fn hostile_glob() -> impl Strategy<Value = String> {
     prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
 }
 
-/// Globs and paths from the same few pieces, so they often match: the shapes `globset` matches
-/// without a regex (extensions, literals, prefixes, suffixes) and those it cannot.
+/// Globs and paths from the same few pieces, so they often match: the shapes matched directly
+/// (`**/*.ts`, `*.ts`, `**/name`, literals), those `globset` matches without a regex
+/// (extensions, prefixes, suffixes) and those it cannot.
 fn glob_like() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
+        Just("**/*"),
+        Just("**/"),
+        Just("é"),
         Just("*"),
         Just("**"),
         Just("?"),
@@ -83,8 +87,17 @@ fn glob_like() -> impl Strategy<Value = String> {
 /// Relative normalised paths: no empty, `.` or `..` segment (a bare `..` is where a glob set
 /// and the glob's regex disagree; no normalised path has one).
 fn path_like() -> impl Strategy<Value = String> {
-    let piece =
-        prop_oneof![Just("a"), Just("b"), Just("src"), Just(".ts"), Just(".md"), Just("/"), Just("*"), Just(".")];
+    let piece = prop_oneof![
+        Just("a"),
+        Just("b"),
+        Just("src"),
+        Just(".ts"),
+        Just(".md"),
+        Just("/"),
+        Just("*"),
+        Just("."),
+        Just("é")
+    ];
     prop::collection::vec(piece, 1..8)
         .prop_map(|v| v.concat())
         .prop_filter("normalised", |p| !p.split('/').any(|s| s.is_empty() || s == "." || s == ".."))
@@ -143,6 +156,19 @@ proptest! {
                 prop_assert_eq!(f.is_match(&rel), m.is_match(subject), "{:?} on {:?}", pattern, rel);
             }
             (f, g) => prop_assert_eq!(f.is_ok(), g.is_ok()),
+        }
+    }
+
+    #[test]
+    fn globs_match_as_the_glob_regex_does(pattern in glob_like(), rel in path_like()) {
+        let body = pattern.trim_start_matches('/');
+        let regex = globset::GlobBuilder::new(body).literal_separator(true).backslash_escape(true).build();
+        match (Glob::new(&pattern, "/"), regex) {
+            (Ok(g), Ok(r)) => {
+                let full = format!("/{rel}");
+                prop_assert_eq!(g.is_match(&full, "/"), r.compile_matcher().is_match(&rel), "{:?} on {:?}", pattern, rel);
+            }
+            (g, r) => prop_assert_eq!(g.is_ok(), r.is_ok() && !pattern.is_empty(), "{:?}", pattern),
         }
     }
 
