@@ -1,8 +1,10 @@
 /** Child processes for the multi-process store tests (real processes, real files/servers). */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { type Checkpointer, StateBackend, checkpointFiles, loadCore } from "engram";
 import { expect } from "vitest";
+import { MIGRATIONS } from "../src/database.js";
 
 const root = join(import.meta.dirname, "../../..");
 export const TSX = join(root, "node_modules/.bin/tsx");
@@ -111,4 +113,25 @@ export async function threadIntact(checkpointer: Checkpointer, threadId: string,
   const state = files ? await StateBackend.restore(files, { core }) : new StateBackend({ core });
   for (const tag of tags) for (let i = 0; i < n; i++) expect((await state.read(`/${tag}-${i}.md`)).content).toBe(`${tag} ${i}`);
   expect(cp?.revision).toBeGreaterThan(0);
+}
+
+/** A SQLite database at `path` as a release of schema `version` left it (open, for filling). */
+export function databaseOfSchema(path: string, version: number): Database.Database {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.exec("CREATE TABLE engram_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  for (let v = 1; v <= version; v++) {
+    db.exec(MIGRATIONS[v - 1] as string);
+    db.prepare("INSERT INTO engram_migrations VALUES (?, 0)").run(v);
+  }
+  return db;
+}
+
+/** `n` files of about 2 KB in namespace `fs/old` of a schema 3 database, as it stored them. */
+export function fillSchema3(db: Database.Database, n: number): void {
+  const insert = db.prepare("INSERT INTO engram_items (ns, key, value, revision, updated_at) VALUES ('fs/old', ?, ?, ?, ?)");
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) insert.run(`/d${i % 13}/f${i}.md`, JSON.stringify({ n: i, text: "x".repeat(2000) }), i + 1, i);
+    db.prepare("UPDATE engram_counters SET value = ? WHERE name = 'revision'").run(n);
+  })();
 }

@@ -7,7 +7,7 @@ import { StoreMemoryStorage } from "engram";
 import { prng } from "engram/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteCheckpointer, SqliteStore } from "@engram/sqlite";
-import { Child, WORKER, raceWorkers, threadIntact } from "./helpers.js";
+import { Child, WORKER, databaseOfSchema, fillSchema3, raceWorkers, threadIntact } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "engram-sqlite-mp-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,6 +38,55 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
       }
     }
   }, 120_000);
+
+  it("4 processes opening one database of schema 3 at once: migrated once, every item kept", async () => {
+    const path = join(dir, "upgrade.db");
+    const old = databaseOfSchema(path, 3);
+    fillSchema3(old, 2000);
+    old.close();
+    await raceWorkers(Array.from({ length: 4 }, () => ["sqlite", path, "open"]));
+    const store = new SqliteStore({ path });
+    try {
+      expect(store.database.prepare("SELECT version FROM engram_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4]);
+      expect((await store.list(["mp", "open"])).items).toHaveLength(4);
+      expect((await store.list(["fs", "old"], { values: false })).items).toHaveLength(2000);
+      expect((await store.get(["fs", "old"], "/d10/f1999.md"))?.revision).toBe("2000");
+    } finally {
+      store.close();
+    }
+  }, 60_000);
+
+  it("a process killed while migrating a large schema 3 database leaves it whole: the next open migrates it", async () => {
+    const rand = prng(11);
+    let killedMidway = 0;
+    for (let round = 0; round < 4; round++) {
+      const path = join(dir, `killed-upgrade-${round}.db`);
+      const old = databaseOfSchema(path, 3);
+      fillSchema3(old, 30_000);
+      old.close();
+      const child = new Child(WORKER, ["sqlite", path, "open"]);
+      await child.waitFor((l) => l === '"ready"');
+      child.send("go");
+      // The migration takes about half a second: even rounds kill inside it, odd ones after.
+      await new Promise((r) => setTimeout(r, round % 2 === 0 ? 20 + rand() * 250 : 900 + rand() * 600));
+      child.kill();
+      await child.exited;
+      const db = new Database(path);
+      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+      const version = db.prepare("SELECT max(version) FROM engram_migrations").pluck().get();
+      if (version === 3) killedMidway++;
+      db.close();
+      const store = new SqliteStore({ path });
+      try {
+        const items = (await store.list(["fs", "old"], { values: false })).items;
+        expect(items).toHaveLength(30_000);
+        expect(await store.get(["fs", "old"], "/d8/f29999.md")).toMatchObject({ revision: "30000", value: { n: 29999 } });
+      } finally {
+        store.close();
+      }
+    }
+    console.log(`sqlite upgrade: 4 openers killed, ${killedMidway} before the migration committed`);
+  }, 180_000);
 
   it("2 processes × 100 fact saves for one user through StoreMemoryStorage → all 200 present", async () => {
     const path = join(dir, "facts.db");

@@ -7,18 +7,7 @@ import { type Core, StoreBackend, loadCore } from "engram";
 import { checkpointerConformance, storeConformance } from "engram/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCHEMA_VERSION, SqliteCheckpointer, SqliteStore, defaultDatabasePath } from "@engram/sqlite";
-import { MIGRATIONS } from "../src/database.js";
-
-/** A database at `path` as a release of schema `version` left it. */
-function databaseOfSchema(path: string, version: number): Database.Database {
-  const db = new Database(path);
-  db.exec("CREATE TABLE engram_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)");
-  for (let v = 1; v <= version; v++) {
-    db.exec(MIGRATIONS[v - 1] as string);
-    db.prepare("INSERT INTO engram_migrations VALUES (?, 0)").run(v);
-  }
-  return db;
-}
+import { databaseOfSchema } from "./helpers.js";
 
 const dir = mkdtempSync(join(process.platform === "linux" ? "/dev/shm" : tmpdir(), "engram-sqlite-"));
 const path = join(dir, "conformance.db");
