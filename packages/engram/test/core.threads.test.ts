@@ -7,7 +7,8 @@ import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { loadCore } from "../src/index.js";
 
-/** Rounds of: seed a batch over one large buffer, check every file, release it. */
+/** Rounds of: seed a batch over one large buffer, check every file, release it. (A thread
+ * imports the built package, as a user's worker would; this file's own imports are the sources.) */
 const churn = `
 const { parentPort, workerData } = require("node:worker_threads");
 (async () => {
