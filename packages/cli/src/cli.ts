@@ -4,16 +4,19 @@
  * @module
  */
 import { Command, CommanderError, Option } from "commander";
-import { type FlagValues, type LoadedConfig, loadConfig } from "./config.js";
-import { type Context, createContext } from "./context.js";
-import { EXIT, describeError, exitCodeForError } from "./exit.js";
-import { chatCommand } from "./commands/chat.js";
-import { configCommand } from "./commands/config.js";
-import { memoryDiff, memoryHistory, memoryRevert } from "./commands/history.js";
-import { memoryAdd, memoryClear, memoryEdit, memoryFacts, memoryForget, memoryShow } from "./commands/memory.js";
-import { runCommand } from "./commands/run.js";
-import { skillsList } from "./commands/skills.js";
-import { threadsList, threadsResume, threadsShow } from "./commands/threads.js";
+import type { FlagValues, LoadedConfig } from "./config.js";
+import type { Context } from "./context.js";
+import { EXIT } from "./exit-codes.js";
+
+// The library and the commands load when a command runs (about 0.1 s), not for --help or
+// --version: only commander is imported up front.
+const chat = () => import("./commands/chat.js");
+const config = () => import("./commands/config.js");
+const history = () => import("./commands/history.js");
+const memoryCommands = () => import("./commands/memory.js");
+const run = () => import("./commands/run.js");
+const skills = () => import("./commands/skills.js");
+const threadsCommands = () => import("./commands/threads.js");
 
 /** Global options and the configuration key each one sets. */
 const GLOBAL_FLAGS: [flag: string, key: keyof FlagValues, description: string][] = [
@@ -74,6 +77,11 @@ export function buildProgram(done: (code: number) => void): Command {
     (fn: (ctx: Context, ...args: never[]) => number | Promise<number>) =>
     async (...args: unknown[]) => {
       const cmd = args.at(-1) as Command;
+      const [{ loadConfig }, { createContext }, { describeError, exitCodeForError }] = await Promise.all([
+        import("./config.js"),
+        import("./context.js"),
+        import("./exit.js"),
+      ]);
       let loaded: LoadedConfig;
       try {
         loaded = loadConfig(typedFlags(cmd));
@@ -91,7 +99,7 @@ export function buildProgram(done: (code: number) => void): Command {
     .command("chat")
     .description("talk with the agent (streamed answers, tool calls, reviews; Ctrl-C cancels a turn, twice exits)")
     .option("-t, --thread <id>", "continue this thread (default: a new one)")
-    .action(act((ctx, options: { thread?: string }) => chatCommand(ctx, options)));
+    .action(act(async (ctx, options: { thread?: string }) => (await chat()).chatCommand(ctx, options)));
 
   program
     .command("run")
@@ -103,8 +111,8 @@ export function buildProgram(done: (code: number) => void): Command {
     .option("--deny", "reject every review")
     .addHelpText("after", EXIT_HELP)
     .action(
-      act((ctx, task: string[], options: { thread?: string; json?: boolean; yes?: boolean; deny?: boolean }) =>
-        runCommand(ctx, task, options),
+      act(async (ctx, task: string[], options: { thread?: string; json?: boolean; yes?: boolean; deny?: boolean }) =>
+        (await run()).runCommand(ctx, task, options),
       ),
     );
 
@@ -114,69 +122,73 @@ export function buildProgram(done: (code: number) => void): Command {
     .description("threads, most recent first")
     .option("--json", "one JSON object per line")
     .option("-n, --limit <n>", "at most this many (default 20)")
-    .action(act((ctx, options: { json?: boolean; limit?: string }) => threadsList(ctx, options)));
+    .action(act(async (ctx, options: { json?: boolean; limit?: string }) => (await threadsCommands()).threadsList(ctx, options)));
   threads
     .command("show")
     .description("the messages of a thread")
     .argument("<id>")
     .option("--json", "the checkpoint as JSON")
-    .action(act((ctx, id: string, options: { json?: boolean }) => threadsShow(ctx, id, options)));
+    .action(act(async (ctx, id: string, options: { json?: boolean }) => (await threadsCommands()).threadsShow(ctx, id, options)));
   threads
     .command("resume")
     .description("chat on a saved thread (a pending review is asked first)")
     .argument("<id>")
-    .action(act((ctx, id: string) => threadsResume(ctx, id)));
+    .action(act(async (ctx, id: string) => (await threadsCommands()).threadsResume(ctx, id)));
 
   const memory = program.command("memory").description("the current user's AGENTS.md and long-term facts");
   memory
     .command("show")
     .description("AGENTS.md files and long-term memory")
     .option("--json", "as JSON")
-    .action(act((ctx, options: { json?: boolean }) => memoryShow(ctx, options)));
+    .action(act(async (ctx, options: { json?: boolean }) => (await memoryCommands()).memoryShow(ctx, options)));
   memory
     .command("facts")
     .description("long-term facts (id, category, confidence, text)")
     .option("--json", "one JSON object per line")
-    .action(act((ctx, options: { json?: boolean }) => memoryFacts(ctx, options)));
+    .action(act(async (ctx, options: { json?: boolean }) => (await memoryCommands()).memoryFacts(ctx, options)));
   memory
     .command("add")
     .description("add a long-term fact (or, with --agents-md, a line of AGENTS.md); secrets are redacted")
     .argument("<text...>")
     .option("-c, --category <category>", "preference, knowledge, context, behavior, goal or correction")
     .option("--agents-md", "append to /memories/AGENTS.md instead")
-    .action(act((ctx, text: string[], options: { category?: string; agentsMd?: boolean }) => memoryAdd(ctx, text, options)));
+    .action(
+      act(async (ctx, text: string[], options: { category?: string; agentsMd?: boolean }) =>
+        (await memoryCommands()).memoryAdd(ctx, text, options),
+      ),
+    );
   memory
     .command("forget")
     .description("delete long-term facts by id (a unique prefix is enough)")
     .argument("<id...>")
-    .action(act((ctx, ids: string[]) => memoryForget(ctx, ids)));
+    .action(act(async (ctx, ids: string[]) => (await memoryCommands()).memoryForget(ctx, ids)));
   memory
     .command("edit")
     .description("edit AGENTS.md in $EDITOR (secrets are redacted when saved)")
     .option("--project", "edit <root>/AGENTS.md instead (needs --root and --write)")
-    .action(act((ctx, options: { project?: boolean }) => memoryEdit(ctx, options)));
+    .action(act(async (ctx, options: { project?: boolean }) => (await memoryCommands()).memoryEdit(ctx, options)));
   memory
     .command("clear")
     .description("forget the user's long-term memory")
     .option("-y, --yes", "do not ask")
     .option("--agents-md", "also delete /memories/AGENTS.md")
-    .action(act((ctx, options: { yes?: boolean; agentsMd?: boolean }) => memoryClear(ctx, options)));
+    .action(act(async (ctx, options: { yes?: boolean; agentsMd?: boolean }) => (await memoryCommands()).memoryClear(ctx, options)));
   memory
     .command("history")
     .description("changes to AGENTS.md and long-term facts, newest first (id, time, actor, thread, target, +/- lines)")
     .option("-n, --limit <n>", "at most this many changes", "20")
     .option("--json", "one JSON object per line (without the texts)")
-    .action(act((ctx, options: { limit?: string; json?: boolean }) => memoryHistory(ctx, options)));
+    .action(act(async (ctx, options: { limit?: string; json?: boolean }) => (await history()).memoryHistory(ctx, options)));
   memory
     .command("diff")
     .description("one change as a unified diff (a unique id prefix is enough)")
     .argument("<id>")
-    .action(act((ctx, id: string) => memoryDiff(ctx, id)));
+    .action(act(async (ctx, id: string) => (await history()).memoryDiff(ctx, id)));
   memory
     .command("revert")
     .description("restore the text before a change, unless it changed since (conflict: exit 1)")
     .argument("<id>")
-    .action(act((ctx, id: string) => memoryRevert(ctx, id)));
+    .action(act(async (ctx, id: string) => (await history()).memoryRevert(ctx, id)));
 
   program
     .command("skills")
@@ -184,13 +196,13 @@ export function buildProgram(done: (code: number) => void): Command {
     .command("list")
     .description("name, description and SKILL.md path of each skill")
     .option("--json", "one JSON object per line")
-    .action(act((ctx, options: { json?: boolean }) => skillsList(ctx, options)));
+    .action(act(async (ctx, options: { json?: boolean }) => (await skills()).skillsList(ctx, options)));
 
   program
     .command("config")
     .description("the effective configuration and where each value came from")
     .option("--json", "as JSON")
-    .action(act((ctx, options: { json?: boolean }) => configCommand(ctx, options)));
+    .action(act(async (ctx, options: { json?: boolean }) => (await config()).configCommand(ctx, options)));
 
   for (const cmd of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) cmd.exitOverride();
   return program;
@@ -209,6 +221,7 @@ export async function main(argv: string[]): Promise<number> {
       // Help and version exit 0; every parse error is a usage error.
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
+    const { describeError, exitCodeForError } = await import("./exit.js");
     process.stderr.write(`engram: ${describeError(e)}\n`);
     return exitCodeForError(e);
   }
