@@ -16,7 +16,7 @@ writeFileSync(
   'import { writeSync } from "node:fs";\n' +
     "export async function resolve(specifier, context, next) {\n" +
     "  const r = await next(specifier, context);\n" +
-    "  writeSync(2, `resolved ${r.url}\\n`);\n" +
+    '  writeSync(2, "resolved " + r.url + "\\n");\n' +
     "  return r;\n" +
     "}\n",
 );
