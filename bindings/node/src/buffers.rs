@@ -10,7 +10,7 @@
 //! (2 MiB pages were tried first: one load took 12 ms at best but 45 ms at the median, as
 //! each fresh huge page waited for the kernel to compact and zero it.)
 
-use engram_core::Bytes;
+use engram_core::{api, Bytes};
 use std::sync::Mutex;
 
 /// The most bytes of buffers kept for reuse.
@@ -21,13 +21,16 @@ pub const LARGE: usize = 1 << 20;
 /// The buffers kept, and their capacity in all.
 static POOL: Mutex<(Vec<Vec<u8>>, usize)> = Mutex::new((Vec::new(), 0));
 
-/// An empty buffer with room for at least `capacity` bytes: the smallest kept one that has
-/// it, else a new one; `None` when memory cannot give it.
+/// An empty buffer with room for at least `capacity` bytes: the smallest kept one that has it
+/// with no more spare room than a batch may keep (`api::room_kept`: a small restore must not
+/// hold on to a large batch's buffer), else a new one; `None` when memory cannot give it.
 pub fn take(capacity: usize) -> Option<Vec<u8>> {
     if capacity >= LARGE {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let (kept, held) = &mut *pool;
-        let best = (0..kept.len()).filter(|&i| kept[i].capacity() >= capacity).min_by_key(|&i| kept[i].capacity());
+        let best = (0..kept.len())
+            .filter(|&i| api::room_kept(kept[i].capacity(), capacity))
+            .min_by_key(|&i| kept[i].capacity());
         if let Some(i) = best {
             let buffer = kept.swap_remove(i);
             *held -= buffer.capacity();

@@ -210,10 +210,16 @@ pub fn write_many_files(t: &mut FileTable, paths: &str, files: Vec<Bytes>, modif
 /// of its contents would otherwise stay allocated as long as any of its files).
 pub fn batch_buffer(mut buffer: Vec<u8>, used: usize) -> Vec<u8> {
     buffer.truncate(used);
-    if buffer.capacity() - buffer.len() > buffer.len() / 8 {
+    if !room_kept(buffer.capacity(), buffer.len()) {
         buffer.shrink_to_fit();
     }
     buffer
+}
+
+/// Whether a buffer of `capacity` bytes may hold `len` bytes for as long as its files live: its
+/// spare room is at most an eighth of `len` (more is given back, or another buffer is used).
+pub fn room_kept(capacity: usize, len: usize) -> bool {
+    capacity >= len && capacity - len <= len / 8
 }
 
 /// [`batch_buffer`] as the buffer its files share.
@@ -465,6 +471,13 @@ mod tests {
         assert_eq!(back.content_bytes(), t.content_bytes());
         t.delete("/c").unwrap();
         assert_eq!(t.content_bytes(), 5);
+    }
+
+    #[test]
+    fn room_kept_is_at_most_an_eighth_more() {
+        assert!(room_kept(8, 8) && room_kept(9, 8) && room_kept(0, 0));
+        assert!(!room_kept(10, 8) && !room_kept(7, 8) && !room_kept(1, 0));
+        assert!(room_kept(20 << 20, 19 << 20) && !room_kept(64 << 20, 1 << 20));
     }
 
     #[test]
