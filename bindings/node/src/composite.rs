@@ -175,7 +175,7 @@ pub struct GlobFanOut {
 /// route each came from (`-1`: the default).
 #[napi(object)]
 pub struct FanGlob {
-    pub paths: String,
+    pub paths: Vec<String>,
     pub sizes: Float64Array,
     pub modified: Float64Array,
     pub versions: Float64Array,

@@ -174,7 +174,7 @@ pub struct Deleted {
 /// A glob's files in columns (see `engram_core::api::FileColumns`).
 #[napi(object)]
 pub struct GlobOut {
-    pub paths: String,
+    pub paths: Vec<String>,
     pub sizes: Float64Array,
     pub modified: Float64Array,
     pub versions: Float64Array,

@@ -174,7 +174,7 @@ pub struct Deleted {
 /// A glob's files in columns (see `engram_core::api::FileColumns`); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct GlobOut {
-    pub paths: Option<String>,
+    pub paths: Option<Vec<String>>,
     pub sizes: Option<Vec<f64>>,
     pub modified: Option<Vec<f64>>,
     pub versions: Option<Vec<f64>>,
@@ -723,7 +723,7 @@ pub struct GlobFanOut {
 /// route each came from (-1: the default); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct FanGlob {
-    pub paths: Option<String>,
+    pub paths: Option<Vec<String>>,
     pub sizes: Option<Vec<f64>>,
     pub modified: Option<Vec<f64>>,
     pub versions: Option<Vec<f64>>,

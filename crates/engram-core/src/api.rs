@@ -266,21 +266,30 @@ fn split_paths(paths: &str, count: usize) -> CoreResult<Vec<&str>> {
     Ok(names)
 }
 
-/// Files in columns, as the typed bindings pass them: one string of the paths joined by NUL
-/// (which no normalised path holds; empty for no files), and sizes, modification times and
-/// versions as numbers (NaN when absent; versions are counters, exact as numbers). One string
-/// and three arrays cross the boundary instead of an object per file.
+/// Files in columns, as the typed bindings pass them: the paths joined by NUL (which no
+/// normalised path holds) in chunks of at most [`PATHS_CHUNK_BYTES`], and sizes, modification
+/// times and versions as numbers (NaN when absent; versions are counters, exact as numbers). A
+/// few strings and three arrays cross the boundary instead of an object per file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileColumns {
-    pub paths: String,
+    /// Each chunk's paths joined by NUL; a file's path is never split across chunks. None for
+    /// no files.
+    pub paths: Vec<String>,
     pub sizes: Vec<f64>,
     pub modified: Vec<f64>,
     pub versions: Vec<f64>,
 }
 
+/// Where [`FileColumns`] starts a new chunk of paths (unless the chunk is empty: a longer path
+/// has one to itself). V8 puts a string of over 128 KiB (64 Ki UTF-16 units) in its large-object
+/// space, which maps and faults fresh pages for every such string and unmaps them at the next
+/// collection: one 160 KB string of 5,000 paths cost ~100 µs more than five small ones. 32 KiB
+/// of UTF-8 stays under that threshold in either of V8's string widths.
+pub const PATHS_CHUNK_BYTES: usize = 32 << 10;
+
 impl FileColumns {
     pub fn of(files: Vec<FileInfo>) -> FileColumns {
-        let mut c = FileColumns::with_capacity(files.len(), files.iter().map(|f| f.path.len() + 1).sum());
+        let mut c = FileColumns::with_capacity(files.len());
         for f in files {
             let version = f.version.as_deref().and_then(|v| v.parse::<u64>().ok());
             c.push(&f.path, f.size, f.modified_at, version);
@@ -288,9 +297,9 @@ impl FileColumns {
         c
     }
 
-    fn with_capacity(files: usize, path_bytes: usize) -> FileColumns {
+    fn with_capacity(files: usize) -> FileColumns {
         FileColumns {
-            paths: String::with_capacity(path_bytes),
+            paths: Vec::new(),
             sizes: Vec::with_capacity(files),
             modified: Vec::with_capacity(files),
             versions: Vec::with_capacity(files),
@@ -298,10 +307,15 @@ impl FileColumns {
     }
 
     fn push(&mut self, path: &str, size: Option<u64>, modified_at: Option<f64>, version: Option<u64>) {
-        if !self.sizes.is_empty() {
-            self.paths.push('\0');
+        match self.paths.last_mut() {
+            Some(chunk) if chunk.len() + 1 + path.len() <= PATHS_CHUNK_BYTES => {
+                chunk.push('\0');
+                chunk.push_str(path);
+            }
+            _ => {
+                self.paths.push(path.to_string());
+            }
         }
-        self.paths.push_str(path);
         self.sizes.push(size.map_or(f64::NAN, |n| n as f64));
         self.modified.push(modified_at.unwrap_or(f64::NAN));
         self.versions.push(version.map_or(f64::NAN, |v| v as f64));
@@ -383,18 +397,37 @@ mod tests {
         let all = GlobOptions { pattern: "**/*.ts".into(), ..GlobOptions::default() };
         let (c, truncated) = glob_columns(&t, &all).unwrap();
         assert_eq!(c, FileColumns::of(t.glob(&all).unwrap().files));
-        assert_eq!(c.paths, "/src/a.ts\0/src/b.ts\0/src/é 中.ts");
+        assert_eq!(c.paths, ["/src/a.ts\0/src/b.ts\0/src/é 中.ts"]);
         assert_eq!(
             (c.sizes.as_slice(), c.modified.as_slice(), truncated),
             (&[1.0, 0.0, 2.0][..], &[7.5; 3][..], false)
         );
         let capped = GlobOptions { max_results: Some(2), ..all };
         let (c, truncated) = glob_columns(&t, &capped).unwrap();
-        assert_eq!((c.paths.as_str(), truncated), ("/src/a.ts\0/src/b.ts", true));
+        assert_eq!((c.paths, truncated), (vec!["/src/a.ts\0/src/b.ts".to_string()], true));
         let none = GlobOptions { pattern: "*.rs".into(), ..GlobOptions::default() };
         assert_eq!(glob_columns(&t, &none).unwrap(), (FileColumns::default(), false));
         let bad = GlobOptions { pattern: "[".into(), ..GlobOptions::default() };
         assert!(glob_columns(&t, &bad).is_err());
+    }
+
+    #[test]
+    fn file_columns_cut_their_paths_into_chunks_at_path_boundaries() {
+        let long = format!("/{}", "d".repeat(PATHS_CHUNK_BYTES + 10));
+        let mut paths: Vec<String> = (0..3000).map(|i| format!("/src/dir{i:04}/é-file.ts")).collect();
+        paths.insert(1500, long.clone());
+        let files: Vec<FileInfo> = paths
+            .iter()
+            .map(|p| FileInfo { path: p.clone(), is_dir: false, size: Some(1), modified_at: None, version: None })
+            .collect();
+        let c = FileColumns::of(files);
+        assert!(c.paths.len() > 2, "{} chunks", c.paths.len());
+        assert!(c.paths.iter().all(|chunk| chunk.len() <= PATHS_CHUNK_BYTES || *chunk == long));
+        assert!(c.paths.contains(&long), "a path longer than a chunk has one to itself");
+        let rejoined: Vec<&str> = c.paths.iter().flat_map(|chunk| chunk.split('\0')).collect();
+        assert_eq!(rejoined, paths);
+        assert_eq!(c.sizes.len(), paths.len());
+        assert_eq!(FileColumns::of(Vec::new()).paths, Vec::<String>::new());
     }
 
     #[test]

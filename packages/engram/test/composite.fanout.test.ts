@@ -139,6 +139,25 @@ describe("composite fan-out over resident backends", () => {
     }
   });
 
+  it("globs mounts whose paths fill several boundary chunks, each file with its own metadata", async () => {
+    const big = new StateBackend({ core });
+    const store = new StoreBackend({ store: new InMemoryStore(), namespace: ["m"], core });
+    const c = new CompositeBackend(new StateBackend({ core }), { "/big/": big, "/store/": store }, { core });
+    const expected = new Map<string, { size: number; version: string }>();
+    for (let i = 0; i < 2_000; i++) {
+      const inner = `/dir-${i % 7}/ファイル-${String(i).padStart(5, "0")}-${"z".repeat(i % 30)}.md`;
+      const w = await big.write(inner, "q".repeat(i % 13));
+      expected.set(`/big${inner}`, { size: i % 13, version: w.version as string });
+    }
+    for (let i = 0; i < 300; i++) {
+      const w = await store.write(`/s-${i}.md`, "é".repeat(i % 5));
+      expected.set(`/store/s-${i}.md`, { size: 2 * (i % 5), version: w.version as string });
+    }
+    const files = (await c.glob("**/*.md")).files ?? [];
+    expect(files.map((f) => f.path)).toEqual([...expected.keys()].sort());
+    for (const f of files) expect({ size: f.size, version: f.version }, f.path).toEqual(expected.get(f.path));
+  });
+
   it("leaves a wrapped or overridden backend to its own methods", async () => {
     const inner = new StateBackend({ core });
     await inner.write("/a.md", "alpha\n");

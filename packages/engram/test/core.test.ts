@@ -264,6 +264,27 @@ describe("glob", () => {
     expect(table.glob({ pattern: "src/[" }).error?.code).toBe("invalid_pattern");
     expect(table.glob({ pattern: "**", maxResults: 3 })).toMatchObject({ truncated: true });
   });
+
+  it("answers a glob of many long and non-ASCII paths with each file's own metadata", () => {
+    // The paths cross the boundary in chunks (engram_core::api::PATHS_CHUNK_BYTES, 32 KiB):
+    // 6,000 files make several, with paths of every length up to the longest allowed.
+    const table = core.createFileTable();
+    const long = `/d/${"é".repeat(2_044)}.ts`;
+    const written = new Map<string, string>();
+    for (let i = 0; i < 6_000; i++) {
+      const path = i === 2_500 ? long : `/d/${String(i).padStart(4, "0")}-中文-${"x".repeat(i % 40)}.ts`;
+      const w = table.write(path, "y".repeat(i % 97), { modifiedAt: i });
+      expect(w.error).toBeUndefined();
+      written.set(path, w.version as string);
+    }
+    const files = table.glob({ pattern: "**/*.ts" }).files ?? [];
+    expect(files.map((f) => f.path)).toEqual([...written.keys()].sort());
+    for (const f of files) {
+      const i = f.path === long ? 2_500 : Number(f.path.slice(3, 7));
+      expect(f).toEqual({ path: f.path, isDir: false, size: i % 97, modifiedAt: i, version: written.get(f.path) });
+    }
+    table.dispose();
+  });
 });
 
 describe("edit", () => {

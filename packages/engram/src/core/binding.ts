@@ -167,10 +167,10 @@ interface RawFanOut<T> {
   free?(): void;
 }
 
-/** Files in columns (`engram_core::api::FileColumns`): the paths joined by NUL; size,
- * modification time and version as numbers, NaN when absent. */
+/** Files in columns (`engram_core::api::FileColumns`): the paths joined by NUL, in chunks
+ * (a path is never cut); size, modification time and version as numbers, NaN when absent. */
 interface RawFiles extends RawOut {
-  readonly paths?: Opt<string>;
+  readonly paths?: Opt<string[]>;
   readonly sizes?: Opt<ArrayLike<number>>;
   readonly modified?: Opt<ArrayLike<number>>;
   readonly versions?: Opt<ArrayLike<number>>;
@@ -404,20 +404,23 @@ function decodeFiles(r: RawFiles): FileInfo[] {
   const sizes = r.sizes as ArrayLike<number>;
   const modified = r.modified as ArrayLike<number>;
   const versions = r.versions as ArrayLike<number>;
-  const joined = r.paths as string;
+  const chunks = r.paths as string[];
   const files: FileInfo[] = new Array(sizes.length);
-  let from = 0;
-  for (let i = 0; i < sizes.length; i++) {
-    const end = i === sizes.length - 1 ? joined.length : joined.indexOf("\0", from);
-    const f: FileInfo = { path: joined.slice(from, end), isDir: false };
-    from = end + 1;
-    const size = sizes[i] as number;
-    const at = modified[i] as number;
-    const version = versions[i] as number;
-    if (!Number.isNaN(size)) f.size = size;
-    if (!Number.isNaN(at)) f.modifiedAt = at;
-    if (!Number.isNaN(version)) f.version = String(version);
-    files[i] = f;
+  let i = 0;
+  for (const joined of chunks) {
+    for (let from = 0; from <= joined.length; i++) {
+      const nul = joined.indexOf("\0", from);
+      const end = nul < 0 ? joined.length : nul;
+      const f: FileInfo = { path: joined.slice(from, end), isDir: false };
+      from = end + 1;
+      const size = sizes[i] as number;
+      const at = modified[i] as number;
+      const version = versions[i] as number;
+      if (!Number.isNaN(size)) f.size = size;
+      if (!Number.isNaN(at)) f.modifiedAt = at;
+      if (!Number.isNaN(version)) f.version = String(version);
+      files[i] = f;
+    }
   }
   return files;
 }
