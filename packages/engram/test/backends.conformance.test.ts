@@ -169,6 +169,37 @@ for (const factory of backendFactories) {
         await b.write(P("/m"), "v2 by someone else");
         expect((await b.edit(P("/m"), "v2", "v3", { ifVersion: v })).error?.code).toBe("conflict");
       });
+
+      it("gives every globbed file the version stat and its last write or edit give it", async () => {
+        const files: Record<string, string> = {};
+        for (let i = 0; i < 40; i++) files[`/v/${i % 3}/f${i}.md`] = `file ${i}\n`;
+        await fresh(files);
+        const last = new Map<string, string>();
+        const agree = async () => {
+          const globbed = (await b.glob("**/*.md", { path: P("/") })).files ?? [];
+          expect(globbed.length).toBe(last.size || Object.keys(files).length);
+          for (const f of globbed) {
+            expect(f.version, f.path).toBe((await b.stat(f.path)).info?.version);
+            if (last.has(f.path)) expect(f.version, f.path).toBe(last.get(f.path));
+          }
+          for (const f of globbed) if (!last.has(f.path)) last.set(f.path, f.version as string);
+        };
+        await agree();
+        // Each change is seen by the next glob alone (one file stale), then by a glob after many.
+        for (const i of [3, 17]) {
+          const edited = await b.edit(P(`/v/${i % 3}/f${i}.md`), `file ${i}`, `edited ${i}`);
+          last.set(P(`/v/${i % 3}/f${i}.md`), edited.version as string);
+          await agree();
+        }
+        for (let i = 0; i < 40; i += 2) {
+          const written = await b.write(P(`/v/${i % 3}/f${i}.md`), `rewritten ${i}\n`);
+          last.set(P(`/v/${i % 3}/f${i}.md`), written.version as string);
+        }
+        expect((await b.delete(P("/v/1/f1.md"))).error).toBeUndefined();
+        last.delete(P("/v/1/f1.md"));
+        await agree();
+        expect((await b.read(P("/v/0/f0.md"))).content).toBe("rewritten 0");
+      });
     });
 
     describe("6. ls", () => {

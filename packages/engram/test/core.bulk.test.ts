@@ -124,6 +124,23 @@ describe("writeMany", () => {
     expect(t.readBytes("/lone.txt")).toEqual(one.readBytes("/lone.txt"));
   });
 
+  it("gives the entries the versions after the table's last, in input order (StoreBackend relies on it)", () => {
+    const t = core.createFileTable();
+    t.write("/before.txt", "x");
+    const { lastVersion } = t.mark();
+    const paths = ["/z.txt", "/a/b.txt", "/m.txt", "/a/b.txt", "/c.txt"];
+    expect(t.writeMany(paths.map((p, i) => [p, `content ${i}`] as const))).toEqual({ written: 5 });
+    expect(t.mark().lastVersion).toBe(lastVersion + paths.length);
+    // A path given twice holds its later entry, and that entry's version.
+    for (const [i, p] of paths.entries()) {
+      if (paths.lastIndexOf(p) !== i) continue;
+      expect(t.stat(p).info?.version, p).toBe(String(lastVersion + 1 + i));
+    }
+    const versionOf = (p: string) => String(p === "/before.txt" ? lastVersion : lastVersion + 1 + paths.lastIndexOf(p));
+    const all = [...new Set(["/before.txt", ...paths])].sort();
+    expect(t.glob({ pattern: "**" }).files?.map((f) => [f.path, f.version])).toEqual(all.map((p) => [p, versionOf(p)]));
+  });
+
   it("stores every text as exactly the UTF-8 a TextEncoder gives: one-byte, two-byte and surrogate texts mixed in one batch", () => {
     // Texts V8 keeps one byte per character (ASCII, Latin-1) and two (CJK, emoji), pairs and
     // lone surrogates at every position, a long text between short ones (the native core reuses

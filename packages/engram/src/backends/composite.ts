@@ -48,9 +48,9 @@ interface Setup {
   mounts: Mount[];
 }
 
-/** Per source of a fan-out (the default backend at 0, route `i` at `i + 1`): the version of
- * its (inner) path, for a backend whose versions are not its table's. */
-type Versions = (((path: string) => string) | undefined)[];
+/** Per source of a fan-out (the default backend at 0, route `i` at `i + 1`), for a backend
+ * whose versions are not its table's: its version of a file its table holds at a table version. */
+type Versions = (((tableVersion: string) => string) | undefined)[];
 
 /** How many routed paths a composite remembers; the map starts over when full. */
 const TARGET_CACHE = 1024;
@@ -377,13 +377,9 @@ export class CompositeBackend implements Backend {
       const { files, sources } = r;
       // A Store's versions are its store revisions, not its mirror's.
       for (let i = 0; i < files.length; i++) {
-        const source = sources[i] as number;
-        const version = gathered.versions[source + 1];
-        if (version) {
-          const f = files[i] as FileInfo;
-          const inner = source < 0 ? f.path : f.path.slice((mounts[source] as Mount).prefix.length - 1);
-          files[i] = { ...f, version: version(inner) };
-        }
+        const version = gathered.versions[(sources[i] as number) + 1];
+        const f = files[i] as FileInfo;
+        if (version) f.version = version(f.version as string);
       }
       return { files, truncated: r.truncated };
     }

@@ -12,12 +12,13 @@ export function coreRef(source: CoreSource): () => Promise<Core> {
 
 /** @internal The files of a backend that keeps them in a core file table (State; Store's
  * resident mirror): the table, brought up to date for the normalised directory `path`, and,
- * when the backend's file versions are not the table's, the version of a (normalised) path. A
- * composite searches such tables in the core in one fan-out (see `CompositeBackend`). */
+ * when the backend's file versions are not the table's, the backend's version of a file the
+ * table holds at a given table version. A composite searches such tables in the core in one
+ * fan-out (see `CompositeBackend`). */
 export const residentFiles: unique symbol = Symbol("engram.residentFiles");
 
 /** @internal What {@link residentFiles} gives. */
 export interface ResidentFiles {
   table: CoreFileTable;
-  version?: (path: string) => string;
+  version?: (tableVersion: string) => string;
 }

@@ -318,7 +318,8 @@ export interface CoreFileTable {
    * boundary once, straight into the table. All or nothing: on the first failing file the error
    * names its path and no file is written. A path given twice keeps its last content. `written`
    * counts the files. A file's modification time is its entry's third element, else
-   * `options.modifiedAt` (default: now). */
+   * `options.modifiedAt` (default: now). The entries take the versions after the table's
+   * {@link FileTableMark.lastVersion}, in order: entry `i` is version `lastVersion + 1 + i`. */
   writeMany(
     files: Iterable<readonly [path: string, content: string | Uint8Array, modifiedAt?: number]>,
     options?: { modifiedAt?: number },
