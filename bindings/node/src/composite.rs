@@ -207,17 +207,14 @@ impl GlobFanOut {
     #[napi]
     pub fn finish(&mut self, router: &Router) -> Either<FanGlob, Failure> {
         match self.inner.take().ok_or_else(spent).and_then(|f| f.finish(&router.inner)) {
-            Ok((files, from, truncated)) => {
-                let c = engram_core::api::FileColumns::of(files);
-                Either::A(FanGlob {
-                    paths: c.paths,
-                    sizes: Float64Array::new(c.sizes),
-                    modified: Float64Array::new(c.modified),
-                    versions: Float64Array::new(c.versions),
-                    mounts: Int32Array::new(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
-                    truncated,
-                })
-            }
+            Ok((c, from, truncated)) => Either::A(FanGlob {
+                paths: c.paths,
+                sizes: Float64Array::new(c.sizes),
+                modified: Float64Array::new(c.modified),
+                versions: Float64Array::new(c.versions),
+                mounts: Int32Array::new(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                truncated,
+            }),
             Err(e) => Either::B(failure(e)),
         }
     }

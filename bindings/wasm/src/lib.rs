@@ -754,18 +754,15 @@ impl GlobFanOut {
     pub fn finish(&mut self, router: &Router) -> FanGlob {
         let (r, error) = split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.finish(&router.inner)));
         match r {
-            Some((files, from, truncated)) => {
-                let c = api::FileColumns::of(files);
-                FanGlob {
-                    paths: Some(c.paths),
-                    sizes: Some(c.sizes),
-                    modified: Some(c.modified),
-                    versions: Some(c.versions),
-                    mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
-                    truncated: Some(truncated),
-                    error,
-                }
-            }
+            Some((c, from, truncated)) => FanGlob {
+                paths: Some(c.paths),
+                sizes: Some(c.sizes),
+                modified: Some(c.modified),
+                versions: Some(c.versions),
+                mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                truncated: Some(truncated),
+                error,
+            },
             None => FanGlob {
                 paths: None,
                 sizes: None,

@@ -288,16 +288,7 @@ pub struct FileColumns {
 pub const PATHS_CHUNK_BYTES: usize = 32 << 10;
 
 impl FileColumns {
-    pub fn of(files: Vec<FileInfo>) -> FileColumns {
-        let mut c = FileColumns::with_capacity(files.len());
-        for f in files {
-            let version = f.version.as_deref().and_then(|v| v.parse::<u64>().ok());
-            c.push(&f.path, f.size, f.modified_at, version);
-        }
-        c
-    }
-
-    fn with_capacity(files: usize) -> FileColumns {
+    pub(crate) fn with_capacity(files: usize) -> FileColumns {
         FileColumns {
             paths: Vec::new(),
             sizes: Vec::with_capacity(files),
@@ -306,7 +297,7 @@ impl FileColumns {
         }
     }
 
-    fn push(&mut self, path: &str, size: Option<u64>, modified_at: Option<f64>, version: Option<u64>) {
+    pub(crate) fn push(&mut self, path: &str, size: Option<u64>, modified_at: Option<f64>, version: Option<u64>) {
         match self.paths.last_mut() {
             Some(chunk) if chunk.len() + 1 + path.len() <= PATHS_CHUNK_BYTES => {
                 chunk.push('\0');
@@ -384,6 +375,15 @@ mod tests {
     use crate::grep::GrepOptions;
     use serde_json::Value;
 
+    fn columns_of(files: Vec<FileInfo>) -> FileColumns {
+        let mut c = FileColumns::with_capacity(files.len());
+        for f in files {
+            let version = f.version.as_deref().and_then(|v| v.parse::<u64>().ok());
+            c.push(&f.path, f.size, f.modified_at, version);
+        }
+        c
+    }
+
     fn v(s: String) -> Value {
         serde_json::from_str(&s).unwrap()
     }
@@ -396,7 +396,7 @@ mod tests {
         }
         let all = GlobOptions { pattern: "**/*.ts".into(), ..GlobOptions::default() };
         let (c, truncated) = glob_columns(&t, &all).unwrap();
-        assert_eq!(c, FileColumns::of(t.glob(&all).unwrap().files));
+        assert_eq!(c, columns_of(t.glob(&all).unwrap().files));
         assert_eq!(c.paths, ["/src/a.ts\0/src/b.ts\0/src/é 中.ts"]);
         assert_eq!(
             (c.sizes.as_slice(), c.modified.as_slice(), truncated),
@@ -420,14 +420,14 @@ mod tests {
             .iter()
             .map(|p| FileInfo { path: p.clone(), is_dir: false, size: Some(1), modified_at: None, version: None })
             .collect();
-        let c = FileColumns::of(files);
+        let c = columns_of(files);
         assert!(c.paths.len() > 2, "{} chunks", c.paths.len());
         assert!(c.paths.iter().all(|chunk| chunk.len() <= PATHS_CHUNK_BYTES || *chunk == long));
         assert!(c.paths.contains(&long), "a path longer than a chunk has one to itself");
         let rejoined: Vec<&str> = c.paths.iter().flat_map(|chunk| chunk.split('\0')).collect();
         assert_eq!(rejoined, paths);
         assert_eq!(c.sizes.len(), paths.len());
-        assert_eq!(FileColumns::of(Vec::new()).paths, Vec::<String>::new());
+        assert_eq!(columns_of(Vec::new()).paths, Vec::<String>::new());
     }
 
     #[test]

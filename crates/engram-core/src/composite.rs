@@ -3,6 +3,7 @@
 //! merged as if one tree had been searched. Both bindings expose these to the TypeScript
 //! `CompositeBackend`, which only routes calls and hands the answers here.
 
+use crate::api::FileColumns;
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::format::{format_glob, GrepText};
 use crate::glob::{Glob, PathFilter};
@@ -594,7 +595,48 @@ pub struct GlobFanOut {
     /// with the cap, and its paths are only prefixed.
     within: Option<usize>,
     asks: Vec<FanAsk>,
-    slots: Vec<Slot<(GlobPart, Vec<FileInfo>)>>,
+    slots: Vec<Slot<GlobGiven>>,
+}
+
+/// One source's glob answer: the part the merge sees, and each file's metadata.
+type GlobGiven = (GlobPart, Vec<FileMeta>);
+
+/// A globbed file's size, modification time and version.
+#[derive(Debug, Clone, Copy)]
+struct FileMeta {
+    size: u64,
+    modified_at: f64,
+    version: u64,
+}
+
+/// The merged answer of a [`GlobFanOut`]: every part's paths and metadata (in part order, as
+/// the merge's picks count them), the source of each, and the picks.
+struct MergedGlob {
+    parts: Vec<GlobPart>,
+    meta: Vec<FileMeta>,
+    merged: Merged,
+}
+
+impl MergedGlob {
+    /// Visits the merged files in path order: outer path, metadata and source.
+    fn for_each<'a>(&'a self, mut visit: impl FnMut(&'a str, FileMeta, Option<usize>)) -> CoreResult<()> {
+        let mut at = Vec::with_capacity(self.meta.len());
+        for (k, part) in self.parts.iter().enumerate() {
+            at.extend((0..part.paths.len()).map(|j| (k, j)));
+        }
+        let mut renamed = self.merged.renamed.iter();
+        for &pick in &self.merged.picks {
+            let i = pick as usize;
+            let (&(k, j), &meta) = at.get(i).zip(self.meta.get(i)).ok_or_else(|| malformed("glob pick"))?;
+            let part = &self.parts[k];
+            let path = match part.mount {
+                None => part.paths[j].as_str(),
+                Some(_) => renamed.next().ok_or_else(|| malformed("glob pick"))?.as_str(),
+            };
+            visit(path, meta, part.mount);
+        }
+        Ok(())
+    }
 }
 
 impl GlobFanOut {
@@ -645,11 +687,13 @@ impl GlobFanOut {
             path: Some(ask.path.clone()),
             max_results: if self.within.is_some() { self.max_results } else { None },
         };
-        self.slots[k] = match table.glob(&opts) {
-            Ok(r) => {
-                let paths = r.files.iter().map(|f| f.path.clone()).collect();
-                Slot::Given((GlobPart { mount, truncated: r.truncated, paths }, r.files))
-            }
+        let (mut paths, mut meta) = (Vec::new(), Vec::new());
+        let found = table.glob_each(&opts, |p, f| {
+            paths.push(p.to_string());
+            meta.push(FileMeta { size: f.data.len() as u64, modified_at: f.modified_at, version: f.version });
+        });
+        self.slots[k] = match found {
+            Ok(truncated) => Slot::Given((GlobPart { mount, truncated, paths }, meta)),
             // A narrowed directory the mount does not have holds no matches.
             Err(e) if mount.is_some() && ask.path != "/" && e.code == ErrorCode::FileNotFound => Slot::Skipped,
             Err(e) => return Err(outer_error(router, mount, e, &self.root)),
@@ -657,42 +701,36 @@ impl GlobFanOut {
         Ok(())
     }
 
-    /// The merged files, in path order, with their outer paths; and the source of each
-    /// (`None`: the default backend).
-    pub fn finish(self, router: &Router) -> CoreResult<(Vec<FileInfo>, Vec<Option<usize>>, bool)> {
-        let (pattern, root, max, within) = (self.pattern, self.root, self.max_results, self.within);
-        let given = take_parts(self.slots)?;
-        let (parts, infos): (Vec<GlobPart>, Vec<Vec<FileInfo>>) = given.into_iter().unzip();
-        let merged = match within {
-            Some(_) => merge_glob(router, &parts, None, &root, None)?,
-            None => merge_glob(router, &parts, Some(&pattern), &root, max)?,
-        };
-        let mut sources = Vec::with_capacity(parts.iter().map(|p| p.paths.len()).sum());
-        for p in &parts {
-            sources.extend(std::iter::repeat_n(p.mount, p.paths.len()));
-        }
-        let mut all: Vec<Option<FileInfo>> = infos.into_iter().flatten().map(Some).collect();
-        let mut renamed = merged.renamed.into_iter();
-        let mut files = Vec::with_capacity(merged.picks.len());
-        let mut from = Vec::with_capacity(merged.picks.len());
-        for pick in merged.picks {
-            let i = pick as usize;
-            let mut f = all.get_mut(i).and_then(Option::take).ok_or_else(|| malformed("glob pick"))?;
-            let source = sources[i];
-            if source.is_some() {
-                f.path = renamed.next().ok_or_else(|| malformed("glob pick"))?;
-            }
-            files.push(f);
+    /// The merged files in columns, in path order, with their outer paths; the source of each
+    /// (`None`: the default backend); whether the answer was cut.
+    pub fn finish(self, router: &Router) -> CoreResult<(FileColumns, Vec<Option<usize>>, bool)> {
+        let m = self.merge(router)?;
+        let mut files = FileColumns::with_capacity(m.merged.picks.len());
+        let mut from = Vec::with_capacity(m.merged.picks.len());
+        m.for_each(|path, f, source| {
+            files.push(path, Some(f.size), Some(f.modified_at), Some(f.version));
             from.push(source);
-        }
-        Ok((files, from, merged.truncated))
+        })?;
+        Ok((files, from, m.merged.truncated))
     }
 
     /// The `glob` tool's text of the merged answer (see [`format_glob`]).
     pub fn text(self, router: &Router, max_chars: usize) -> CoreResult<String> {
         let pattern = self.pattern.clone();
-        let (files, _, truncated) = self.finish(router)?;
-        Ok(format_glob(&pattern, files.iter().map(|f| f.path.as_str()), truncated, max_chars))
+        let m = self.merge(router)?;
+        let mut paths = Vec::with_capacity(m.merged.picks.len());
+        m.for_each(|path, _, _| paths.push(path))?;
+        Ok(format_glob(&pattern, paths, m.merged.truncated, max_chars))
+    }
+
+    fn merge(self, router: &Router) -> CoreResult<MergedGlob> {
+        let (pattern, root, max, within) = (self.pattern, self.root, self.max_results, self.within);
+        let (parts, meta): (Vec<GlobPart>, Vec<Vec<FileMeta>>) = take_parts(self.slots)?.into_iter().unzip();
+        let merged = match within {
+            Some(_) => merge_glob(router, &parts, None, &root, None)?,
+            None => merge_glob(router, &parts, Some(&pattern), &root, max)?,
+        };
+        Ok(MergedGlob { parts, meta: meta.into_iter().flatten().collect(), merged })
     }
 }
 
@@ -1317,12 +1355,23 @@ mod tests {
             let want = flat.glob(&GlobOptions { pattern: pattern.into(), path: Some(root.into()), max_results: cap });
             match (got, want) {
                 (Ok((files, from, truncated)), Ok(w)) => {
-                    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+                    let paths: Vec<&str> = files.paths.iter().flat_map(|c| c.split('\0')).collect();
                     let want: Vec<&str> = w.files.iter().map(|f| f.path.as_str()).collect();
                     proptest::prop_assert_eq!(&paths, &want);
                     proptest::prop_assert_eq!(truncated, w.truncated);
-                    for (f, m) in files.iter().zip(from) {
-                        proptest::prop_assert_eq!(router.route_normalised(&f.path).route, m);
+                    // Each file's own metadata: the flat tree holds the same contents and times.
+                    let sizes: Vec<f64> = w.files.iter().map(|f| f.size.unwrap_or(0) as f64).collect();
+                    let times: Vec<f64> = w.files.iter().map(|f| f.modified_at.unwrap_or(0.0)).collect();
+                    proptest::prop_assert_eq!((&files.sizes, &files.modified), (&sizes, &times));
+                    for (p, m) in paths.iter().zip(from) {
+                        proptest::prop_assert_eq!(router.route_normalised(p).route, m);
+                    }
+                    for (p, v) in paths.iter().zip(&files.versions) {
+                        let (inner, table) = match router.route_normalised(p).route {
+                            Some(m) => (router.route_normalised(p).path, &mounts[m]),
+                            None => (p.to_string(), &own),
+                        };
+                        proptest::prop_assert_eq!(table.stat(&inner).ok().and_then(|i| i.version), Some(v.to_string()));
                     }
                 }
                 (Err(a), Err(b)) => proptest::prop_assert_eq!(a.code, b.code),
