@@ -680,6 +680,9 @@ impl Collector {
 /// Below this many bytes a search stays on one thread: spawning costs more than it saves.
 #[cfg(not(target_arch = "wasm32"))]
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
+/// How much of a parallel search the calling thread searches alone first (see [`grep_with`]).
+#[cfg(not(target_arch = "wasm32"))]
+const SEQUENTIAL_HEAD_BYTES: usize = 1 << 20;
 
 /// Searches `files` (already restricted to the search root, in path order). Large native
 /// searches are split across threads; results are identical either way.
@@ -693,12 +696,12 @@ pub fn grep<'a>(
 
 /// [`grep`], handing back the collector, and calling `progress` with it after each file that
 /// contributed: the search stops early when `progress` returns `false` (its caller has all it
-/// needs, e.g. a capped text). Large native searches run in parallel and call `progress` once.
+/// needs, e.g. a capped text). Large native searches run in parallel, with the same calls.
 pub fn grep_with<'a>(
     files: impl Iterator<Item = (&'a String, &'a [u8])>,
     root: &str,
     opts: &GrepOptions,
-    progress: impl FnMut(&Collector) -> bool,
+    mut progress: impl FnMut(&Collector) -> bool,
 ) -> CoreResult<Collector> {
     let searcher = Searcher::new(opts, root)?.bounded();
     let collector = Collector::new(opts);
@@ -708,7 +711,24 @@ pub fn grep_with<'a>(
         let bytes: usize = files.iter().map(|(_, d)| d.len()).sum();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         if threads > 1 && bytes >= PARALLEL_MIN_BYTES {
-            return parallel(&files, &searcher, collector, threads);
+            // A frequent pattern settles a capped answer within the first files (the grep
+            // tool's 80,000 characters of `return` lines: ~15 files). Those are searched here
+            // first; threads start only for what they leave open.
+            let mut head = 0;
+            let mut head_bytes = 0;
+            while head < files.len() && head_bytes < SEQUENTIAL_HEAD_BYTES {
+                head_bytes += files[head].1.len();
+                head += 1;
+            }
+            let mut stopped = false;
+            let collector = sequential(files[..head].iter().copied(), &searcher, collector, |c| {
+                stopped = !progress(c);
+                !stopped
+            })?;
+            if stopped || collector.is_full() || head == files.len() {
+                return Ok(collector);
+            }
+            return parallel(&files[head..], &searcher, collector, threads, progress);
         }
         sequential(files.into_iter(), &searcher, collector, progress)
     }
@@ -740,67 +760,132 @@ fn sequential<'a>(
     Ok(collector)
 }
 
-/// Contiguous chunks on scoped threads, merged in path order. A chunk stops once it alone has
-/// more than the cap, since nothing after that point can be kept.
+/// Blocks of files searched on scoped threads and on this one, each taking the next block in
+/// path order. This thread merges the blocks in that order between its own: `progress` sees the
+/// files as a sequential search would, and once it says stop (or the cap is reached) no further
+/// block is started. A block stops once it alone has more than the cap, since nothing after that
+/// point can be kept. (This thread searching too, rather than waiting for each block, leaves the
+/// machine's cores to the search: on two of them, waking to merge every block cost ~20%.)
 #[cfg(not(target_arch = "wasm32"))]
 fn parallel(
     files: &[(&String, &[u8])],
     searcher: &Searcher,
     mut collector: Collector,
     threads: usize,
+    mut progress: impl FnMut(&Collector) -> bool,
 ) -> CoreResult<Collector> {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::mpsc;
+
     let limit = collector.limit();
     let per_file = collector.mode != OutputMode::Content;
-    let chunk = files.len().div_ceil(threads).max(1);
-    // Each chunk's hits up to its first failure (a bounded regex out of work), and the failure.
-    let parts: Vec<(Vec<FileHits>, Option<CoreError>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    let mut found = Vec::new();
-                    let mut taken = 0usize;
-                    for (p, data) in part {
-                        if taken > collector_cap(limit) {
-                            break;
-                        }
-                        if !searcher.wants(p) {
-                            continue;
-                        }
-                        match searcher.try_search(p, data, limit) {
-                            Ok(Some(hits)) => {
-                                taken = taken.saturating_add(if per_file { 1 } else { hits.count });
-                                found.push(hits);
-                            }
-                            Ok(None) => {}
-                            Err(e) => return (found, Some(e)),
-                        }
-                    }
-                    (found, None)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| match h.join() {
-                Ok(found) => found,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    });
-    // As in a sequential search, a failure counts only if the answer was not complete before it.
-    for (found, failure) in parts {
-        for hits in found {
-            if collector.is_full() {
-                break;
-            }
-            collector.push(hits);
+    // Small enough that a search stopped by the cap or the caller wastes little work past the
+    // answer, large enough that taking a block costs nothing next to searching it.
+    let block = files.len().div_ceil(threads * BLOCKS_PER_THREAD).max(1);
+    let blocks: Vec<&[(&String, &[u8])]> = files.chunks(block).collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (done, arrived) = mpsc::channel::<(usize, BlockHits)>();
+        for _ in 1..threads.min(blocks.len()) {
+            let done = done.clone();
+            let (blocks, next, stop) = (&blocks, &next, &stop);
+            scope.spawn(move || loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= blocks.len() || stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if done.send((k, search_block(blocks[k], searcher, limit, per_file, stop))).is_err() {
+                    return;
+                }
+            });
         }
-        if let Some(e) = failure.filter(|_| !collector.is_full()) {
-            return Err(e);
+        drop(done);
+        // Blocks finished ahead of their turn wait here.
+        let mut waiting: Vec<Option<BlockHits>> = (0..blocks.len()).map(|_| None).collect();
+        let mut turn = 0;
+        let outcome = 'merge: loop {
+            while let Ok((k, found)) = arrived.try_recv() {
+                waiting[k] = Some(found);
+            }
+            while let Some((hits, failure)) = waiting.get_mut(turn).and_then(Option::take) {
+                turn += 1;
+                for h in hits {
+                    if collector.is_full() {
+                        break 'merge Ok(());
+                    }
+                    collector.push(h);
+                    if !progress(&collector) {
+                        break 'merge Ok(());
+                    }
+                }
+                // As in a sequential search, a failure counts only if the answer was not
+                // complete before it.
+                if let Some(e) = failure.filter(|_| !collector.is_full()) {
+                    break 'merge Err(e);
+                }
+                if collector.is_full() {
+                    break 'merge Ok(());
+                }
+            }
+            if turn == blocks.len() {
+                break Ok(());
+            }
+            // Search the next block here; when none is left, wait for the one whose turn it is.
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k < blocks.len() {
+                waiting[k] = Some(search_block(blocks[k], searcher, limit, per_file, &stop));
+            } else {
+                match arrived.recv() {
+                    Ok((k, found)) => waiting[k] = Some(found),
+                    // No thread is left to send it: one panicked (the scope passes it on).
+                    Err(_) => break Ok(()),
+                }
+            }
+        };
+        stop.store(true, Ordering::Relaxed);
+        outcome
+    })?;
+    Ok(collector)
+}
+
+/// One block's hits, up to its first failure (a bounded regex out of work), and the failure.
+#[cfg(not(target_arch = "wasm32"))]
+type BlockHits = (Vec<FileHits>, Option<CoreError>);
+
+/// How many blocks per thread a parallel search splits its files into.
+#[cfg(not(target_arch = "wasm32"))]
+const BLOCKS_PER_THREAD: usize = 16;
+
+/// Searches one block of a parallel search, in order, until it alone holds more than the cap,
+/// a regex runs out of work, or the search is stopped.
+#[cfg(not(target_arch = "wasm32"))]
+fn search_block(
+    block: &[(&String, &[u8])],
+    searcher: &Searcher,
+    limit: usize,
+    per_file: bool,
+    stop: &AtomicBool,
+) -> BlockHits {
+    let mut found = Vec::new();
+    let mut taken = 0usize;
+    for (p, data) in block {
+        if taken > collector_cap(limit) || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if !searcher.wants(p) {
+            continue;
+        }
+        match searcher.try_search(p, data, limit) {
+            Ok(Some(hits)) => {
+                taken = taken.saturating_add(if per_file { 1 } else { hits.count });
+                found.push(hits);
+            }
+            Ok(None) => {}
+            Err(e) => return (found, Some(e)),
         }
     }
-    Ok(collector)
+    (found, None)
 }
 
 /// The cap behind a `limit` of cap + 1 (or no cap).
@@ -1074,9 +1159,83 @@ mod tests {
                     let seq =
                         sequential(refs.iter().copied(), &searcher, Collector::new(&opts), |_| true).unwrap().finish();
                     for threads in [2, 3, 8] {
-                        let par = parallel(&refs, &searcher, Collector::new(&opts), threads).unwrap().finish();
+                        let par =
+                            parallel(&refs, &searcher, Collector::new(&opts), threads, |_| true).unwrap().finish();
                         assert_eq!(par, seq, "{mode:?} cap {cap:?} context {context} threads {threads}");
                     }
+                }
+            }
+        }
+        // A caller that has enough after some files stops a parallel search where it stops a
+        // sequential one, having seen the same files in the same order.
+        let opts = lit("needle");
+        let searcher = Searcher::new(&opts, "/").unwrap();
+        for stop_after in [1, 5, 120, 299] {
+            fn seen(calls: &mut Vec<String>, stop_after: usize) -> impl FnMut(&Collector) -> bool + '_ {
+                move |c| {
+                    calls.push(c.matches().last().map(|m| m.path.clone()).unwrap_or_default());
+                    calls.len() < stop_after
+                }
+            }
+            let mut seq_calls = Vec::new();
+            let seq =
+                sequential(refs.iter().copied(), &searcher, Collector::new(&opts), seen(&mut seq_calls, stop_after))
+                    .unwrap();
+            for threads in [2, 3, 8] {
+                let mut par_calls = Vec::new();
+                let par = parallel(&refs, &searcher, Collector::new(&opts), threads, seen(&mut par_calls, stop_after))
+                    .unwrap();
+                assert_eq!(par_calls, seq_calls, "stop after {stop_after}, threads {threads}");
+                assert_eq!(par.matches(), seq.matches(), "stop after {stop_after}, threads {threads}");
+            }
+        }
+    }
+
+    #[test]
+    fn large_searches_answer_and_stop_as_sequential_ones() {
+        // Over PARALLEL_MIN_BYTES: the first SEQUENTIAL_HEAD_BYTES on this thread, the rest in
+        // blocks on threads (on a machine with more than one CPU).
+        let filler = "x".repeat(8 << 10);
+        let files: Vec<(String, Vec<u8>)> = (0..700)
+            .map(|i| {
+                let mut text = format!("head {i}\n{filler}\n");
+                if i % 50 == 7 {
+                    text.push_str("rare needle\n");
+                }
+                if i % 2 == 0 {
+                    text.push_str("common needle\ncommon again\n");
+                }
+                (format!("/d{}/f{i:03}.txt", i % 9), text.into_bytes())
+            })
+            .collect();
+        let mut sorted = files;
+        sorted.sort();
+        let refs: Vec<(&String, &[u8])> = sorted.iter().map(|(p, d)| (p, d.as_slice())).collect();
+        assert!(refs.iter().map(|(_, d)| d.len()).sum::<usize>() > PARALLEL_MIN_BYTES);
+        for pattern in ["rare needle", "common", "needle"] {
+            for cap in [None, Some(3), Some(300)] {
+                let opts = GrepOptions { max_count: cap, ..lit(pattern) };
+                let searcher = Searcher::new(&opts, "/").unwrap().bounded();
+                let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts), |_| true).unwrap();
+                let all = grep_with(refs.iter().copied(), "/", &opts, |_| true).unwrap();
+                assert_eq!(all.finish(), seq.finish(), "{pattern} cap {cap:?}");
+                for stop_after in [1, 40, 200] {
+                    let (mut seen_seq, mut seen_all) = (0, 0);
+                    let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts), |_| {
+                        seen_seq += 1;
+                        seen_seq < stop_after
+                    })
+                    .unwrap();
+                    let all = grep_with(refs.iter().copied(), "/", &opts, |_| {
+                        seen_all += 1;
+                        seen_all < stop_after
+                    })
+                    .unwrap();
+                    assert_eq!(
+                        (seen_all, all.finish()),
+                        (seen_seq, seq.finish()),
+                        "{pattern} cap {cap:?} {stop_after}"
+                    );
                 }
             }
         }
