@@ -2,6 +2,9 @@
 //! Per-call methods (read, write, edit, stat, ls, glob, grep, route) take typed arguments and
 //! return result objects whose fields are read through getters; a failure sets `error` to
 //! `{ code, message }`. Marshalling only: every rule lives in `engram_core`.
+//!
+//! Every field of a result is `readonly`: JavaScript never sets one, and a setter would be one
+//! more exported function and glue method per field (63 of them: 18 KB of the glue).
 
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
@@ -19,7 +22,9 @@ mod prompt;
 /// A virtual path, normalised; or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Normalized {
+    #[wasm_bindgen(readonly)]
     pub path: Option<String>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
@@ -51,7 +56,9 @@ pub fn error_data(code: &str, subject: &str, detail: &str) -> ErrorData {
 /// Which paths a glob admits, as indices into the paths given; or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Kept {
+    #[wasm_bindgen(readonly)]
     pub kept: Option<Vec<u32>>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
@@ -72,7 +79,9 @@ pub fn rank_bm25(query: &str, documents: Vec<String>) -> Vec<f64> {
 /// The redacted text and how many secrets were replaced.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Redacted {
+    #[wasm_bindgen(readonly)]
     pub text: String,
+    #[wasm_bindgen(readonly)]
     pub count: u32,
 }
 
@@ -93,11 +102,15 @@ pub fn estimate_tokens(text: &str) -> u32 {
 #[wasm_bindgen(getter_with_clone)]
 #[derive(Clone)]
 pub struct ErrorData {
+    #[wasm_bindgen(readonly)]
     pub code: String,
+    #[wasm_bindgen(readonly)]
     pub message: String,
     /// The path (or pattern) the error is about, unescaped (see `engram_core::CoreError`).
+    #[wasm_bindgen(readonly)]
     pub subject: Option<String>,
     /// The reason shown in the message, when it has one.
+    #[wasm_bindgen(readonly)]
     pub detail: Option<String>,
 }
 
@@ -131,7 +144,9 @@ fn fill(meta: &mut [f64], values: &[f64]) {
 /// How many files `writeMany` wrote; or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Seeded {
+    #[wasm_bindgen(readonly)]
     pub written: Option<u32>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
@@ -139,12 +154,15 @@ pub struct Seeded {
 #[wasm_bindgen(getter_with_clone)]
 #[derive(Clone)]
 pub struct FileInfo {
+    #[wasm_bindgen(readonly)]
     pub path: String,
-    #[wasm_bindgen(js_name = isDir)]
+    #[wasm_bindgen(readonly, js_name = isDir)]
     pub is_dir: bool,
+    #[wasm_bindgen(readonly)]
     pub size: Option<f64>,
-    #[wasm_bindgen(js_name = modifiedAt)]
+    #[wasm_bindgen(readonly, js_name = modifiedAt)]
     pub modified_at: Option<f64>,
+    #[wasm_bindgen(readonly)]
     pub version: Option<String>,
 }
 
@@ -161,41 +179,57 @@ fn info(i: CoreInfo) -> FileInfo {
 /// The entries of one directory; or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Entries {
+    #[wasm_bindgen(readonly)]
     pub entries: Option<Vec<FileInfo>>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
 #[wasm_bindgen(getter_with_clone)]
 pub struct Deleted {
+    #[wasm_bindgen(readonly)]
     pub deleted: Option<u32>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
 /// A glob's files in columns (see `engram_core::api::FileColumns`); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct GlobOut {
+    #[wasm_bindgen(readonly)]
     pub paths: Option<Vec<String>>,
+    #[wasm_bindgen(readonly)]
     pub sizes: Option<Vec<f64>>,
+    #[wasm_bindgen(readonly)]
     pub modified: Option<Vec<f64>>,
+    #[wasm_bindgen(readonly)]
     pub versions: Option<Vec<f64>>,
+    #[wasm_bindgen(readonly)]
     pub truncated: Option<bool>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
 /// Grep results in columns (see `engram_core::api::GrepColumns`); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct GrepOut {
+    #[wasm_bindgen(readonly)]
     pub truncated: Option<bool>,
-    #[wasm_bindgen(js_name = groupPaths)]
+    #[wasm_bindgen(readonly, js_name = groupPaths)]
     pub group_paths: Option<Vec<String>>,
-    #[wasm_bindgen(js_name = groupSizes)]
+    #[wasm_bindgen(readonly, js_name = groupSizes)]
     pub group_sizes: Option<Vec<u32>>,
+    #[wasm_bindgen(readonly)]
     pub lines: Option<Vec<i32>>,
+    #[wasm_bindgen(readonly)]
     pub texts: Option<Vec<String>>,
+    #[wasm_bindgen(readonly)]
     pub files: Option<Vec<String>>,
-    #[wasm_bindgen(js_name = countPaths)]
+    #[wasm_bindgen(readonly, js_name = countPaths)]
     pub count_paths: Option<Vec<String>>,
+    #[wasm_bindgen(readonly)]
     pub counts: Option<Vec<u32>>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
@@ -219,11 +253,16 @@ fn grep_out(r: CoreResult<engram_core::grep::GrepResult>) -> GrepOut {
 /// Where a path routes: `route` is the prefix index, or `undefined` for the default backend.
 #[wasm_bindgen(getter_with_clone)]
 pub struct RouteOut {
+    #[wasm_bindgen(readonly)]
     pub route: Option<u32>,
+    #[wasm_bindgen(readonly)]
     pub prefix: Option<String>,
+    #[wasm_bindgen(readonly)]
     pub path: Option<String>,
     /// The whole path, normalised.
+    #[wasm_bindgen(readonly)]
     pub outer: Option<String>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
@@ -579,11 +618,17 @@ pub fn mount_error(
 /// directory a route adds to a listing); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct Merged {
+    #[wasm_bindgen(readonly)]
     pub truncated: Option<bool>,
+    #[wasm_bindgen(readonly)]
     pub paths: Option<Vec<String>>,
+    #[wasm_bindgen(readonly)]
     pub sizes: Option<Vec<u32>>,
+    #[wasm_bindgen(readonly)]
     pub picks: Option<Vec<u32>>,
+    #[wasm_bindgen(readonly)]
     pub renamed: Option<Vec<String>>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
@@ -669,8 +714,11 @@ pub fn mounts_under(router: &Router, dir: &str) -> Vec<u32> {
 /// directory of each (see `engram_core::composite::glob_asks`).
 #[wasm_bindgen(getter_with_clone)]
 pub struct GlobAsks {
+    #[wasm_bindgen(readonly)]
     pub mounts: Vec<u32>,
+    #[wasm_bindgen(readonly)]
     pub patterns: Vec<String>,
+    #[wasm_bindgen(readonly)]
     pub paths: Vec<String>,
 }
 
@@ -693,10 +741,13 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
 /// (1) and the `maxCount` it is asked with (-1: none).
 #[wasm_bindgen(getter_with_clone)]
 pub struct FanAsks {
+    #[wasm_bindgen(readonly)]
     pub mounts: Vec<i32>,
+    #[wasm_bindgen(readonly)]
     pub paths: Vec<String>,
+    #[wasm_bindgen(readonly)]
     pub globbed: Vec<u8>,
-    #[wasm_bindgen(js_name = maxCounts)]
+    #[wasm_bindgen(readonly, js_name = maxCounts)]
     pub max_counts: Vec<i32>,
 }
 
@@ -723,12 +774,19 @@ pub struct GlobFanOut {
 /// route each came from (-1: the default); or `error`.
 #[wasm_bindgen(getter_with_clone)]
 pub struct FanGlob {
+    #[wasm_bindgen(readonly)]
     pub paths: Option<Vec<String>>,
+    #[wasm_bindgen(readonly)]
     pub sizes: Option<Vec<f64>>,
+    #[wasm_bindgen(readonly)]
     pub modified: Option<Vec<f64>>,
+    #[wasm_bindgen(readonly)]
     pub versions: Option<Vec<f64>>,
+    #[wasm_bindgen(readonly)]
     pub mounts: Option<Vec<i32>>,
+    #[wasm_bindgen(readonly)]
     pub truncated: Option<bool>,
+    #[wasm_bindgen(readonly)]
     pub error: Option<ErrorData>,
 }
 
@@ -869,7 +927,9 @@ mod tool_text {
     /// The text of one tool call; or `error`.
     #[wasm_bindgen(getter_with_clone)]
     pub struct TextOut {
+        #[wasm_bindgen(readonly)]
         pub text: Option<String>,
+        #[wasm_bindgen(readonly)]
         pub error: Option<ErrorData>,
     }
 

@@ -25,8 +25,10 @@ pub fn escape_field(text: &str) -> String {
 /// The `<agent_memory>` section and where each source's part lies in it.
 #[wasm_bindgen(getter_with_clone)]
 pub struct MemorySectionOut {
+    #[wasm_bindgen(readonly)]
     pub text: String,
     /// Per source, the UTF-16 start and end of its part in `text` (`0, 0` when it adds nothing).
+    #[wasm_bindgen(readonly)]
     pub parts: Vec<u32>,
 }
 
