@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 mkdir -p .tmp
 bin=node_modules/.bin
 
-echo "== gates: cargo fmt, clippy, biome, tsc (sources and tests), import cycles, duplicates"
+echo "== gates: cargo fmt, clippy (native and wasm32), biome, tsc (sources and tests), import cycles, duplicates"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The WebAssembly build compiles code the native one does not (cfg(target_arch = "wasm32")).
+cargo clippy -p engram-core -p engram-wasm --target wasm32-unknown-unknown --quiet -- -D warnings
 "$bin/biome" ci --colors=off .
 "$bin/tsc" -p tsconfig.check.json
 "$bin/madge" --circular --extensions ts --ts-config tsconfig.check.json packages/engram/src

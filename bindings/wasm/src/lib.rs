@@ -2,9 +2,6 @@
 //! Per-call methods (read, write, edit, stat, ls, glob, grep, route) take typed arguments and
 //! return result objects whose fields are read through getters; a failure sets `error` to
 //! `{ code, message }`. Marshalling only: every rule lives in `engram_core`.
-//!
-//! Every field of a result is `readonly`: JavaScript never sets one, and a setter would be one
-//! more exported function and glue method per field (63 of them: 18 KB of the glue).
 
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
@@ -17,15 +14,28 @@ mod heap;
 // Word-at-a-time `memcmp`/`bcmp` in place of compiler_builtins' byte loops (see mem.rs).
 #[cfg(any(target_arch = "wasm32", test))]
 mod mem;
+
+/// A result JavaScript reads: each field through a getter (a clone), and none ever set, so
+/// every field is `readonly` (a setter would be one more export and glue method per field: 63
+/// of them were 18 KB of the glue).
+macro_rules! result {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)* }) => {
+        #[wasm_bindgen(getter_with_clone)]
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* #[wasm_bindgen(readonly)] pub $field: $ty,)*
+        }
+    };
+}
+
 mod prompt;
 
-/// A virtual path, normalised; or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct Normalized {
-    #[wasm_bindgen(readonly)]
-    pub path: Option<String>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// A virtual path, normalised; or `error`.
+    pub struct Normalized {
+        pub path: Option<String>,
+        pub error: Option<ErrorData>,
+    }
 }
 
 #[wasm_bindgen(js_name = normalizePath)]
@@ -53,13 +63,12 @@ pub fn error_data(code: &str, subject: &str, detail: &str) -> ErrorData {
     error_data_of(api::error_data(code, subject, detail))
 }
 
-/// Which paths a glob admits, as indices into the paths given; or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct Kept {
-    #[wasm_bindgen(readonly)]
-    pub kept: Option<Vec<u32>>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// Which paths a glob admits, as indices into the paths given; or `error`.
+    pub struct Kept {
+        pub kept: Option<Vec<u32>>,
+        pub error: Option<ErrorData>,
+    }
 }
 
 /// Which paths a glob admits (`kind`: `"glob"` or `"grep"`, see
@@ -76,13 +85,12 @@ pub fn rank_bm25(query: &str, documents: Vec<String>) -> Vec<f64> {
     api::rank_bm25(query, &documents)
 }
 
-/// The redacted text and how many secrets were replaced.
-#[wasm_bindgen(getter_with_clone)]
-pub struct Redacted {
-    #[wasm_bindgen(readonly)]
-    pub text: String,
-    #[wasm_bindgen(readonly)]
-    pub count: u32,
+result! {
+    /// The redacted text and how many secrets were replaced.
+    pub struct Redacted {
+        pub text: String,
+        pub count: u32,
+    }
 }
 
 /// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
@@ -98,20 +106,17 @@ pub fn estimate_tokens(text: &str) -> u32 {
     u32::try_from(engram_core::tokens::estimate_tokens(text)).unwrap_or(u32::MAX)
 }
 
-/// An error as data: a pinned code and its one message text.
-#[wasm_bindgen(getter_with_clone)]
-#[derive(Clone)]
-pub struct ErrorData {
-    #[wasm_bindgen(readonly)]
-    pub code: String,
-    #[wasm_bindgen(readonly)]
-    pub message: String,
-    /// The path (or pattern) the error is about, unescaped (see `engram_core::CoreError`).
-    #[wasm_bindgen(readonly)]
-    pub subject: Option<String>,
-    /// The reason shown in the message, when it has one.
-    #[wasm_bindgen(readonly)]
-    pub detail: Option<String>,
+result! {
+    /// An error as data: a pinned code and its one message text.
+    #[derive(Clone)]
+    pub struct ErrorData {
+        pub code: String,
+        pub message: String,
+        /// The path (or pattern) the error is about, unescaped (see `engram_core::CoreError`).
+        pub subject: Option<String>,
+        /// The reason shown in the message, when it has one.
+        pub detail: Option<String>,
+    }
 }
 
 fn error_of(e: CoreError) -> Option<ErrorData> {
@@ -141,29 +146,26 @@ fn fill(meta: &mut [f64], values: &[f64]) {
     }
 }
 
-/// How many files `writeMany` wrote; or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct Seeded {
-    #[wasm_bindgen(readonly)]
-    pub written: Option<u32>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// How many files `writeMany` wrote; or `error`.
+    pub struct Seeded {
+        pub written: Option<u32>,
+        pub error: Option<ErrorData>,
+    }
 }
 
-/// A file or directory (directories end with `/`).
-#[wasm_bindgen(getter_with_clone)]
-#[derive(Clone)]
-pub struct FileInfo {
-    #[wasm_bindgen(readonly)]
-    pub path: String,
-    #[wasm_bindgen(readonly, js_name = isDir)]
-    pub is_dir: bool,
-    #[wasm_bindgen(readonly)]
-    pub size: Option<f64>,
-    #[wasm_bindgen(readonly, js_name = modifiedAt)]
-    pub modified_at: Option<f64>,
-    #[wasm_bindgen(readonly)]
-    pub version: Option<String>,
+result! {
+    /// A file or directory (directories end with `/`).
+    #[derive(Clone)]
+    pub struct FileInfo {
+        pub path: String,
+        #[wasm_bindgen(js_name = isDir)]
+        pub is_dir: bool,
+        pub size: Option<f64>,
+        #[wasm_bindgen(js_name = modifiedAt)]
+        pub modified_at: Option<f64>,
+        pub version: Option<String>,
+    }
 }
 
 fn info(i: CoreInfo) -> FileInfo {
@@ -176,61 +178,49 @@ fn info(i: CoreInfo) -> FileInfo {
     }
 }
 
-/// The entries of one directory; or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct Entries {
-    #[wasm_bindgen(readonly)]
-    pub entries: Option<Vec<FileInfo>>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// The entries of one directory; or `error`.
+    pub struct Entries {
+        pub entries: Option<Vec<FileInfo>>,
+        pub error: Option<ErrorData>,
+    }
 }
 
-#[wasm_bindgen(getter_with_clone)]
-pub struct Deleted {
-    #[wasm_bindgen(readonly)]
-    pub deleted: Option<u32>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    pub struct Deleted {
+        pub deleted: Option<u32>,
+        pub error: Option<ErrorData>,
+    }
 }
 
-/// A glob's files in columns (see `engram_core::api::FileColumns`); or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct GlobOut {
-    #[wasm_bindgen(readonly)]
-    pub paths: Option<Vec<String>>,
-    #[wasm_bindgen(readonly)]
-    pub sizes: Option<Vec<f64>>,
-    #[wasm_bindgen(readonly)]
-    pub modified: Option<Vec<f64>>,
-    #[wasm_bindgen(readonly)]
-    pub versions: Option<Vec<f64>>,
-    #[wasm_bindgen(readonly)]
-    pub truncated: Option<bool>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// A glob's files in columns (see `engram_core::api::FileColumns`); or `error`.
+    pub struct GlobOut {
+        pub paths: Option<Vec<String>>,
+        pub sizes: Option<Vec<f64>>,
+        pub modified: Option<Vec<f64>>,
+        pub versions: Option<Vec<f64>>,
+        pub truncated: Option<bool>,
+        pub error: Option<ErrorData>,
+    }
 }
 
-/// Grep results in columns (see `engram_core::api::GrepColumns`); or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct GrepOut {
-    #[wasm_bindgen(readonly)]
-    pub truncated: Option<bool>,
-    #[wasm_bindgen(readonly, js_name = groupPaths)]
-    pub group_paths: Option<Vec<String>>,
-    #[wasm_bindgen(readonly, js_name = groupSizes)]
-    pub group_sizes: Option<Vec<u32>>,
-    #[wasm_bindgen(readonly)]
-    pub lines: Option<Vec<i32>>,
-    #[wasm_bindgen(readonly)]
-    pub texts: Option<Vec<String>>,
-    #[wasm_bindgen(readonly)]
-    pub files: Option<Vec<String>>,
-    #[wasm_bindgen(readonly, js_name = countPaths)]
-    pub count_paths: Option<Vec<String>>,
-    #[wasm_bindgen(readonly)]
-    pub counts: Option<Vec<u32>>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// Grep results in columns (see `engram_core::api::GrepColumns`); or `error`.
+    pub struct GrepOut {
+        pub truncated: Option<bool>,
+        #[wasm_bindgen(js_name = groupPaths)]
+        pub group_paths: Option<Vec<String>>,
+        #[wasm_bindgen(js_name = groupSizes)]
+        pub group_sizes: Option<Vec<u32>>,
+        pub lines: Option<Vec<i32>>,
+        pub texts: Option<Vec<String>>,
+        pub files: Option<Vec<String>>,
+        #[wasm_bindgen(js_name = countPaths)]
+        pub count_paths: Option<Vec<String>>,
+        pub counts: Option<Vec<u32>>,
+        pub error: Option<ErrorData>,
+    }
 }
 
 /// A grep result in columns; or `error`.
@@ -250,20 +240,16 @@ fn grep_out(r: CoreResult<engram_core::grep::GrepResult>) -> GrepOut {
     }
 }
 
-/// Where a path routes: `route` is the prefix index, or `undefined` for the default backend.
-#[wasm_bindgen(getter_with_clone)]
-pub struct RouteOut {
-    #[wasm_bindgen(readonly)]
-    pub route: Option<u32>,
-    #[wasm_bindgen(readonly)]
-    pub prefix: Option<String>,
-    #[wasm_bindgen(readonly)]
-    pub path: Option<String>,
-    /// The whole path, normalised.
-    #[wasm_bindgen(readonly)]
-    pub outer: Option<String>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// Where a path routes: `route` is the prefix index, or `undefined` for the default backend.
+    pub struct RouteOut {
+        pub route: Option<u32>,
+        pub prefix: Option<String>,
+        pub path: Option<String>,
+        /// The whole path, normalised.
+        pub outer: Option<String>,
+        pub error: Option<ErrorData>,
+    }
 }
 
 /// Longest-prefix router over normalised mount points.
@@ -614,22 +600,17 @@ pub fn mount_error(
     engram_core::composite::mount_error(&e, prefix, request).and_then(error_of)
 }
 
-/// A merged answer (see `engram_core::composite::Merged`; a pick of `0xFFFFFFFF` is a
-/// directory a route adds to a listing); or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct Merged {
-    #[wasm_bindgen(readonly)]
-    pub truncated: Option<bool>,
-    #[wasm_bindgen(readonly)]
-    pub paths: Option<Vec<String>>,
-    #[wasm_bindgen(readonly)]
-    pub sizes: Option<Vec<u32>>,
-    #[wasm_bindgen(readonly)]
-    pub picks: Option<Vec<u32>>,
-    #[wasm_bindgen(readonly)]
-    pub renamed: Option<Vec<String>>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// A merged answer (see `engram_core::composite::Merged`; a pick of `0xFFFFFFFF` is a
+    /// directory a route adds to a listing); or `error`.
+    pub struct Merged {
+        pub truncated: Option<bool>,
+        pub paths: Option<Vec<String>>,
+        pub sizes: Option<Vec<u32>>,
+        pub picks: Option<Vec<u32>>,
+        pub renamed: Option<Vec<String>>,
+        pub error: Option<ErrorData>,
+    }
 }
 
 fn merged(r: CoreResult<engram_core::composite::Merged>) -> Merged {
@@ -710,16 +691,14 @@ pub fn mounts_under(router: &Router, dir: &str) -> Vec<u32> {
     engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect()
 }
 
-/// The mounts a composite glob fans out to, in columns: route index, pattern and inner
-/// directory of each (see `engram_core::composite::glob_asks`).
-#[wasm_bindgen(getter_with_clone)]
-pub struct GlobAsks {
-    #[wasm_bindgen(readonly)]
-    pub mounts: Vec<u32>,
-    #[wasm_bindgen(readonly)]
-    pub patterns: Vec<String>,
-    #[wasm_bindgen(readonly)]
-    pub paths: Vec<String>,
+result! {
+    /// The mounts a composite glob fans out to, in columns: route index, pattern and inner
+    /// directory of each (see `engram_core::composite::glob_asks`).
+    pub struct GlobAsks {
+        pub mounts: Vec<u32>,
+        pub patterns: Vec<String>,
+        pub paths: Vec<String>,
+    }
 }
 
 #[wasm_bindgen(js_name = globAsks)]
@@ -736,19 +715,17 @@ pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
 // Steps: `asks()`, then `add` each asked source's table (route index, -1 for the default
 // backend), then `finish` or `text` once. Nothing crosses per mount but the table handle.
 
-/// The sources a fan-out asks, in columns: route index (-1: the default backend), the inner
-/// directory each is asked about and, for grep, whether it applies the call's `glob` itself
-/// (1) and the `maxCount` it is asked with (-1: none).
-#[wasm_bindgen(getter_with_clone)]
-pub struct FanAsks {
-    #[wasm_bindgen(readonly)]
-    pub mounts: Vec<i32>,
-    #[wasm_bindgen(readonly)]
-    pub paths: Vec<String>,
-    #[wasm_bindgen(readonly)]
-    pub globbed: Vec<u8>,
-    #[wasm_bindgen(readonly, js_name = maxCounts)]
-    pub max_counts: Vec<i32>,
+result! {
+    /// The sources a fan-out asks, in columns: route index (-1: the default backend), the inner
+    /// directory each is asked about and, for grep, whether it applies the call's `glob` itself
+    /// (1) and the `maxCount` it is asked with (-1: none).
+    pub struct FanAsks {
+        pub mounts: Vec<i32>,
+        pub paths: Vec<String>,
+        pub globbed: Vec<u8>,
+        #[wasm_bindgen(js_name = maxCounts)]
+        pub max_counts: Vec<i32>,
+    }
 }
 
 fn fan_asks(asks: &[engram_core::composite::FanAsk]) -> FanAsks {
@@ -770,24 +747,18 @@ pub struct GlobFanOut {
     inner: Option<engram_core::composite::GlobFanOut>,
 }
 
-/// A fan-out glob's files in columns (see `engram_core::api::FileColumns`; outer paths) and the
-/// route each came from (-1: the default); or `error`.
-#[wasm_bindgen(getter_with_clone)]
-pub struct FanGlob {
-    #[wasm_bindgen(readonly)]
-    pub paths: Option<Vec<String>>,
-    #[wasm_bindgen(readonly)]
-    pub sizes: Option<Vec<f64>>,
-    #[wasm_bindgen(readonly)]
-    pub modified: Option<Vec<f64>>,
-    #[wasm_bindgen(readonly)]
-    pub versions: Option<Vec<f64>>,
-    #[wasm_bindgen(readonly)]
-    pub mounts: Option<Vec<i32>>,
-    #[wasm_bindgen(readonly)]
-    pub truncated: Option<bool>,
-    #[wasm_bindgen(readonly)]
-    pub error: Option<ErrorData>,
+result! {
+    /// A fan-out glob's files in columns (see `engram_core::api::FileColumns`; outer paths) and the
+    /// route each came from (-1: the default); or `error`.
+    pub struct FanGlob {
+        pub paths: Option<Vec<String>>,
+        pub sizes: Option<Vec<f64>>,
+        pub modified: Option<Vec<f64>>,
+        pub versions: Option<Vec<f64>>,
+        pub mounts: Option<Vec<i32>>,
+        pub truncated: Option<bool>,
+        pub error: Option<ErrorData>,
+    }
 }
 
 /// A composite glob over resident tables; `root` is the normalised outer directory.
@@ -924,13 +895,12 @@ mod tool_text {
     use engram_core::CoreResult;
     use wasm_bindgen::prelude::*;
 
-    /// The text of one tool call; or `error`.
-    #[wasm_bindgen(getter_with_clone)]
-    pub struct TextOut {
-        #[wasm_bindgen(readonly)]
-        pub text: Option<String>,
-        #[wasm_bindgen(readonly)]
-        pub error: Option<ErrorData>,
+    result! {
+        /// The text of one tool call; or `error`.
+        pub struct TextOut {
+            pub text: Option<String>,
+            pub error: Option<ErrorData>,
+        }
     }
 
     fn text(r: CoreResult<String>) -> TextOut {

@@ -22,14 +22,13 @@ pub fn escape_field(text: &str) -> String {
     prompt::escape_field(text)
 }
 
-/// The `<agent_memory>` section and where each source's part lies in it.
-#[wasm_bindgen(getter_with_clone)]
-pub struct MemorySectionOut {
-    #[wasm_bindgen(readonly)]
-    pub text: String,
-    /// Per source, the UTF-16 start and end of its part in `text` (`0, 0` when it adds nothing).
-    #[wasm_bindgen(readonly)]
-    pub parts: Vec<u32>,
+result! {
+    /// The `<agent_memory>` section and where each source's part lies in it.
+    pub struct MemorySectionOut {
+        pub text: String,
+        /// Per source, the UTF-16 start and end of its part in `text` (`0, 0` when it adds nothing).
+        pub parts: Vec<u32>,
+    }
 }
 
 /// The `<agent_memory>` section: per source its path, kind (0 missing, 1 text, 2 error message,

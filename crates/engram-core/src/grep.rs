@@ -701,12 +701,13 @@ pub fn grep_with<'a>(
     files: impl Iterator<Item = (&'a String, &'a [u8])>,
     root: &str,
     opts: &GrepOptions,
-    mut progress: impl FnMut(&Collector) -> bool,
+    progress: impl FnMut(&Collector) -> bool,
 ) -> CoreResult<Collector> {
     let searcher = Searcher::new(opts, root)?.bounded();
     let collector = Collector::new(opts);
     #[cfg(not(target_arch = "wasm32"))]
     {
+        let mut progress = progress;
         let files: Vec<(&String, &[u8])> = files.collect();
         let bytes: usize = files.iter().map(|(_, d)| d.len()).sum();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
