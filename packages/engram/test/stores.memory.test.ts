@@ -79,6 +79,51 @@ describe("store rules", () => {
     expect((await s.list(["t"], { prefix: "\u{10ffff}", delimiter: "\u{10ffff}" })).prefixes).toEqual(["\u{10ffff}\u{10ffff}"]);
   });
 
+  it("keeps thousands of keys in order through puts and deletes (the key blocks split and empty)", async () => {
+    const s = new InMemoryStore();
+    const ns = ["many"];
+    let seed = 7;
+    const next = () => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return seed >>> 0;
+    };
+    const pieces = ["a", "b/", "z", "é", "\uffee", "😀", "/", "0", "m/n/"];
+    const randomKey = () => Array.from({ length: 1 + (next() % 6) }, () => pieces[next() % pieces.length]).join("") + (next() % 100_000);
+    const model = new Set<string>();
+    const sorted = () => [...model].sort(compareKeys);
+    const agree = async () => {
+      const all: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await s.list(ns, { values: false, limit: 700, ...(cursor !== undefined && { cursor }) });
+        all.push(...page.items.map((i) => i.key));
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      expect(all).toEqual(sorted());
+      for (const prefix of ["a", "b/", "é", "😀", "m/n/"]) {
+        const under = (await s.list(ns, { prefix, values: false })).items.map((i) => i.key);
+        expect(under, prefix).toEqual(sorted().filter((k) => k.startsWith(prefix)));
+      }
+    };
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 2_500; i++) {
+        const key = randomKey();
+        model.add(key);
+        await s.put(ns, key, i);
+      }
+      expect(model.size).toBeGreaterThan(2_000);
+      await agree();
+      // Delete most keys of some ranges, emptying whole blocks, and some scattered ones.
+      const keys = sorted();
+      const gone = keys.filter((k, i) => k.startsWith(round === 1 ? "a" : "z") || i % 3 === round);
+      expect(await s.delete(ns, gone)).toBe(gone.length);
+      for (const k of gone) model.delete(k);
+      await agree();
+    }
+  });
+
   it("orders by code point and computes prefix ends across the surrogate gap", () => {
     expect(["\u{10000}", "\uffff", "\ue000", "z"].sort(compareKeys)).toEqual(["z", "\ue000", "\uffff", "\u{10000}"]);
     expect(prefixEnd("ab")).toBe("ac");

@@ -1,7 +1,7 @@
 /**
  * `InMemoryStore`: the Store for tests and edge runtimes. Keys are kept sorted per namespace (by
- * code point, like the SQL stores) so prefix and delimiter listings are range scans, never full
- * scans.
+ * code point, like the SQL stores; see {@link SortedKeys}) so prefix and delimiter listings are
+ * range scans, never full scans.
  * @module
  */
 import {
@@ -15,6 +15,7 @@ import {
   namespaceId,
   searchRows,
 } from "./rules.js";
+import { SortedKeys } from "./sorted-keys.js";
 import type {
   BatchOp,
   BatchResult,
@@ -38,23 +39,10 @@ interface Row {
 }
 
 interface Space {
-  keys: string[];
+  keys: SortedKeys;
   rows: Map<string, Row>;
   /** Bumped on every put and delete. */
   changes: number;
-}
-
-/** First index in sorted `keys` whose key is >= `key` (or > `key` when not inclusive). */
-function lowerBound(keys: readonly string[], bound: Bound): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const c = compareKeys(keys[mid] as string, bound.key);
-    if (c < 0 || (c === 0 && !bound.inclusive)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Values are serialised as JSON in and parsed out, as a real store would. */
@@ -69,7 +57,7 @@ export class InMemoryStore implements Store {
     const id = namespaceId(namespace);
     let space = this.#spaces.get(id);
     if (!space && create) {
-      space = { keys: [], rows: new Map(), changes: 0 };
+      space = { keys: new SortedKeys(), rows: new Map(), changes: 0 };
       this.#spaces.set(id, space);
     }
     return space;
@@ -93,7 +81,7 @@ export class InMemoryStore implements Store {
 
   #put(space: Space, key: string, text: string): string {
     const revision = String(++this.#revision);
-    if (!space.rows.has(key)) space.keys.splice(lowerBound(space.keys, { key, inclusive: true }), 0, key);
+    if (!space.rows.has(key)) space.keys.insert(key);
     space.changes++;
     space.rows.set(key, { key, value: text, revision, updatedAt: Date.now() });
     return revision;
@@ -101,7 +89,7 @@ export class InMemoryStore implements Store {
 
   #delete(space: Space | undefined, key: string): boolean {
     if (!space?.rows.delete(key)) return false;
-    space.keys.splice(lowerBound(space.keys, { key, inclusive: true }), 1);
+    space.keys.delete(key);
     space.changes++;
     return true;
   }
@@ -166,10 +154,12 @@ export class InMemoryStore implements Store {
     return (from: Bound, to: string | undefined, limit: number): RawRow[] => {
       if (!space) return [];
       const out: RawRow[] = [];
-      for (let i = lowerBound(space.keys, from); i < space.keys.length && out.length < limit; i++) {
-        const key = space.keys[i] as string;
-        if (to !== undefined && compareKeys(key, to) >= 0) break;
-        out.push(space.rows.get(key) as Row);
+      if (limit > 0) {
+        space.keys.scan(from, (key) => {
+          if (to !== undefined && compareKeys(key, to) >= 0) return false;
+          out.push(space.rows.get(key) as Row);
+          return out.length < limit;
+        });
       }
       return out;
     };
