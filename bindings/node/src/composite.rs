@@ -237,12 +237,20 @@ pub struct GrepFanOut {
 }
 
 /// A composite grep over resident tables: `args` are the call's options (their path is
-/// ignored); `root` is the normalised outer directory. Invalid options fail every later step
-/// with their error.
+/// ignored); `root` is the normalised outer directory; `text_chars`: only the tool's text of at
+/// most that many characters is wanted (see `GrepFanOut::for_text`). Invalid options fail every
+/// later step with their error.
 #[napi]
-pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: String) -> GrepFanOut {
+pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: String, text_chars: Option<u32>) -> GrepFanOut {
     match args.options() {
-        Ok(o) => GrepFanOut { inner: Some(composite::GrepFanOut::new(&router.inner, o, &root)), error: None },
+        Ok(o) => {
+            let fan = composite::GrepFanOut::new(&router.inner, o, &root);
+            let fan = match text_chars {
+                Some(n) => fan.for_text(n as usize),
+                None => fan,
+            };
+            GrepFanOut { inner: Some(fan), error: None }
+        }
         Err(e) => GrepFanOut { inner: None, error: Some(e) },
     }
 }

@@ -828,11 +828,18 @@ impl GrepFanOut {
 }
 
 /// A composite grep over resident tables: `args` are the call's options (their path is
-/// ignored); `root` is the normalised outer directory. Invalid options fail every later step
-/// with their error.
+/// ignored); `root` is the normalised outer directory; `text_chars`: only the tool's text of at
+/// most that many characters is wanted (see `GrepFanOut::for_text`). Invalid options fail every
+/// later step with their error.
 #[wasm_bindgen(js_name = grepFanOut)]
-pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: &str) -> GrepFanOut {
-    let inner = args.options().map(|o| Some(engram_core::composite::GrepFanOut::new(&router.inner, o, root)));
+pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: &str, text_chars: Option<u32>) -> GrepFanOut {
+    let inner = args.options().map(|o| {
+        let fan = engram_core::composite::GrepFanOut::new(&router.inner, o, root);
+        Some(match text_chars {
+            Some(n) => fan.for_text(n as usize),
+            None => fan,
+        })
+    });
     GrepFanOut { inner }
 }
 

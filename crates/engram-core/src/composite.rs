@@ -789,6 +789,9 @@ pub struct GrepFanOut {
     path_glob: Option<String>,
     /// Mounts below the root: the default backend's missing root is then no error.
     mounts_below: bool,
+    /// Only the tool's text of at most this many characters is wanted (see
+    /// [`GrepFanOut::for_text`]).
+    text_chars: Option<usize>,
     asks: Vec<FanAsk>,
     slots: Vec<Slot<GrepGiven>>,
 }
@@ -850,7 +853,26 @@ impl GrepFanOut {
             }
         };
         let slots = asks.iter().map(|_| Slot::Empty).collect();
-        GrepFanOut { opts: opts.clone(), root: root.to_string(), within, path_glob, mounts_below, asks, slots }
+        GrepFanOut {
+            opts: opts.clone(),
+            root: root.to_string(),
+            within,
+            path_glob,
+            mounts_below,
+            text_chars: None,
+            asks,
+            slots,
+        }
+    }
+
+    /// The same fan-out for the `grep` tool's text of at most `max_chars` ([`GrepFanOut::text`];
+    /// [`GrepFanOut::finish`] then refuses): a source stops searching once its own lines would
+    /// fill that text, since the merged text, which holds them and other sources' lines in path
+    /// order, is full by then too. Not a mount whose lines the merge may drop (a path `glob`
+    /// applied to outer paths): its own lines say nothing about the merged text.
+    pub fn for_text(mut self, max_chars: usize) -> GrepFanOut {
+        self.text_chars = Some(max_chars);
+        self
     }
 
     /// The sources to give, the default backend first when it is asked.
@@ -868,16 +890,22 @@ impl GrepFanOut {
             max_count: ask.max_count,
             ..self.opts.clone()
         };
-        let answer = if mount.is_none() && self.mounts_below {
-            // Files a route hides are not searched: counted toward the cap, they would cut
-            // shown matches after them (and set `truncated` with nothing cut that is shown).
-            table.search_root(&opts).and_then(|root| {
-                let files = table.files_under(&root).filter(|(p, _)| !router.shadows(p));
-                crate::grep::grep(files.map(|(p, f)| (p, &f.data[..])), &root, &opts)
-            })
-        } else {
-            table.grep(&opts)
-        };
+        // Files a route hides are not searched: counted toward the cap, they would cut shown
+        // matches after them (and set `truncated` with nothing cut that is shown).
+        let hide = mount.is_none() && self.mounts_below;
+        let text_chars = self.text_chars.filter(|_| mount.is_none() || self.path_glob.is_none());
+        let answer = table.search_root(&opts).and_then(|root| {
+            let files = table.files_under(&root).filter(|(p, _)| !hide || !router.shadows(p));
+            let files = files.map(|(p, f)| (p, &f.data[..]));
+            let mut text = text_chars.map(GrepText::new);
+            let searched = crate::grep::grep_with(files, &root, &opts, |c| {
+                text.as_mut().is_none_or(|t| {
+                    t.update(c);
+                    !t.full()
+                })
+            });
+            searched.map(crate::grep::Collector::finish)
+        });
         self.slots[k] = match answer {
             Ok(r) => Slot::Given(grep_part(mount, r)),
             Err(e) if mount.is_none() && self.mounts_below && e.code == ErrorCode::FileNotFound => Slot::Skipped,
@@ -903,6 +931,9 @@ impl GrepFanOut {
 
     /// The merged answer as one grep result (outer paths).
     pub fn finish(self, router: &Router) -> CoreResult<GrepResult> {
+        if self.text_chars.is_some() {
+            return Err(malformed("fan-out (made for its text alone)"));
+        }
         let (m, mut lines, mode, _) = self.merged(router)?;
         let mut out = GrepResult { truncated: m.truncated, ..GrepResult::default() };
         match mode {
@@ -1398,6 +1429,19 @@ mod tests {
                 let mut t = GrepFanOut::new(&router, &opts, root);
                 give(&asks, &own, &mounts, |m, tb| t.add(&router, m, tb)).and_then(|_| t.text(&router, 300))
             };
+            // A fan-out made for its text alone stops each source early, and gives the same text.
+            for max_chars in [12, 40, 120, 300] {
+                let text = |mut t: GrepFanOut| {
+                    give(&asks, &own, &mounts, |m, tb| t.add(&router, m, tb)).and_then(|_| t.text(&router, max_chars))
+                };
+                let whole = text(GrepFanOut::new(&router, &opts, root));
+                let early = text(GrepFanOut::new(&router, &opts, root).for_text(max_chars));
+                match (whole, early) {
+                    (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b, "max_chars {}", max_chars),
+                    (Err(a), Err(b)) => proptest::prop_assert_eq!(a.code, b.code),
+                    (a, b) => proptest::prop_assert!(false, "{a:?} vs {b:?}"),
+                }
+            }
             let got = give(&asks, &own, &mounts, |m, t| fan.add(&router, m, t)).and_then(|_| fan.finish(&router));
             let want = flat.grep(&GrepOptions { path: Some(root.into()), ..opts.clone() });
             match (&got, &want) {

@@ -152,7 +152,7 @@ impl GrepText {
     }
 
     /// Formats what the collector kept since the last call.
-    fn update(&mut self, c: &Collector) {
+    pub(crate) fn update(&mut self, c: &Collector) {
         match c.mode() {
             OutputMode::Content => {
                 for m in &c.matches()[self.done..] {

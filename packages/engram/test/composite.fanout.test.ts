@@ -100,7 +100,11 @@ async function compare(seed: number, kinds: readonly Kind[], calls: number) {
         await slow.grep(pattern, options),
       );
       const request: ToolTextRequest = { op: "grep", pattern, options };
-      expect(await toolText(fast, core, request, 200), `${where}: grep text`).toEqual(await toolText(slow, core, request, 200));
+      // Small caps make the fan-out stop each source early (made for its text alone).
+      const chars = r.pick([30, 200, 2000]);
+      expect(await toolText(fast, core, request, chars), `${where}: grep text ${chars}`).toEqual(
+        await toolText(slow, core, request, chars),
+      );
     }
   }
 }

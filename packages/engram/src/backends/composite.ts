@@ -426,7 +426,7 @@ export class CompositeBackend implements Backend {
     const { router } = this.#ready as Setup;
     const made =
       request.op === "grep"
-        ? this.#gather(router.grepFanOut({ ...request.options, pattern: request.pattern }, t.outer), "grep")
+        ? this.#gather(router.grepFanOut({ ...request.options, pattern: request.pattern }, t.outer, maxChars), "grep")
         : this.#gather(router.globFanOut(request.pattern, t.outer), "glob");
     const gathered = await made;
     if (!gathered) return undefined;

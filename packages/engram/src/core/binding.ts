@@ -129,7 +129,7 @@ export interface RawBinding {
   ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
   mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string): RawMerged;
   globFanOut(router: RawRouter, pattern: string, root: string, maxResults: number | null | undefined): RawFanOut<RawFanGlob>;
-  grepFanOut(router: RawRouter, args: RawGrepArgs, root: string): RawFanOut<RawGrep>;
+  grepFanOut(router: RawRouter, args: RawGrepArgs, root: string, textChars?: number | null): RawFanOut<RawGrep>;
   routeInto(router: RawRouter, path: string, meta: Float64Array): Opt<string>;
   lsTable(
     router: RawRouter,
@@ -1093,14 +1093,15 @@ class RouterHandle implements CoreRouter {
     return { fan };
   }
 
-  grepFanOut(options: GrepOptions, root: string): Result<{ fan: CoreFanOut<GrepResult> }> {
+  grepFanOut(options: GrepOptions, root: string, textChars?: number): Result<{ fan: CoreFanOut<GrepResult> }> {
     const bad = checkGrep({ ...options, path: root });
     if (bad) return { error: bad };
     const o = options;
     const [max, context] = [toIndex(o.maxCount), toIndex(o.context)];
     const args = new this.binding.GrepArgs(o.pattern, undefined, o.glob, o.regex, o.ignoreCase, max, o.outputMode, context);
     try {
-      return { fan: this.#fanOut(this.binding.grepFanOut(this.raw, args, root), decodeGrep) };
+      const text = textChars === undefined ? undefined : capOf(textChars);
+      return { fan: this.#fanOut(this.binding.grepFanOut(this.raw, args, root, text), decodeGrep) };
     } finally {
       args.free?.();
     }

@@ -221,8 +221,10 @@ export interface CoreRouter {
    * the core refuses (say, with a lone surrogate) is the `{ error }`. */
   globFanOut(pattern: string, root: string, maxResults?: number): Result<{ fan: CoreFanOut<FanGlobResult> }>;
   /** A composite grep at the normalised directory `root` (`options.path` is ignored), as
-   * {@link CoreRouter.globFanOut}. */
-  grepFanOut(options: GrepOptions, root: string): Result<{ fan: CoreFanOut<GrepResult> }>;
+   * {@link CoreRouter.globFanOut}. With `textChars`, only the `grep` tool's text of at most that
+   * many characters is wanted: each source stops searching once its own lines fill it, `text()`
+   * answers as without, and `finish()` fails (`unsupported`). Default: the whole answer. */
+  grepFanOut(options: GrepOptions, root: string, textChars?: number): Result<{ fan: CoreFanOut<GrepResult> }>;
   /** A composite `ls` of the normalised directory `dir` in one call, from the core file table
    * of the backend `dir` routes to (`mount`: its route index, `null` for the default backend;
    * `inner`: `dir` as that backend sees it). As {@link CoreRouter.mergeLs} over that backend's
