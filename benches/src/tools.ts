@@ -4,10 +4,28 @@
  * corpus held as thread state. Ours: `createFilesystemTools` on a `StateBackend` (native, WASM),
  * whose text is made in the core in one call. The peer: deepagents' own `grep`, `glob` and
  * `read_file` tools (from `createFilesystemMiddleware`) over its `StateBackend`, invoked as a
- * LangChain tool is. Each answer is checked once before it is timed.
+ * LangChain tool is. The `tool.composite-*` rows put that State behind a composite with a Store
+ * mounted at `/memories/`, each library its own, as an agent with long-term memory has it. Each
+ * answer is checked once before it is timed.
  */
-import { createFilesystemMiddleware, StateBackend as PeerState } from "deepagents";
-import { type Core, StateBackend, type Tool, createFilesystemTools, invokeTool } from "engram";
+import { InMemoryStore as PeerInMemoryStore } from "@langchain/langgraph";
+import {
+  createFilesystemMiddleware,
+  CompositeBackend as PeerComposite,
+  StateBackend as PeerState,
+  StoreBackend as PeerStore,
+} from "deepagents";
+import {
+  type Backend,
+  CompositeBackend,
+  type Core,
+  InMemoryStore,
+  StateBackend,
+  StoreBackend,
+  type Tool,
+  createFilesystemTools,
+  invokeTool,
+} from "engram";
 import { BIG_FILE, COMMON_TOKEN, type Corpus, RARE_TOKEN } from "./corpus.js";
 import { type Checked, QUICK, STEADY, timeChecked } from "./measure.js";
 import type { Outcome, WorkloadResult } from "./run.js";
@@ -20,6 +38,8 @@ interface ToolCase {
   title: string;
   tool: "grep" | "glob" | "read_file";
   args: Args;
+  /** The State behind a composite with a Store at `/memories/`. */
+  composite?: boolean;
   /** Whether a text answers the call (both libraries format differently). */
   check(text: string): boolean;
 }
@@ -31,6 +51,14 @@ function cases(c: Corpus): ToolCase[] {
       title: `grep tool, common token '${COMMON_TOKEN}' (${c.expected.commonLines.toLocaleString("en-US")} lines), content mode: the capped text`,
       tool: "grep",
       args: { pattern: COMMON_TOKEN, output_mode: "content" },
+      check: (t) => t.split("\n").filter((l) => l.includes(COMMON_TOKEN)).length >= Math.min(500, c.expected.commonLines),
+    },
+    {
+      id: "tool.composite-grep-common",
+      title: `grep tool, common token '${COMMON_TOKEN}', content mode, the State behind a composite with a Store at /memories/: the capped text`,
+      tool: "grep",
+      args: { pattern: COMMON_TOKEN, output_mode: "content" },
+      composite: true,
       check: (t) => t.split("\n").filter((l) => l.includes(COMMON_TOKEN)).length >= Math.min(500, c.expected.commonLines),
     },
     {
@@ -60,10 +88,18 @@ function cases(c: Corpus): ToolCase[] {
 
 type Runner = (tool: ToolCase["tool"], args: Args) => Promise<string>;
 
-async function ours(core: Core, c: Corpus): Promise<Runner> {
-  const backend = new StateBackend({ core });
-  const w = await backend.writeMany(c.files.map((f) => [f.path, f.content] as const));
+const MEMORY = "# Preferences\n- dark mode\n";
+
+async function ours(core: Core, c: Corpus, composite: boolean): Promise<Runner> {
+  const state = new StateBackend({ core });
+  const w = await state.writeMany(c.files.map((f) => [f.path, f.content] as const));
   if (w.error) throw new Error(`loading the corpus: ${w.error.message}`);
+  let backend: Backend = state;
+  if (composite) {
+    const memories = new StoreBackend({ store: new InMemoryStore(), namespace: ["memories"], core });
+    await memories.write("/preferences.md", MEMORY);
+    backend = new CompositeBackend(state, { "/memories/": memories }, { core });
+  }
   const tools = new Map(createFilesystemTools({ backend, core }).map((t) => [t.name, t as Tool<never>]));
   return async (name, args) => (await invokeTool(tools.get(name) as Tool<never>, args)).content;
 }
@@ -73,11 +109,16 @@ interface PeerTool {
   invoke(args: Args): Promise<unknown>;
 }
 
-function peer(c: Corpus): Runner {
+async function peer(c: Corpus, composite: boolean): Promise<Runner> {
   const now = new Date().toISOString();
   const files: Record<string, { content: string; mimeType: string; created_at: string; modified_at: string }> = {};
   for (const f of c.files) files[f.path] = { content: f.content, mimeType: "text/plain", created_at: now, modified_at: now };
-  const backend = new PeerState({ state: { files } } as never);
+  let backend: unknown = new PeerState({ state: { files } } as never);
+  if (composite) {
+    const memories = new PeerStore({ store: new PeerInMemoryStore(), namespace: ["memories"] });
+    await memories.write("/preferences.md", MEMORY);
+    backend = new PeerComposite(backend as never, { "/memories/": memories as never });
+  }
   const mw = createFilesystemMiddleware({ backend: backend as never }) as unknown as { tools: PeerTool[] };
   const tools = new Map(mw.tools.map((t) => [t.name, t]));
   const text = (out: unknown): string =>
@@ -104,13 +145,23 @@ export async function toolRows(corpus: Corpus, cores: Core[], wanted: (id: strin
   const list = cases(corpus).filter((k) => wanted(k.id));
   if (list.length === 0) return [];
   const opts = quick ? QUICK : STEADY;
-  const subjects: [Role, string, Runner][] = [];
-  for (const core of cores) {
-    subjects.push([core.kind === "native" ? "ours-native" : "ours-wasm", `engram (${core.kind})`, await ours(core, corpus)]);
-  }
-  subjects.push(["peer", "deepagents 1.14.1", peer(corpus)]);
+  // Each layout's subjects, made when a row first needs them.
+  const layouts = new Map<boolean, [Role, string, Runner][]>();
+  const subjectsFor = async (composite: boolean) => {
+    let made = layouts.get(composite);
+    if (!made) {
+      made = [];
+      for (const core of cores) {
+        made.push([core.kind === "native" ? "ours-native" : "ours-wasm", `engram (${core.kind})`, await ours(core, corpus, composite)]);
+      }
+      made.push(["peer", "deepagents 1.14.1", await peer(corpus, composite)]);
+      layouts.set(composite, made);
+    }
+    return made;
+  };
   const rows: WorkloadResult[] = [];
   for (const k of list) {
+    const subjects = await subjectsFor(k.composite ?? false);
     const list: Checked[] = [];
     for (const [, label, run] of subjects) list.push(await checked(label, run, k));
     const timed = await timeChecked(list, opts);
