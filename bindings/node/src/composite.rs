@@ -244,11 +244,7 @@ pub struct GrepFanOut {
 pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: String, text_chars: Option<u32>) -> GrepFanOut {
     match args.options() {
         Ok(o) => {
-            let fan = composite::GrepFanOut::new(&router.inner, o, &root);
-            let fan = match text_chars {
-                Some(n) => fan.for_text(n as usize),
-                None => fan,
-            };
+            let fan = composite::GrepFanOut::new(&router.inner, o, &root).for_text(text_chars.map(|n| n as usize));
             GrepFanOut { inner: Some(fan), error: None }
         }
         Err(e) => GrepFanOut { inner: None, error: Some(e) },

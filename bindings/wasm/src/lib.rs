@@ -834,11 +834,7 @@ impl GrepFanOut {
 #[wasm_bindgen(js_name = grepFanOut)]
 pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: &str, text_chars: Option<u32>) -> GrepFanOut {
     let inner = args.options().map(|o| {
-        let fan = engram_core::composite::GrepFanOut::new(&router.inner, o, root);
-        Some(match text_chars {
-            Some(n) => fan.for_text(n as usize),
-            None => fan,
-        })
+        Some(engram_core::composite::GrepFanOut::new(&router.inner, o, root).for_text(text_chars.map(|n| n as usize)))
     });
     GrepFanOut { inner }
 }

@@ -272,7 +272,7 @@ fn split_paths(paths: &str, count: usize) -> CoreResult<Vec<&str>> {
 /// few strings and three arrays cross the boundary instead of an object per file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileColumns {
-    /// Each chunk's paths joined by NUL; a file's path is never split across chunks. None for
+    /// Each chunk's paths joined by NUL; a file's path is never split across chunks. Empty for
     /// no files.
     pub paths: Vec<String>,
     pub sizes: Vec<f64>,

@@ -865,13 +865,14 @@ impl GrepFanOut {
         }
     }
 
-    /// The same fan-out for the `grep` tool's text of at most `max_chars` ([`GrepFanOut::text`];
-    /// [`GrepFanOut::finish`] then refuses): a source stops searching once its own lines would
-    /// fill that text, since the merged text, which holds them and other sources' lines in path
-    /// order, is full by then too. Not a mount whose lines the merge may drop (a path `glob`
-    /// applied to outer paths): its own lines say nothing about the merged text.
-    pub fn for_text(mut self, max_chars: usize) -> GrepFanOut {
-        self.text_chars = Some(max_chars);
+    /// With `max_chars`, the same fan-out for the `grep` tool's text of at most that many
+    /// characters alone ([`GrepFanOut::text`]; [`GrepFanOut::finish`] then refuses): a source
+    /// stops searching once its own lines would fill that text, since the merged text, which
+    /// holds them and other sources' lines in path order, is full by then too. Not a mount whose
+    /// lines the merge may drop (a path `glob` applied to outer paths): its own lines say
+    /// nothing about the merged text.
+    pub fn for_text(mut self, max_chars: Option<usize>) -> GrepFanOut {
+        self.text_chars = max_chars;
         self
     }
 
@@ -898,12 +899,8 @@ impl GrepFanOut {
             let files = table.files_under(&root).filter(|(p, _)| !hide || !router.shadows(p));
             let files = files.map(|(p, f)| (p, &f.data[..]));
             let mut text = text_chars.map(GrepText::new);
-            let searched = crate::grep::grep_with(files, &root, &opts, |c| {
-                text.as_mut().is_none_or(|t| {
-                    t.update(c);
-                    !t.full()
-                })
-            });
+            let searched =
+                crate::grep::grep_with(files, &root, &opts, |c| text.as_mut().is_none_or(|t| t.wants_more(c)));
             searched.map(crate::grep::Collector::finish)
         });
         self.slots[k] = match answer {
@@ -1430,12 +1427,12 @@ mod tests {
                 give(&asks, &own, &mounts, |m, tb| t.add(&router, m, tb)).and_then(|_| t.text(&router, 300))
             };
             // A fan-out made for its text alone stops each source early, and gives the same text.
-            for max_chars in [12, 40, 120, 300] {
+            for max_chars in [0, 1, 12, 40, 120, 300] {
                 let text = |mut t: GrepFanOut| {
                     give(&asks, &own, &mounts, |m, tb| t.add(&router, m, tb)).and_then(|_| t.text(&router, max_chars))
                 };
                 let whole = text(GrepFanOut::new(&router, &opts, root));
-                let early = text(GrepFanOut::new(&router, &opts, root).for_text(max_chars));
+                let early = text(GrepFanOut::new(&router, &opts, root).for_text(Some(max_chars)));
                 match (whole, early) {
                     (Ok(a), Ok(b)) => proptest::prop_assert_eq!(a, b, "max_chars {}", max_chars),
                     (Err(a), Err(b)) => proptest::prop_assert_eq!(a.code, b.code),
@@ -1604,5 +1601,15 @@ mod tests {
         assert_eq!(fan.finish(&router).unwrap_err().code, ErrorCode::Unsupported);
         let mut fan = GlobFanOut::new(&router, "*", "/", None);
         assert_eq!(fan.add(&router, Some(3), &own).unwrap_err().code, ErrorCode::Unsupported);
+        // A fan-out made for its text alone answers the text and refuses the structured answer,
+        // which may be missing what its sources left unsearched.
+        let text_only = || {
+            let mut fan = GrepFanOut::new(&router, &opts, "/").for_text(Some(10));
+            fan.add(&router, None, &own).unwrap();
+            fan.add(&router, Some(0), &mount).unwrap();
+            fan
+        };
+        assert_eq!(text_only().finish(&router).unwrap_err().code, ErrorCode::Unsupported);
+        assert!(text_only().text(&router, 10).is_ok());
     }
 }

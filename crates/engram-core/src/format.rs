@@ -151,8 +151,15 @@ impl GrepText {
         self.lines.full()
     }
 
+    /// Formats what the collector kept since the last call; whether the search should go on
+    /// (the text is not decided yet): the `progress` of a search that feeds this text.
+    pub(crate) fn wants_more(&mut self, c: &Collector) -> bool {
+        self.update(c);
+        !self.full()
+    }
+
     /// Formats what the collector kept since the last call.
-    pub(crate) fn update(&mut self, c: &Collector) {
+    fn update(&mut self, c: &Collector) {
         match c.mode() {
             OutputMode::Content => {
                 for m in &c.matches()[self.done..] {
@@ -311,10 +318,7 @@ impl FileTable {
         let root = self.search_root(opts)?;
         let files = self.files_under(&root).map(|(k, f)| (k, &f.data[..]));
         let mut text = GrepText::new(max_chars);
-        let collector = grep::grep_with(files, &root, opts, |c| {
-            text.update(c);
-            !text.full()
-        })?;
+        let collector = grep::grep_with(files, &root, opts, |c| text.wants_more(c))?;
         text.update(&collector);
         Ok(text.finish(&opts.pattern, collector.is_full()))
     }
