@@ -2,6 +2,16 @@
 //! Per-call methods (read, write, edit, stat, ls, glob, grep, route) take typed arguments and
 //! return result objects whose fields are read through getters; a failure sets `error` to
 //! `{ code, message }`. Marshalling only: every rule lives in `engram_core`.
+//!
+//! Functions and methods return one JavaScript value: a string, a typed array or `undefined`
+//! made inside the call (`JsValue`), its TypeScript type kept with `unchecked_return_type`.
+//! wasm-bindgen would return a `String`, a `Vec` or an `Option` of one as a multi-value pair,
+//! and Node 20's V8 compiles a wrapper for each multi-value export signature with its
+//! optimising compiler while it compiles the module (~0.15 ms each): 18 signatures were 3 ms
+//! of a 12 ms cold start (issue 13). One-value signatures share V8's generic wrapper. Left as
+//! wasm-bindgen makes them: the result getters (they share two signatures; getters written
+//! out by hand made the module 12 KB larger and compiled no faster) and the few calls that
+//! throw (`Result<_, JsError>`).
 
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
@@ -52,9 +62,9 @@ pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Res
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
-#[wasm_bindgen(js_name = formatNumbered)]
-pub fn format_numbered(content: &str, first_line: u32) -> String {
-    api::format_numbered(content, first_line as usize)
+#[wasm_bindgen(js_name = formatNumbered, unchecked_return_type = "string")]
+pub fn format_numbered(content: &str, first_line: u32) -> JsValue {
+    api::format_numbered(content, first_line as usize).into()
 }
 
 /// The canonical error for a pinned error code (an unknown code is `unsupported`).
@@ -80,9 +90,9 @@ pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: Vec<String>) -
 }
 
 /// BM25 relevance of each document to `query`, in document order.
-#[wasm_bindgen(js_name = rankBm25)]
-pub fn rank_bm25(query: &str, documents: Vec<String>) -> Vec<f64> {
-    api::rank_bm25(query, &documents)
+#[wasm_bindgen(js_name = rankBm25, unchecked_return_type = "Float64Array")]
+pub fn rank_bm25(query: &str, documents: Vec<String>) -> JsValue {
+    api::rank_bm25(query, &documents).into()
 }
 
 result! {
@@ -280,8 +290,9 @@ impl Router {
         }
     }
 
-    pub fn prefixes(&self) -> Vec<String> {
-        self.inner.prefixes().to_vec()
+    #[wasm_bindgen(unchecked_return_type = "string[]")]
+    pub fn prefixes(&self) -> JsValue {
+        self.inner.prefixes().to_vec().into()
     }
 }
 
@@ -352,11 +363,12 @@ impl FileTable {
         }
     }
 
-    fn written(&self, r: CoreResult<api::Written>, meta: &mut [f64]) -> Option<String> {
+    fn written(&self, r: CoreResult<api::Written>, meta: &mut [f64]) -> JsValue {
         self.keep(r, |w| {
             fill(meta, &[w.version as f64]);
             w.path
         })
+        .into()
     }
 }
 
@@ -394,8 +406,9 @@ impl FileTable {
     }
 
     /// Every file, compactly, for a checkpoint.
-    pub fn snapshot(&self) -> Vec<u8> {
-        self.inner.snapshot()
+    #[wasm_bindgen(unchecked_return_type = "Uint8Array")]
+    pub fn snapshot(&self) -> JsValue {
+        self.inner.snapshot().into()
     }
 
     #[wasm_bindgen(getter)]
@@ -417,13 +430,14 @@ impl FileTable {
 
     /// The files written since the counters `last_version`/`changes` (a delta record), or
     /// `undefined` when only a full snapshot describes the change (see `engram_core::delta`).
-    #[wasm_bindgen(js_name = deltaSince)]
-    pub fn delta_since(&self, last_version: f64, changes: f64) -> Option<Vec<u8>> {
+    #[wasm_bindgen(js_name = deltaSince, unchecked_return_type = "Uint8Array | undefined")]
+    pub fn delta_since(&self, last_version: f64, changes: f64) -> JsValue {
         let mark = engram_core::delta::Mark { last_version: last_version as u64, changes: changes as u64 };
-        self.inner.delta_since(mark)
+        self.inner.delta_since(mark).into()
     }
 
     /// Writes a file: its normalised path, `meta` = `[version]`; `undefined` on failure.
+    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
     pub fn write(
         &mut self,
         path: &str,
@@ -431,12 +445,12 @@ impl FileTable {
         modified_at: f64,
         if_version: Option<String>,
         meta: &mut [f64],
-    ) -> Option<String> {
+    ) -> JsValue {
         let r = api::write(&mut self.inner, path, data, modified_at, if_version.as_deref());
         self.written(r, meta)
     }
 
-    #[wasm_bindgen(js_name = writeText)]
+    #[wasm_bindgen(js_name = writeText, unchecked_return_type = "string | undefined")]
     pub fn write_text(
         &mut self,
         path: &str,
@@ -444,7 +458,7 @@ impl FileTable {
         modified_at: f64,
         if_version: Option<String>,
         meta: &mut [f64],
-    ) -> Option<String> {
+    ) -> JsValue {
         let r = api::write(&mut self.inner, path, text.into_bytes(), modified_at, if_version.as_deref());
         self.written(r, meta)
     }
@@ -488,25 +502,28 @@ impl FileTable {
     }
 
     /// Appends bytes to a file (created when missing): as `write`.
-    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64, meta: &mut [f64]) -> Option<String> {
+    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
+    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64, meta: &mut [f64]) -> JsValue {
         let r = api::append(&mut self.inner, path, data, modified_at);
         self.written(r, meta)
     }
 
     /// Lines of a file: the content, `meta` = `[totalLines, offset, lines]`; `undefined` on
     /// failure.
-    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>, meta: &mut [f64]) -> Option<String> {
+    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
+    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>, meta: &mut [f64]) -> JsValue {
         let r = self.inner.read(path, offset as usize, limit.map(|l| l as usize));
         self.keep(r, |r| {
             fill(meta, &[r.total_lines as f64, r.offset as f64, r.lines as f64]);
             r.content
         })
+        .into()
     }
 
     /// The raw bytes of a file, or `undefined` when it is missing or a directory.
-    #[wasm_bindgen(js_name = readBytes)]
-    pub fn read_bytes(&self, path: &str) -> Option<Vec<u8>> {
-        self.inner.read_bytes(path).ok().map(<[u8]>::to_vec)
+    #[wasm_bindgen(js_name = readBytes, unchecked_return_type = "Uint8Array | undefined")]
+    pub fn read_bytes(&self, path: &str) -> JsValue {
+        self.inner.read_bytes(path).ok().map(<[u8]>::to_vec).into()
     }
 
     pub fn ls(&self, path: &str) -> Entries {
@@ -516,7 +533,8 @@ impl FileTable {
 
     /// Metadata: the path (directories end with `/`), `meta` = `[isDir (1 or 0), size,
     /// modifiedAt, version]` (NaN when absent); `undefined` on failure.
-    pub fn stat(&self, path: &str, meta: &mut [f64]) -> Option<String> {
+    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
+    pub fn stat(&self, path: &str, meta: &mut [f64]) -> JsValue {
         self.keep(api::stat(&self.inner, path), |(i, version)| {
             let nan = f64::NAN;
             let size = i.size.map_or(nan, |s| s as f64);
@@ -526,6 +544,7 @@ impl FileTable {
             );
             i.path
         })
+        .into()
     }
 
     pub fn delete(&mut self, path: &str) -> Deleted {
@@ -536,6 +555,7 @@ impl FileTable {
     /// Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`;
     /// `undefined` on failure.
     #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
     pub fn edit(
         &mut self,
         path: String,
@@ -545,13 +565,14 @@ impl FileTable {
         modified_at: f64,
         if_version: Option<String>,
         meta: &mut [f64],
-    ) -> Option<String> {
+    ) -> JsValue {
         let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
         let r = api::edit(&mut self.inner, &o);
         self.keep(r, |r| {
             fill(meta, &[r.occurrences as f64, r.version as f64]);
             r.path
         })
+        .into()
     }
 
     /// Grep (see [`GrepArgs`]).
@@ -686,9 +707,11 @@ pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: &str) -> 
 }
 
 /// The routes strictly below a normalised directory, in construction order.
-#[wasm_bindgen(js_name = mountsUnder)]
-pub fn mounts_under(router: &Router, dir: &str) -> Vec<u32> {
-    engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect()
+#[wasm_bindgen(js_name = mountsUnder, unchecked_return_type = "Uint32Array")]
+pub fn mounts_under(router: &Router, dir: &str) -> JsValue {
+    let mounts: Vec<u32> =
+        engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect();
+    mounts.into()
 }
 
 result! {
@@ -879,12 +902,14 @@ pub fn ls_table(router: &Router, dir: &str, mount: i32, inner: &str, table: &Fil
 /// Where a path routes without a result object: the outer (normalised) path, with `meta` =
 /// `[route (-1: the default backend), UTF-16 offset of the inner path in it (-1: the inner path
 /// is "/")]`; `undefined` when the path is refused (`Router.route` then gives the error).
-#[wasm_bindgen(js_name = routeInto)]
-pub fn route_into(router: &Router, path: &str, meta: &mut [f64]) -> Option<String> {
-    let (outer, route, start) = engram_core::composite::route_parts(&router.inner, path).ok()?;
-    let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
-    fill(meta, &[n(route), n(start)]);
-    Some(outer)
+#[wasm_bindgen(js_name = routeInto, unchecked_return_type = "string | undefined")]
+pub fn route_into(router: &Router, path: &str, meta: &mut [f64]) -> JsValue {
+    let routed = engram_core::composite::route_parts(&router.inner, path).ok().map(|(outer, route, start)| {
+        let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
+        fill(meta, &[n(route), n(start)]);
+        outer
+    });
+    routed.into()
 }
 
 // ---- The filesystem tools' text for the model (see `engram_core::format`) ----------------------
@@ -946,7 +971,7 @@ mod tool_text {
     }
 
     /// Grep output from columns (see `engram_core::format::format_grep_columns`).
-    #[wasm_bindgen(js_name = formatGrep)]
+    #[wasm_bindgen(js_name = formatGrep, unchecked_return_type = "string")]
     pub fn format_grep(
         pattern: &str,
         mode: &str,
@@ -955,25 +980,25 @@ mod tool_text {
         texts: Vec<String>,
         truncated: bool,
         max_chars: u32,
-    ) -> String {
+    ) -> JsValue {
         let mode = OutputMode::parse(mode).unwrap_or_default();
-        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, max_chars as usize)
+        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, max_chars as usize).into()
     }
 
     /// `ls` output; a negative size marks a directory.
-    #[wasm_bindgen(js_name = formatLs)]
-    pub fn format_ls(shown: &str, paths: Vec<String>, sizes: &[f64], max_chars: u32) -> String {
-        format::format_ls_columns(shown, &paths, sizes, max_chars as usize)
+    #[wasm_bindgen(js_name = formatLs, unchecked_return_type = "string")]
+    pub fn format_ls(shown: &str, paths: Vec<String>, sizes: &[f64], max_chars: u32) -> JsValue {
+        format::format_ls_columns(shown, &paths, sizes, max_chars as usize).into()
     }
 
     /// `glob` output.
-    #[wasm_bindgen(js_name = formatGlob)]
-    pub fn format_glob(pattern: &str, paths: Vec<String>, truncated: bool, max_chars: u32) -> String {
-        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, max_chars as usize)
+    #[wasm_bindgen(js_name = formatGlob, unchecked_return_type = "string")]
+    pub fn format_glob(pattern: &str, paths: Vec<String>, truncated: bool, max_chars: u32) -> JsValue {
+        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, max_chars as usize).into()
     }
 
     /// `read_file` output from a read result.
-    #[wasm_bindgen(js_name = formatRead)]
+    #[wasm_bindgen(js_name = formatRead, unchecked_return_type = "string")]
     pub fn format_read(
         shown: &str,
         content: String,
@@ -982,19 +1007,19 @@ mod tool_text {
         lines: u32,
         limit: u32,
         max_chars: u32,
-    ) -> String {
+    ) -> JsValue {
         let r = engram_core::read::ReadResult {
             content,
             total_lines: total_lines as usize,
             offset: offset as usize,
             lines: lines as usize,
         };
-        format::format_read(shown, &r, limit as usize, max_chars as usize)
+        format::format_read(shown, &r, limit as usize, max_chars as usize).into()
     }
 
     /// Any tool output cut to `maxChars` UTF-16 units with the truncation note.
-    #[wasm_bindgen(js_name = capOutput)]
-    pub fn cap_output(text: String, max_chars: u32) -> String {
-        format::cap_output(text, max_chars as usize)
+    #[wasm_bindgen(js_name = capOutput, unchecked_return_type = "string")]
+    pub fn cap_output(text: String, max_chars: u32) -> JsValue {
+        format::cap_output(text, max_chars as usize).into()
     }
 }

@@ -5,21 +5,21 @@ use engram_core::prompt::{self, FactBudget, FactColumns, Source};
 use wasm_bindgen::prelude::*;
 
 /// Section tags neutralised (see `engram_core::prompt::neutralize_section_tags`).
-#[wasm_bindgen(js_name = neutralizeSectionTags)]
-pub fn neutralize_section_tags(text: &str) -> String {
-    prompt::neutralize_section_tags(text).into_owned()
+#[wasm_bindgen(js_name = neutralizeSectionTags, unchecked_return_type = "string")]
+pub fn neutralize_section_tags(text: &str) -> JsValue {
+    prompt::neutralize_section_tags(text).into_owned().into()
 }
 
 /// `&`, `<`, `>` and disguised tag openers escaped, for short fields.
-#[wasm_bindgen(js_name = escapeTags)]
-pub fn escape_tags(text: &str) -> String {
-    prompt::escape_tags(text)
+#[wasm_bindgen(js_name = escapeTags, unchecked_return_type = "string")]
+pub fn escape_tags(text: &str) -> JsValue {
+    prompt::escape_tags(text).into()
 }
 
 /// `escapeTags`, then every run of whitespace one space, trimmed (a skills-index field).
-#[wasm_bindgen(js_name = escapeField)]
-pub fn escape_field(text: &str) -> String {
-    prompt::escape_field(text)
+#[wasm_bindgen(js_name = escapeField, unchecked_return_type = "string")]
+pub fn escape_field(text: &str) -> JsValue {
+    prompt::escape_field(text).into()
 }
 
 result! {
@@ -47,15 +47,15 @@ pub fn memory_section(
 }
 
 /// The skills index, or `""` when there are no skills.
-#[wasm_bindgen(js_name = skillsSection)]
-pub fn skills_section(names: Vec<String>, descriptions: Vec<String>, paths: Vec<String>) -> String {
-    prompt::skills_section(&names, &descriptions, &paths)
+#[wasm_bindgen(js_name = skillsSection, unchecked_return_type = "string")]
+pub fn skills_section(names: Vec<String>, descriptions: Vec<String>, paths: Vec<String>) -> JsValue {
+    prompt::skills_section(&names, &descriptions, &paths).into()
 }
 
 /// The long-term `<memory>` block. `summaries`: the six summaries in order; facts in columns
 /// (`sourceErrors[i]` `""` when none); ranked by `scores` when given (one per fact), else by
 /// relevance to `query` (by confidence when it is blank).
-#[wasm_bindgen(js_name = factsBlock)]
+#[wasm_bindgen(js_name = factsBlock, unchecked_return_type = "string")]
 #[allow(clippy::too_many_arguments)]
 pub fn facts_block(
     summaries: Vec<String>,
@@ -67,7 +67,7 @@ pub fn facts_block(
     query: &str,
     max_tokens: u32,
     correction_tokens: u32,
-) -> String {
+) -> JsValue {
     let columns = FactColumns {
         summaries: &summaries,
         contents: &contents,
@@ -81,11 +81,12 @@ pub fn facts_block(
         columns,
         FactBudget { max_tokens: max_tokens as usize, correction_tokens: correction_tokens as usize },
     )
+    .into()
 }
 
 /// Per fact, its confidence plus its BM25 relevance to `query` scaled to 0–1 (see
 /// `engram_core::prompt::relevance_scores`).
-#[wasm_bindgen(js_name = relevanceScores)]
-pub fn relevance_scores(query: &str, contents: Vec<String>, confidences: &[f64]) -> Vec<f64> {
-    prompt::relevance_scores_columns(query, &contents, confidences)
+#[wasm_bindgen(js_name = relevanceScores, unchecked_return_type = "Float64Array")]
+pub fn relevance_scores(query: &str, contents: Vec<String>, confidences: &[f64]) -> JsValue {
+    prompt::relevance_scores_columns(query, &contents, confidences).into()
 }
