@@ -3,15 +3,14 @@
 //! return result objects whose fields are read through getters; a failure sets `error` to
 //! `{ code, message }`. Marshalling only: every rule lives in `engram_core`.
 //!
-//! Functions and methods return one JavaScript value: a string, a typed array or `undefined`
-//! made inside the call (`JsValue`), its TypeScript type kept with `unchecked_return_type`.
-//! wasm-bindgen would return a `String`, a `Vec` or an `Option` of one as a multi-value pair,
-//! and Node 20's V8 compiles a wrapper for each multi-value export signature with its
-//! optimising compiler while it compiles the module (~0.15 ms each): 18 signatures were 3 ms
-//! of a 12 ms cold start (issue 13). One-value signatures share V8's generic wrapper. Left as
-//! wasm-bindgen makes them: the result getters (they share two signatures; getters written
-//! out by hand made the module 12 KB larger and compiled no faster) and the few calls that
-//! throw (`Result<_, JsError>`).
+//! Strings, lists and numbers that may be absent cross as one JavaScript value made inside the
+//! call, of an imported type that names its TypeScript type (`Text` is a `string`, `Texts` a
+//! `string[]`, ...), both as results and as result fields. wasm-bindgen would return a
+//! `String`, a `Vec` or an `Option` of one as a multi-value pair, and Node 20's V8 compiles a
+//! wrapper for each multi-value export signature with its optimising compiler while it
+//! compiles the module (~0.15 ms each): 20 signatures were 2.5 ms of a 12 ms cold start
+//! (issue 13). One-value signatures share V8's generic wrapper. The calls that throw
+//! (`Result<_, JsError>`, none on a per-call path) stay as wasm-bindgen makes them.
 
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
@@ -38,12 +37,52 @@ macro_rules! result {
     };
 }
 
+// The JavaScript values results hold and calls return, each an imported type that TypeScript
+// sees as the type named here and that crosses as one value (see the crate docs).
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(typescript_type = "string")]
+    #[derive(Clone)]
+    pub type Text;
+    #[wasm_bindgen(typescript_type = "string[]")]
+    #[derive(Clone)]
+    pub type Texts;
+    #[wasm_bindgen(typescript_type = "number")]
+    #[derive(Clone)]
+    pub type Number;
+    #[wasm_bindgen(typescript_type = "Uint8Array")]
+    #[derive(Clone)]
+    pub type Bytes;
+    #[wasm_bindgen(typescript_type = "Uint32Array")]
+    #[derive(Clone)]
+    pub type U32s;
+    #[wasm_bindgen(typescript_type = "Int32Array")]
+    #[derive(Clone)]
+    pub type I32s;
+    #[wasm_bindgen(typescript_type = "Float64Array")]
+    #[derive(Clone)]
+    pub type F64s;
+    #[wasm_bindgen(typescript_type = "FileInfo[]")]
+    #[derive(Clone)]
+    pub type FileInfos;
+}
+
+/// A Rust value made into the JavaScript value TypeScript knows as `T`: a string, an array of
+/// strings or of result objects, a typed array or a number.
+trait IntoJs: Into<JsValue> {
+    fn js<T: JsCast>(self) -> T {
+        self.into().unchecked_into()
+    }
+}
+
+impl<V: Into<JsValue>> IntoJs for V {}
+
 mod prompt;
 
 result! {
     /// A virtual path, normalised; or `error`.
     pub struct Normalized {
-        pub path: Option<String>,
+        pub path: Option<Text>,
         pub error: Option<ErrorData>,
     }
 }
@@ -51,7 +90,7 @@ result! {
 #[wasm_bindgen(js_name = normalizePath)]
 pub fn normalize_path(path: &str) -> Normalized {
     let (path, error) = split(api::normalize_path(path));
-    Normalized { path, error }
+    Normalized { path: path.map(IntoJs::js), error }
 }
 
 /// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
@@ -62,9 +101,9 @@ pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Res
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
-#[wasm_bindgen(js_name = formatNumbered, unchecked_return_type = "string")]
-pub fn format_numbered(content: &str, first_line: u32) -> JsValue {
-    api::format_numbered(content, first_line as usize).into()
+#[wasm_bindgen(js_name = formatNumbered)]
+pub fn format_numbered(content: &str, first_line: u32) -> Text {
+    api::format_numbered(content, first_line as usize).js()
 }
 
 /// The canonical error for a pinned error code (an unknown code is `unsupported`).
@@ -76,7 +115,7 @@ pub fn error_data(code: &str, subject: &str, detail: &str) -> ErrorData {
 result! {
     /// Which paths a glob admits, as indices into the paths given; or `error`.
     pub struct Kept {
-        pub kept: Option<Vec<u32>>,
+        pub kept: Option<U32s>,
         pub error: Option<ErrorData>,
     }
 }
@@ -86,19 +125,19 @@ result! {
 #[wasm_bindgen(js_name = filterPaths)]
 pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: Vec<String>) -> Kept {
     let (kept, error) = split(api::filter_paths(kind, pattern, root, &paths));
-    Kept { kept, error }
+    Kept { kept: kept.map(IntoJs::js), error }
 }
 
 /// BM25 relevance of each document to `query`, in document order.
-#[wasm_bindgen(js_name = rankBm25, unchecked_return_type = "Float64Array")]
-pub fn rank_bm25(query: &str, documents: Vec<String>) -> JsValue {
-    api::rank_bm25(query, &documents).into()
+#[wasm_bindgen(js_name = rankBm25)]
+pub fn rank_bm25(query: &str, documents: Vec<String>) -> F64s {
+    api::rank_bm25(query, &documents).js()
 }
 
 result! {
     /// The redacted text and how many secrets were replaced.
     pub struct Redacted {
-        pub text: String,
+        pub text: Text,
         pub count: u32,
     }
 }
@@ -107,7 +146,7 @@ result! {
 #[wasm_bindgen(js_name = redactSecrets)]
 pub fn redact_secrets(text: &str) -> Redacted {
     let r = api::redact_secrets(text);
-    Redacted { text: r.text, count: r.count as u32 }
+    Redacted { text: r.text.js(), count: r.count as u32 }
 }
 
 /// Estimated tokens of `text` under a byte-level BPE tokenizer (see `engram_core::tokens`).
@@ -120,12 +159,12 @@ result! {
     /// An error as data: a pinned code and its one message text.
     #[derive(Clone)]
     pub struct ErrorData {
-        pub code: String,
-        pub message: String,
+        pub code: Text,
+        pub message: Text,
         /// The path (or pattern) the error is about, unescaped (see `engram_core::CoreError`).
-        pub subject: Option<String>,
+        pub subject: Option<Text>,
         /// The reason shown in the message, when it has one.
-        pub detail: Option<String>,
+        pub detail: Option<Text>,
     }
 }
 
@@ -135,7 +174,12 @@ fn error_of(e: CoreError) -> Option<ErrorData> {
 
 fn error_data_of(e: CoreError) -> ErrorData {
     let detail = (!e.detail.is_empty()).then_some(e.detail);
-    ErrorData { code: e.code.as_str().to_string(), message: e.message, subject: Some(e.subject), detail }
+    ErrorData {
+        code: e.code.as_str().js(),
+        message: e.message.js(),
+        subject: Some(e.subject.js()),
+        detail: detail.map(IntoJs::js),
+    }
 }
 
 /// Splits a core result into the success value and the `error` field.
@@ -168,30 +212,30 @@ result! {
     /// A file or directory (directories end with `/`).
     #[derive(Clone)]
     pub struct FileInfo {
-        pub path: String,
+        pub path: Text,
         #[wasm_bindgen(js_name = isDir)]
         pub is_dir: bool,
-        pub size: Option<f64>,
+        pub size: Option<Number>,
         #[wasm_bindgen(js_name = modifiedAt)]
-        pub modified_at: Option<f64>,
-        pub version: Option<String>,
+        pub modified_at: Option<Number>,
+        pub version: Option<Text>,
     }
 }
 
 fn info(i: CoreInfo) -> FileInfo {
     FileInfo {
-        path: i.path,
+        path: i.path.js(),
         is_dir: i.is_dir,
-        size: i.size.map(|s| s as f64),
-        modified_at: i.modified_at,
-        version: i.version,
+        size: i.size.map(|s| (s as f64).js()),
+        modified_at: i.modified_at.map(IntoJs::js),
+        version: i.version.map(IntoJs::js),
     }
 }
 
 result! {
     /// The entries of one directory; or `error`.
     pub struct Entries {
-        pub entries: Option<Vec<FileInfo>>,
+        pub entries: Option<FileInfos>,
         pub error: Option<ErrorData>,
     }
 }
@@ -206,10 +250,10 @@ result! {
 result! {
     /// A glob's files in columns (see `engram_core::api::FileColumns`); or `error`.
     pub struct GlobOut {
-        pub paths: Option<Vec<String>>,
-        pub sizes: Option<Vec<f64>>,
-        pub modified: Option<Vec<f64>>,
-        pub versions: Option<Vec<f64>>,
+        pub paths: Option<Texts>,
+        pub sizes: Option<F64s>,
+        pub modified: Option<F64s>,
+        pub versions: Option<F64s>,
         pub truncated: Option<bool>,
         pub error: Option<ErrorData>,
     }
@@ -220,15 +264,15 @@ result! {
     pub struct GrepOut {
         pub truncated: Option<bool>,
         #[wasm_bindgen(js_name = groupPaths)]
-        pub group_paths: Option<Vec<String>>,
+        pub group_paths: Option<Texts>,
         #[wasm_bindgen(js_name = groupSizes)]
-        pub group_sizes: Option<Vec<u32>>,
-        pub lines: Option<Vec<i32>>,
-        pub texts: Option<Vec<String>>,
-        pub files: Option<Vec<String>>,
+        pub group_sizes: Option<U32s>,
+        pub lines: Option<I32s>,
+        pub texts: Option<Texts>,
+        pub files: Option<Texts>,
         #[wasm_bindgen(js_name = countPaths)]
-        pub count_paths: Option<Vec<String>>,
-        pub counts: Option<Vec<u32>>,
+        pub count_paths: Option<Texts>,
+        pub counts: Option<U32s>,
         pub error: Option<ErrorData>,
     }
 }
@@ -239,13 +283,13 @@ fn grep_out(r: CoreResult<engram_core::grep::GrepResult>) -> GrepOut {
     let c = r.map(api::grep_columns).unwrap_or_default();
     GrepOut {
         truncated: error.is_none().then_some(c.truncated),
-        group_paths: c.group_paths,
-        group_sizes: c.group_sizes,
-        lines: c.lines,
-        texts: c.texts,
-        files: c.files,
-        count_paths: c.count_paths,
-        counts: c.counts,
+        group_paths: c.group_paths.map(IntoJs::js),
+        group_sizes: c.group_sizes.map(IntoJs::js),
+        lines: c.lines.map(IntoJs::js),
+        texts: c.texts.map(IntoJs::js),
+        files: c.files.map(IntoJs::js),
+        count_paths: c.count_paths.map(IntoJs::js),
+        counts: c.counts.map(IntoJs::js),
         error,
     }
 }
@@ -254,10 +298,10 @@ result! {
     /// Where a path routes: `route` is the prefix index, or `undefined` for the default backend.
     pub struct RouteOut {
         pub route: Option<u32>,
-        pub prefix: Option<String>,
-        pub path: Option<String>,
+        pub prefix: Option<Text>,
+        pub path: Option<Text>,
         /// The whole path, normalised.
-        pub outer: Option<String>,
+        pub outer: Option<Text>,
         pub error: Option<ErrorData>,
     }
 }
@@ -281,18 +325,17 @@ impl Router {
         match r {
             Some(r) => RouteOut {
                 route: r.route.map(|i| i as u32),
-                prefix: r.prefix,
-                path: Some(r.path),
-                outer: Some(r.outer),
+                prefix: r.prefix.map(IntoJs::js),
+                path: Some(r.path.js()),
+                outer: Some(r.outer.js()),
                 error,
             },
             None => RouteOut { route: None, prefix: None, path: None, outer: None, error },
         }
     }
 
-    #[wasm_bindgen(unchecked_return_type = "string[]")]
-    pub fn prefixes(&self) -> JsValue {
-        self.inner.prefixes().to_vec().into()
+    pub fn prefixes(&self) -> Texts {
+        self.inner.prefixes().to_vec().js()
     }
 }
 
@@ -363,12 +406,11 @@ impl FileTable {
         }
     }
 
-    fn written(&self, r: CoreResult<api::Written>, meta: &mut [f64]) -> JsValue {
+    fn written(&self, r: CoreResult<api::Written>, meta: &mut [f64]) -> Option<Text> {
         self.keep(r, |w| {
             fill(meta, &[w.version as f64]);
-            w.path
+            w.path.js()
         })
-        .into()
     }
 }
 
@@ -406,9 +448,8 @@ impl FileTable {
     }
 
     /// Every file, compactly, for a checkpoint.
-    #[wasm_bindgen(unchecked_return_type = "Uint8Array")]
-    pub fn snapshot(&self) -> JsValue {
-        self.inner.snapshot().into()
+    pub fn snapshot(&self) -> Bytes {
+        self.inner.snapshot().js()
     }
 
     #[wasm_bindgen(getter)]
@@ -430,14 +471,13 @@ impl FileTable {
 
     /// The files written since the counters `last_version`/`changes` (a delta record), or
     /// `undefined` when only a full snapshot describes the change (see `engram_core::delta`).
-    #[wasm_bindgen(js_name = deltaSince, unchecked_return_type = "Uint8Array | undefined")]
-    pub fn delta_since(&self, last_version: f64, changes: f64) -> JsValue {
+    #[wasm_bindgen(js_name = deltaSince)]
+    pub fn delta_since(&self, last_version: f64, changes: f64) -> Option<Bytes> {
         let mark = engram_core::delta::Mark { last_version: last_version as u64, changes: changes as u64 };
-        self.inner.delta_since(mark).into()
+        self.inner.delta_since(mark).map(IntoJs::js)
     }
 
     /// Writes a file: its normalised path, `meta` = `[version]`; `undefined` on failure.
-    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
     pub fn write(
         &mut self,
         path: &str,
@@ -445,12 +485,12 @@ impl FileTable {
         modified_at: f64,
         if_version: Option<String>,
         meta: &mut [f64],
-    ) -> JsValue {
+    ) -> Option<Text> {
         let r = api::write(&mut self.inner, path, data, modified_at, if_version.as_deref());
         self.written(r, meta)
     }
 
-    #[wasm_bindgen(js_name = writeText, unchecked_return_type = "string | undefined")]
+    #[wasm_bindgen(js_name = writeText)]
     pub fn write_text(
         &mut self,
         path: &str,
@@ -458,7 +498,7 @@ impl FileTable {
         modified_at: f64,
         if_version: Option<String>,
         meta: &mut [f64],
-    ) -> JsValue {
+    ) -> Option<Text> {
         let r = api::write(&mut self.inner, path, text.into_bytes(), modified_at, if_version.as_deref());
         self.written(r, meta)
     }
@@ -502,39 +542,35 @@ impl FileTable {
     }
 
     /// Appends bytes to a file (created when missing): as `write`.
-    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
-    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64, meta: &mut [f64]) -> JsValue {
+    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64, meta: &mut [f64]) -> Option<Text> {
         let r = api::append(&mut self.inner, path, data, modified_at);
         self.written(r, meta)
     }
 
     /// Lines of a file: the content, `meta` = `[totalLines, offset, lines]`; `undefined` on
     /// failure.
-    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
-    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>, meta: &mut [f64]) -> JsValue {
+    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>, meta: &mut [f64]) -> Option<Text> {
         let r = self.inner.read(path, offset as usize, limit.map(|l| l as usize));
         self.keep(r, |r| {
             fill(meta, &[r.total_lines as f64, r.offset as f64, r.lines as f64]);
-            r.content
+            r.content.js()
         })
-        .into()
     }
 
     /// The raw bytes of a file, or `undefined` when it is missing or a directory.
-    #[wasm_bindgen(js_name = readBytes, unchecked_return_type = "Uint8Array | undefined")]
-    pub fn read_bytes(&self, path: &str) -> JsValue {
-        self.inner.read_bytes(path).ok().map(<[u8]>::to_vec).into()
+    #[wasm_bindgen(js_name = readBytes)]
+    pub fn read_bytes(&self, path: &str) -> Option<Bytes> {
+        self.inner.read_bytes(path).ok().map(|bytes| bytes.to_vec().js())
     }
 
     pub fn ls(&self, path: &str) -> Entries {
         let (e, error) = split(self.inner.ls(path));
-        Entries { entries: e.map(|e| e.into_iter().map(info).collect()), error }
+        Entries { entries: e.map(|e| e.into_iter().map(info).collect::<Vec<_>>().js()), error }
     }
 
     /// Metadata: the path (directories end with `/`), `meta` = `[isDir (1 or 0), size,
     /// modifiedAt, version]` (NaN when absent); `undefined` on failure.
-    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
-    pub fn stat(&self, path: &str, meta: &mut [f64]) -> JsValue {
+    pub fn stat(&self, path: &str, meta: &mut [f64]) -> Option<Text> {
         self.keep(api::stat(&self.inner, path), |(i, version)| {
             let nan = f64::NAN;
             let size = i.size.map_or(nan, |s| s as f64);
@@ -542,9 +578,8 @@ impl FileTable {
                 meta,
                 &[f64::from(u8::from(i.is_dir)), size, i.modified_at.unwrap_or(nan), version.map_or(nan, |v| v as f64)],
             );
-            i.path
+            i.path.js()
         })
-        .into()
     }
 
     pub fn delete(&mut self, path: &str) -> Deleted {
@@ -555,7 +590,6 @@ impl FileTable {
     /// Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`;
     /// `undefined` on failure.
     #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(unchecked_return_type = "string | undefined")]
     pub fn edit(
         &mut self,
         path: String,
@@ -565,14 +599,13 @@ impl FileTable {
         modified_at: f64,
         if_version: Option<String>,
         meta: &mut [f64],
-    ) -> JsValue {
+    ) -> Option<Text> {
         let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
         let r = api::edit(&mut self.inner, &o);
         self.keep(r, |r| {
             fill(meta, &[r.occurrences as f64, r.version as f64]);
-            r.path
+            r.path.js()
         })
-        .into()
     }
 
     /// Grep (see [`GrepArgs`]).
@@ -584,10 +617,10 @@ impl FileTable {
         let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
         match api::glob_columns(&self.inner, &o) {
             Ok((c, truncated)) => GlobOut {
-                paths: Some(c.paths),
-                sizes: Some(c.sizes),
-                modified: Some(c.modified),
-                versions: Some(c.versions),
+                paths: Some(c.paths.js()),
+                sizes: Some(c.sizes.js()),
+                modified: Some(c.modified.js()),
+                versions: Some(c.versions.js()),
                 truncated: Some(truncated),
                 error: None,
             },
@@ -626,10 +659,10 @@ result! {
     /// directory a route adds to a listing); or `error`.
     pub struct Merged {
         pub truncated: Option<bool>,
-        pub paths: Option<Vec<String>>,
-        pub sizes: Option<Vec<u32>>,
-        pub picks: Option<Vec<u32>>,
-        pub renamed: Option<Vec<String>>,
+        pub paths: Option<Texts>,
+        pub sizes: Option<U32s>,
+        pub picks: Option<U32s>,
+        pub renamed: Option<Texts>,
         pub error: Option<ErrorData>,
     }
 }
@@ -640,10 +673,10 @@ fn merged(r: CoreResult<engram_core::composite::Merged>) -> Merged {
     let ok = error.is_none();
     Merged {
         truncated: ok.then_some(m.truncated),
-        paths: ok.then_some(m.paths),
-        sizes: ok.then_some(m.sizes),
-        picks: ok.then_some(m.picks),
-        renamed: ok.then_some(m.renamed),
+        paths: ok.then(|| m.paths.js()),
+        sizes: ok.then(|| m.sizes.js()),
+        picks: ok.then(|| m.picks.js()),
+        renamed: ok.then(|| m.renamed.js()),
         error,
     }
 }
@@ -707,20 +740,20 @@ pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: &str) -> 
 }
 
 /// The routes strictly below a normalised directory, in construction order.
-#[wasm_bindgen(js_name = mountsUnder, unchecked_return_type = "Uint32Array")]
-pub fn mounts_under(router: &Router, dir: &str) -> JsValue {
+#[wasm_bindgen(js_name = mountsUnder)]
+pub fn mounts_under(router: &Router, dir: &str) -> U32s {
     let mounts: Vec<u32> =
         engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect();
-    mounts.into()
+    mounts.js()
 }
 
 result! {
     /// The mounts a composite glob fans out to, in columns: route index, pattern and inner
     /// directory of each (see `engram_core::composite::glob_asks`).
     pub struct GlobAsks {
-        pub mounts: Vec<u32>,
-        pub patterns: Vec<String>,
-        pub paths: Vec<String>,
+        pub mounts: U32s,
+        pub patterns: Texts,
+        pub paths: Texts,
     }
 }
 
@@ -728,9 +761,9 @@ result! {
 pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
     let asks = engram_core::composite::glob_asks(&router.inner, pattern, root);
     GlobAsks {
-        mounts: asks.iter().map(|a| a.mount as u32).collect(),
-        patterns: asks.iter().map(|a| a.pattern.clone()).collect(),
-        paths: asks.into_iter().map(|a| a.path).collect(),
+        mounts: asks.iter().map(|a| a.mount as u32).collect::<Vec<_>>().js(),
+        patterns: asks.iter().map(|a| a.pattern.clone()).collect::<Vec<_>>().js(),
+        paths: asks.into_iter().map(|a| a.path).collect::<Vec<_>>().js(),
     }
 }
 
@@ -743,20 +776,20 @@ result! {
     /// directory each is asked about and, for grep, whether it applies the call's `glob` itself
     /// (1) and the `maxCount` it is asked with (-1: none).
     pub struct FanAsks {
-        pub mounts: Vec<i32>,
-        pub paths: Vec<String>,
-        pub globbed: Vec<u8>,
+        pub mounts: I32s,
+        pub paths: Texts,
+        pub globbed: Bytes,
         #[wasm_bindgen(js_name = maxCounts)]
-        pub max_counts: Vec<i32>,
+        pub max_counts: I32s,
     }
 }
 
 fn fan_asks(asks: &[engram_core::composite::FanAsk]) -> FanAsks {
     FanAsks {
-        mounts: asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect(),
-        paths: asks.iter().map(|a| a.path.clone()).collect(),
-        globbed: asks.iter().map(|a| u8::from(a.pattern.is_some())).collect(),
-        max_counts: asks.iter().map(|a| a.max_count.map_or(-1, |n| n as i32)).collect(),
+        mounts: asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect::<Vec<_>>().js(),
+        paths: asks.iter().map(|a| a.path.clone()).collect::<Vec<_>>().js(),
+        globbed: asks.iter().map(|a| u8::from(a.pattern.is_some())).collect::<Vec<_>>().js(),
+        max_counts: asks.iter().map(|a| a.max_count.map_or(-1, |n| n as i32)).collect::<Vec<_>>().js(),
     }
 }
 
@@ -774,11 +807,11 @@ result! {
     /// A fan-out glob's files in columns (see `engram_core::api::FileColumns`; outer paths) and the
     /// route each came from (-1: the default); or `error`.
     pub struct FanGlob {
-        pub paths: Option<Vec<String>>,
-        pub sizes: Option<Vec<f64>>,
-        pub modified: Option<Vec<f64>>,
-        pub versions: Option<Vec<f64>>,
-        pub mounts: Option<Vec<i32>>,
+        pub paths: Option<Texts>,
+        pub sizes: Option<F64s>,
+        pub modified: Option<F64s>,
+        pub versions: Option<F64s>,
+        pub mounts: Option<I32s>,
         pub truncated: Option<bool>,
         pub error: Option<ErrorData>,
     }
@@ -807,11 +840,11 @@ impl GlobFanOut {
         let (r, error) = split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.finish(&router.inner)));
         match r {
             Some((c, from, truncated)) => FanGlob {
-                paths: Some(c.paths),
-                sizes: Some(c.sizes),
-                modified: Some(c.modified),
-                versions: Some(c.versions),
-                mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                paths: Some(c.paths.js()),
+                sizes: Some(c.sizes.js()),
+                modified: Some(c.modified.js()),
+                versions: Some(c.versions.js()),
+                mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect::<Vec<_>>().js()),
                 truncated: Some(truncated),
                 error,
             },
@@ -829,9 +862,7 @@ impl GlobFanOut {
 
     /// The `glob` tool's text of the merged answer.
     pub fn text(&mut self, router: &Router, max_chars: u32) -> tool_text::TextOut {
-        let (text, error) =
-            split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.text(&router.inner, max_chars as usize)));
-        tool_text::TextOut { text, error }
+        tool_text::text(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.text(&router.inner, max_chars as usize)))
     }
 }
 
@@ -884,8 +915,7 @@ impl GrepFanOut {
 
     /// The `grep` tool's text of the merged answer, under the output cap.
     pub fn text(&mut self, router: &Router, max_chars: u32) -> tool_text::TextOut {
-        let (text, error) = split(self.take().and_then(|f| f.text(&router.inner, max_chars as usize)));
-        tool_text::TextOut { text, error }
+        tool_text::text(self.take().and_then(|f| f.text(&router.inner, max_chars as usize)))
     }
 }
 
@@ -896,27 +926,26 @@ impl GrepFanOut {
 pub fn ls_table(router: &Router, dir: &str, mount: i32, inner: &str, table: &FileTable) -> Entries {
     let r = engram_core::composite::ls_table(&router.inner, dir, usize::try_from(mount).ok(), inner, &table.inner);
     let (e, error) = split(r);
-    Entries { entries: e.map(|e| e.into_iter().map(info).collect()), error }
+    Entries { entries: e.map(|e| e.into_iter().map(info).collect::<Vec<_>>().js()), error }
 }
 
 /// Where a path routes without a result object: the outer (normalised) path, with `meta` =
 /// `[route (-1: the default backend), UTF-16 offset of the inner path in it (-1: the inner path
 /// is "/")]`; `undefined` when the path is refused (`Router.route` then gives the error).
-#[wasm_bindgen(js_name = routeInto, unchecked_return_type = "string | undefined")]
-pub fn route_into(router: &Router, path: &str, meta: &mut [f64]) -> JsValue {
-    let routed = engram_core::composite::route_parts(&router.inner, path).ok().map(|(outer, route, start)| {
+#[wasm_bindgen(js_name = routeInto)]
+pub fn route_into(router: &Router, path: &str, meta: &mut [f64]) -> Option<Text> {
+    engram_core::composite::route_parts(&router.inner, path).ok().map(|(outer, route, start)| {
         let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
         fill(meta, &[n(route), n(start)]);
-        outer
-    });
-    routed.into()
+        outer.js()
+    })
 }
 
 // ---- The filesystem tools' text for the model (see `engram_core::format`) ----------------------
 // Per-table methods that search or read and format in one call under the output cap, and free
 // functions that format another backend's results with the same rules. Strings in and out.
 mod tool_text {
-    use super::{split, ErrorData, FileTable, GrepArgs};
+    use super::{split, ErrorData, FileTable, GrepArgs, IntoJs, Text};
     use engram_core::format;
     use engram_core::grep::OutputMode;
     use engram_core::ops::GlobOptions;
@@ -926,14 +955,15 @@ mod tool_text {
     result! {
         /// The text of one tool call; or `error`.
         pub struct TextOut {
-            pub text: Option<String>,
+            pub text: Option<Text>,
             pub error: Option<ErrorData>,
         }
     }
 
-    fn text(r: CoreResult<String>) -> TextOut {
+    /// A tool's text, or the error.
+    pub(crate) fn text(r: CoreResult<String>) -> TextOut {
         let (text, error) = split(r);
-        TextOut { text, error }
+        TextOut { text: text.map(IntoJs::js), error }
     }
 
     #[wasm_bindgen]
@@ -971,7 +1001,7 @@ mod tool_text {
     }
 
     /// Grep output from columns (see `engram_core::format::format_grep_columns`).
-    #[wasm_bindgen(js_name = formatGrep, unchecked_return_type = "string")]
+    #[wasm_bindgen(js_name = formatGrep)]
     pub fn format_grep(
         pattern: &str,
         mode: &str,
@@ -980,25 +1010,25 @@ mod tool_text {
         texts: Vec<String>,
         truncated: bool,
         max_chars: u32,
-    ) -> JsValue {
+    ) -> Text {
         let mode = OutputMode::parse(mode).unwrap_or_default();
-        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, max_chars as usize).into()
+        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, max_chars as usize).js()
     }
 
     /// `ls` output; a negative size marks a directory.
-    #[wasm_bindgen(js_name = formatLs, unchecked_return_type = "string")]
-    pub fn format_ls(shown: &str, paths: Vec<String>, sizes: &[f64], max_chars: u32) -> JsValue {
-        format::format_ls_columns(shown, &paths, sizes, max_chars as usize).into()
+    #[wasm_bindgen(js_name = formatLs)]
+    pub fn format_ls(shown: &str, paths: Vec<String>, sizes: &[f64], max_chars: u32) -> Text {
+        format::format_ls_columns(shown, &paths, sizes, max_chars as usize).js()
     }
 
     /// `glob` output.
-    #[wasm_bindgen(js_name = formatGlob, unchecked_return_type = "string")]
-    pub fn format_glob(pattern: &str, paths: Vec<String>, truncated: bool, max_chars: u32) -> JsValue {
-        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, max_chars as usize).into()
+    #[wasm_bindgen(js_name = formatGlob)]
+    pub fn format_glob(pattern: &str, paths: Vec<String>, truncated: bool, max_chars: u32) -> Text {
+        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, max_chars as usize).js()
     }
 
     /// `read_file` output from a read result.
-    #[wasm_bindgen(js_name = formatRead, unchecked_return_type = "string")]
+    #[wasm_bindgen(js_name = formatRead)]
     pub fn format_read(
         shown: &str,
         content: String,
@@ -1007,19 +1037,19 @@ mod tool_text {
         lines: u32,
         limit: u32,
         max_chars: u32,
-    ) -> JsValue {
+    ) -> Text {
         let r = engram_core::read::ReadResult {
             content,
             total_lines: total_lines as usize,
             offset: offset as usize,
             lines: lines as usize,
         };
-        format::format_read(shown, &r, limit as usize, max_chars as usize).into()
+        format::format_read(shown, &r, limit as usize, max_chars as usize).js()
     }
 
     /// Any tool output cut to `maxChars` UTF-16 units with the truncation note.
-    #[wasm_bindgen(js_name = capOutput, unchecked_return_type = "string")]
-    pub fn cap_output(text: String, max_chars: u32) -> JsValue {
-        format::cap_output(text, max_chars as usize).into()
+    #[wasm_bindgen(js_name = capOutput)]
+    pub fn cap_output(text: String, max_chars: u32) -> Text {
+        format::cap_output(text, max_chars as usize).js()
     }
 }
