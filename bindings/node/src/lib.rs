@@ -31,13 +31,11 @@ pub struct Normalized {
     pub path: String,
 }
 
-/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
-/// damaged input throws the JSON error text (see `engram_core::delta::apply_deltas`).
+/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`), or
+/// why the input is damaged (see `engram_core::delta::apply_deltas`).
 #[napi]
-pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> napi::Result<Buffer> {
-    engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths)
-        .map(Buffer::from)
-        .map_err(napi::Error::from_reason)
+pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Either<Buffer, Failure> {
+    out(engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths), Buffer::from)
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
@@ -237,14 +235,14 @@ pub struct Router {
     inner: CoreRouter,
 }
 
+/// A router over the mount points, in route order, or an invalid prefix's error.
+#[napi]
+pub fn create_router(prefixes: Vec<String>) -> Either<Router, Failure> {
+    out(api::router_new(&prefixes), |inner| Router { inner })
+}
+
 #[napi]
 impl Router {
-    /// The mount points, in route order; an invalid prefix throws the JSON error text.
-    #[napi(constructor)]
-    pub fn new(prefixes: Vec<String>) -> napi::Result<Self> {
-        api::router_new(&prefixes).map(|inner| Router { inner }).map_err(napi::Error::from_reason)
-    }
-
     #[napi]
     pub fn route(&self, path: String) -> Either<RouteOut, Failure> {
         out(self.inner.route(&path), |r| RouteOut {
@@ -350,6 +348,16 @@ impl FileTable {
     }
 }
 
+/// A table rebuilt from `snapshot()` bytes, or why they are not one.
+#[napi]
+pub fn restore_file_table(env: Env, bytes: Uint8Array) -> Either<FileTable, Failure> {
+    out(api::table_from_owned_snapshot(buffers::shared_copy(&bytes)), |inner| {
+        let mut table = FileTable::wrap(inner);
+        table.account(&env);
+        table
+    })
+}
+
 impl ObjectFinalize for FileTable {
     fn finalize(self, env: Env) -> napi::Result<()> {
         if self.reported != 0 {
@@ -376,16 +384,6 @@ impl FileTable {
     #[napi]
     pub fn take_error(&self) -> Option<ErrorData> {
         self.error.borrow_mut().take().map(|e| failure(e).error)
-    }
-
-    /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text.
-    #[napi(factory)]
-    pub fn from_snapshot(env: Env, bytes: Uint8Array) -> napi::Result<Self> {
-        let mut table = api::table_from_owned_snapshot(buffers::shared_copy(&bytes))
-            .map(FileTable::wrap)
-            .map_err(napi::Error::from_reason)?;
-        table.account(&env);
-        Ok(table)
     }
 
     /// Removes every file at once, releasing their memory now (see

@@ -9,8 +9,8 @@
 //! `String`, a `Vec` or an `Option` of one as a multi-value pair, and Node 20's V8 compiles a
 //! wrapper for each multi-value export signature with its optimising compiler while it
 //! compiles the module (~0.15 ms each): 20 signatures were 2.5 ms of a 12 ms cold start
-//! (issue 13). One-value signatures share V8's generic wrapper. The calls that throw
-//! (`Result<_, JsError>`, none on a per-call path) stay as wasm-bindgen makes them.
+//! (issue 13). One-value signatures share V8's generic wrapper. No call throws: a call that
+//! makes one thing returns it or a [`Failure`], one value typed `T | Failure`.
 
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
@@ -93,11 +93,11 @@ pub fn normalize_path(path: &str) -> Normalized {
     Normalized { path: path.map(IntoJs::js), error }
 }
 
-/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`);
-/// damaged input throws the JSON error text (see `engram_core::delta::apply_deltas`).
-#[wasm_bindgen(js_name = applyFileDeltas)]
-pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Result<Vec<u8>, JsError> {
-    engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths).map_err(|e| JsError::new(&e))
+/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`), or
+/// why the input is damaged (see `engram_core::delta::apply_deltas`).
+#[wasm_bindgen(js_name = applyFileDeltas, unchecked_return_type = "Uint8Array | Failure")]
+pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> JsValue {
+    made(engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths), JsValue::from)
 }
 
 /// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
@@ -165,6 +165,21 @@ result! {
         pub subject: Option<Text>,
         /// The reason shown in the message, when it has one.
         pub detail: Option<Text>,
+    }
+}
+
+result! {
+    /// What a call that makes one thing (a router, a table, a snapshot) returns instead of it.
+    pub struct Failure {
+        pub error: ErrorData,
+    }
+}
+
+/// The thing a call made, or its [`Failure`], as one value (the call is typed `T | Failure`).
+fn made<T>(r: CoreResult<T>, value: impl FnOnce(T) -> JsValue) -> JsValue {
+    match r {
+        Ok(v) => value(v),
+        Err(e) => Failure { error: error_data_of(e) }.into(),
     }
 }
 
@@ -312,14 +327,14 @@ pub struct Router {
     inner: CoreRouter,
 }
 
+/// A router over the mount points, in route order, or an invalid prefix's error.
+#[wasm_bindgen(js_name = createRouter, unchecked_return_type = "Router | Failure")]
+pub fn create_router(prefixes: Vec<String>) -> JsValue {
+    made(api::router_new(&prefixes), |inner| Router { inner }.into())
+}
+
 #[wasm_bindgen]
 impl Router {
-    /// The mount points, in route order; an invalid prefix throws the JSON error text.
-    #[wasm_bindgen(constructor)]
-    pub fn new(prefixes: Vec<String>) -> Result<Router, JsError> {
-        api::router_new(&prefixes).map(|inner| Router { inner }).map_err(|e| JsError::new(&e))
-    }
-
     pub fn route(&self, path: &str) -> RouteOut {
         let (r, error) = split(self.inner.route(path));
         match r {
@@ -414,6 +429,13 @@ impl FileTable {
     }
 }
 
+/// A table rebuilt from `snapshot()` bytes, or why they are not one. The bytes arrive as this
+/// module's own copy, which the files then point into.
+#[wasm_bindgen(js_name = restoreFileTable, unchecked_return_type = "FileTable | Failure")]
+pub fn restore_file_table(bytes: Vec<u8>) -> JsValue {
+    made(api::table_from_owned_snapshot(bytes), |inner| FileTable::wrap(inner).into())
+}
+
 impl Default for FileTable {
     fn default() -> Self {
         Self::new()
@@ -431,13 +453,6 @@ impl FileTable {
     #[wasm_bindgen(js_name = takeError)]
     pub fn take_error(&self) -> Option<ErrorData> {
         self.error.borrow_mut().take().and_then(error_of)
-    }
-
-    /// Rebuilds a table from `snapshot()` bytes; corrupt input throws the JSON error text. The
-    /// bytes arrive as this module's own copy, which the files then point into.
-    #[wasm_bindgen(js_name = fromSnapshot)]
-    pub fn from_snapshot(bytes: Vec<u8>) -> Result<FileTable, JsError> {
-        api::table_from_owned_snapshot(bytes).map(FileTable::wrap).map_err(|e| JsError::new(&e))
     }
 
     /// Removes every file at once, releasing their memory now rather than when the garbage

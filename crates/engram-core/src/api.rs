@@ -13,11 +13,6 @@ use crate::table::{FileInfo, FileTable};
 use bytes::Bytes;
 use serde_json::json;
 
-/// `{ "error": { code, message } }` as one JSON string.
-pub fn error_json(e: &CoreError) -> String {
-    json!({ "error": e }).to_string()
-}
-
 /// The canonical error for a code, for errors raised outside the core (a store lookup, a
 /// host error) so every backend says the same thing. An unknown code is `unsupported`.
 pub fn error_data(code: &str, subject: &str, detail: &str) -> CoreError {
@@ -50,15 +45,10 @@ pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: &[String]) -> 
     Ok((0..paths.len()).filter(|&i| admits(&paths[i])).map(|i| i as u32).collect())
 }
 
-/// A table rebuilt from [`FileTable::snapshot`] bytes; the error is the JSON error text.
-pub fn table_from_snapshot(bytes: &[u8]) -> Result<FileTable, String> {
-    FileTable::from_snapshot(bytes).map_err(|e| error_json(&e))
-}
-
-/// [`table_from_snapshot`] of bytes the table may keep (a binding that received its own copy):
-/// the files point into them rather than into a second copy.
-pub fn table_from_owned_snapshot(bytes: impl Into<Bytes>) -> Result<FileTable, String> {
-    FileTable::from_snapshot_bytes(bytes.into()).map_err(|e| error_json(&e))
+/// A table rebuilt from [`FileTable::snapshot`] bytes the table may keep (a binding that
+/// received its own copy): the files point into them rather than into a second copy.
+pub fn table_from_owned_snapshot(bytes: impl Into<Bytes>) -> CoreResult<FileTable> {
+    FileTable::from_snapshot_bytes(bytes.into())
 }
 
 pub fn normalize_path(input: &str) -> CoreResult<String> {
@@ -69,10 +59,9 @@ pub fn format_numbered(content: &str, first_line: usize) -> String {
     read::format_numbered(content, first_line)
 }
 
-/// Builds a router from its prefixes; the error (an invalid prefix) is the JSON error text the
-/// binding constructors throw.
-pub fn router_new(prefixes: &[String]) -> Result<Router, String> {
-    Router::new(prefixes).map_err(|e| error_json(&e))
+/// Builds a router from its prefixes; the error is an invalid prefix's.
+pub fn router_new(prefixes: &[String]) -> CoreResult<Router> {
+    Router::new(prefixes)
 }
 
 /// BM25 relevance of each document to `query`, in document order (see [`crate::bm25`]).
@@ -373,7 +362,6 @@ pub fn grep_columns(r: GrepResult) -> GrepColumns {
 mod tests {
     use super::*;
     use crate::grep::GrepOptions;
-    use serde_json::Value;
 
     fn columns_of(files: Vec<FileInfo>) -> FileColumns {
         let mut c = FileColumns::with_capacity(files.len());
@@ -382,10 +370,6 @@ mod tests {
             c.push(&f.path, f.size, f.modified_at, version);
         }
         c
-    }
-
-    fn v(s: String) -> Value {
-        serde_json::from_str(&s).unwrap()
     }
 
     #[test]
@@ -431,11 +415,10 @@ mod tests {
     }
 
     #[test]
-    fn thrown_errors_are_json_text() {
-        let e = v(router_new(&["/a/../../b/".to_string()]).err().unwrap());
-        assert_eq!(e["error"]["code"], "path_escape");
-        let e = v(table_from_snapshot(b"not a snapshot").err().unwrap());
-        assert!(e["error"]["code"].is_string() && e["error"]["message"].is_string());
+    fn constructor_errors_are_core_errors() {
+        assert_eq!(router_new(&["/a/../../b/".to_string()]).err().unwrap().code, ErrorCode::PathEscape);
+        let e = table_from_owned_snapshot(b"not a snapshot".to_vec()).err().unwrap();
+        assert!(!e.message.is_empty());
         assert_eq!(normalize_path("/a//b/"), Ok("/a/b".to_string()));
         assert_eq!(normalize_path("/../x").unwrap_err().code, ErrorCode::PathEscape);
     }
@@ -586,7 +569,6 @@ mod tests {
         let r = router_new(&["/memories".to_string()]).unwrap();
         assert_eq!(r.route("/memories/x").unwrap().route, Some(0));
         assert_eq!(r.prefixes(), ["/memories/"]);
-        let e = v(router_new(&["/ok".to_string(), "/../x".to_string()]).unwrap_err());
-        assert_eq!(e["error"]["code"], "path_escape");
+        assert_eq!(router_new(&["/ok".to_string(), "/../x".to_string()]).unwrap_err().code, ErrorCode::PathEscape);
     }
 }

@@ -94,30 +94,22 @@ pub fn apply_deltas(snapshot: &[u8], deltas: &[&[u8]]) -> CoreResult<Vec<u8>> {
 }
 
 /// [`apply_deltas`] with the deltas concatenated in one buffer (`lengths` = their sizes), as the
-/// bindings pass them; errors as `{ "error": … }` JSON text.
-pub fn apply_deltas_packed(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Result<Vec<u8>, String> {
+/// bindings pass them.
+pub fn apply_deltas_packed(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> CoreResult<Vec<u8>> {
     let mut parts = Vec::with_capacity(lengths.len());
     let mut at = 0usize;
     for &n in lengths {
         let end = at.checked_add(n as usize).filter(|&e| e <= deltas.len());
         let Some(end) = end else {
-            return Err(crate::api::error_json(&CoreError::new(
-                ErrorCode::Unsupported,
-                "deltas",
-                "lengths exceed the deltas buffer",
-            )));
+            return Err(CoreError::new(ErrorCode::Unsupported, "deltas", "lengths exceed the deltas buffer"));
         };
         parts.push(&deltas[at..end]);
         at = end;
     }
     if at != deltas.len() {
-        return Err(crate::api::error_json(&CoreError::new(
-            ErrorCode::Unsupported,
-            "deltas",
-            "lengths do not cover the deltas buffer",
-        )));
+        return Err(CoreError::new(ErrorCode::Unsupported, "deltas", "lengths do not cover the deltas buffer"));
     }
-    apply_deltas(snapshot, &parts).map_err(|e| crate::api::error_json(&e))
+    apply_deltas(snapshot, &parts)
 }
 
 #[cfg(test)]

@@ -78,21 +78,6 @@ export class EngramError extends Error {
     return new EngramError(error.code, error.message);
   }
 
-  /** Rebuilds an error from the `{ error: { code, message } }` JSON text a core threw. */
-  static fromCoreText(text: string): EngramError {
-    let parsed: { error?: Partial<ErrorData> } | undefined;
-    try {
-      parsed = JSON.parse(text) as { error?: Partial<ErrorData> };
-    } catch {
-      // Not the core's data: a conversion failure inside the binding.
-    }
-    const error = parsed?.error;
-    if (error && typeof error.code === "string" && typeof error.message === "string") {
-      return EngramError.fromCore(error as ErrorData);
-    }
-    return new EngramError("unsupported", text);
-  }
-
   /**
    * Whether `e` is an Engram error with this `code`, by a mark every copy of the package sets:
    * an error from another copy (a store or checkpointer resolved against its own `engram`)

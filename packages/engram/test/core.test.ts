@@ -358,6 +358,19 @@ describe("snapshots and helpers", () => {
     expect(() => core.restoreFileTable(new Uint8Array([1, 2, 3]))).toThrow(/corrupt snapshot/);
   });
 
+  it("applies deltas, and refuses a damaged one with a typed error", () => {
+    const t = tableWith({ "/x": "data" });
+    const base = t.snapshot();
+    const mark = t.mark();
+    t.write("/y", "more");
+    const delta = t.deltaSince(mark) as Uint8Array;
+    expect(core.restoreFileTable(core.applyFileDeltas(base, [delta])).read("/y").content).toBe("more");
+    const damaged = () => core.applyFileDeltas(base, [delta.slice(0, delta.length - 1)]);
+    expect(damaged).toThrow(EngramError);
+    expect(damaged).toThrow(expect.objectContaining({ code: expect.any(String), message: expect.stringMatching(/\S/) }));
+    expect(() => core.applyFileDeltas(base.slice(0, 3), [delta])).toThrow(EngramError);
+  });
+
   it("gives canonical error data and glob filtering", () => {
     expect(core.errorData("file_not_found", "/x")).toEqual({ code: "file_not_found", message: "File not found: '/x'", subject: "/x" });
     expect(core.filterPaths("glob", "**/*.md", "/m", ["/m/a.md", "/m/b/c.md", "/x.md"]).paths).toEqual(["/m/a.md", "/m/b/c.md"]);

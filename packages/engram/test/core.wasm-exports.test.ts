@@ -1,18 +1,15 @@
 /**
  * The WASM module's exports return one value (issue 13, cold start): Node 20 compiles a wrapper
  * with its optimising compiler for every multi-value export signature while it compiles the
- * module, ~0.15 ms each. Only the calls that throw may return several values; a function,
- * method or result field that returns a `String`, `Vec` or `Option` of one as wasm-bindgen
- * makes it fails here (see bindings/wasm/src/lib.rs).
+ * module, ~0.15 ms each. A function, method or result field that returns a `String`, a `Vec`,
+ * an `Option` of one or a `Result` as wasm-bindgen makes it fails here (see
+ * bindings/wasm/src/lib.rs).
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { expect, it } from "vitest";
 
 const wasmFile = createRequire(import.meta.url).resolve("@engram/wasm/engram_wasm_bg.wasm");
-
-/** Calls that throw (`Result<_, JsError>`), not on a per-call path. */
-const THROWING = ["applyFileDeltas", "filetable_fromSnapshot", "router_new"];
 
 interface ExportedFunction {
   name: string;
@@ -85,7 +82,7 @@ function exportedFunctions(bytes: Uint8Array): ExportedFunction[] {
   return exports.map(({ name, index }) => ({ name, ...(types[functionTypes[index] as number] as { params: number; results: number }) }));
 }
 
-it("returns one value from every exported function and result getter but the throwing calls", () => {
+it("returns one value from every exported function and result getter", () => {
   const functions = exportedFunctions(readFileSync(wasmFile));
   // The reader found the exports: the per-call methods are there, each with its parameters.
   const read = functions.find((f) => f.name === "filetable_read");
@@ -93,5 +90,5 @@ it("returns one value from every exported function and result getter but the thr
   expect(functions.length).toBeGreaterThan(100);
   expect(functions.filter((f) => f.name.startsWith("__wbg_get_")).length).toBeGreaterThan(40);
   const multi = functions.filter((f) => f.results > 1).map((f) => f.name);
-  expect(multi.sort()).toEqual(THROWING);
+  expect(multi).toEqual([]);
 });

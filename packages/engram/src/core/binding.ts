@@ -1,6 +1,7 @@
 /**
- * Adapts a raw binding (native or WASM: both export the same classes and functions, returning
- * one JSON string per call) to the typed {@link Core} API. One code path for both cores.
+ * Adapts a raw binding (native or WASM: both export the same classes and functions, with typed
+ * arguments and results, errors as data) to the typed {@link Core} API. One code path for both
+ * cores.
  * @module
  */
 import { EngramError } from "../errors.js";
@@ -47,9 +48,12 @@ export interface RawBinding {
   rankBm25(query: string, documents: string[]): ArrayLike<number>;
   redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
   estimateTokens(text: string): number;
-  Router: new (prefixes: string[]) => RawRouter;
-  FileTable: { new (): RawFileTable; fromSnapshot(bytes: Uint8Array): RawFileTable };
-  applyFileDeltas(snapshot: Uint8Array, deltas: Uint8Array, lengths: Uint32Array): Uint8Array;
+  /** A router over the mount points, or an invalid prefix's error. */
+  createRouter(prefixes: string[]): RawRouter | RawFailure;
+  FileTable: new () => RawFileTable;
+  /** A table rebuilt from `snapshot()` bytes, or why they are not one. */
+  restoreFileTable(bytes: Uint8Array): RawFileTable | RawFailure;
+  applyFileDeltas(snapshot: Uint8Array, deltas: Uint8Array, lengths: Uint32Array): Uint8Array | RawFailure;
   GrepArgs: RawGrepArgsClass;
   // ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
   formatGrep(
@@ -193,6 +197,12 @@ interface RawMerged extends RawOut {
 type RawSeeded = RawOut & { readonly written?: Opt<number> };
 
 /** Every typed result: its fields, or `error`. */
+/** What a call that makes one thing (a router, a table, a snapshot) returns instead of it. */
+interface RawFailure {
+  readonly error: RawError;
+  free?(): void;
+}
+
 interface RawOut {
   readonly error?: Opt<RawError>;
   /** wasm-bindgen result objects: releases the object's WebAssembly memory. */
@@ -466,13 +476,12 @@ function plainBytes(bytes: Uint8Array): Uint8Array {
   return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** Runs a throwing binding call, turning its JSON error text into an {@link EngramError}. */
-function orThrow<T>(call: () => T): T {
-  try {
-    return call();
-  } catch (e) {
-    throw EngramError.fromCoreText(e instanceof Error ? e.message : String(e));
-  }
+/** What a call made, or its failure thrown as an {@link EngramError}. */
+function madeOrThrow<T extends object>(made: T | RawFailure): T {
+  if (!("error" in made)) return made;
+  const error = errorOf(made.error);
+  made.free?.();
+  throw EngramError.fromCore(error);
 }
 
 function checkContent(content: unknown): void {
@@ -1361,14 +1370,14 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         const bad = checkPath(p, `prefixes[${i}]`);
         if (bad) throw EngramError.fromCore(bad);
       }
-      return orThrow(() => new RouterHandle(new raw.Router(list), raw));
+      return new RouterHandle(madeOrThrow(raw.createRouter(list)), raw);
     },
     createFileTable: () => new FileTableHandle(new raw.FileTable(), raw.GrepArgs, kind === "wasm"),
     restoreFileTable: (snapshot) => {
       if (!(snapshot instanceof Uint8Array)) {
         throw new EngramError("invalid_argument", `snapshot must be a Uint8Array, got ${describe(snapshot)}`);
       }
-      return orThrow(() => new FileTableHandle(raw.FileTable.fromSnapshot(snapshot), raw.GrepArgs, kind === "wasm"));
+      return new FileTableHandle(madeOrThrow(raw.restoreFileTable(snapshot)), raw.GrepArgs, kind === "wasm");
     },
     applyFileDeltas: (snapshot, deltas) => {
       if (!(snapshot instanceof Uint8Array) || !Array.isArray(deltas) || !deltas.every((d) => d instanceof Uint8Array)) {
@@ -1382,7 +1391,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         packed.set(d, at);
         at += d.byteLength;
       }
-      return orThrow(() => plainBytes(raw.applyFileDeltas(snapshot, packed, lengths)));
+      return plainBytes(madeOrThrow(raw.applyFileDeltas(snapshot, packed, lengths)));
     },
   };
 }
