@@ -11,14 +11,13 @@ use crate::read;
 use crate::router::Router;
 use crate::table::{FileInfo, FileTable};
 use bytes::Bytes;
-use serde_json::json;
 
 /// The canonical error for a code, for errors raised outside the core (a store lookup, a
 /// host error) so every backend says the same thing. An unknown code is `unsupported`.
 pub fn error_data(code: &str, subject: &str, detail: &str) -> CoreError {
-    match serde_json::from_value::<ErrorCode>(json!(code)) {
-        Ok(code) => CoreError::new(code, subject, detail),
-        Err(_) => CoreError::new(ErrorCode::Unsupported, code, "unknown error code"),
+    match ErrorCode::parse(code) {
+        Some(code) => CoreError::new(code, subject, detail),
+        None => CoreError::new(ErrorCode::Unsupported, code, "unknown error code"),
     }
 }
 
