@@ -1,6 +1,6 @@
 //! Longest-prefix routing of virtual paths to mounted backends (DESIGN §4 "Composite").
 
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
 use serde::Serialize;
 
@@ -23,12 +23,23 @@ pub struct Router {
 }
 
 impl Router {
+    /// Two prefixes naming one directory (`/m` and `/m/`) are refused (`invalid_path`): the
+    /// second mount could never be reached by a path, yet a search over both would show its
+    /// files.
     pub fn new<S: AsRef<str>>(prefixes: &[S]) -> CoreResult<Router> {
         let mut normalised = Vec::with_capacity(prefixes.len());
         for (i, p) in prefixes.iter().enumerate() {
             normalised.push((path::normalize_dir(p.as_ref())?, i));
         }
-        normalised.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
+        normalised.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+        if let Some(pair) = normalised.windows(2).find(|w| w[0].0 == w[1].0) {
+            let (first, second) = (prefixes[pair[0].1].as_ref(), prefixes[pair[1].1].as_ref());
+            return Err(CoreError::new(
+                ErrorCode::InvalidPath,
+                &pair[0].0,
+                format_args!("mounted twice (as {first:?} and {second:?})"),
+            ));
+        }
         Ok(Router { prefixes: normalised })
     }
 
@@ -120,6 +131,16 @@ mod tests {
 
     fn router() -> Router {
         Router::new(&["/memories", "/memories/deep/", "//skills//"]).unwrap()
+    }
+
+    #[test]
+    fn refuses_a_directory_mounted_twice() {
+        for (a, b) in [("/m", "/m/"), ("//m//", "/x/../m"), ("/", "//")] {
+            let e = Router::new(&["/other", a, b]).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidPath);
+            assert!(e.message.contains("mounted twice"), "{}", e.message);
+        }
+        assert!(Router::new(&["/m", "/m/n", "/mn"]).is_ok());
     }
 
     #[test]

@@ -20,6 +20,22 @@ function setup(defaultBackend: Backend = new StateBackend({ core })) {
   return { c, memories, deep, defaultBackend };
 }
 
+describe("mount points", () => {
+  it("refuses one directory mounted twice: the second mount could not be read, yet a search would show it", async () => {
+    for (const [a, b] of [["/m", "/m/"], ["//m//", "/x/../m"], ["/", "//"]] as const) {
+      const shadowed = new StateBackend({ core });
+      await shadowed.write("/only-here.txt", "x");
+      const c = new CompositeBackend(new StateBackend({ core }), { [a]: new StateBackend({ core }), [b]: shadowed }, { core });
+      const refused = { name: "EngramError", code: "invalid_path", message: expect.stringContaining("mounted twice") };
+      await expect(c.glob("**")).rejects.toMatchObject(refused);
+      await expect(c.grep("x")).rejects.toMatchObject(refused);
+      await expect(c.read("/m/only-here.txt")).rejects.toMatchObject(refused);
+    }
+    expect(() => core.createRouter(["/m", "/m/"])).toThrow(expect.objectContaining({ code: "invalid_path" }));
+    expect(core.createRouter(["/m", "/m/n", "/mn"]).prefixes).toEqual(["/m/", "/m/n/", "/mn/"]);
+  });
+});
+
 describe("routing per input path", () => {
   it("routes every spelling of a path as the router does, call after call", async () => {
     const { c, memories, deep } = setup();
