@@ -22,7 +22,11 @@ function setup(defaultBackend: Backend = new StateBackend({ core })) {
 
 describe("mount points", () => {
   it("refuses one directory mounted twice: the second mount could not be read, yet a search would show it", async () => {
-    for (const [a, b] of [["/m", "/m/"], ["//m//", "/x/../m"], ["/", "//"]] as const) {
+    for (const [a, b] of [
+      ["/m", "/m/"],
+      ["//m//", "/x/../m"],
+      ["/", "//"],
+    ] as const) {
       const shadowed = new StateBackend({ core });
       await shadowed.write("/only-here.txt", "x");
       const c = new CompositeBackend(new StateBackend({ core }), { [a]: new StateBackend({ core }), [b]: shadowed }, { core });
