@@ -39,8 +39,21 @@ const MAX_IGNORE_FILE: u64 = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skip {
     pub path: String,
-    /// `too_large`, `permission_denied`, `too_deep` or `unreadable`.
+    /// `too_large`, `permission_denied`, `too_deep`, `unreadable` or `invalid_name` (a name no
+    /// virtual path can hold: not UTF-8, a control character or backslash, a leading `~`, a
+    /// drive letter; `path` then shows it escaped).
     pub reason: &'static str,
+}
+
+/// An entry whose name no virtual path can hold, as a skipped entry shows it: invalid UTF-8 as
+/// U+FFFD, control characters and backslashes escaped.
+fn shown_name(dir_vpath: &str, name: &[u8]) -> String {
+    let name: String = String::from_utf8_lossy(name).escape_debug().collect();
+    if dir_vpath == "/" {
+        format!("/{name}")
+    } else {
+        format!("{dir_vpath}/{name}")
+    }
 }
 
 /// The skipped entries of one walk, bounded to [`MAX_SKIPPED`].
@@ -282,7 +295,10 @@ impl RootedFs {
             if bytes == b"." || bytes == b".." || bytes == b".git" || bytes.starts_with(TEMP_PREFIX.as_bytes()) {
                 continue;
             }
-            let Some(child) = virtual_name(&job.vpath, OsStr::from_bytes(bytes)) else { continue };
+            let Some(child) = virtual_name(&job.vpath, OsStr::from_bytes(bytes)) else {
+                ctl.skipped.add(&shown_name(&job.vpath, bytes), "invalid_name");
+                continue;
+            };
             let ft = match entry.file_type() {
                 FileType::Unknown => match statat(&*fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(st) => FileType::from_raw_mode(st.st_mode as _),

@@ -406,6 +406,30 @@ fn grep_skips_binary_oversized_and_linked_files() {
 }
 
 #[test]
+fn names_no_virtual_path_can_hold_are_reported_not_silently_missed() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = Sandbox::new();
+    s.put("ok.txt", "needle\n");
+    s.put("a\nb.txt", "needle\n");
+    s.put("~$draft.txt", "needle\n");
+    s.put("sub/x\\y.txt", "needle\n");
+    fs::write(s.host("sub").join(std::ffi::OsStr::from_bytes(b"\xff.txt")), "needle\n").unwrap();
+    let report = s.fs.grep_report(&GrepOptions { pattern: "needle".into(), ..Default::default() }, None).unwrap();
+    assert_eq!(report.result.matches.unwrap().iter().map(|m| m.path.as_str()).collect::<Vec<_>>(), ["/ok.txt"]);
+    let skipped: Vec<(&str, &str)> = report.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect();
+    assert_eq!(
+        skipped,
+        [
+            ("/a\\nb.txt", "invalid_name"),
+            ("/sub/x\\\\y.txt", "invalid_name"),
+            ("/sub/\u{fffd}.txt", "invalid_name"),
+            ("/~$draft.txt", "invalid_name"),
+        ]
+    );
+    assert_eq!(glob(&s.fs, "**"), vec!["/ok.txt"]);
+}
+
+#[test]
 fn grep_scope_errors() {
     let s = Sandbox::new();
     s.put("a/b.txt", "x\n");

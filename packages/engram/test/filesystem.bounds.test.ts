@@ -94,6 +94,18 @@ describe("FilesystemBackend bounded work", () => {
     expect((await fs.grep("needle", { path: "/small.txt" })).skipped).toBeUndefined();
   });
 
+  it.skipIf(!native)("reports files whose names no virtual path can hold as skipped, never as a silent no-match", async () => {
+    writeFileSync(join(base, "ok.txt"), "needle\n");
+    writeFileSync(join(base, "a\nb.txt"), "needle\n");
+    writeFileSync(join(base, "~$draft.txt"), "needle\n");
+    const r = await new FilesystemBackend({ rootDir: base }).grep("needle");
+    expect(r.matches?.map((m) => m.path)).toEqual(["/ok.txt"]);
+    expect(r.skipped).toEqual([
+      { path: "/a\\nb.txt", reason: "invalid_name" },
+      { path: "/~$draft.txt", reason: "invalid_name" },
+    ]);
+  });
+
   it.skipIf(!native)("refuses a 4 KB path and an absurdly deep one with invalid_path", async () => {
     const fs = new FilesystemBackend({ rootDir: base });
     const long = `/${"a".repeat(4096)}`;

@@ -139,7 +139,9 @@ export interface GrepResult {
 /** One entry a search skipped, and why. */
 export interface GrepSkip {
   path: string;
-  /** `too_large`, `permission_denied`, `unreadable` or `too_deep`. */
+  /** `too_large`, `permission_denied`, `unreadable`, `too_deep` or `invalid_name` (a file whose
+   * name no virtual path can hold: not UTF-8, a control character or backslash, a leading `~`,
+   * a drive letter; `path` shows it escaped). */
   reason: string;
 }
 
