@@ -64,8 +64,10 @@ impl FileTable {
     }
 }
 
-/// Grep output from columns (see `engram_core::format::format_grep_columns`).
+/// Grep output from columns (see `engram_core::format::format_grep_columns`); what the search
+/// skipped as `skippedPaths[i]` for `skippedReasons[i]`.
 #[napi]
+#[allow(clippy::too_many_arguments)]
 pub fn format_grep(
     pattern: String,
     mode: String,
@@ -73,10 +75,14 @@ pub fn format_grep(
     numbers: Int32Array,
     texts: Vec<String>,
     truncated: bool,
+    skipped_paths: Vec<String>,
+    skipped_reasons: Vec<String>,
     max_chars: u32,
 ) -> String {
     let mode = OutputMode::parse(&mode).unwrap_or_default();
-    format::format_grep_columns(&pattern, mode, &paths, &numbers, &texts, truncated, max_chars as usize)
+    let skipped: Vec<(&str, &str)> =
+        skipped_paths.iter().map(String::as_str).zip(skipped_reasons.iter().map(String::as_str)).collect();
+    format::format_grep_columns(&pattern, mode, &paths, &numbers, &texts, truncated, &skipped, max_chars as usize)
 }
 
 /// `ls` output; a negative size marks a directory.

@@ -1015,8 +1015,10 @@ mod tool_text {
         }
     }
 
-    /// Grep output from columns (see `engram_core::format::format_grep_columns`).
+    /// Grep output from columns (see `engram_core::format::format_grep_columns`); what the
+    /// search skipped as `skippedPaths[i]` for `skippedReasons[i]`.
     #[wasm_bindgen(js_name = formatGrep)]
+    #[allow(clippy::too_many_arguments)]
     pub fn format_grep(
         pattern: &str,
         mode: &str,
@@ -1024,10 +1026,15 @@ mod tool_text {
         numbers: &[i32],
         texts: Vec<String>,
         truncated: bool,
+        skipped_paths: Vec<String>,
+        skipped_reasons: Vec<String>,
         max_chars: u32,
     ) -> Text {
         let mode = OutputMode::parse(mode).unwrap_or_default();
-        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, max_chars as usize).js()
+        let skipped: Vec<(&str, &str)> =
+            skipped_paths.iter().map(String::as_str).zip(skipped_reasons.iter().map(String::as_str)).collect();
+        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, &skipped, max_chars as usize)
+            .js()
     }
 
     /// `ls` output; a negative size marks a directory.

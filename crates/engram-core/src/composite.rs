@@ -1469,7 +1469,7 @@ mod tests {
                     OutputMode::FilesWithMatches => (cols.files.unwrap(), vec![], vec![]),
                     OutputMode::Count => (cols.count_paths.unwrap(), cols.counts.unwrap().iter().map(|&n| n as i32).collect(), vec![]),
                 };
-                let want = crate::format::format_grep_columns(pattern, output_mode, &paths, &numbers, &texts, cols.truncated, 300);
+                let want = crate::format::format_grep_columns(pattern, output_mode, &paths, &numbers, &texts, cols.truncated, &[], 300);
                 proptest::prop_assert_eq!(text, want);
             }
         }

@@ -75,6 +75,40 @@ pub fn cap_output(text: String, max: usize) -> String {
     )
 }
 
+/// Most skipped entries a grep's note names; the others are counted.
+const SKIPPED_NAMED: usize = 5;
+
+/// The note a grep's text ends with when the search could not look into some files (too large,
+/// unreadable, a name no virtual path can hold): `(path, reason)` pairs, smallest paths first.
+/// Without it an empty or short answer would read as the whole story. `None` when nothing was
+/// skipped.
+pub fn skipped_note(skipped: &[(&str, &str)]) -> Option<String> {
+    if skipped.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = skipped
+        .iter()
+        .take(SKIPPED_NAMED)
+        .map(|(path, reason)| format!("{path} ({})", reason.replace('_', " ")))
+        .collect();
+    let mut note = format!("Note: not searched: {}", named.join(", "));
+    if skipped.len() > SKIPPED_NAMED {
+        note.push_str(&format!(" and {} more", skipped.len() - SKIPPED_NAMED));
+    }
+    Some(note)
+}
+
+/// A tool's text followed by a note, within `max` UTF-16 units in all: `text(cap)` makes the
+/// text under the cap the note leaves. A note too long to leave room is itself cut by the cap.
+pub fn with_note(text: impl FnOnce(usize) -> String, note: Option<&str>, max: usize) -> String {
+    let Some(note) = note else { return text(max) };
+    let reserved = utf16_len(note) + 2;
+    if reserved >= max {
+        return cap_output(format!("{}\n\n{note}", text(max)), max);
+    }
+    format!("{}\n\n{note}", text(max - reserved))
+}
+
 /// Builds the model's text line by line, counting UTF-16 units, so a producer can stop once the
 /// cap has decided the outcome.
 struct Lines {
@@ -275,7 +309,10 @@ pub fn format_read(shown: &str, r: &ReadResult, limit: usize, max_chars: usize) 
 
 /// Grep output from columns (the typed bindings' form of another backend's result): `mode` is
 /// `content` (`paths`, `numbers` = line numbers, negative for context lines, and `texts`, one
-/// per line), `files_with_matches` (`paths`) or `count` (`paths` and `numbers` = counts).
+/// per line), `files_with_matches` (`paths`) or `count` (`paths` and `numbers` = counts);
+/// `skipped`: what the search could not look into, `(path, reason)`, named in a closing note
+/// (see [`skipped_note`]).
+#[allow(clippy::too_many_arguments)]
 pub fn format_grep_columns(
     pattern: &str,
     mode: OutputMode,
@@ -283,23 +320,27 @@ pub fn format_grep_columns(
     numbers: &[i32],
     texts: &[String],
     truncated: bool,
+    skipped: &[(&str, &str)],
     max_chars: usize,
 ) -> String {
-    let mut text = GrepText::new(max_chars);
-    for (i, p) in paths.iter().enumerate() {
-        if text.full() {
-            break;
-        }
-        let n = numbers.get(i).copied().unwrap_or(0);
-        match mode {
-            OutputMode::Content => {
-                text.push_match(p, n.unsigned_abs() as usize, n < 0, texts.get(i).map_or("", String::as_str))
+    let body = |cap: usize| {
+        let mut text = GrepText::new(cap);
+        for (i, p) in paths.iter().enumerate() {
+            if text.full() {
+                break;
             }
-            OutputMode::FilesWithMatches => text.push_file(p),
-            OutputMode::Count => text.push_count(p, n.max(0) as usize),
+            let n = numbers.get(i).copied().unwrap_or(0);
+            match mode {
+                OutputMode::Content => {
+                    text.push_match(p, n.unsigned_abs() as usize, n < 0, texts.get(i).map_or("", String::as_str))
+                }
+                OutputMode::FilesWithMatches => text.push_file(p),
+                OutputMode::Count => text.push_count(p, n.max(0) as usize),
+            }
         }
-    }
-    text.finish(pattern, truncated)
+        text.finish(pattern, truncated)
+    };
+    with_note(body, skipped_note(skipped).as_deref(), max_chars)
 }
 
 /// `ls` output from columns: `sizes[i]` is the size of file `paths[i]`, negative for a
@@ -377,6 +418,38 @@ mod tests {
             t.write(p, c.as_bytes().to_vec(), 1.0, None).unwrap();
         }
         t
+    }
+
+    #[test]
+    fn skipped_note_names_five_and_counts_the_rest() {
+        assert_eq!(skipped_note(&[]), None);
+        assert_eq!(skipped_note(&[("/big.txt", "too_large")]).unwrap(), "Note: not searched: /big.txt (too large)");
+        let paths: Vec<String> = (0..7).map(|i| format!("/f{i}")).collect();
+        let many: Vec<(&str, &str)> = paths.iter().map(|p| (p.as_str(), "unreadable")).collect();
+        let note = skipped_note(&many).unwrap();
+        assert!(note.contains("/f4 (unreadable)") && !note.contains("/f5"), "{note}");
+        assert!(note.ends_with(" and 2 more"), "{note}");
+    }
+
+    #[test]
+    fn a_note_takes_its_room_from_the_cap() {
+        let body = |cap: usize| cap_output("é line\n".repeat(50), cap);
+        assert_eq!(with_note(body, None, 100), body(100));
+        let note = "Note: not searched: /😀 (invalid name)";
+        let reserved = utf16_len(note) + 2;
+        for max in [0, 1, 10, reserved - 1, reserved, reserved + 1, 60, 100, 399, 400, 1000] {
+            let text = with_note(body, Some(note), max);
+            if max > reserved {
+                // The text capped at what the note leaves, then the note: within `max` when
+                // the text fits (no truncation notice added).
+                assert_eq!(text, format!("{}\n\n{note}", body(max - reserved)), "{max}");
+                if max - reserved >= 400 {
+                    assert!(utf16_len(&text) <= max, "{max}");
+                }
+            } else {
+                assert_eq!(text, cap_output(format!("{}\n\n{note}", body(max)), max), "{max}");
+            }
+        }
     }
 
     fn grep_opts(pattern: &str, mode: OutputMode) -> GrepOptions {

@@ -4,41 +4,22 @@
 //! text equals what those rules make of the structured answers of the same calls.
 
 use crate::RootedFs;
-use engram_core::format::{format_glob, format_ls, format_read, GrepText};
-use engram_core::grep::GrepOptions;
+use engram_core::format::{format_glob, format_ls, format_read, skipped_note, with_note, GrepText};
+use engram_core::grep::{GrepOptions, GrepResult};
 use engram_core::ops::GlobOptions;
 use engram_core::CoreResult;
 use std::sync::atomic::AtomicBool;
 
 impl RootedFs {
-    /// The `grep` tool's text (see [`RootedFs::grep_report`]; skipped files are not shown),
-    /// capped at `max_chars` UTF-16 units.
+    /// The `grep` tool's text (see [`RootedFs::grep_report`]), capped at `max_chars` UTF-16
+    /// units; what the search skipped is named in a closing note (see
+    /// [`engram_core::format::skipped_note`]).
     pub fn grep_text(&self, opts: &GrepOptions, max_chars: usize, cancel: Option<&AtomicBool>) -> CoreResult<String> {
-        let r = self.grep_report(opts, cancel)?.result;
-        let mut text = GrepText::new(max_chars);
-        if let Some(matches) = &r.matches {
-            for m in matches {
-                if text.full() {
-                    break;
-                }
-                text.push_match(&m.path, m.line, m.context, &m.text);
-            }
-        } else if let Some(counts) = &r.counts {
-            for (path, n) in counts {
-                if text.full() {
-                    break;
-                }
-                text.push_count(path, *n);
-            }
-        } else {
-            for path in r.files.iter().flatten() {
-                if text.full() {
-                    break;
-                }
-                text.push_file(path);
-            }
-        }
-        Ok(text.finish(&opts.pattern, r.truncated))
+        let report = self.grep_report(opts, cancel)?;
+        let skipped: Vec<(&str, &str)> = report.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect();
+        let note = skipped_note(&skipped);
+        let r = report.result;
+        Ok(with_note(|cap| grep_answer_text(&r, &opts.pattern, cap), note.as_deref(), max_chars))
     }
 
     /// The `glob` tool's text (see [`RootedFs::glob_cancellable`]).
@@ -66,4 +47,32 @@ impl RootedFs {
         let r = self.read(vpath, offset, Some(limit))?;
         Ok(format_read(shown, &r, limit, max_chars))
     }
+}
+
+/// A grep answer as the tool's text under `max_chars` (the rules of [`GrepText`]).
+fn grep_answer_text(r: &GrepResult, pattern: &str, max_chars: usize) -> String {
+    let mut text = GrepText::new(max_chars);
+    if let Some(matches) = &r.matches {
+        for m in matches {
+            if text.full() {
+                break;
+            }
+            text.push_match(&m.path, m.line, m.context, &m.text);
+        }
+    } else if let Some(counts) = &r.counts {
+        for (path, n) in counts {
+            if text.full() {
+                break;
+            }
+            text.push_count(path, *n);
+        }
+    } else {
+        for path in r.files.iter().flatten() {
+            if text.full() {
+                break;
+            }
+            text.push_file(path);
+        }
+    }
+    text.finish(pattern, r.truncated)
 }

@@ -427,6 +427,10 @@ fn names_no_virtual_path_can_hold_are_reported_not_silently_missed() {
         ]
     );
     assert_eq!(glob(&s.fs, "**"), vec!["/ok.txt"]);
+    let opts = GrepOptions { pattern: "needle".into(), ..Default::default() };
+    let text = s.fs.grep_text(&opts, 10_000, None).unwrap();
+    let note = "Note: not searched: /a\\nb.txt (invalid name), /sub/x\\\\y.txt (invalid name), /sub/\u{fffd}.txt (invalid name), /~$draft.txt (invalid name)";
+    assert!(text.ends_with(&format!("\n\n{note}")), "{text}");
 }
 
 #[test]
@@ -521,7 +525,7 @@ fn tool_text_equals_the_core_formatting_of_the_answers() {
                 paths.push(p.clone());
                 numbers.push(*n as i32);
             }
-            let expected = format_grep_columns("needle", mode, &paths, &numbers, &texts, r.truncated, cap);
+            let expected = format_grep_columns("needle", mode, &paths, &numbers, &texts, r.truncated, &[], cap);
             assert_eq!(s.fs.grep_text(&o, cap, None).unwrap(), expected, "{mode:?} cap {cap}");
         }
         let g = GlobOptions { pattern: "**/*.txt".into(), path: None, max_results: Some(7) };

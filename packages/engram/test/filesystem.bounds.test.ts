@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEmptyMemory } from "../src/memory/longterm/index.js";
 import { FileMemoryStorage } from "../src/memory/longterm/node.js";
-import { EngramError, FilesystemBackend, loadCore } from "../src/index.js";
+import { createFilesystemTools, EngramError, FilesystemBackend, invokeTool, loadCore, type Tool } from "../src/index.js";
 
 const native = process.env.ENGRAM_CORE !== "wasm";
 const here = import.meta.dirname;
@@ -104,6 +104,20 @@ describe("FilesystemBackend bounded work", () => {
       { path: "/a\\nb.txt", reason: "invalid_name" },
       { path: "/~$draft.txt", reason: "invalid_name" },
     ]);
+  });
+
+  it.skipIf(!native)("tells the model what its grep could not search, within the output cap", async () => {
+    writeFileSync(join(base, "big.txt"), `needle\n${"x".repeat(2 * 1024 * 1024)}`);
+    writeFileSync(join(base, "~$draft.txt"), "needle\n");
+    const backend = new FilesystemBackend({ rootDir: base, maxFileSizeMb: 1 });
+    const grep = createFilesystemTools({ backend, maxOutputChars: 200 }).find((t) => t.name === "grep") as Tool<never>;
+    const text = (await invokeTool(grep, { pattern: "needle" })).content;
+    expect(text).toBe("No matches found for pattern 'needle'\n\nNote: not searched: /big.txt (too large), /~$draft.txt (invalid name)");
+    writeFileSync(join(base, "hit.txt"), "needle\n".repeat(500));
+    const capped = (await invokeTool(grep, { pattern: "needle", output_mode: "content" })).content;
+    expect(capped.endsWith("\n\nNote: not searched: /big.txt (too large), /~$draft.txt (invalid name)")).toBe(true);
+    expect(capped).toContain("[Output truncated at");
+    expect(capped.length).toBeLessThan(400);
   });
 
   it.skipIf(!native)("refuses a 4 KB path and an absurdly deep one with invalid_path", async () => {

@@ -63,6 +63,8 @@ export interface RawBinding {
     numbers: Int32Array,
     texts: string[],
     truncated: boolean,
+    skippedPaths: string[],
+    skippedReasons: string[],
     maxChars: number,
   ): string;
   formatLs(shown: string, paths: string[], sizes: Float64Array, maxChars: number): string;
@@ -1310,6 +1312,9 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       const cap = capOf(maxChars);
       requireString(pattern, "pattern");
       const truncated = result.truncated === true;
+      const skipped = result.skipped ?? [];
+      const skippedPaths = skipped.map((s) => s.path);
+      const skippedReasons = skipped.map((s) => s.reason);
       if (result.matches) {
         const m = result.matches;
         const numbers = new Int32Array(m.length);
@@ -1321,6 +1326,8 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
           numbers,
           m.map((x) => x.text),
           truncated,
+          skippedPaths,
+          skippedReasons,
           cap,
         );
       }
@@ -1333,10 +1340,13 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
           Int32Array.from(entries, ([, n]) => n),
           [],
           truncated,
+          skippedPaths,
+          skippedReasons,
           cap,
         );
       }
-      return raw.formatGrep(pattern, "files_with_matches", result.files ?? [], new Int32Array(0), [], truncated, cap);
+      const files = result.files ?? [];
+      return raw.formatGrep(pattern, "files_with_matches", files, new Int32Array(0), [], truncated, skippedPaths, skippedReasons, cap);
     },
     formatLs: (shown, entries, maxChars) =>
       raw.formatLs(

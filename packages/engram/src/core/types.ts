@@ -376,7 +376,8 @@ export interface Core {
   formatNumbered(content: string, firstLine: number): string;
   // ---- tool text: the same rules as the CoreFileTable `*Text` methods, for results another
   // backend returned ----
-  /** The `grep` tool's text for a grep result, capped at `maxChars` UTF-16 units. */
+  /** The `grep` tool's text for a grep result, capped at `maxChars` UTF-16 units; what the
+   * search skipped (`result.skipped`) is named in a closing note within the cap. */
   formatGrep(pattern: string, result: GrepResult, maxChars: number): string;
   /** The `ls` tool's text for directory entries; `shown` is the path as the model gave it. */
   formatLs(shown: string, entries: readonly FileInfo[], maxChars: number): string;
