@@ -12,7 +12,16 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createEmptyMemory } from "../src/memory/longterm/index.js";
 import { FileMemoryStorage } from "../src/memory/longterm/node.js";
-import { createFilesystemTools, EngramError, FilesystemBackend, invokeTool, loadCore, type Tool } from "../src/index.js";
+import {
+  CompositeBackend,
+  createFilesystemTools,
+  EngramError,
+  FilesystemBackend,
+  invokeTool,
+  loadCore,
+  StateBackend,
+  type Tool,
+} from "../src/index.js";
 
 const native = process.env.ENGRAM_CORE !== "wasm";
 const here = import.meta.dirname;
@@ -118,6 +127,26 @@ describe("FilesystemBackend bounded work", () => {
     expect(capped.endsWith("\n\nNote: not searched: /big.txt (too large), /~$draft.txt (invalid name)")).toBe(true);
     expect(capped).toContain("[Output truncated at");
     expect(capped.length).toBeLessThan(400);
+  });
+
+  it.skipIf(!native)("carries what a search skipped through a composite, under outer paths, to the model", async () => {
+    mkdirSync(join(base, "project"));
+    writeFileSync(join(base, "project", "big.txt"), `needle\n${"x".repeat(2 * 1024 * 1024)}`);
+    writeFileSync(join(base, "project", "~$draft.txt"), "needle\n");
+    const fs = new FilesystemBackend({ rootDir: join(base, "project"), maxFileSizeMb: 1 });
+    const mounted = new CompositeBackend(new StateBackend(), { "/project/": fs });
+    expect((await mounted.grep("needle")).skipped).toEqual([
+      { path: "/project/big.txt", reason: "too_large" },
+      { path: "/project/~$draft.txt", reason: "invalid_name" },
+    ]);
+    const asDefault = new CompositeBackend(fs, { "/memories/": new StateBackend() });
+    expect((await asDefault.grep("needle")).skipped?.map((k) => k.path)).toEqual(["/big.txt", "/~$draft.txt"]);
+    const grep = createFilesystemTools({ backend: mounted }).find((t) => t.name === "grep") as Tool<never>;
+    expect((await invokeTool(grep, { pattern: "needle" })).content).toBe(
+      "No matches found for pattern 'needle'\n\nNote: not searched: /project/big.txt (too large), /project/~$draft.txt (invalid name)",
+    );
+    const memoriesOnly = await asDefault.grep("needle", { path: "/memories" });
+    expect([memoriesOnly.error, memoriesOnly.skipped]).toEqual([undefined, undefined]);
   });
 
   it.skipIf(!native)("refuses a 4 KB path and an absurdly deep one with invalid_path", async () => {

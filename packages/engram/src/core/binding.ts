@@ -25,6 +25,7 @@ import type {
   GrepMergeOptions,
   GrepOptions,
   GrepResult,
+  GrepSkip,
   MemorySourceInput,
   MountPart,
   ReadOptions,
@@ -1020,22 +1021,48 @@ class RouterHandle implements CoreRouter {
       merged = { files: out, truncated: r.truncated ?? false };
     }
     r.free?.();
-    return merged;
+    const skipped = this.#mergeSkipped(parts, options.root);
+    return skipped ? { ...merged, skipped } : merged;
+  }
+
+  /** What the parts' searches skipped, seen from outside as their files are, smallest paths
+   * first; `undefined` when nothing was skipped. */
+  #mergeSkipped(parts: readonly MountPart<GrepResult>[], root: string): GrepSkip[] | undefined {
+    if (!parts.some((p) => p.result.skipped?.length)) return undefined;
+    const merged = this.#mergePaths(
+      parts.map(({ mount, result }) => ({ mount, items: result.skipped ?? [], truncated: false })),
+      { root },
+    );
+    return "error" in merged || merged.kept.length === 0 ? undefined : merged.kept;
   }
 
   mergeGlob(parts: readonly MountPart<GlobResult>[], options: { pattern?: string; root: string; maxResults?: number }): Result<GlobResult> {
-    const { mounts, truncated, counts } = partColumns(parts);
+    const merged = this.#mergePaths(
+      parts.map(({ mount, result }) => ({ mount, items: result.files, truncated: result.truncated })),
+      options,
+    );
+    return "error" in merged ? merged : { files: merged.kept, truncated: merged.truncated };
+  }
+
+  /** Items that carry a path, merged as a glob's files are (see `engram_core::composite::merge_glob_columns`):
+   * a mount's seen under its outer path, the default backend's under a route left out, in path
+   * order, filtered by `pattern` when given. */
+  #mergePaths<T extends { path: string }>(
+    parts: readonly { mount: number | null; items: readonly T[]; truncated: boolean }[],
+    options: { pattern?: string; root: string; maxResults?: number },
+  ): { kept: T[]; truncated: boolean } | { error: ErrorData } {
+    const { mounts, truncated, counts } = partColumns(parts.map(({ mount, truncated }) => ({ mount, result: { truncated } })));
     const paths: string[] = [];
-    const files: FileInfo[] = [];
+    const items: T[] = [];
     /** Per path: whether it came from a mount (the core sends only those outer paths back). */
     const mounted: boolean[] = [];
-    for (const [i, { mount, result }] of parts.entries()) {
-      for (const f of result.files) {
-        paths.push(f.path);
-        files.push(f);
-        mounted.push(mount !== null);
+    for (const [i, part] of parts.entries()) {
+      for (const item of part.items) {
+        paths.push(item.path);
+        items.push(item);
+        mounted.push(part.mount !== null);
       }
-      counts[i] = result.files.length;
+      counts[i] = part.items.length;
     }
     const r = this.binding.mergeGlob(
       this.raw,
@@ -1050,15 +1077,15 @@ class RouterHandle implements CoreRouter {
     if (r.error) return failed(r);
     const picks = r.picks as ArrayLike<number>;
     const renamed = r.renamed as string[];
-    const kept: FileInfo[] = new Array(picks.length);
+    const kept: T[] = new Array(picks.length);
     for (let i = 0, k = 0; i < picks.length; i++) {
       const pick = picks[i] as number;
-      const f = files[pick] as FileInfo;
-      kept[i] = mounted[pick] ? { ...f, path: renamed[k++] as string } : f;
+      const item = items[pick] as T;
+      kept[i] = mounted[pick] ? { ...item, path: renamed[k++] as string } : item;
     }
-    const merged = { files: kept, truncated: r.truncated ?? false };
+    const out = { kept, truncated: r.truncated ?? false };
     r.free?.();
-    return merged;
+    return out;
   }
 
   mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }> {
