@@ -49,11 +49,7 @@ pub struct Skip {
 /// U+FFFD, control characters and backslashes escaped.
 fn shown_name(dir_vpath: &str, name: &[u8]) -> String {
     let name: String = String::from_utf8_lossy(name).escape_debug().collect();
-    if dir_vpath == "/" {
-        format!("/{name}")
-    } else {
-        format!("{dir_vpath}/{name}")
-    }
+    engram_core::path::join(dir_vpath, &name)
 }
 
 /// The skipped entries of one walk, bounded to [`MAX_SKIPPED`].
@@ -295,16 +291,24 @@ impl RootedFs {
             if bytes == b"." || bytes == b".." || bytes == b".git" || bytes.starts_with(TEMP_PREFIX.as_bytes()) {
                 continue;
             }
-            let Some(child) = virtual_name(&job.vpath, OsStr::from_bytes(bytes)) else {
-                ctl.skipped.add(&shown_name(&job.vpath, bytes), "invalid_name");
-                continue;
-            };
             let ft = match entry.file_type() {
                 FileType::Unknown => match statat(&*fd, name, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(st) => FileType::from_raw_mode(st.st_mode as _),
                     Err(_) => continue,
                 },
                 ft => ft,
+            };
+            let Some(child) = virtual_name(&job.vpath, OsStr::from_bytes(bytes)) else {
+                // A file or directory the walk would have entered, unless an ignore rule
+                // leaves it out (links and other entries are never searched anyway).
+                let is_dir = ft == FileType::Directory;
+                if is_dir || ft == FileType::RegularFile {
+                    let shown = shown_name(&job.vpath, bytes);
+                    if !ignored(ignores.as_ref(), &shown, is_dir) {
+                        ctl.skipped.add(&shown, "invalid_name");
+                    }
+                }
+                continue;
             };
             match ft {
                 FileType::Directory => {

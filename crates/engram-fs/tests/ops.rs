@@ -414,6 +414,10 @@ fn names_no_virtual_path_can_hold_are_reported_not_silently_missed() {
     s.put("~$draft.txt", "needle\n");
     s.put("sub/x\\y.txt", "needle\n");
     fs::write(s.host("sub").join(std::ffi::OsStr::from_bytes(b"\xff.txt")), "needle\n").unwrap();
+    // Left out without a report: a name an ignore rule covers, and a link (never searched).
+    s.put(".gitignore", "*.tmp\n");
+    s.put("~$ignored.tmp", "needle\n");
+    symlink("ok.txt", s.host("~link.txt")).unwrap();
     let report = s.fs.grep_report(&GrepOptions { pattern: "needle".into(), ..Default::default() }, None).unwrap();
     assert_eq!(report.result.matches.unwrap().iter().map(|m| m.path.as_str()).collect::<Vec<_>>(), ["/ok.txt"]);
     let skipped: Vec<(&str, &str)> = report.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect();
@@ -426,7 +430,7 @@ fn names_no_virtual_path_can_hold_are_reported_not_silently_missed() {
             ("/~$draft.txt", "invalid_name"),
         ]
     );
-    assert_eq!(glob(&s.fs, "**"), vec!["/ok.txt"]);
+    assert_eq!(glob(&s.fs, "**"), vec!["/.gitignore", "/ok.txt"]);
     let opts = GrepOptions { pattern: "needle".into(), ..Default::default() };
     let text = s.fs.grep_text(&opts, 10_000, None).unwrap();
     let note = "Note: not searched: /a\\nb.txt (invalid name), /sub/x\\\\y.txt (invalid name), /sub/\u{fffd}.txt (invalid name), /~$draft.txt (invalid name)";
