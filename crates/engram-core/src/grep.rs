@@ -1,11 +1,11 @@
-//! `grep` over in-memory files: literal by default (memchr's SIMD `memmem`), regex on
+//! `grep` over in-memory files: literal by default ([`crate::literal`]: memchr's SIMD `memmem`), regex on
 //! `regex-automata`'s lazy DFA with a bounded NFA fallback (see [`MAX_FALLBACK_WORK`]).
 //! Whole-buffer search; lines are only materialised for hits.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::glob::PathFilter;
+use crate::literal::LiteralFinder;
 use crate::text::{is_binary, line_bounds, lossy_line};
-use memchr::memmem;
 use regex_automata::nfa::thompson::{self, backtrack, pikevm};
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::{hybrid, Input, MatchErrorKind, MatchKind, Span};
@@ -151,7 +151,7 @@ const PIKEVM_COST: u64 = 5;
 
 /// A compiled pattern; build once, run over many buffers.
 pub enum Matcher {
-    Literal(Box<memmem::Finder<'static>>),
+    Literal(Box<LiteralFinder>),
     Regex(Box<LineRegex>),
 }
 
@@ -199,7 +199,7 @@ impl Matcher {
             ));
         }
         if !regex && !ignore_case {
-            return Ok(Matcher::Literal(Box::new(memmem::Finder::new(pattern.as_bytes()).into_owned())));
+            return Ok(Matcher::Literal(Box::new(LiteralFinder::new(pattern.as_bytes()))));
         }
         let source = if regex { pattern.to_string() } else { regex_syntax::escape(pattern) };
         if regex {
