@@ -80,8 +80,7 @@ pub fn format_grep(
     max_chars: u32,
 ) -> String {
     let mode = OutputMode::parse(&mode).unwrap_or_default();
-    let skipped: Vec<(&str, &str)> =
-        skipped_paths.iter().map(String::as_str).zip(skipped_reasons.iter().map(String::as_str)).collect();
+    let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
     format::format_grep_columns(&pattern, mode, &paths, &numbers, &texts, truncated, &skipped, max_chars as usize)
 }
 
@@ -91,10 +90,18 @@ pub fn format_ls(shown: String, paths: Vec<String>, sizes: Float64Array, max_cha
     format::format_ls_columns(&shown, &paths, &sizes, max_chars as usize)
 }
 
-/// `glob` output.
+/// `glob` output; what the walk skipped as `skippedPaths[i]` for `skippedReasons[i]`.
 #[napi]
-pub fn format_glob(pattern: String, paths: Vec<String>, truncated: bool, max_chars: u32) -> String {
-    format::format_glob(&pattern, paths.iter().map(String::as_str), truncated, max_chars as usize)
+pub fn format_glob(
+    pattern: String,
+    paths: Vec<String>,
+    truncated: bool,
+    skipped_paths: Vec<String>,
+    skipped_reasons: Vec<String>,
+    max_chars: u32,
+) -> String {
+    let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
+    format::format_glob(&pattern, paths.iter().map(String::as_str), truncated, &skipped, max_chars as usize)
 }
 
 /// `read_file` output from a read result.

@@ -7,10 +7,10 @@
 use crate::format::TextOut;
 use crate::{failure, grep_out, info, Deleted, Failure, FileInfo, GrepArgs, GrepOut};
 use engram_core::grep::GrepOptions;
-use engram_core::ops::{EditOptions, EditResult, GlobOptions, GlobResult};
+use engram_core::ops::{EditOptions, EditResult, GlobOptions};
 use engram_core::read::ReadResult;
 use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo as CoreInfo};
-use engram_fs::{Durability, FsOptions, GrepReport};
+use engram_fs::{Durability, FsOptions, GlobReport, GrepReport, Skip};
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, ToNapiValue, TypeName, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
@@ -89,7 +89,8 @@ pub struct FsStat {
 
 /// Entries in columns, one row per entry: `paths` (directories end with `/`), `sizes` (`-1`
 /// for a directory), `modifiedAt` (ms since the epoch, NaN for a directory), `versions` (`""`
-/// for a directory); `truncated` for a glob that stopped at its maximum.
+/// for a directory); `truncated` for a glob that stopped at its maximum; what a glob's walk
+/// could not look into as `skippedPaths[i]` for `skippedReasons[i]`.
 #[napi(object)]
 pub struct FsListing {
     pub paths: Vec<String>,
@@ -97,6 +98,8 @@ pub struct FsListing {
     pub modified_at: Float64Array,
     pub versions: Vec<String>,
     pub truncated: bool,
+    pub skipped_paths: Vec<String>,
+    pub skipped_reasons: Vec<String>,
 }
 
 /// Grep results in columns, as a table's grep gives them ([`GrepOut`]), and the entries the
@@ -212,7 +215,7 @@ impl Marshal for CoreInfo {
     }
 }
 
-fn listing(files: Vec<CoreInfo>, truncated: bool) -> FsListing {
+fn listing(files: Vec<CoreInfo>, truncated: bool, skipped: Vec<Skip>) -> FsListing {
     let n = files.len();
     let (mut paths, mut versions) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut sizes, mut modified_at) = (Vec::with_capacity(n), Vec::with_capacity(n));
@@ -222,33 +225,41 @@ fn listing(files: Vec<CoreInfo>, truncated: bool) -> FsListing {
         versions.push(f.version.unwrap_or_default());
         paths.push(f.path);
     }
+    let (skipped_paths, skipped_reasons) = skipped_columns(skipped);
     FsListing {
         paths,
         sizes: Float64Array::new(sizes),
         modified_at: Float64Array::new(modified_at),
         versions,
         truncated,
+        skipped_paths,
+        skipped_reasons,
     }
+}
+
+/// Skipped entries as two columns: paths and reasons.
+fn skipped_columns(skipped: Vec<Skip>) -> (Vec<String>, Vec<String>) {
+    skipped.into_iter().map(|s| (s.path, s.reason.to_string())).unzip()
 }
 
 impl Marshal for Vec<CoreInfo> {
     type Js = FsListing;
     fn js(self) -> FsListing {
-        listing(self, false)
+        listing(self, false, Vec::new())
     }
 }
 
-impl Marshal for GlobResult {
+impl Marshal for GlobReport {
     type Js = FsListing;
     fn js(self) -> FsListing {
-        listing(self.files, self.truncated)
+        listing(self.result.files, self.result.truncated, self.skipped)
     }
 }
 
 impl Marshal for GrepReport {
     type Js = FsGrep;
     fn js(self) -> FsGrep {
-        let (skipped_paths, skipped_reasons) = self.skipped.into_iter().map(|s| (s.path, s.reason.to_string())).unzip();
+        let (skipped_paths, skipped_reasons) = skipped_columns(self.skipped);
         FsGrep { grep: grep_out(self.result), skipped_paths, skipped_reasons }
     }
 }
@@ -395,10 +406,10 @@ impl RootedFs {
         path: Option<String>,
         max_results: Option<u32>,
         cancel: &FsCancel,
-    ) -> AsyncTask<Op<GlobResult>> {
+    ) -> AsyncTask<Op<GlobReport>> {
         let (fs, flag) = (self.inner.clone(), cancel.flag.clone());
         let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
-        op(move || fs.glob_cancellable(&o, Some(&flag)))
+        op(move || fs.glob_report(&o, Some(&flag)))
     }
 
     /// The `grep` tool's text, capped at `maxChars` UTF-16 units.

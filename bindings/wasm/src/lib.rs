@@ -1031,8 +1031,7 @@ mod tool_text {
         max_chars: u32,
     ) -> Text {
         let mode = OutputMode::parse(mode).unwrap_or_default();
-        let skipped: Vec<(&str, &str)> =
-            skipped_paths.iter().map(String::as_str).zip(skipped_reasons.iter().map(String::as_str)).collect();
+        let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
         format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, &skipped, max_chars as usize)
             .js()
     }
@@ -1043,10 +1042,18 @@ mod tool_text {
         format::format_ls_columns(shown, &paths, sizes, max_chars as usize).js()
     }
 
-    /// `glob` output.
+    /// `glob` output; what the walk skipped as `skippedPaths[i]` for `skippedReasons[i]`.
     #[wasm_bindgen(js_name = formatGlob)]
-    pub fn format_glob(pattern: &str, paths: Vec<String>, truncated: bool, max_chars: u32) -> Text {
-        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, max_chars as usize).js()
+    pub fn format_glob(
+        pattern: &str,
+        paths: Vec<String>,
+        truncated: bool,
+        skipped_paths: Vec<String>,
+        skipped_reasons: Vec<String>,
+        max_chars: u32,
+    ) -> Text {
+        let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
+        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, &skipped, max_chars as usize).js()
     }
 
     /// `read_file` output from a read result.

@@ -720,7 +720,7 @@ impl GlobFanOut {
         let m = self.merge(router)?;
         let mut paths = Vec::with_capacity(m.merged.picks.len());
         m.for_each(|path, _, _| paths.push(path))?;
-        Ok(format_glob(&pattern, paths, m.merged.truncated, max_chars))
+        Ok(format_glob(&pattern, paths, m.merged.truncated, &[], max_chars))
     }
 
     fn merge(self, router: &Router) -> CoreResult<MergedGlob> {

@@ -98,6 +98,12 @@ pub fn skipped_note(skipped: &[(&str, &str)]) -> Option<String> {
     Some(note)
 }
 
+/// Skipped entries given as two columns (as the bindings receive them), paired for
+/// [`skipped_note`]; a reason missing from a shorter column pairs nothing.
+pub fn skipped_pairs<'a>(paths: &'a [String], reasons: &'a [String]) -> Vec<(&'a str, &'a str)> {
+    paths.iter().map(String::as_str).zip(reasons.iter().map(String::as_str)).collect()
+}
+
 /// A tool's text followed by a note, within `max` UTF-16 units in all: `text(cap)` makes the
 /// text under the cap the note leaves. A note too long to leave room is itself cut by the cap.
 pub fn with_note(text: impl FnOnce(usize) -> String, note: Option<&str>, max: usize) -> String {
@@ -260,28 +266,33 @@ pub fn format_ls<'a>(
     lines.finish()
 }
 
-/// `glob` output: one path per line, a note when more files match.
+/// `glob` output: one path per line, a note when more files match; `skipped`: what the walk
+/// could not look into, `(path, reason)`, named in a closing note (see [`skipped_note`]).
 pub fn format_glob<'a>(
     pattern: &str,
     paths: impl IntoIterator<Item = &'a str>,
     truncated: bool,
+    skipped: &[(&str, &str)],
     max_chars: usize,
 ) -> String {
-    let mut lines = Lines::new(max_chars);
-    for p in paths {
-        if lines.full() {
-            break;
+    let body = |cap: usize| {
+        let mut lines = Lines::new(cap);
+        for p in paths {
+            if lines.full() {
+                break;
+            }
+            lines.push(&[p]);
         }
-        lines.push(&[p]);
-    }
-    if lines.empty {
-        return cap_output(format!("No files found matching pattern '{pattern}'"), max_chars);
-    }
-    if truncated && !lines.full() {
-        lines.push(&[""]);
-        lines.push(&["Note: more files match; narrow the pattern or the path."]);
-    }
-    lines.finish()
+        if lines.empty {
+            return cap_output(format!("No files found matching pattern '{pattern}'"), cap);
+        }
+        if truncated && !lines.full() {
+            lines.push(&[""]);
+            lines.push(&["Note: more files match; narrow the pattern or the path."]);
+        }
+        lines.finish()
+    };
+    with_note(body, skipped_note(skipped).as_deref(), max_chars)
 }
 
 /// `read_file` output: `cat -n` rows, a note on how to continue when `limit` lines were read
@@ -381,7 +392,7 @@ impl FileTable {
             true
         });
         let paths: Vec<&str> = paths.collect();
-        Ok(format_glob(&opts.pattern, paths, truncated, max_chars))
+        Ok(format_glob(&opts.pattern, paths, truncated, &[], max_chars))
     }
 
     /// The `ls` tool's text; `shown` is the path as the model gave it.
@@ -528,6 +539,20 @@ mod tests {
             t.glob_text(&capped, 1000).unwrap(),
             "/README.md\n\nNote: more files match; narrow the pattern or the path."
         );
+        // What a walk skipped closes the text, found files or not, and takes its room from the cap.
+        let skipped = [("/locked/", "permission_denied")];
+        let note = "Note: not searched: /locked/ (permission denied)";
+        assert_eq!(
+            format_glob("*.py", [], false, &skipped, 1000),
+            format!("No files found matching pattern '*.py'\n\n{note}")
+        );
+        let many = ["/a/1.ts", "/a/2.ts", "/a/3.ts"];
+        assert_eq!(
+            format_glob("**", many, true, &skipped, 1000),
+            format!("{}\n\nNote: more files match; narrow the pattern or the path.\n\n{note}", many.join("\n"))
+        );
+        let tight = format_glob("**", many, false, &skipped, note.len() + 2 + 7);
+        assert!(tight.starts_with("/a/1.ts") && tight.ends_with(note) && !tight.contains("/a/3.ts"), "{tight}");
         assert_eq!(
             t.read_text("/src/a.ts", "/src/a.ts", 0, 2, 1000).unwrap(),
             "     1\tone\n     2\ttwo\n\n[Lines 1-2 of 3. Continue with offset=2.]"

@@ -27,6 +27,14 @@ pub struct GrepReport {
     pub skipped: Vec<Skip>,
 }
 
+/// A glob answer and what its walk could not look into.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobReport {
+    pub result: GlobResult,
+    /// As [`GrepReport::skipped`].
+    pub skipped: Vec<Skip>,
+}
+
 /// The items of a search with the smallest paths, holding only as many as the capped answer
 /// can use (`need` units: matches in content mode, files otherwise).
 struct Smallest<T> {
@@ -151,19 +159,21 @@ impl RootedFs {
         Ok(GrepReport { result: collector.finish(), skipped: skipped.into_vec() })
     }
 
-    /// [`RootedFs::glob_cancellable`] without cancellation.
+    /// Files matching a glob; [`RootedFs::glob_report`] without its skipped list or cancellation.
     pub fn glob(&self, opts: &GlobOptions) -> CoreResult<GlobResult> {
-        self.glob_cancellable(opts, None)
+        self.glob_report(opts, None).map(|r| r.result)
     }
 
     /// Files (not directories, not symbolic links) matching a glob, sorted by path, at most
     /// `max_results` (clamped to the handle's `max_results`; then `truncated`). Only the glob's
     /// literal base directory is walked; a missing base matches nothing. Same skip rules as
-    /// [`RootedFs::grep`].
-    pub fn glob_cancellable(&self, opts: &GlobOptions, cancel: Option<&AtomicBool>) -> CoreResult<GlobResult> {
+    /// [`RootedFs::grep`], and as there, what the walk could not look into (an unreadable or too
+    /// deep directory, an entry no virtual path can name) is reported in `skipped`: a glob that
+    /// missed part of the tree says so. Stops with `cancelled` once `cancel` is set.
+    pub fn glob_report(&self, opts: &GlobOptions, cancel: Option<&AtomicBool>) -> CoreResult<GlobReport> {
         let root = self.jail.resolve(opts.path.as_deref().unwrap_or("/"))?;
         let glob = Glob::new(&opts.pattern, &root.vpath)?;
-        let empty = GlobResult { files: Vec::new(), truncated: false };
+        let empty = GlobReport { result: GlobResult { files: Vec::new(), truncated: false }, skipped: Vec::new() };
         if root.kind != Kind::Dir || root.via_link {
             return Ok(empty);
         }
@@ -197,7 +207,7 @@ impl RootedFs {
         let mut files: Vec<FileInfo> = best.items.into_values().map(|(f, _)| f).collect();
         let truncated = files.len() > cap;
         files.truncate(cap);
-        Ok(GlobResult { files, truncated })
+        Ok(GlobReport { result: GlobResult { files, truncated }, skipped: skipped.into_vec() })
     }
 
     /// Loads a walked file into `buf`: regular, not a link, within the size cap, readable.

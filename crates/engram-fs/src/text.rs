@@ -3,6 +3,7 @@
 //! matching lines becomes its capped text here, never one JavaScript object per match. The
 //! text equals what those rules make of the structured answers of the same calls.
 
+use crate::walk::Skip;
 use crate::RootedFs;
 use engram_core::format::{format_glob, format_ls, format_read, skipped_note, with_note, GrepText};
 use engram_core::grep::{GrepOptions, GrepResult};
@@ -16,16 +17,18 @@ impl RootedFs {
     /// [`engram_core::format::skipped_note`]).
     pub fn grep_text(&self, opts: &GrepOptions, max_chars: usize, cancel: Option<&AtomicBool>) -> CoreResult<String> {
         let report = self.grep_report(opts, cancel)?;
-        let skipped: Vec<(&str, &str)> = report.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect();
-        let note = skipped_note(&skipped);
+        let note = skipped_note(&pairs(&report.skipped));
         let r = report.result;
         Ok(with_note(|cap| grep_answer_text(&r, &opts.pattern, cap), note.as_deref(), max_chars))
     }
 
-    /// The `glob` tool's text (see [`RootedFs::glob_cancellable`]).
+    /// The `glob` tool's text (see [`RootedFs::glob_report`]), with the same closing note as
+    /// [`RootedFs::grep_text`] for what the walk skipped.
     pub fn glob_text(&self, opts: &GlobOptions, max_chars: usize, cancel: Option<&AtomicBool>) -> CoreResult<String> {
-        let r = self.glob_cancellable(opts, cancel)?;
-        Ok(format_glob(&opts.pattern, r.files.iter().map(|f| f.path.as_str()), r.truncated, max_chars))
+        let report = self.glob_report(opts, cancel)?;
+        let skipped = pairs(&report.skipped);
+        let r = report.result;
+        Ok(format_glob(&opts.pattern, r.files.iter().map(|f| f.path.as_str()), r.truncated, &skipped, max_chars))
     }
 
     /// The `ls` tool's text; `shown` is the path as the model gave it.
@@ -75,4 +78,9 @@ fn grep_answer_text(r: &GrepResult, pattern: &str, max_chars: usize) -> String {
         }
     }
     text.finish(pattern, r.truncated)
+}
+
+/// Skipped entries as `(path, reason)`, as the core's notes take them.
+fn pairs(skipped: &[Skip]) -> Vec<(&str, &str)> {
+    skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect()
 }

@@ -298,10 +298,18 @@ impl RootedFs {
                 },
                 ft => ft,
             };
+            let is_dir = ft == FileType::Directory;
+            if is_dir && job.depth + 1 > MAX_WALK_DEPTH {
+                // Checked before the name: past this depth no virtual path could hold it anyway.
+                let shown = shown_name(&job.vpath, bytes);
+                if !ignored(ignores.as_ref(), &shown, true) {
+                    ctl.skipped.add(&shown, "too_deep");
+                }
+                continue;
+            }
             let Some(child) = virtual_name(&job.vpath, OsStr::from_bytes(bytes)) else {
                 // A file or directory the walk would have entered, unless an ignore rule
                 // leaves it out (links and other entries are never searched anyway).
-                let is_dir = ft == FileType::Directory;
                 if is_dir || ft == FileType::RegularFile {
                     let shown = shown_name(&job.vpath, bytes);
                     if !ignored(ignores.as_ref(), &shown, is_dir) {
@@ -313,10 +321,6 @@ impl RootedFs {
             match ft {
                 FileType::Directory => {
                     if ignored(ignores.as_ref(), &child, true) {
-                        continue;
-                    }
-                    if job.depth + 1 > MAX_WALK_DEPTH {
-                        ctl.skipped.add(&child, "too_deep");
                         continue;
                     }
                     children.push(Job {

@@ -431,10 +431,32 @@ fn names_no_virtual_path_can_hold_are_reported_not_silently_missed() {
         ]
     );
     assert_eq!(glob(&s.fs, "**"), vec!["/.gitignore", "/ok.txt"]);
+    let globbed = s.fs.glob_report(&GlobOptions { pattern: "**".into(), ..Default::default() }, None).unwrap();
+    assert_eq!(globbed.skipped, report.skipped, "a glob's walk reports what a grep's does");
     let opts = GrepOptions { pattern: "needle".into(), ..Default::default() };
     let text = s.fs.grep_text(&opts, 10_000, None).unwrap();
     let note = "Note: not searched: /a\\nb.txt (invalid name), /sub/x\\\\y.txt (invalid name), /sub/\u{fffd}.txt (invalid name), /~$draft.txt (invalid name)";
     assert!(text.ends_with(&format!("\n\n{note}")), "{text}");
+}
+
+#[test]
+fn directories_past_the_walk_depth_are_reported_too_deep() {
+    use engram_fs::walk::MAX_WALK_DEPTH;
+    let s = Sandbox::new();
+    let levels = vec!["d"; MAX_WALK_DEPTH + 1].join("/");
+    s.put(&format!("{levels}/lost.txt"), "needle\n");
+    s.put("d/near.txt", "needle\n");
+    let deepest = format!("/{levels}");
+    let expected = vec![(deepest.as_str(), "too_deep")];
+    let grep = s.fs.grep_report(&GrepOptions { pattern: "needle".into(), ..Default::default() }, None).unwrap();
+    assert_eq!(grep.result.matches.unwrap().iter().map(|m| m.path.as_str()).collect::<Vec<_>>(), ["/d/near.txt"]);
+    assert_eq!(grep.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect::<Vec<_>>(), expected);
+    let globbed = s.fs.glob_report(&GlobOptions { pattern: "**/*.txt".into(), ..Default::default() }, None).unwrap();
+    assert_eq!(globbed.result.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["/d/near.txt"]);
+    assert_eq!(globbed.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect::<Vec<_>>(), expected);
+    let text =
+        s.fs.glob_text(&GlobOptions { pattern: "**/*.txt".into(), ..Default::default() }, 100_000, None).unwrap();
+    assert_eq!(text, format!("/d/near.txt\n\nNote: not searched: {deepest} (too deep)"));
 }
 
 #[test]
@@ -508,6 +530,9 @@ fn tool_text_equals_the_core_formatting_of_the_answers() {
     for i in 0..30 {
         s.put(&format!("d/f{i:02}.txt"), format!("needle {i}\nother\nneedle again\n"));
     }
+    // A name no virtual path can hold: skipped by both searches, and named in both notes.
+    s.put("d/~$lock.txt", "needle\n");
+    let skipped = [("/d/~$lock.txt", "invalid_name")];
     for cap in [80_000, 300, 40, 3] {
         for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
             let o = GrepOptions {
@@ -529,12 +554,15 @@ fn tool_text_equals_the_core_formatting_of_the_answers() {
                 paths.push(p.clone());
                 numbers.push(*n as i32);
             }
-            let expected = format_grep_columns("needle", mode, &paths, &numbers, &texts, r.truncated, &[], cap);
+            let expected = format_grep_columns("needle", mode, &paths, &numbers, &texts, r.truncated, &skipped, cap);
             assert_eq!(s.fs.grep_text(&o, cap, None).unwrap(), expected, "{mode:?} cap {cap}");
         }
         let g = GlobOptions { pattern: "**/*.txt".into(), path: None, max_results: Some(7) };
-        let r = s.fs.glob(&g).unwrap();
-        let expected = format_glob(&g.pattern, r.files.iter().map(|f| f.path.as_str()), r.truncated, cap);
+        let report = s.fs.glob_report(&g, None).unwrap();
+        let shown: Vec<(&str, &str)> = report.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect();
+        assert_eq!(shown, skipped);
+        let r = report.result;
+        let expected = format_glob(&g.pattern, r.files.iter().map(|f| f.path.as_str()), r.truncated, &skipped, cap);
         assert_eq!(s.fs.glob_text(&g, cap, None).unwrap(), expected);
         let entries = s.fs.ls("/d").unwrap();
         let expected = format_ls("d", entries.iter().map(|f| (f.path.as_str(), f.size)), cap);

@@ -149,6 +149,48 @@ describe("FilesystemBackend bounded work", () => {
     expect([memoriesOnly.error, memoriesOnly.skipped]).toEqual([undefined, undefined]);
   });
 
+  it.skipIf(!native)("a glob names what its walk could not look into, never a silent partial list", async () => {
+    mkdirSync(join(base, "project"));
+    const root = join(base, "project");
+    writeFileSync(join(root, "ok.docx"), "x");
+    writeFileSync(join(root, "~$ok.docx"), "x");
+    // Deeper than the walk goes (256 levels): the directory it stops at is named.
+    const deep = Array.from({ length: 257 }, () => "d");
+    mkdirSync(join(root, ...deep), { recursive: true });
+    writeFileSync(join(root, ...deep, "lost.docx"), "x");
+    const tooDeep = `/${deep.join("/")}`;
+    const fs = new FilesystemBackend({ rootDir: root });
+    const r = await fs.glob("**/*.docx");
+    expect(r.files?.map((f) => f.path)).toEqual(["/ok.docx"]);
+    expect(r.skipped).toEqual([
+      { path: tooDeep, reason: "too_deep" },
+      { path: "/~$ok.docx", reason: "invalid_name" },
+    ]);
+    expect((await fs.glob("**/*.docx", { path: "/d/d" })).skipped).toEqual([{ path: tooDeep, reason: "too_deep" }]);
+    // A file one level below the deepest directory has a path no virtual path can hold.
+    expect((await new FilesystemBackend({ rootDir: join(root, "d") }).glob("**")).skipped?.map((k) => k.reason)).toEqual(["invalid_name"]);
+    mkdirSync(join(base, "clean"));
+    writeFileSync(join(base, "clean", "a.docx"), "x");
+    expect(await new FilesystemBackend({ rootDir: join(base, "clean") }).glob("*.docx")).toEqual({
+      files: [expect.objectContaining({ path: "/a.docx" })],
+      truncated: false,
+    });
+    const note = `Note: not searched: ${tooDeep} (too deep), /~$ok.docx (invalid name)`;
+    const glob = createFilesystemTools({ backend: fs }).find((t) => t.name === "glob") as Tool<never>;
+    expect((await invokeTool(glob, { pattern: "**/*.docx" })).content).toBe(`/ok.docx\n\n${note}`);
+    expect((await invokeTool(glob, { pattern: "**/*.pdf" })).content).toBe(`No files found matching pattern '**/*.pdf'\n\n${note}`);
+    // Through a composite (the engram command's shape): under outer paths, to the model.
+    const mounted = new CompositeBackend(new StateBackend(), { "/project/": fs });
+    expect((await mounted.glob("**/*.docx")).skipped?.map((k) => k.path)).toEqual([`/project${tooDeep}`, "/project/~$ok.docx"]);
+    const viaComposite = createFilesystemTools({ backend: mounted }).find((t) => t.name === "glob") as Tool<never>;
+    expect((await invokeTool(viaComposite, { pattern: "**/*.docx" })).content).toBe(
+      `/project/ok.docx\n\nNote: not searched: /project${tooDeep} (too deep), /project/~$ok.docx (invalid name)`,
+    );
+    const asDefault = new CompositeBackend(fs, { "/memories/": new StateBackend() });
+    expect((await asDefault.glob("**/*.docx")).skipped?.map((k) => k.path)).toEqual([tooDeep, "/~$ok.docx"]);
+    expect((await asDefault.glob("*", { path: "/memories" })).skipped).toBeUndefined();
+  });
+
   it.skipIf(!native)("refuses a 4 KB path and an absurdly deep one with invalid_path", async () => {
     const fs = new FilesystemBackend({ rootDir: base });
     const long = `/${"a".repeat(4096)}`;

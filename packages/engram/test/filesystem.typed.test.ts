@@ -164,13 +164,17 @@ describe.skipIf(!native)("FilesystemBackend typed answers", () => {
     expect(glob.files?.[0]).toMatchObject({ isDir: false, size: 7 });
   });
 
-  it("never lists, searches or errors on a name that is not UTF-8", async () => {
+  it("never lists, searches or errors on a name that is not UTF-8, and says a search passed it by", async () => {
     const listed = (await fs.ls("/")).entries?.map((e) => e.path);
     expect(listed).toEqual(["/big/", "/empty.txt", "/escape", "/secret-link.txt", "/src/"]);
-    const files = (await fs.grep("bad name", { outputMode: "files_with_matches" })).files;
-    expect(files).toEqual([]);
-    expect((await fs.glob("bad-*")).files).toEqual([]);
-    expect((await fs.toolText({ op: "glob", pattern: "bad-*", path: "/" }, 1000))?.text).toBe("No files found matching pattern 'bad-*'");
+    const passed = { path: "/bad-\ufffd-name.txt", reason: "invalid_name" };
+    const grep = await fs.grep("bad name", { outputMode: "files_with_matches" });
+    expect([grep.files, grep.skipped]).toEqual([[], [passed]]);
+    const glob = await fs.glob("bad-*");
+    expect([glob.files, glob.skipped]).toEqual([[], [passed]]);
+    expect((await fs.toolText({ op: "glob", pattern: "bad-*", path: "/" }, 1000))?.text).toBe(
+      "No files found matching pattern 'bad-*'\n\nNote: not searched: /bad-\ufffd-name.txt (invalid name)",
+    );
   });
 
   it("answers grep in every mode with the skipped list", async () => {

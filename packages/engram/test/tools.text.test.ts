@@ -215,7 +215,9 @@ describe("tool text made in the core", () => {
 
   it("the core formatter refuses wrong argument types with invalid_argument", () => {
     expect(() => core.capOutput(42 as unknown as string, 10)).toThrow(expect.objectContaining({ code: "invalid_argument" }));
-    expect(() => core.formatGlob("*", [], false, "x" as unknown as number)).toThrow(expect.objectContaining({ code: "invalid_argument" }));
+    expect(() => core.formatGlob("*", { files: [], truncated: false }, "x" as unknown as number)).toThrow(
+      expect.objectContaining({ code: "invalid_argument" }),
+    );
     const t = core.createFileTable();
     expect(t.lsText("/\uD800", "/\uD800", 100).error?.code).toBe("invalid_path");
     expect(t.grepText({ pattern: "a[ab]{20}c", regex: true, path: "/nope" }, 100).error?.code).toBe("file_not_found");

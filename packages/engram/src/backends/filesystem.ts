@@ -69,9 +69,15 @@ export interface RawFsFailure {
   readonly error: RawError;
 }
 
+/** @internal What a search's walk could not look into: `skippedPaths[i]` for `skippedReasons[i]`. */
+export interface RawFsSkipped {
+  readonly skippedPaths: string[];
+  readonly skippedReasons: string[];
+}
+
 /** @internal Entries in columns (`sizes[i]` is `-1` for a directory, `modifiedAt[i]` NaN and
- * `versions[i]` empty when absent). */
-export interface RawFsListing {
+ * `versions[i]` empty when absent); a glob's also name what it skipped. */
+export interface RawFsListing extends RawFsSkipped {
   readonly paths: string[];
   readonly sizes: ArrayLike<number>;
   readonly modifiedAt: ArrayLike<number>;
@@ -80,10 +86,8 @@ export interface RawFsListing {
 }
 
 /** @internal Grep columns (as a table's grep gives them) and what the search skipped. */
-export interface RawFsGrep {
+export interface RawFsGrep extends RawFsSkipped {
   readonly grep: RawGrep;
-  readonly skippedPaths: string[];
-  readonly skippedReasons: string[];
 }
 
 /** @internal The N-API handle of `engram_fs::RootedFs`; every call runs on the libuv pool and
@@ -215,6 +219,13 @@ async function cancellable<T>(
 
 const encoder = new TextEncoder();
 
+/** `result` with what the walk skipped (see {@link RawFsSkipped}), when it skipped anything. */
+function withSkipped<T extends object>(result: T, raw: RawFsSkipped): T & Pick<GrepResult, "skipped"> {
+  const { skippedPaths, skippedReasons } = raw;
+  if (skippedPaths.length === 0) return result;
+  return { ...result, skipped: skippedPaths.map((path, i) => ({ path, reason: skippedReasons[i] as string })) };
+}
+
 /** Entries from columns (see {@link RawFsListing}). */
 function entries(r: RawFsListing): FileInfo[] {
   const { paths, sizes, modifiedAt, versions } = r;
@@ -299,6 +310,11 @@ export class FilesystemBackend implements Backend {
   }
 
   #outInfo = (f: FileInfo): FileInfo => (this.#virtual ? f : { ...f, path: this.#out(f.path) });
+
+  /** `r` with its skipped entries' paths as the caller sees paths. */
+  #outSkipped<T extends Pick<GrepResult, "skipped">>(r: T): T {
+    return r.skipped && !this.#virtual ? { ...r, skipped: r.skipped.map((s) => ({ ...s, path: this.#out(s.path) })) } : r;
+  }
 
   /** Runs one path operation with host/virtual mapping of its input, output and error. */
   async #op<T>(path: string, run: (v: string) => Result<T> | Promise<Result<T>>, map: (r: T) => T = (r) => r): Promise<Result<T>> {
@@ -394,15 +410,10 @@ export class FilesystemBackend implements Backend {
         const failed = fsError(r);
         if (failed) return failed;
         const raw = r as RawFsGrep;
-        const { skippedPaths, skippedReasons } = raw;
         const decoded = decodeGrep(raw.grep);
-        if (skippedPaths.length === 0 || decoded.error) return decoded;
-        return { ...decoded, skipped: skippedPaths.map((path, i) => ({ path, reason: skippedReasons[i] as string })) };
+        return decoded.error ? decoded : withSkipped(decoded, raw);
       },
-      (r) => {
-        const out = this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p));
-        return r.skipped && !this.#virtual ? { ...out, skipped: r.skipped.map((s) => ({ ...s, path: this.#out(s.path) })) } : out;
-      },
+      (r) => this.#outSkipped(this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p))),
     );
   }
 
@@ -417,9 +428,12 @@ export class FilesystemBackend implements Backend {
       async (v): Promise<Result<GlobResult>> => {
         const fs = this.#fs();
         const r = await this.#search(options.signal, "glob", (c) => fs.glob(pattern, v, maxResults, c));
-        return fsError(r) ?? { files: entries(r as RawFsListing), truncated: (r as RawFsListing).truncated };
+        const failed = fsError(r);
+        if (failed) return failed;
+        const raw = r as RawFsListing;
+        return withSkipped({ files: entries(raw), truncated: raw.truncated }, raw);
       },
-      (r) => ({ ...r, files: r.files.map(this.#outInfo) }),
+      (r) => this.#outSkipped({ ...r, files: r.files.map(this.#outInfo) }),
     );
   }
 

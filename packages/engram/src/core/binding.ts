@@ -69,7 +69,14 @@ export interface RawBinding {
     maxChars: number,
   ): string;
   formatLs(shown: string, paths: string[], sizes: Float64Array, maxChars: number): string;
-  formatGlob(pattern: string, paths: string[], truncated: boolean, maxChars: number): string;
+  formatGlob(
+    pattern: string,
+    paths: string[],
+    truncated: boolean,
+    skippedPaths: string[],
+    skippedReasons: string[],
+    maxChars: number,
+  ): string;
   formatRead(shown: string, content: string, offset: number, totalLines: number, lines: number, limit: number, maxChars: number): string;
   capOutput(text: string, maxChars: number): string;
   // ---- end tool text ----
@@ -530,6 +537,12 @@ function textOf(r: RawText): Result<{ text: string }> {
   const text = r.text as string;
   r.free?.();
   return { text };
+}
+
+/** What a search skipped, as the bindings' two columns: paths and reasons. */
+function skippedColumns(result: { skipped?: readonly GrepSkip[] }): [string[], string[]] {
+  const skipped = result.skipped ?? [];
+  return [skipped.map((s) => s.path), skipped.map((s) => s.reason)];
 }
 
 /** A cap in UTF-16 units, as the core takes it. */
@@ -1027,7 +1040,7 @@ class RouterHandle implements CoreRouter {
 
   /** What the parts' searches skipped, seen from outside as their files are, smallest paths
    * first; `undefined` when nothing was skipped. */
-  #mergeSkipped(parts: readonly MountPart<GrepResult>[], root: string): GrepSkip[] | undefined {
+  #mergeSkipped(parts: readonly MountPart<{ skipped?: GrepSkip[] }>[], root: string): GrepSkip[] | undefined {
     if (!parts.some((p) => p.result.skipped?.length)) return undefined;
     const merged = this.#mergePaths(
       parts.map(({ mount, result }) => ({ mount, items: result.skipped ?? [], truncated: false })),
@@ -1041,7 +1054,9 @@ class RouterHandle implements CoreRouter {
       parts.map(({ mount, result }) => ({ mount, items: result.files, truncated: result.truncated })),
       options,
     );
-    return "error" in merged ? merged : { files: merged.kept, truncated: merged.truncated };
+    if ("error" in merged) return merged;
+    const skipped = this.#mergeSkipped(parts, options.root);
+    return { files: merged.kept, truncated: merged.truncated, ...(skipped && { skipped }) };
   }
 
   /** Items that carry a path, merged as a glob's files are (see `engram_core::composite::merge_glob_columns`):
@@ -1339,9 +1354,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       const cap = capOf(maxChars);
       requireString(pattern, "pattern");
       const truncated = result.truncated === true;
-      const skipped = result.skipped ?? [];
-      const skippedPaths = skipped.map((s) => s.path);
-      const skippedReasons = skipped.map((s) => s.reason);
+      const [skippedPaths, skippedReasons] = skippedColumns(result);
       if (result.matches) {
         const m = result.matches;
         const numbers = new Int32Array(m.length);
@@ -1382,11 +1395,12 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         Float64Array.from(entries, (e) => (e.isDir ? -1 : (e.size ?? 0))),
         capOf(maxChars),
       ),
-    formatGlob: (pattern, files, truncated, maxChars) =>
+    formatGlob: (pattern, result, maxChars) =>
       raw.formatGlob(
         requireString(pattern, "pattern"),
-        files.map((f) => f.path),
-        truncated === true,
+        result.files.map((f) => f.path),
+        result.truncated === true,
+        ...skippedColumns(result),
         capOf(maxChars),
       ),
     formatRead: (shown, r, limit, maxChars) =>

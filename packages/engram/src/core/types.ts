@@ -136,7 +136,7 @@ export interface GrepResult {
   skipped?: GrepSkip[];
 }
 
-/** One entry a search skipped, and why. */
+/** One entry a search (grep or glob) skipped, and why. */
 export interface GrepSkip {
   path: string;
   /** `too_large`, `permission_denied`, `unreadable`, `too_deep` or `invalid_name` (a file whose
@@ -160,6 +160,9 @@ export interface GlobOptions {
 export interface GlobResult {
   files: FileInfo[];
   truncated: boolean;
+  /** Directories or entries the walk could not look into (FilesystemBackend: unreadable, too
+   * deep, a name no virtual path can hold), smallest paths first, at most 100. Absent when none. */
+  skipped?: GrepSkip[];
 }
 
 /** Options of {@link CoreFileTable.edit}. */
@@ -381,8 +384,9 @@ export interface Core {
   formatGrep(pattern: string, result: GrepResult, maxChars: number): string;
   /** The `ls` tool's text for directory entries; `shown` is the path as the model gave it. */
   formatLs(shown: string, entries: readonly FileInfo[], maxChars: number): string;
-  /** The `glob` tool's text for matching files. */
-  formatGlob(pattern: string, files: readonly FileInfo[], truncated: boolean, maxChars: number): string;
+  /** The `glob` tool's text for a glob result, capped at `maxChars` UTF-16 units; what the walk
+   * skipped (`result.skipped`) is named in a closing note within the cap, as for grep. */
+  formatGlob(pattern: string, result: GlobResult, maxChars: number): string;
   /** The `read_file` tool's text for a read of at most `limit` lines. */
   formatRead(shown: string, result: ReadResult, limit: number, maxChars: number): string;
   /** `text` when within `maxChars` UTF-16 units; otherwise cut on the last line break at or

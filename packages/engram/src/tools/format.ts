@@ -32,7 +32,7 @@ export async function toolText(backend: Backend, core: Core, request: ToolTextRe
     }
     case "glob": {
       const r = await backend.glob(request.pattern, { path: request.path });
-      return r.error ? errorResult(r.error) : { content: core.formatGlob(request.pattern, r.files, r.truncated, maxChars) };
+      return r.error ? errorResult(r.error) : { content: core.formatGlob(request.pattern, r, maxChars) };
     }
     case "grep": {
       const r = await backend.grep(request.pattern, request.options);
