@@ -41,6 +41,23 @@ fn grouped(n: usize) -> String {
 /// before `max`, when it lies past `max / 2`), never inside a surrogate pair, and adds a note.
 /// Text within the cap is returned as is.
 pub fn cap_output(text: String, max: usize) -> String {
+    // A UTF-16 unit per byte at most: text within the cap in bytes is within it.
+    if text.len() <= max {
+        return text;
+    }
+    // ASCII (the usual tool text): units are bytes, and the scan below is one `memrchr`.
+    if text.is_ascii() {
+        let end = match memchr::memrchr(b'\n', &text.as_bytes()[..=max]) {
+            Some(newline) if 2 * newline > max => newline,
+            _ => max,
+        };
+        return truncated(&text[..end], max);
+    }
+    cap_scan(text, max)
+}
+
+/// [`cap_output`] for any text: one pass over its characters.
+fn cap_scan(text: String, max: usize) -> String {
     // One pass up to unit `max`: the last newline at or before it, and the byte at which each
     // candidate cut falls.
     let mut units = 0usize;
@@ -68,11 +85,12 @@ pub fn cap_output(text: String, max: usize) -> String {
         Some((u, b)) if 2 * u > max => b,
         _ => cut_at_max.unwrap_or(text.len()),
     };
-    format!(
-        "{}\n\n[Output truncated at {} characters: narrow the path, pattern or line range.]",
-        &text[..end],
-        grouped(max)
-    )
+    truncated(&text[..end], max)
+}
+
+/// The kept part of a text cut at `max` units, and the note saying so.
+fn truncated(kept: &str, max: usize) -> String {
+    format!("{kept}\n\n[Output truncated at {} characters: narrow the path, pattern or line range.]", grouped(max))
 }
 
 /// Most skipped entries a grep's note names; the others are counted.
@@ -147,6 +165,9 @@ impl Lines {
     }
 
     fn finish(self) -> String {
+        if self.units <= self.max {
+            return self.out;
+        }
         cap_output(self.out, self.max)
     }
 }
@@ -465,6 +486,18 @@ mod tests {
 
     fn grep_opts(pattern: &str, mode: OutputMode) -> GrepOptions {
         GrepOptions { pattern: pattern.into(), output_mode: mode, ..Default::default() }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn cap_shortcuts_equal_the_full_pass(
+            text in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just('a'), proptest::strategy::Just('\n'), proptest::strategy::Just('é'), proptest::strategy::Just('😀')], 0..60),
+            ascii in proptest::bool::ANY,
+            max in 0usize..70,
+        ) {
+            let text: String = text.into_iter().filter(|c| !ascii || c.is_ascii()).collect();
+            proptest::prop_assert_eq!(cap_output(text.clone(), max), cap_scan(text, max));
+        }
     }
 
     #[test]
