@@ -1,6 +1,6 @@
 //! Paginated reads by line and `cat -n` formatting (DESIGN §4 "read").
 
-use crate::text::count_lines;
+use crate::text::{count_lines, nth_newline};
 use serde::Serialize;
 
 /// Longest line shown on one row; longer lines continue on rows `N.1`, `N.2`, ...
@@ -41,7 +41,7 @@ fn byte_of_line(data: &[u8], n: usize) -> Option<usize> {
     if n == 0 {
         return (!data.is_empty()).then_some(0);
     }
-    let nl = memchr::memchr_iter(b'\n', data).nth(n - 1)?;
+    let nl = nth_newline(data, n - 1).ok()?;
     (nl + 1 < data.len()).then_some(nl + 1)
 }
 
@@ -51,16 +51,11 @@ fn end_after_lines(data: &[u8], start: usize, n: usize) -> (usize, usize) {
     if n == 0 {
         return (start, 0);
     }
-    let mut taken = 0;
-    for i in memchr::memchr_iter(b'\n', &data[start..]) {
-        taken += 1;
-        if taken == n {
-            return (start + i + 1, taken);
-        }
+    match nth_newline(&data[start..], n - 1) {
+        Ok(i) => (start + i + 1, n),
+        // Unterminated last line (if any bytes remain) counts as one more.
+        Err(taken) => (data.len(), taken + usize::from(data.len() > start && data.last() != Some(&b'\n'))),
     }
-    // Unterminated last line (if any bytes remain) counts as one more.
-    let rest = data.len() > start && data.last() != Some(&b'\n');
-    (data.len(), taken + usize::from(rest))
 }
 
 /// Formats raw lines `cat -n` style: the 1-based number right-aligned in 6 columns, a tab, the
@@ -83,7 +78,8 @@ pub fn format_numbered_until(content: &str, first_line: usize, max_units: usize)
         }
         let line = line.strip_suffix('\r').unwrap_or(line);
         let n = first_line + i;
-        if line.chars().nth(MAX_LINE_CHARS).is_none() {
+        // Bytes bound characters: a line this short in bytes needs no count.
+        if line.len() <= MAX_LINE_CHARS || line.chars().nth(MAX_LINE_CHARS).is_none() {
             units += push_row(&mut out, itoa::Buffer::new().format(n), line);
             continue;
         }
