@@ -470,6 +470,26 @@ describe("store backend", () => {
     expect(seen.every((p) => p.startsWith("/dir3/") || p.startsWith("/dir4/") || p === "/dir4")).toBe(true);
   });
 
+  it("forgets what another writer removed under the scope it syncs, after a whole-namespace search", async () => {
+    const store = new InMemoryStore();
+    const b = new StoreBackend({ store, core });
+    const other = new StoreBackend({ store, core });
+    for (const p of ["/d/a.md", "/d/b.md", "/d/sub/c.md", "/x", "/e.md"]) await b.write(p, "needle");
+    expect((await b.grep("needle", { outputMode: "files_with_matches" })).files).toHaveLength(5);
+    await other.delete("/d/a.md");
+    await other.delete("/d/sub/c.md");
+    await other.delete("/x");
+    await other.write("/x/y.md", "needle");
+    // A file's own sync forgets it; a directory's sync forgets what went under it; a file that
+    // became a directory is replaced; an unrelated file stays.
+    expect((await b.read("/d/a.md")).error?.code).toBe("file_not_found");
+    expect((await b.grep("needle", { path: "/d", outputMode: "files_with_matches" })).files).toEqual(["/d/b.md"]);
+    expect((await b.read("/x/y.md")).content).toBe("needle");
+    expect((await b.edit("/e.md", "needle", "pin")).occurrences).toBe(1);
+    expect((await b.grep("needle", { outputMode: "files_with_matches" })).files).toEqual(["/d/b.md", "/x/y.md"]);
+    expect((await b.glob("**")).files?.map((f) => f.path)).toEqual(["/d/b.md", "/e.md", "/x/y.md"]);
+  });
+
   it("gives concurrent first searches one consistent mirror", async () => {
     const store = new InMemoryStore();
     const writer = new StoreBackend({ store, core });
