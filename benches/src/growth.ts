@@ -5,7 +5,7 @@
  * as they grow (amortised growth keeps the two within noise; quadratic copying does not).
  */
 import type { Core } from "engram";
-import type { Timing } from "./measure.js";
+import { type Timing, summary } from "./measure.js";
 import type { WorkloadResult } from "./run.js";
 
 /** One growth row per window: `first` (files 1..window) and `last` (files total-window+1..total). */
@@ -35,16 +35,7 @@ export function writeGrowth(core: Core, total: number, window: number, rounds: n
     if (r >= 0) last.push((performance.now() - t0) / window);
     if (table.stat(`/src/dir${(total - 1) % 100}/file${total - 1}.ts`).error) throw new Error("the last file is missing");
   }
-  const timing = (perCall: number[]): Timing => {
-    const s = [...perCall].sort((a, b) => a - b);
-    return {
-      medianMs: s[s.length >> 1] as number,
-      minMs: s[0] as number,
-      maxMs: s[s.length - 1] as number,
-      samples: s.length,
-      callsPerSample: window,
-    };
-  };
+  const timing = (perCall: number[]) => summary(perCall, window);
   const n = total.toLocaleString("en-US");
   const w = window.toLocaleString("en-US");
   return [

@@ -119,7 +119,8 @@ async function warmUp(fn: () => Promise<unknown>, o: MeasureOptions): Promise<nu
   return Math.max(1, Math.ceil(o.minSampleMs / single));
 }
 
-function summary(perCall: number[], calls: number): Timing {
+/** Median, fastest and slowest of per-call times (`perCall` is sorted in place). */
+export function summary(perCall: number[], calls: number): Timing {
   perCall.sort((a, b) => a - b);
   const mid = perCall.length >> 1;
   const median = perCall.length % 2 ? (perCall[mid] as number) : ((perCall[mid - 1] as number) + (perCall[mid] as number)) / 2;

@@ -20,7 +20,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Core, loadCore } from "engram";
 import { BIG_FILE, COMMON_TOKEN, type Corpus, LS_DIR, RARE_REGEX, RARE_TOKEN, SIZES, type SizeName, generateCorpus } from "./corpus.js";
-import { type Checked, QUICK, STEADY, type Timing, timeChecked } from "./measure.js";
+import { type Checked, QUICK, STEADY, type Timing, summary, timeChecked } from "./measure.js";
 import { STEPS, oursTurn, peerTurn } from "./agent-loop.js";
 import { injection } from "./longterm.js";
 import { memoryRefresh } from "./memory.js";
@@ -237,17 +237,7 @@ function coldStarts(): Record<"native" | "wasm", Timing> {
   };
   const runs = { native: [] as number[], wasm: [] as number[] };
   for (let i = 0; i < COLD_RUNS; i++) for (const kind of ["native", "wasm"] as const) runs[kind].push(once(kind));
-  const timing = (all: number[]): Timing => {
-    const s = [...all].sort((a, b) => a - b);
-    return {
-      medianMs: s[s.length >> 1] as number,
-      minMs: s[0] as number,
-      maxMs: s[s.length - 1] as number,
-      samples: s.length,
-      callsPerSample: 1,
-    };
-  };
-  return { native: timing(runs.native), wasm: timing(runs.wasm) };
+  return { native: summary(runs.native, 1), wasm: summary(runs.wasm, 1) };
 }
 
 /** Fresh processes per core in the cold-start row. */
