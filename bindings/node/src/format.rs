@@ -84,10 +84,19 @@ pub fn format_grep(
     format::format_grep_columns(&pattern, mode, &paths, &numbers, &texts, truncated, &skipped, max_chars as usize)
 }
 
-/// `ls` output; a negative size marks a directory.
+/// `ls` output; a negative size marks a directory; entries it could not name as
+/// `skippedPaths[i]` for `skippedReasons[i]`.
 #[napi]
-pub fn format_ls(shown: String, paths: Vec<String>, sizes: Float64Array, max_chars: u32) -> String {
-    format::format_ls_columns(&shown, &paths, &sizes, max_chars as usize)
+pub fn format_ls(
+    shown: String,
+    paths: Vec<String>,
+    sizes: Float64Array,
+    skipped_paths: Vec<String>,
+    skipped_reasons: Vec<String>,
+    max_chars: u32,
+) -> String {
+    let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
+    format::format_ls_columns(&shown, &paths, &sizes, &skipped, max_chars as usize)
 }
 
 /// `glob` output; what the walk skipped as `skippedPaths[i]` for `skippedReasons[i]`.

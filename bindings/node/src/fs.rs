@@ -10,7 +10,7 @@ use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, EditResult, GlobOptions};
 use engram_core::read::ReadResult;
 use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo as CoreInfo};
-use engram_fs::{Durability, FsOptions, GlobReport, GrepReport, Skip};
+use engram_fs::{Durability, FsOptions, GlobReport, GrepReport, LsReport, Skip};
 use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, ToNapiValue, TypeName, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
@@ -90,7 +90,8 @@ pub struct FsStat {
 /// Entries in columns, one row per entry: `paths` (directories end with `/`), `sizes` (`-1`
 /// for a directory), `modifiedAt` (ms since the epoch, NaN for a directory), `versions` (`""`
 /// for a directory); `truncated` for a glob that stopped at its maximum; what a glob's walk
-/// could not look into as `skippedPaths[i]` for `skippedReasons[i]`.
+/// could not look into, or the entries an `ls` could not name, as `skippedPaths[i]` for
+/// `skippedReasons[i]`.
 #[napi(object)]
 pub struct FsListing {
     pub paths: Vec<String>,
@@ -242,10 +243,10 @@ fn skipped_columns(skipped: Vec<Skip>) -> (Vec<String>, Vec<String>) {
     skipped.into_iter().map(|s| (s.path, s.reason.to_string())).unzip()
 }
 
-impl Marshal for Vec<CoreInfo> {
+impl Marshal for LsReport {
     type Js = FsListing;
     fn js(self) -> FsListing {
-        listing(self, false, Vec::new())
+        listing(self.entries, false, self.skipped)
     }
 }
 
@@ -330,9 +331,9 @@ impl RootedFs {
     }
 
     #[napi(ts_return_type = "Promise<FsListing | Failure>")]
-    pub fn ls(&self, path: String) -> AsyncTask<Op<Vec<CoreInfo>>> {
+    pub fn ls(&self, path: String) -> AsyncTask<Op<LsReport>> {
         let fs = self.inner.clone();
-        op(move || fs.ls(&path))
+        op(move || fs.ls_report(&path))
     }
 
     #[napi(ts_return_type = "Promise<FsStat | Failure>")]

@@ -1036,10 +1036,19 @@ mod tool_text {
             .js()
     }
 
-    /// `ls` output; a negative size marks a directory.
+    /// `ls` output; a negative size marks a directory; entries it could not name as
+    /// `skippedPaths[i]` for `skippedReasons[i]`.
     #[wasm_bindgen(js_name = formatLs)]
-    pub fn format_ls(shown: &str, paths: Vec<String>, sizes: &[f64], max_chars: u32) -> Text {
-        format::format_ls_columns(shown, &paths, sizes, max_chars as usize).js()
+    pub fn format_ls(
+        shown: &str,
+        paths: Vec<String>,
+        sizes: &[f64],
+        skipped_paths: Vec<String>,
+        skipped_reasons: Vec<String>,
+        max_chars: u32,
+    ) -> Text {
+        let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
+        format::format_ls_columns(shown, &paths, sizes, &skipped, max_chars as usize).js()
     }
 
     /// `glob` output; what the walk skipped as `skippedPaths[i]` for `skippedReasons[i]`.

@@ -96,11 +96,20 @@ fn truncated(kept: &str, max: usize) -> String {
 /// Most skipped entries a grep's note names; the others are counted.
 const SKIPPED_NAMED: usize = 5;
 
-/// The note a grep's text ends with when the search could not look into some files (too large,
-/// unreadable, a name no virtual path can hold): `(path, reason)` pairs, smallest paths first.
-/// Without it an empty or short answer would read as the whole story. `None` when nothing was
-/// skipped.
+/// The note a grep's or a glob's text ends with when the search could not look into some files
+/// (too large, unreadable, a name no virtual path can hold): `(path, reason)` pairs, smallest
+/// paths first. Without it an empty or short answer would read as the whole story. `None` when
+/// nothing was skipped.
 pub fn skipped_note(skipped: &[(&str, &str)]) -> Option<String> {
+    note_naming("not searched", skipped)
+}
+
+/// The note an `ls` text ends with when the directory holds entries no virtual path can name.
+pub fn unlisted_note(skipped: &[(&str, &str)]) -> Option<String> {
+    note_naming("not listed", skipped)
+}
+
+fn note_naming(what: &str, skipped: &[(&str, &str)]) -> Option<String> {
     if skipped.is_empty() {
         return None;
     }
@@ -109,7 +118,7 @@ pub fn skipped_note(skipped: &[(&str, &str)]) -> Option<String> {
         .take(SKIPPED_NAMED)
         .map(|(path, reason)| format!("{path} ({})", reason.replace('_', " ")))
         .collect();
-    let mut note = format!("Note: not searched: {}", named.join(", "));
+    let mut note = format!("Note: {what}: {}", named.join(", "));
     if skipped.len() > SKIPPED_NAMED {
         note.push_str(&format!(" and {} more", skipped.len() - SKIPPED_NAMED));
     }
@@ -269,22 +278,26 @@ impl GrepText {
 pub fn format_ls<'a>(
     shown: &str,
     entries: impl IntoIterator<Item = (&'a str, Option<u64>)>,
+    skipped: &[(&str, &str)],
     max_chars: usize,
 ) -> String {
-    let mut lines = Lines::new(max_chars);
-    for (p, size) in entries {
-        if lines.full() {
-            break;
+    let body = |cap: usize| {
+        let mut lines = Lines::new(cap);
+        for (p, size) in entries {
+            if lines.full() {
+                break;
+            }
+            match size {
+                None => lines.push(&[p, " (directory)"]),
+                Some(n) => lines.push(&[p, " (", itoa::Buffer::new().format(n), " bytes)"]),
+            }
         }
-        match size {
-            None => lines.push(&[p, " (directory)"]),
-            Some(n) => lines.push(&[p, " (", itoa::Buffer::new().format(n), " bytes)"]),
+        if lines.empty {
+            return cap_output(format!("No files found in {shown}"), cap);
         }
-    }
-    if lines.empty {
-        return cap_output(format!("No files found in {shown}"), max_chars);
-    }
-    lines.finish()
+        lines.finish()
+    };
+    with_note(body, unlisted_note(skipped).as_deref(), max_chars)
 }
 
 /// `glob` output: one path per line, a note when more files match; `skipped`: what the walk
@@ -377,12 +390,18 @@ pub fn format_grep_columns(
 
 /// `ls` output from columns: `sizes[i]` is the size of file `paths[i]`, negative for a
 /// directory.
-pub fn format_ls_columns(shown: &str, paths: &[String], sizes: &[f64], max_chars: usize) -> String {
+pub fn format_ls_columns(
+    shown: &str,
+    paths: &[String],
+    sizes: &[f64],
+    skipped: &[(&str, &str)],
+    max_chars: usize,
+) -> String {
     let entries = paths.iter().enumerate().map(|(i, p)| {
         let size = sizes.get(i).copied().unwrap_or(0.0);
         (p.as_str(), (size >= 0.0).then_some(size as u64))
     });
-    format_ls(shown, entries, max_chars)
+    format_ls(shown, entries, skipped, max_chars)
 }
 
 impl FileTable {
@@ -419,7 +438,7 @@ impl FileTable {
     /// The `ls` tool's text; `shown` is the path as the model gave it.
     pub fn ls_text(&self, input: &str, shown: &str, max_chars: usize) -> CoreResult<String> {
         let entries = self.ls(input)?;
-        Ok(format_ls(shown, entries.iter().map(entry), max_chars))
+        Ok(format_ls(shown, entries.iter().map(entry), &[], max_chars))
     }
 
     /// The `read_file` tool's text; `shown` is the path as the model gave it.
@@ -564,6 +583,15 @@ mod tests {
         let t = table(&[("/src/a.ts", "one\ntwo\nthree\n"), ("/src/lib/b.ts", ""), ("/README.md", "# hi\n")]);
         assert_eq!(t.ls_text("/src", "src", 1000).unwrap(), "/src/a.ts (14 bytes)\n/src/lib/ (directory)");
         assert_eq!(FileTable::new().ls_text("/", "/", 1000).unwrap(), "No files found in /");
+        let unnamed = [("/src/~$draft.ts", "invalid_name")];
+        assert_eq!(
+            format_ls("src", [("/src/a.ts", Some(14))], &unnamed, 1000),
+            "/src/a.ts (14 bytes)\n\nNote: not listed: /src/~$draft.ts (invalid name)"
+        );
+        assert_eq!(
+            format_ls("src", [], &unnamed, 1000),
+            "No files found in src\n\nNote: not listed: /src/~$draft.ts (invalid name)"
+        );
         let g = |pattern: &str| GlobOptions { pattern: pattern.into(), ..Default::default() };
         assert_eq!(t.glob_text(&g("**/*.ts"), 1000).unwrap(), "/src/a.ts\n/src/lib/b.ts");
         assert_eq!(t.glob_text(&g("*.py"), 1000).unwrap(), "No files found matching pattern '*.py'");

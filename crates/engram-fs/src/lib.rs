@@ -68,6 +68,7 @@ mod write;
 use contain::Jail;
 pub use durable::Syncs;
 use engram_core::{CoreError, CoreResult, ErrorCode};
+pub use list::LsReport;
 pub use search::{GlobReport, GrepReport};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -31,11 +31,13 @@ impl RootedFs {
         Ok(format_glob(&opts.pattern, r.files.iter().map(|f| f.path.as_str()), r.truncated, &skipped, max_chars))
     }
 
-    /// The `ls` tool's text; `shown` is the path as the model gave it.
+    /// The `ls` tool's text; `shown` is the path as the model gave it. Entries no virtual path
+    /// can name are named in a closing note (see [`engram_core::format::unlisted_note`]).
     pub fn ls_text(&self, vpath: &str, shown: &str, max_chars: usize) -> CoreResult<String> {
-        let entries = self.ls(vpath)?;
-        let rows = entries.iter().map(|f| (f.path.as_str(), if f.is_dir { None } else { Some(f.size.unwrap_or(0)) }));
-        Ok(format_ls(shown, rows, max_chars))
+        let report = self.ls_report(vpath)?;
+        let rows =
+            report.entries.iter().map(|f| (f.path.as_str(), if f.is_dir { None } else { Some(f.size.unwrap_or(0)) }));
+        Ok(format_ls(shown, rows, &pairs(&report.skipped), max_chars))
     }
 
     /// The `read_file` tool's text; `shown` is the path as the model gave it.

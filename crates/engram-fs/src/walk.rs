@@ -47,7 +47,7 @@ pub struct Skip {
 
 /// An entry whose name no virtual path can hold, as a skipped entry shows it: invalid UTF-8 as
 /// U+FFFD, control characters and backslashes escaped.
-fn shown_name(dir_vpath: &str, name: &[u8]) -> String {
+pub(crate) fn shown_name(dir_vpath: &str, name: &[u8]) -> String {
     let name: String = String::from_utf8_lossy(name).escape_debug().collect();
     engram_core::path::join(dir_vpath, &name)
 }

@@ -564,8 +564,10 @@ fn tool_text_equals_the_core_formatting_of_the_answers() {
         let r = report.result;
         let expected = format_glob(&g.pattern, r.files.iter().map(|f| f.path.as_str()), r.truncated, &skipped, cap);
         assert_eq!(s.fs.glob_text(&g, cap, None).unwrap(), expected);
-        let entries = s.fs.ls("/d").unwrap();
-        let expected = format_ls("d", entries.iter().map(|f| (f.path.as_str(), f.size)), cap);
+        let listed = s.fs.ls_report("/d").unwrap();
+        let shown: Vec<(&str, &str)> = listed.skipped.iter().map(|k| (k.path.as_str(), k.reason)).collect();
+        assert_eq!(shown, skipped, "ls names what it cannot list as the searches do");
+        let expected = format_ls("d", listed.entries.iter().map(|f| (f.path.as_str(), f.size)), &skipped, cap);
         assert_eq!(s.fs.ls_text("/d", "d", cap).unwrap(), expected);
         let r = s.fs.read("/d/f01.txt", 1, Some(1)).unwrap();
         assert_eq!(s.fs.read_text("/d/f01.txt", "x", 1, 1, cap).unwrap(), format_read("x", &r, 1, cap));

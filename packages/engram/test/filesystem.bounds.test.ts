@@ -191,6 +191,32 @@ describe("FilesystemBackend bounded work", () => {
     expect((await asDefault.glob("*", { path: "/memories" })).skipped).toBeUndefined();
   });
 
+  it.skipIf(!native)("an ls names the entries it cannot list, through the tool and a composite", async () => {
+    const root = join(base, "project");
+    mkdirSync(join(root, "docs"), { recursive: true });
+    writeFileSync(join(root, "docs", "ok.md"), "x");
+    writeFileSync(join(root, "docs", "~$ok.md"), "x");
+    writeFileSync(join(root, "docs", "a\nb.md"), "x");
+    const fs = new FilesystemBackend({ rootDir: root });
+    const listed = await fs.ls("/docs");
+    expect(listed.entries?.map((e) => e.path)).toEqual(["/docs/ok.md"]);
+    expect(listed.skipped).toEqual([
+      { path: "/docs/a\\nb.md", reason: "invalid_name" },
+      { path: "/docs/~$ok.md", reason: "invalid_name" },
+    ]);
+    expect((await fs.ls("/")).skipped).toBeUndefined();
+    const ls = createFilesystemTools({ backend: fs }).find((t) => t.name === "ls") as Tool<never>;
+    expect((await invokeTool(ls, { path: "/docs" })).content).toBe(
+      "/docs/ok.md (1 bytes)\n\nNote: not listed: /docs/a\\nb.md (invalid name), /docs/~$ok.md (invalid name)",
+    );
+    const mounted = new CompositeBackend(new StateBackend(), { "/project/": fs });
+    expect((await mounted.ls("/project/docs")).skipped?.map((k) => k.path)).toEqual(["/project/docs/a\\nb.md", "/project/docs/~$ok.md"]);
+    const viaComposite = createFilesystemTools({ backend: mounted }).find((t) => t.name === "ls") as Tool<never>;
+    expect((await invokeTool(viaComposite, { path: "/project/docs" })).content).toContain("Note: not listed: /project/docs/a\\nb.md");
+    const asDefault = new CompositeBackend(fs, { "/memories/": new StateBackend() });
+    expect((await asDefault.ls("/docs")).skipped?.map((k) => k.path)).toEqual(["/docs/a\\nb.md", "/docs/~$ok.md"]);
+  });
+
   it.skipIf(!native)("refuses a 4 KB path and an absurdly deep one with invalid_path", async () => {
     const fs = new FilesystemBackend({ rootDir: base });
     const long = `/${"a".repeat(4096)}`;

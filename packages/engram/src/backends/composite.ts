@@ -12,6 +12,7 @@ import type {
   FileInfo,
   GlobResult,
   GrepResult,
+  LsResult,
   MountPart,
   ReadOptions,
   Result,
@@ -242,7 +243,7 @@ export class CompositeBackend implements Backend {
     return { fan, versions };
   }
 
-  async ls(path: string): Promise<Result<{ entries: FileInfo[] }>> {
+  async ls(path: string): Promise<Result<LsResult>> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const { router } = this.#ready as Setup;
@@ -254,12 +255,12 @@ export class CompositeBackend implements Backend {
     }
     if (t.mount) {
       const r = await t.backend.ls(t.inner);
-      return r.error ? { error: this.#outerError(r.error, t) } : router.mergeLs(t.outer, t.mount.index, r.entries);
+      return r.error ? { error: this.#outerError(r.error, t) } : router.mergeLs(t.outer, t.mount.index, r);
     }
     const under = this.#mountsUnder(t.outer);
     const own = await this.#default.ls(t.outer);
     if (own.error && !(own.error.code === "file_not_found" && under.length > 0)) return { error: own.error };
-    return router.mergeLs(t.outer, null, own.entries ?? []);
+    return router.mergeLs(t.outer, null, own.error ? { entries: [] } : own);
   }
 
   read(path: string, options?: ReadOptions): ReturnType<Backend["read"]> {
@@ -288,7 +289,7 @@ export class CompositeBackend implements Backend {
     const r = await t.backend.stat(t.inner);
     if (!r.error) {
       if (!t.mount) return r;
-      const outer = (this.#ready as Setup).router.mergeLs(t.outer, t.mount.index, [r.info]);
+      const outer = (this.#ready as Setup).router.mergeLs(t.outer, t.mount.index, { entries: [r.info] });
       return outer.error ? { error: outer.error } : { info: outer.entries[0] as FileInfo };
     }
     if (!t.mount && r.error.code === "file_not_found" && this.#mountsUnder(t.outer).length > 0) {

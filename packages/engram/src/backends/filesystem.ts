@@ -338,8 +338,8 @@ export class FilesystemBackend implements Backend {
   async ls(path: string) {
     return this.#op(
       path,
-      (v) => answer(this.#fs().ls(v), (r) => ({ entries: entries(r) })),
-      (r) => ({ entries: r.entries.map(this.#outInfo) }),
+      (v) => answer(this.#fs().ls(v), (r) => withSkipped({ entries: entries(r) }, r)),
+      (r) => this.#outSkipped({ ...r, entries: r.entries.map(this.#outInfo) }),
     );
   }
 

@@ -4,7 +4,17 @@
  * input; they resolve to `{ error: { code, message } }`.
  * @module
  */
-import type { EditResult, FileInfo, GlobResult, GrepOptions, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
+import type {
+  EditResult,
+  FileInfo,
+  GlobResult,
+  GrepOptions,
+  GrepResult,
+  LsResult,
+  ReadOptions,
+  ReadResult,
+  Result,
+} from "../core/types.js";
 
 /** Options of {@link Backend.write}. */
 export interface BackendWriteOptions {
@@ -44,7 +54,7 @@ export type VersionedFileInfo = FileInfo & { version: string };
 /** The contract every file backend implements. */
 export interface Backend {
   /** One directory level, sorted by path; directories end with `/`. */
-  ls(path: string): Promise<Result<{ entries: FileInfo[] }>>;
+  ls(path: string): Promise<Result<LsResult>>;
   /** Raw lines (no numbers) by 0-based `offset` and `limit`. */
   read(path: string, options?: ReadOptions): Promise<Result<ReadResult>>;
   /** The whole file as bytes. */

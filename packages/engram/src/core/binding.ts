@@ -26,6 +26,7 @@ import type {
   GrepOptions,
   GrepResult,
   GrepSkip,
+  LsResult,
   MemorySourceInput,
   MountPart,
   ReadOptions,
@@ -68,7 +69,7 @@ export interface RawBinding {
     skippedReasons: string[],
     maxChars: number,
   ): string;
-  formatLs(shown: string, paths: string[], sizes: Float64Array, maxChars: number): string;
+  formatLs(shown: string, paths: string[], sizes: Float64Array, skippedPaths: string[], skippedReasons: string[], maxChars: number): string;
   formatGlob(
     pattern: string,
     paths: string[],
@@ -1103,7 +1104,8 @@ class RouterHandle implements CoreRouter {
     return out;
   }
 
-  mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }> {
+  mergeLs(dir: string, mount: number | null, listing: Readonly<LsResult>): Result<LsResult> {
+    const { entries } = listing;
     const r = this.binding.mergeLs(this.raw, requireString(dir, "dir"), mount, joinPaths(entries.map((e) => e.path)));
     if (r.error) return failed(r);
     const picks = r.picks as ArrayLike<number>;
@@ -1116,7 +1118,8 @@ class RouterHandle implements CoreRouter {
       else out[i] = mount === null ? (entries[pick] as FileInfo) : { ...(entries[pick] as FileInfo), path: renamed[k++] as string };
     }
     r.free?.();
-    return { entries: out };
+    const skipped = this.#mergeSkipped([{ mount, result: listing }], dir);
+    return skipped ? { entries: out, skipped } : { entries: out };
   }
 
   mountsUnder(dir: string): number[] {
@@ -1388,11 +1391,12 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       const files = result.files ?? [];
       return raw.formatGrep(pattern, "files_with_matches", files, new Int32Array(0), [], truncated, skippedPaths, skippedReasons, cap);
     },
-    formatLs: (shown, entries, maxChars) =>
+    formatLs: (shown, result, maxChars) =>
       raw.formatLs(
         requireString(shown, "shown"),
-        entries.map((e) => e.path),
-        Float64Array.from(entries, (e) => (e.isDir ? -1 : (e.size ?? 0))),
+        result.entries.map((e) => e.path),
+        Float64Array.from(result.entries, (e) => (e.isDir ? -1 : (e.size ?? 0))),
+        ...skippedColumns(result),
         capOf(maxChars),
       ),
     formatGlob: (pattern, result, maxChars) =>

@@ -145,6 +145,15 @@ export interface GrepSkip {
   reason: string;
 }
 
+/** One directory level, sorted by path; directories end with `/`. */
+export interface LsResult {
+  entries: FileInfo[];
+  /** Entries no virtual path can name (FilesystemBackend: not UTF-8, a control character or
+   * backslash, a leading `~`; reason `invalid_name`, the name shown escaped), smallest first, at
+   * most 100. Absent when none. */
+  skipped?: GrepSkip[];
+}
+
 /** Options of {@link CoreFileTable.glob}. */
 export interface GlobOptions {
   /** `*` and `?` never cross `/`; `**`, `[...]` and `{a,b}` are supported; dotfiles match.
@@ -215,8 +224,9 @@ export interface CoreRouter {
   /** Lists the normalised directory `dir` as a composite shows it. With `mount` (a route
    * index), `entries` are that mount's listing and get its prefix; with `null`, they are the
    * default backend's: entries a route hides are dropped and the first directory of each
-   * route below `dir` is added. Path order. */
-  mergeLs(dir: string, mount: number | null, entries: readonly FileInfo[]): Result<{ entries: FileInfo[] }>;
+   * route below `dir` is added. Path order. What the listing `skipped` is carried as its
+   * entries are. */
+  mergeLs(dir: string, mount: number | null, listing: Readonly<LsResult>): Result<LsResult>;
   /** The route indices strictly below the normalised directory `dir`, in construction order. */
   mountsUnder(dir: string): number[];
   // ---- composite fan-out over resident tables (CompositeBackend; composite.rs GlobFanOut) ----
@@ -382,8 +392,9 @@ export interface Core {
   /** The `grep` tool's text for a grep result, capped at `maxChars` UTF-16 units; what the
    * search skipped (`result.skipped`) is named in a closing note within the cap. */
   formatGrep(pattern: string, result: GrepResult, maxChars: number): string;
-  /** The `ls` tool's text for directory entries; `shown` is the path as the model gave it. */
-  formatLs(shown: string, entries: readonly FileInfo[], maxChars: number): string;
+  /** The `ls` tool's text for a listing; `shown` is the path as the model gave it; entries it
+   * could not name (`result.skipped`) are named in a closing note within the cap. */
+  formatLs(shown: string, result: Readonly<LsResult>, maxChars: number): string;
   /** The `glob` tool's text for a glob result, capped at `maxChars` UTF-16 units; what the walk
    * skipped (`result.skipped`) is named in a closing note within the cap, as for grep. */
   formatGlob(pattern: string, result: GlobResult, maxChars: number): string;

@@ -24,7 +24,7 @@ export async function toolText(backend: Backend, core: Core, request: ToolTextRe
   switch (request.op) {
     case "ls": {
       const r = await backend.ls(request.path);
-      return r.error ? errorResult(r.error) : { content: core.formatLs(request.path, r.entries, maxChars) };
+      return r.error ? errorResult(r.error) : { content: core.formatLs(request.path, r, maxChars) };
     }
     case "read": {
       const r = await backend.read(request.path, { offset: request.offset, limit: request.limit });
