@@ -76,7 +76,7 @@ export interface RawFsSkipped {
 }
 
 /** @internal Entries in columns (`sizes[i]` is `-1` for a directory, `modifiedAt[i]` NaN and
- * `versions[i]` empty when absent); a glob's also name what it skipped. */
+ * `versions[i]` empty when absent); a glob's name what its walk skipped, an ls's the entries it could not name. */
 export interface RawFsListing extends RawFsSkipped {
   readonly paths: string[];
   readonly sizes: ArrayLike<number>;

@@ -136,7 +136,7 @@ export interface GrepResult {
   skipped?: GrepSkip[];
 }
 
-/** One entry a search (grep or glob) skipped, and why. */
+/** One entry a grep, glob or ls skipped, and why. */
 export interface GrepSkip {
   path: string;
   /** `too_large`, `permission_denied`, `unreadable`, `too_deep` or `invalid_name` (a file whose
