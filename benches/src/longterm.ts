@@ -3,8 +3,13 @@ import { type Core, FakeChatModel, InMemoryStore, LongTermMemory, StoreMemorySto
 
 const TOPICS = ["deploys", "billing", "tests", "Rust", "TypeScript", "Postgres", "the CLI", "on-call", "reviews", "releases"];
 
-/** A memory with 1,000 facts, and an inject call ranking them by `recall`. */
-export async function injection(core: Core, recall: "confidence" | "relevance"): Promise<() => Promise<boolean>> {
+/** A memory with 1,000 facts, and an inject call ranking them by `recall` for each of `requests`
+ * in turn (one request: every model call of one run; two: a new request each call). */
+export async function injection(
+  core: Core,
+  recall: "confidence" | "relevance",
+  requests: readonly string[],
+): Promise<() => Promise<boolean>> {
   const store = new InMemoryStore();
   const storage = new StoreMemoryStorage({ store });
   const memory = createEmptyMemory();
@@ -20,8 +25,9 @@ export async function injection(core: Core, recall: "confidence" | "relevance"):
   const saved = await storage.save("bench-user", undefined, memory, loaded.revision);
   if (!saved.ok) throw new Error("could not seed the memory");
   const ltm = new LongTermMemory({ model: new FakeChatModel([]), storage, core, recall, maxFacts: 1000 });
+  let turn = 0;
   return async () => {
-    const block = await ltm.inject("bench-user", undefined, "How do we handle Postgres releases?");
+    const block = await ltm.inject("bench-user", undefined, requests[turn++ % requests.length]);
     // Corrections always come first; relevance must also surface facts about the request.
     return block.includes("<memory>") && block.includes("detail number 0;") && (recall === "confidence" || block.includes("Postgres"));
   };

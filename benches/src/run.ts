@@ -423,18 +423,28 @@ async function measureRows(
       });
     }
   }
-  for (const recall of ["confidence", "relevance"] as const) {
-    const id = `memory.longterm-inject-${recall}`;
+  const ask = "How do we handle Postgres releases?";
+  const injections = [
+    ["memory.longterm-inject-confidence", "confidence", [ask], "by confidence"],
+    [
+      "memory.longterm-inject-relevance",
+      "relevance",
+      [ask, "Which Postgres releases do we handle?"],
+      "by relevance, a new request each call",
+    ],
+    ["memory.longterm-inject-relevance-repeat", "relevance", [ask], "by relevance, the same request (each model call of one run)"],
+  ] as const;
+  for (const [id, recall, requests, how] of injections) {
     if (!wanted(id)) continue;
     const list: Checked[] = [];
     for (const core of [native, wasm]) {
-      list.push(await checkedCall(core, await injection(core, recall), "the injected block misses the expected facts"));
+      list.push(await checkedCall(core, await injection(core, recall, requests), "the injected block misses the expected facts"));
     }
     const [n, w] = await timeChecked(list, quick ? QUICK : STEADY);
     const outcomes: WorkloadResult["outcomes"] = { "ours-native": n, "ours-wasm": w };
     results.push({
       id,
-      title: `long-term memory injection, 1,000 facts into 2,000 tokens, by ${recall}`,
+      title: `long-term memory injection, 1,000 facts into 2,000 tokens, ${how}`,
       kind: "core",
       outcomes,
       maxRssKb: process.resourceUsage().maxRSS,

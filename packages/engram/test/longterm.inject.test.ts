@@ -218,6 +218,36 @@ describe("LongTermMemory.inject", () => {
   });
 });
 
+describe("injection per model call", () => {
+  it("ranks by relevance once per request while memory is unchanged, and again when either changes", async () => {
+    let ranked = 0;
+    const counting = new Proxy(core, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop !== "factsBlock") return typeof v === "function" ? v.bind(target) : v;
+        return (input: Parameters<Core["factsBlock"]>[0]) => {
+          ranked++;
+          return target.factsBlock(input);
+        };
+      },
+    });
+    const facts = [fact("Drinks coffee every morning", 0.95), fact("Works from the Berlin office on Tuesdays", 0.8)];
+    const memory = await seeded(facts, { recall: "relevance", core: counting });
+    const office = await memory.inject("u", undefined, "Which office on Tuesdays?");
+    expect(factLines(office)[0]).toContain("Berlin");
+    // Every model call of one run asks with the same request: the block is reused.
+    expect(await memory.inject("u", undefined, "Which office on Tuesdays?")).toBe(office);
+    expect(ranked).toBe(1);
+    const coffee = await memory.inject("u", undefined, "coffee in the morning?");
+    expect(factLines(coffee)[0]).toContain("coffee");
+    expect(ranked).toBe(2);
+    await memory.addFact("u", undefined, { content: "Takes the Tuesday train to the office", category: "context", confidence: 0.7 });
+    const changed = await memory.inject("u", undefined, "coffee in the morning?");
+    expect(changed).toContain("Tuesday train");
+    expect(ranked).toBe(3);
+  });
+});
+
 describe("relevance recall without a core", () => {
   it("falls back to confidence ranking and says why", async () => {
     const warnings: string[] = [];

@@ -195,7 +195,7 @@ export class LongTermMemory {
   /** Latest clear per memory made through this instance (ms), for work already under way. */
   readonly #cleared = new Map<string, number>();
   /** What the last injection per user (and agent) used, keyed by the storage change token. */
-  readonly #injected = new Map<string, { token: string; memory: MemoryData; block?: string }>();
+  readonly #injected = new Map<string, { token: string; memory: MemoryData; block: string; request: string }>();
   #immediateSeq = 0;
   readonly #pendingWork: PendingWorkStore;
   /** Extraction settings resolved for this model. */
@@ -345,18 +345,20 @@ export class LongTermMemory {
    * `"relevance"`.
    */
   async inject(userId: string, agentName?: string, currentRequest = ""): Promise<string> {
-    // Unchanged memory (same storage change token) reuses what the last call loaded, and with
-    // confidence recall the block itself: a model call then costs one token check.
+    // Unchanged memory (same storage change token) reuses what the last call loaded, and the
+    // block itself when it ranks the same way: always with confidence recall, and with relevance
+    // recall for the same request (every model call of one run). A model call then costs one
+    // token check instead of ranking every fact again (1,000 facts: ~1.2 ms).
     const key = `${userId}\u0000${agentName ?? ""}`;
     const token = await this.storage.changeToken?.(userId, agentName);
     const hit = token === undefined ? undefined : this.#injected.get(key);
     const fresh = hit?.token === token ? hit : undefined;
-    if (fresh?.block !== undefined) return fresh.block;
+    if (fresh && (this.#o.recall === "confidence" || fresh.request === currentRequest)) return fresh.block;
     const memory = fresh?.memory ?? (await this.read(userId, agentName));
     const block = await this.#format(memory, currentRequest);
     if (token !== undefined) {
       if (this.#injected.size >= 1024 && !this.#injected.has(key)) this.#injected.delete(this.#injected.keys().next().value as string);
-      this.#injected.set(key, { token, memory, ...(this.#o.recall === "confidence" && { block }) });
+      this.#injected.set(key, { token, memory, block, request: currentRequest });
     }
     return block;
   }
