@@ -296,10 +296,15 @@ export class StoreBackend implements Backend {
     }
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
-    if (p.path === "/" || (await this.#isDir(p.path))) return this.#fail("is_directory", p.path);
-    for (let dir = p.path.slice(0, p.path.lastIndexOf("/")); dir; dir = dir.slice(0, dir.lastIndexOf("/"))) {
-      if (await this.#file(dir)) return this.#fail("invalid_path", p.path, `'${dir}' is a file`);
-    }
+    if (p.path === "/") return this.#fail("is_directory", p.path);
+    // The checks go to the store together (one round trip's wait on a database, not one per
+    // parent), and are answered in the order they would be asked one by one.
+    const parents: string[] = [];
+    for (let dir = p.path.slice(0, p.path.lastIndexOf("/")); dir; dir = dir.slice(0, dir.lastIndexOf("/"))) parents.push(dir);
+    const [isDir, ...parentFiles] = await Promise.all([this.#isDir(p.path), ...parents.map((dir) => this.#file(dir))]);
+    if (isDir) return this.#fail("is_directory", p.path);
+    const file = parentFiles.findIndex((f) => f !== undefined);
+    if (file >= 0) return this.#fail("invalid_path", p.path, `'${parents[file]}' is a file`);
     const bytes = typeof content === "string" ? encoder.encode(content) : content;
     const ifRevision = options.ifVersion === undefined ? undefined : options.ifVersion === "0" ? null : options.ifVersion;
     let put: PutResult;
