@@ -488,6 +488,35 @@ describe("store backend", () => {
     expect((await b.edit("/e.md", "needle", "pin")).occurrences).toBe(1);
     expect((await b.grep("needle", { outputMode: "files_with_matches" })).files).toEqual(["/d/b.md", "/x/y.md"]);
     expect((await b.glob("**")).files?.map((f) => f.path)).toEqual(["/d/b.md", "/e.md", "/x/y.md"]);
+    // A mirrored file another writer changed is read anew; one another program overwrote with
+    // something that is no file is no longer served.
+    await other.write("/e.md", "rewritten");
+    expect((await b.read("/e.md")).content).toBe("rewritten");
+    await store.put(["filesystem"], "/d/b.md", { not: "a file" });
+    expect((await b.read("/d/b.md")).error?.code).toBe("file_not_found");
+    expect((await b.grep("needle", { outputMode: "files_with_matches" })).files).toEqual(["/x/y.md"]);
+  });
+
+  it("brings a changed mirrored file up to date in one store round trip", async () => {
+    const store = new InMemoryStore();
+    const calls: string[] = [];
+    const spy = new Proxy(store, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop !== "list" && prop !== "get") return typeof v === "function" ? v.bind(target) : v;
+        return (...args: unknown[]) => {
+          calls.push(String(prop));
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const b = new StoreBackend({ store: spy, core });
+    for (let i = 0; i < 20; i++) await b.write(`/notes/n${i}.md`, `note ${i}`);
+    expect((await b.grep("note", { outputMode: "count" })).counts?.["/notes/n7.md"]).toBe(1);
+    await new StoreBackend({ store, core }).write("/notes/n7.md", "changed");
+    calls.length = 0;
+    expect((await b.read("/notes/n7.md")).content).toBe("changed");
+    expect(calls).toEqual(["get"]);
   });
 
   it("gives concurrent first searches one consistent mirror", async () => {

@@ -167,6 +167,17 @@ export class StoreBackend implements Backend {
     if (token !== undefined && this.#current?.token === token) {
       for (const s of this.#current.scopes) if (s === "/" || path === s || path.startsWith(`${s}/`)) return mirror;
     }
+    // A file the mirror holds: one get brings its revision and, when it changed, its content (a
+    // listing and then a get would be two round trips to a database). A file that is no longer
+    // one goes the long way.
+    if (this.#revisions.has(path)) {
+      const item = await this.#file(path);
+      if (item) {
+        if (this.#revisions.get(path)?.revision !== item.revision) this.#rememberAll(mirror, [item]);
+        this.#covered(token, path);
+        return mirror;
+      }
+    }
     const scope = dirPrefix(path);
     // One range listing covers both a file and a directory named `path`.
     const listed = (await store.list(this.#namespace, { prefix: path, values: false })).items.filter(
@@ -193,11 +204,15 @@ export class StoreBackend implements Backend {
         ? (await store.list<StoredFile>(this.#namespace, { prefix: scope })).items.filter((i) => wanted.has(i.key))
         : (await Promise.all(stale.map((k) => store.get<StoredFile>(this.#namespace, k)))).filter((i) => i !== undefined);
     this.#rememberAll(mirror, fresh);
-    if (token !== undefined) {
-      if (this.#current?.token !== token) this.#current = { token, scopes: new Set() };
-      this.#current.scopes.add(path);
-    }
+    this.#covered(token, path);
     return mirror;
+  }
+
+  /** Records that the mirror holds `path` completely as of the store's change token `token`. */
+  #covered(token: string | undefined, path: string): void {
+    if (token === undefined) return;
+    if (this.#current?.token !== token) this.#current = { token, scopes: new Set() };
+    this.#current.scopes.add(path);
   }
 
   /** Writes items into the mirror in one batch: their files then lie together in the core and
@@ -209,7 +224,11 @@ export class StoreBackend implements Backend {
     const batch: [key: string, content: string | Uint8Array, modifiedAt: number][] = [];
     const kept: StoreItem<unknown>[] = [];
     for (const item of items) {
-      if (!isStoredFile(item.value)) continue;
+      if (!isStoredFile(item.value)) {
+        // No longer a file (another program wrote something else there): no longer served.
+        this.#forget(mirror, item.key);
+        continue;
+      }
       try {
         batch.push([item.key, decode(item.value), storedTime(item.value)]);
         kept.push(item);
