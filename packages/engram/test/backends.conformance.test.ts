@@ -519,6 +519,42 @@ describe("store backend", () => {
     expect(calls).toEqual(["get"]);
   });
 
+  it("edits a file it holds in one store round trip, and again on the store's copy when that moved on", async () => {
+    const store = new InMemoryStore();
+    const calls: string[] = [];
+    const spy = new Proxy(store, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (!["get", "list", "put"].includes(String(prop))) return typeof v === "function" ? v.bind(target) : v;
+        return (...args: unknown[]) => {
+          calls.push(String(prop));
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const a = new StoreBackend({ store: spy, core });
+    const b = new StoreBackend({ store, core });
+    await a.write("/count.md", "A:0 B:0\n");
+    expect((await a.read("/count.md")).content).toBe("A:0 B:0");
+    calls.length = 0;
+    expect((await a.edit("/count.md", "A:0", "A:1")).occurrences).toBe(1);
+    expect(calls).toEqual(["put"]);
+    // Turns of two writers, each editing its own counter: every edit sees the other's.
+    for (let i = 1; i <= 30; i++) {
+      expect((await b.edit("/count.md", `B:${i - 1}`, `B:${i}`)).error).toBeUndefined();
+      expect((await a.edit("/count.md", `A:${i}`, `A:${i + 1}`)).error).toBeUndefined();
+    }
+    expect((await b.read("/count.md")).content).toBe("A:31 B:30");
+    // An edit that only the old copy allowed fails, and the store keeps what it had.
+    await b.edit("/count.md", "A:31", "A:gone");
+    expect((await a.edit("/count.md", "A:31", "A:32")).error?.code).toBe("string_not_found");
+    expect((await b.read("/count.md")).content).toBe("A:gone B:30");
+    // One that only the new copy allows succeeds.
+    await b.edit("/count.md", "B:30", "B:new");
+    expect((await a.edit("/count.md", "B:new", "B:mine")).occurrences).toBe(1);
+    expect((await b.read("/count.md")).content).toBe("A:gone B:mine");
+  });
+
   it("gives concurrent first searches one consistent mirror", async () => {
     const store = new InMemoryStore();
     const writer = new StoreBackend({ store, core });

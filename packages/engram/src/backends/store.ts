@@ -4,7 +4,7 @@
  * runs in the core, on the items the store returned.
  * @module
  */
-import type { Core, CoreFileTable, ErrorCode, FileInfo, ReadOptions, Result } from "../core/types.js";
+import type { Core, CoreFileTable, EditOptions, ErrorCode, FileInfo, ReadOptions, Result } from "../core/types.js";
 import { EngramError } from "../errors.js";
 import type { Namespace, PutResult, Store, StoreItem } from "../stores/types.js";
 import { validateNamespace } from "../stores/types.js";
@@ -340,22 +340,41 @@ export class StoreBackend implements Backend {
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}): ReturnType<Backend["edit"]> {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
-    const mirror = await this.#sync(p.path);
-    const revision = this.#revisions.get(p.path)?.revision;
-    if (revision === undefined) return this.#notAFile(p.path);
-    if (options.ifVersion !== undefined && options.ifVersion !== revision) return this.#fail("conflict", p.path);
-    const edited = mirror.edit({ path: p.path, oldString, newString, replaceAll: options.replaceAll ?? false });
-    if (edited.error) return { error: edited.error };
-    const bytes = mirror.readBytes(p.path) as Uint8Array;
+    const change = { path: p.path, oldString, newString, replaceAll: options.replaceAll ?? false };
+    // Optimistic first: a file the mirror holds is edited there and written back under the
+    // revision the mirror has. A store that moved on refuses that write (compare-and-swap), and
+    // the edit is made again on what the store holds now. Without another writer an edit is
+    // then one round trip (the store's put) instead of a check before it.
+    if (this.#revisions.has(p.path) && options.ifVersion === undefined) {
+      const fast = await this.#editMirrored(await (this.#mirror as Promise<CoreFileTable>), change, { optimistic: true });
+      if (fast !== "stale") return fast;
+    }
+    const answer = await this.#editMirrored(await this.#sync(p.path), change, { optimistic: false, ifVersion: options.ifVersion });
+    return answer === "stale" ? this.#fail("conflict", p.path) : answer;
+  }
+
+  /** The edit on the mirror's copy, written back under the mirror's revision; `"stale"` when the
+   * store refused it, or (`optimistic`: the copy may be old) the copy lacked what it needs. */
+  async #editMirrored(
+    mirror: CoreFileTable,
+    change: EditOptions,
+    { optimistic, ifVersion }: { optimistic: boolean; ifVersion?: string },
+  ): Promise<Awaited<ReturnType<Backend["edit"]>> | "stale"> {
+    const revision = this.#revisions.get(change.path)?.revision;
+    if (revision === undefined) return this.#notAFile(change.path);
+    if (ifVersion !== undefined && ifVersion !== revision) return this.#fail("conflict", change.path);
+    const edited = mirror.edit(change);
+    if (edited.error) return optimistic ? "stale" : { error: edited.error };
+    const bytes = mirror.readBytes(change.path) as Uint8Array;
     // The revision the edit started from guards the write: a concurrent writer makes this a
     // conflict instead of a silently lost update.
-    const put = await this.#options.store.put(this.#namespace, p.path, encode(bytes, Date.now()), { ifRevision: revision });
+    const put = await this.#options.store.put(this.#namespace, change.path, encode(bytes, Date.now()), { ifRevision: revision });
     if (!put.ok) {
-      this.#forget(mirror, p.path); // the mirror holds an edit the store refused
-      return this.#fail("conflict", p.path);
+      this.#forget(mirror, change.path); // the mirror holds an edit the store refused
+      return "stale";
     }
-    this.#mirrored(p.path, put.revision, Number(edited.version));
-    return { path: p.path, occurrences: edited.occurrences, version: put.revision };
+    this.#mirrored(change.path, put.revision, Number(edited.version));
+    return { path: change.path, occurrences: edited.occurrences, version: put.revision };
   }
 
   async grep(pattern: string, options: BackendGrepOptions = {}) {
