@@ -555,6 +555,32 @@ describe("store backend", () => {
     expect((await b.read("/count.md")).content).toBe("A:gone B:mine");
   });
 
+  it("takes parallel edits of one file in turns, however the store orders their writes", async () => {
+    const store = new InMemoryStore();
+    let delayNext = false;
+    // The first put after the flag is set lands last: a database's pool may reorder two writes.
+    const slow = new Proxy(store, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (prop !== "put") return typeof v === "function" ? v.bind(target) : v;
+        return async (...args: unknown[]) => {
+          if (delayNext) {
+            delayNext = false;
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const b = new StoreBackend({ store: slow, core });
+    await b.write("/tasks.md", "- [ ] one\n- [ ] two\n");
+    expect((await b.read("/tasks.md")).content).toBe("- [ ] one\n- [ ] two");
+    delayNext = true;
+    const [one, two] = await Promise.all([b.edit("/tasks.md", "[ ] one", "[x] one"), b.edit("/tasks.md", "[ ] two", "[x] two")]);
+    expect([one.error, two.error]).toEqual([undefined, undefined]);
+    expect((await new StoreBackend({ store, core }).read("/tasks.md")).content).toBe("- [x] one\n- [x] two");
+  });
+
   it("gives concurrent first searches one consistent mirror", async () => {
     const store = new InMemoryStore();
     const writer = new StoreBackend({ store, core });

@@ -105,6 +105,8 @@ export class StoreBackend implements Backend {
    * A glob's files come with their mirror versions, and a number finds its revision several
    * times faster than a path does (5,000 files: ~0.1 ms against ~0.5 ms). */
   readonly #revisionAt = new Map<number, string>();
+  /** The edit of each file under way through this backend (see {@link StoreBackend.edit}). */
+  readonly #editing = new Map<string, Promise<void>>();
   /** Scopes the mirror holds completely as of the store's change token `#token`. */
   #current: { token: string; scopes: Set<string> } | undefined;
 
@@ -341,16 +343,34 @@ export class StoreBackend implements Backend {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
     const change = { path: p.path, oldString, newString, replaceAll: options.replaceAll ?? false };
+    // Edits of one file through this backend take turns (parallel tool calls, say): each edits
+    // the mirror's copy before its write lands, so the second would otherwise edit a copy
+    // holding the first's change, and could land first and make the first look refused.
+    const before = this.#editing.get(p.path);
+    const turn = before ? before.then(() => this.#edit(change, options.ifVersion)) : this.#edit(change, options.ifVersion);
+    const done = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#editing.set(p.path, done);
+    try {
+      return await turn;
+    } finally {
+      if (this.#editing.get(p.path) === done) this.#editing.delete(p.path);
+    }
+  }
+
+  async #edit(change: EditOptions, ifVersion: string | undefined): ReturnType<Backend["edit"]> {
     // Optimistic first: a file the mirror holds is edited there and written back under the
     // revision the mirror has. A store that moved on refuses that write (compare-and-swap), and
     // the edit is made again on what the store holds now. Without another writer an edit is
     // then one round trip (the store's put) instead of a check before it.
-    if (this.#revisions.has(p.path) && options.ifVersion === undefined) {
+    if (this.#revisions.has(change.path) && ifVersion === undefined) {
       const fast = await this.#editMirrored(await (this.#mirror as Promise<CoreFileTable>), change, { optimistic: true });
       if (fast !== "stale") return fast;
     }
-    const answer = await this.#editMirrored(await this.#sync(p.path), change, { optimistic: false, ifVersion: options.ifVersion });
-    return answer === "stale" ? this.#fail("conflict", p.path) : answer;
+    const answer = await this.#editMirrored(await this.#sync(change.path), change, { optimistic: false, ifVersion });
+    return answer === "stale" ? this.#fail("conflict", change.path) : answer;
   }
 
   /** The edit on the mirror's copy, written back under the mirror's revision; `"stale"` when the
