@@ -95,6 +95,9 @@ fn truncated(kept: &str, max: usize) -> String {
 
 /// Most skipped entries a grep's note names; the others are counted.
 const SKIPPED_NAMED: usize = 5;
+/// Most entries a search keeps in its skipped list (the smallest paths): a list this long may
+/// have lost some, so its note counts the rest as "at least".
+pub const SKIPPED_KEPT: usize = 100;
 
 /// The note a grep's or a glob's text ends with when the search could not look into some files
 /// (too large, unreadable, a name no virtual path can hold): `(path, reason)` pairs, smallest
@@ -120,7 +123,8 @@ fn note_naming(what: &str, skipped: &[(&str, &str)]) -> Option<String> {
         .collect();
     let mut note = format!("Note: {what}: {}", named.join(", "));
     if skipped.len() > SKIPPED_NAMED {
-        note.push_str(&format!(" and {} more", skipped.len() - SKIPPED_NAMED));
+        let at_least = if skipped.len() >= SKIPPED_KEPT { "at least " } else { "" };
+        note.push_str(&format!(" and {at_least}{} more", skipped.len() - SKIPPED_NAMED));
     }
     Some(note)
 }
@@ -480,6 +484,11 @@ mod tests {
         let note = skipped_note(&many).unwrap();
         assert!(note.contains("/f4 (unreadable)") && !note.contains("/f5"), "{note}");
         assert!(note.ends_with(" and 2 more"), "{note}");
+        // A list as long as a search keeps may have lost entries: the rest is a lower bound.
+        let kept: Vec<String> = (0..SKIPPED_KEPT).map(|i| format!("/f{i:03}")).collect();
+        let full: Vec<(&str, &str)> = kept.iter().map(|p| (p.as_str(), "too_large")).collect();
+        assert!(skipped_note(&full).unwrap().ends_with(" and at least 95 more"));
+        assert!(skipped_note(&full[..99]).unwrap().ends_with(" and 94 more"));
     }
 
     #[test]

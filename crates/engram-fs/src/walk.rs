@@ -31,7 +31,7 @@ pub(crate) type Scratch = Vec<u8>;
 /// Deepest directory a walk enters (deeper ones are reported as skipped).
 pub const MAX_WALK_DEPTH: usize = 256;
 /// Most skipped entries a result reports (those with the smallest paths).
-pub const MAX_SKIPPED: usize = 100;
+pub const MAX_SKIPPED: usize = engram_core::format::SKIPPED_KEPT;
 /// Largest ignore file read.
 const MAX_IGNORE_FILE: u64 = 1 << 20;
 
