@@ -1,6 +1,6 @@
 /** PostgreSQL shared by real processes: CAS increments, fact saves, killed writers, change notices. */
 import { PostgresCheckpointer, PostgresStore } from "@engram/postgres";
-import { StoreMemoryStorage } from "engram";
+import { StoreBackend, StoreMemoryStorage } from "engram";
 import { prng } from "engram/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Child, WORKER, raceWorkers, threadIntact } from "../../store-sqlite/test/helpers.js";
@@ -37,6 +37,16 @@ describe.skipIf(!available || process.env.ENGRAM_CORE === "wasm")("PostgreSQL ac
     const { memory } = await new StoreMemoryStorage({ store }).load("u1");
     expect(memory.facts.length).toBe(200);
     expect(new Set(memory.facts.map((f) => f.id)).size).toBe(200);
+  }, 60_000);
+
+  it("3 processes × 100 edits of one file through StoreBackend → no edit lost", async () => {
+    await new StoreBackend({ store, namespace: ["mp", "edits"] }).write("/shared.md", "a:0\nb:0\nc:0\n");
+    const results = (await raceWorkers(["a", "b", "c"].map((tag) => ["pg", target, "edits", "100", tag]))) as { conflicts: number }[];
+    const read = await new StoreBackend({ store, namespace: ["mp", "edits"] }).read("/shared.md");
+    expect(read.content).toBe("a:100\nb:100\nc:100");
+    console.log(
+      `postgres edits: 300 through StoreBackend, ${results.reduce((n, r) => n + r.conflicts, 0)} refused with conflict and retried`,
+    );
   }, 60_000);
 
   it("2 processes × 25 agent runs on one thread → every run's messages and files kept", async () => {

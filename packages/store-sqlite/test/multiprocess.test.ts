@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { StoreMemoryStorage } from "engram";
+import { StoreBackend, StoreMemoryStorage } from "engram";
 import { prng } from "engram/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqliteCheckpointer, SqliteStore } from "@engram/sqlite";
@@ -99,6 +99,22 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
       const { memory } = await new StoreMemoryStorage({ store }).load("u1");
       expect(memory.facts.length).toBe(200);
       expect(new Set(memory.facts.map((f) => f.id)).size).toBe(200);
+    } finally {
+      store.close();
+    }
+  }, 60_000);
+
+  it("3 processes × 100 edits of one file through StoreBackend → no edit lost", async () => {
+    const path = join(dir, "edits.db");
+    const store = new SqliteStore({ path });
+    try {
+      await new StoreBackend({ store, namespace: ["mp", "edits"] }).write("/shared.md", "a:0\nb:0\nc:0\n");
+      const results = (await raceWorkers(["a", "b", "c"].map((tag) => ["sqlite", path, "edits", "100", tag]))) as { conflicts: number }[];
+      const read = await new StoreBackend({ store, namespace: ["mp", "edits"] }).read("/shared.md");
+      expect(read.content).toBe("a:100\nb:100\nc:100");
+      console.log(
+        `sqlite edits: 300 through StoreBackend, ${results.reduce((n, r) => n + r.conflicts, 0)} refused with conflict and retried`,
+      );
     } finally {
       store.close();
     }
