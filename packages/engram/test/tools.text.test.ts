@@ -9,8 +9,10 @@ import { cutAt } from "../src/core/text.js";
 import {
   type Backend,
   type FileInfo,
+  type GlobResult,
   type GrepResult,
   InMemoryStore,
+  type LsResult,
   type ReadResult,
   StateBackend,
   StoreBackend,
@@ -218,6 +220,13 @@ describe("tool text made in the core", () => {
     expect(() => core.formatGlob("*", { files: [], truncated: false }, "x" as unknown as number)).toThrow(
       expect.objectContaining({ code: "invalid_argument" }),
     );
+    // The shapes these took before they took the result, and results with a broken entry.
+    const invalid = expect.objectContaining({ code: "invalid_argument" });
+    expect(() => core.formatGlob("*", [] as unknown as GlobResult, 100)).toThrow(invalid);
+    expect(() => core.formatLs("/", [{ path: "/a", isDir: false }] as unknown as LsResult, 100)).toThrow(invalid);
+    expect(() => core.formatGlob("*", { files: [{ path: 7 }], truncated: false } as unknown as GlobResult, 100)).toThrow(invalid);
+    expect(() => core.formatLs("/", { entries: [], skipped: [{ path: "/x" }] } as unknown as LsResult, 100)).toThrow(invalid);
+    expect(() => core.formatGrep("x", { files: [], truncated: false, skipped: "none" } as unknown as GrepResult, 100)).toThrow(invalid);
     const t = core.createFileTable();
     expect(t.lsText("/\uD800", "/\uD800", 100).error?.code).toBe("invalid_path");
     expect(t.grepText({ pattern: "a[ab]{20}c", regex: true, path: "/nope" }, 100).error?.code).toBe("file_not_found");

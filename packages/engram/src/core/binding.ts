@@ -352,6 +352,18 @@ function requireObject<T extends object>(value: unknown, what: string): T {
   return value as T;
 }
 
+function requireArray<T>(value: unknown, what: string): T[] {
+  if (!Array.isArray(value)) throw new EngramError("invalid_argument", `${what} must be an array, got ${describe(value)}`);
+  return value as T[];
+}
+
+/** The paths of listed entries (`{ path }` objects), each checked to be a string. */
+function pathsOf(value: unknown, what: string): string[] {
+  return requireArray<{ path?: unknown }>(value, what).map((e, i) =>
+    requireString(requireObject<{ path?: unknown }>(e, `${what}[${i}]`).path, `${what}[${i}].path`),
+  );
+}
+
 function requireStrings(value: unknown, what: string): string[] {
   if (!Array.isArray(value)) throw new EngramError("invalid_argument", `${what} must be an array of strings, got ${describe(value)}`);
   for (const [i, v] of value.entries()) requireString(v, `${what}[${i}]`);
@@ -542,8 +554,8 @@ function textOf(r: RawText): Result<{ text: string }> {
 
 /** What a search skipped, as the bindings' two columns: paths and reasons. */
 function skippedColumns(result: { skipped?: readonly GrepSkip[] }): [string[], string[]] {
-  const skipped = result.skipped ?? [];
-  return [skipped.map((s) => s.path), skipped.map((s) => s.reason)];
+  const skipped = requireArray<GrepSkip>(requireObject<{ skipped?: unknown }>(result, "result").skipped ?? [], "result.skipped");
+  return [pathsOf(skipped, "result.skipped"), skipped.map((s, i) => requireString(s.reason, `result.skipped[${i}].reason`))];
 }
 
 /** A cap in UTF-16 units, as the core takes it. */
@@ -1391,22 +1403,28 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       const files = result.files ?? [];
       return raw.formatGrep(pattern, "files_with_matches", files, new Int32Array(0), [], truncated, skippedPaths, skippedReasons, cap);
     },
-    formatLs: (shown, result, maxChars) =>
-      raw.formatLs(
+    formatLs: (shown, result, maxChars) => {
+      const [skippedPaths, skippedReasons] = skippedColumns(result);
+      return raw.formatLs(
         requireString(shown, "shown"),
-        result.entries.map((e) => e.path),
+        pathsOf(result.entries, "result.entries"),
         Float64Array.from(result.entries, (e) => (e.isDir ? -1 : (e.size ?? 0))),
-        ...skippedColumns(result),
+        skippedPaths,
+        skippedReasons,
         capOf(maxChars),
-      ),
-    formatGlob: (pattern, result, maxChars) =>
-      raw.formatGlob(
+      );
+    },
+    formatGlob: (pattern, result, maxChars) => {
+      const [skippedPaths, skippedReasons] = skippedColumns(result);
+      return raw.formatGlob(
         requireString(pattern, "pattern"),
-        result.files.map((f) => f.path),
+        pathsOf(result.files, "result.files"),
         result.truncated === true,
-        ...skippedColumns(result),
+        skippedPaths,
+        skippedReasons,
         capOf(maxChars),
-      ),
+      );
+    },
     formatRead: (shown, r, limit, maxChars) =>
       raw.formatRead(
         requireString(shown, "shown"),
