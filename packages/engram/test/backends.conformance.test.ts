@@ -23,6 +23,25 @@ beforeAll(async () => {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/** `store` with `before(method, args)` awaited ahead of each call of the `watched` methods. */
+function watchedStore(
+  store: InMemoryStore,
+  watched: readonly string[],
+  before: (method: string, args: unknown[]) => void | Promise<void>,
+): InMemoryStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver);
+      if (typeof v !== "function") return v;
+      if (!watched.includes(String(prop))) return v.bind(target);
+      return async (...args: unknown[]) => {
+        await before(String(prop), args);
+        return v.apply(target, args);
+      };
+    },
+  });
+}
+
 for (const factory of backendFactories) {
   describe(`${factory.name} conformance`, () => {
     let b: Backend;
@@ -451,15 +470,8 @@ describe("store backend", () => {
   it("pushes prefixes down: ls and grep never list the whole namespace", async () => {
     const store = new InMemoryStore();
     const seen: string[] = [];
-    const spy = new Proxy(store, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver);
-        if (prop !== "list") return typeof v === "function" ? v.bind(target) : v;
-        return (ns: string[], opts: { prefix?: string }) => {
-          seen.push(opts?.prefix ?? "");
-          return target.list(ns, opts);
-        };
-      },
+    const spy = watchedStore(store, ["list"], (_, args) => {
+      seen.push((args[1] as { prefix?: string } | undefined)?.prefix ?? "");
     });
     const b = new StoreBackend({ store: spy, core });
     for (let i = 0; i < 200; i++) await b.write(`/dir${i % 10}/f${i}.txt`, "x");
@@ -500,15 +512,8 @@ describe("store backend", () => {
   it("brings a changed mirrored file up to date in one store round trip", async () => {
     const store = new InMemoryStore();
     const calls: string[] = [];
-    const spy = new Proxy(store, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver);
-        if (prop !== "list" && prop !== "get") return typeof v === "function" ? v.bind(target) : v;
-        return (...args: unknown[]) => {
-          calls.push(String(prop));
-          return (v as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
+    const spy = watchedStore(store, ["list", "get"], (method) => {
+      calls.push(method);
     });
     const b = new StoreBackend({ store: spy, core });
     for (let i = 0; i < 20; i++) await b.write(`/notes/n${i}.md`, `note ${i}`);
@@ -522,15 +527,8 @@ describe("store backend", () => {
   it("edits a file it holds in one store round trip, and again on the store's copy when that moved on", async () => {
     const store = new InMemoryStore();
     const calls: string[] = [];
-    const spy = new Proxy(store, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver);
-        if (!["get", "list", "put"].includes(String(prop))) return typeof v === "function" ? v.bind(target) : v;
-        return (...args: unknown[]) => {
-          calls.push(String(prop));
-          return (v as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
+    const spy = watchedStore(store, ["get", "list", "put"], (method) => {
+      calls.push(method);
     });
     const a = new StoreBackend({ store: spy, core });
     const b = new StoreBackend({ store, core });
@@ -559,18 +557,11 @@ describe("store backend", () => {
     const store = new InMemoryStore();
     let delayNext = false;
     // The first put after the flag is set lands last: a database's pool may reorder two writes.
-    const slow = new Proxy(store, {
-      get(target, prop, receiver) {
-        const v = Reflect.get(target, prop, receiver);
-        if (prop !== "put") return typeof v === "function" ? v.bind(target) : v;
-        return async (...args: unknown[]) => {
-          if (delayNext) {
-            delayNext = false;
-            await new Promise((r) => setTimeout(r, 20));
-          }
-          return (v as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
+    const slow = watchedStore(store, ["put"], async () => {
+      if (delayNext) {
+        delayNext = false;
+        await new Promise((r) => setTimeout(r, 20));
+      }
     });
     const b = new StoreBackend({ store: slow, core });
     await b.write("/tasks.md", "- [ ] one\n- [ ] two\n");
