@@ -155,9 +155,8 @@ impl FileTable {
                 Some(old)
             }
             Entry::Vacant(v) => {
-                let key = v.key().clone();
+                index_insert_as(&mut self.dirs, v.key(), Child::File);
                 v.insert(entry);
-                self.index_insert(&key);
                 None
             }
         }
