@@ -626,6 +626,17 @@ impl Collector {
         self.result.truncated
     }
 
+    /// How many more lines (`content` mode) or files the cap leaves room for.
+    fn room(&self) -> usize {
+        self.cap - self.taken
+    }
+
+    /// A stand-in while a search moves the collector.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn empty() -> Collector {
+        Collector::new(&GrepOptions::default())
+    }
+
     /// Adds one file's hits; files must arrive in path order.
     pub fn push(&mut self, hits: FileHits) {
         if self.result.truncated {
@@ -680,9 +691,13 @@ impl Collector {
 /// Below this many bytes a search stays on one thread: spawning costs more than it saves.
 #[cfg(not(target_arch = "wasm32"))]
 const PARALLEL_MIN_BYTES: usize = 4 << 20;
-/// How much of a parallel search the calling thread searches alone first (see [`grep_with`]).
-#[cfg(not(target_arch = "wasm32"))]
-const SEQUENTIAL_HEAD_BYTES: usize = 1 << 20;
+/// How much of a search runs first on the calling thread in path order: a frequent pattern
+/// settles a capped answer there (the grep tool's 80,000 characters of `return` lines: ~15
+/// files); what it finds also tells how dense the pattern is.
+const HEAD_BYTES: usize = 1 << 20;
+/// The average file size below which a sparse literal is still searched in path order (see
+/// [`grep_with`]): visiting small files costs more than reading them, in whatever order.
+const SPARSE_MIN_FILE_BYTES: usize = 512;
 
 /// Searches `files` (already restricted to the search root, in path order). Large native
 /// searches are split across threads; results are identical either way.
@@ -696,69 +711,246 @@ pub fn grep<'a>(
 
 /// [`grep`], handing back the collector, and calling `progress` with it after each file that
 /// contributed: the search stops early when `progress` returns `false` (its caller has all it
-/// needs, e.g. a capped text). Large native searches run in parallel, with the same calls.
+/// needs, e.g. a capped text).
+///
+/// The first [`HEAD_BYTES`] are searched in path order on this thread. A literal found there
+/// too rarely to fill the cap in the rest is then looked for in the rest in memory order (see
+/// [`holders_in_memory_order`]), and only the files that hold it are searched, in path order:
+/// the same calls as in path order, less those on files without a match. Anything else goes on
+/// in path order, split over threads when large (natively).
 pub fn grep_with<'a>(
     files: impl Iterator<Item = (&'a String, &'a [u8])>,
     root: &str,
     opts: &GrepOptions,
-    progress: impl FnMut(&Collector) -> bool,
-) -> CoreResult<Collector> {
-    let searcher = Searcher::new(opts, root)?.bounded();
-    let collector = Collector::new(opts);
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let mut progress = progress;
-        let files: Vec<(&String, &[u8])> = files.collect();
-        let bytes: usize = files.iter().map(|(_, d)| d.len()).sum();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-        if threads > 1 && bytes >= PARALLEL_MIN_BYTES {
-            // A frequent pattern settles a capped answer within the first files (the grep
-            // tool's 80,000 characters of `return` lines: ~15 files). Those are searched here
-            // first; threads start only for what they leave open.
-            let mut head = 0;
-            let mut head_bytes = 0;
-            while head < files.len() && head_bytes < SEQUENTIAL_HEAD_BYTES {
-                head_bytes += files[head].1.len();
-                head += 1;
-            }
-            let mut stopped = false;
-            let collector = sequential(files[..head].iter().copied(), &searcher, collector, |c| {
-                stopped = !progress(c);
-                !stopped
-            })?;
-            if stopped || collector.is_full() || head == files.len() {
-                return Ok(collector);
-            }
-            return parallel(&files[head..], &searcher, collector, threads, progress);
-        }
-        sequential(files.into_iter(), &searcher, collector, progress)
-    }
-    #[cfg(target_arch = "wasm32")]
-    sequential(files, &searcher, collector, progress)
-}
-
-/// One file after another, stopping as soon as the cap is exceeded or `progress` says so.
-fn sequential<'a>(
-    files: impl Iterator<Item = (&'a String, &'a [u8])>,
-    searcher: &Searcher,
-    mut collector: Collector,
     mut progress: impl FnMut(&Collector) -> bool,
 ) -> CoreResult<Collector> {
-    for (p, data) in files {
-        if collector.is_full() {
+    let searcher = Searcher::new(opts, root)?.bounded();
+    let mut collector = Collector::new(opts);
+    let files = files.filter(|(p, _)| searcher.wants(p));
+    search_files(files, &searcher, &mut collector, &mut progress)?;
+    Ok(collector)
+}
+
+/// A file of a search: its path and content.
+type File<'a> = (&'a String, &'a [u8]);
+
+/// The body of [`grep_with`] (one copy of it, whatever the callers' iterators).
+fn search_files<'a>(
+    mut files: impl Iterator<Item = File<'a>>,
+    searcher: &Searcher,
+    collector: &mut Collector,
+    progress: &mut dyn FnMut(&Collector) -> bool,
+) -> CoreResult<()> {
+    let mut head_bytes = 0usize;
+    let mut layout = Layout::default();
+    let mut more = false;
+    for file in files.by_ref() {
+        head_bytes += file.1.len();
+        layout.step(file.1);
+        if search_one(file, searcher, collector, progress)? {
+            return Ok(());
+        }
+        if head_bytes >= HEAD_BYTES {
+            more = true;
             break;
         }
-        if !searcher.wants(p) {
-            continue;
-        }
-        if let Some(hits) = searcher.try_search(p, data, collector.limit())? {
-            collector.push(hits);
-            if !progress(&collector) {
-                break;
-            }
+    }
+    if !more {
+        return Ok(());
+    }
+    let mut rest = Rest::default();
+    // The head's layout stands for the rest's: where it lies in path order, so does (nearly)
+    // the rest, and the rest is searched as it comes.
+    if let (Matcher::Literal(finder), true) = (&searcher.matcher, layout.scattered()) {
+        // The bytes the rest may hold, at the head's density (one match more than found, so
+        // that an empty head promises nothing), without filling the room left. Past them the
+        // cap is likely reached before the end, and path order stops there.
+        let sparse_bytes = collector.room() as f64 * head_bytes as f64 / (collector.taken + 1) as f64;
+        let sparse = rest.take_within(&mut files, sparse_bytes);
+        if sparse && rest.bytes >= rest.files.len() * SPARSE_MIN_FILE_BYTES {
+            let holds = |data: &[u8]| finder.find(data).is_some();
+            let holding = holders_in_memory_order(&rest.files, holds, threads_for(head_bytes + rest.bytes));
+            let holders: Vec<File> =
+                rest.files.into_iter().zip(holding).filter_map(|(file, holds)| holds.then_some(file)).collect();
+            search_all(&holders, searcher, collector, progress)?;
+            return Ok(());
         }
     }
-    Ok(collector)
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        rest.take_within(&mut files, f64::INFINITY);
+        let threads = threads_for(head_bytes + rest.bytes);
+        if threads > 1 {
+            *collector =
+                parallel(&rest.files, searcher, std::mem::replace(collector, Collector::empty()), threads, progress)?;
+            return Ok(());
+        }
+    }
+    if search_all(&rest.files, searcher, collector, progress)? {
+        return Ok(());
+    }
+    for file in files {
+        if search_one(file, searcher, collector, progress)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Files of a search taken out of its iterator after the head.
+#[derive(Default)]
+struct Rest<'a> {
+    files: Vec<File<'a>>,
+    bytes: usize,
+}
+
+impl<'a> Rest<'a> {
+    /// Takes files until they hold more than `most` bytes (then `false`: files may be left) or
+    /// run out (`true`).
+    fn take_within(&mut self, files: &mut impl Iterator<Item = File<'a>>, most: f64) -> bool {
+        for file in files {
+            self.bytes += file.1.len();
+            self.files.push(file);
+            if self.bytes as f64 > most {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// How the contents of files taken in path order lie in memory.
+#[derive(Default)]
+struct Layout {
+    files: usize,
+    /// How many lie before the file ahead of them.
+    backwards: usize,
+    last: usize,
+}
+
+impl Layout {
+    fn step(&mut self, data: &[u8]) {
+        let at = data.as_ptr() as usize;
+        self.files += 1;
+        self.backwards += usize::from(at < self.last);
+        self.last = at;
+    }
+
+    /// Whether they lie out of path order often enough (one step in 16 backwards) for memory
+    /// order to pay for sorting them: a table restored from a snapshot lies in path order, and
+    /// stays nearly so through a few writes.
+    fn scattered(&self) -> bool {
+        self.backwards * 16 > self.files
+    }
+}
+
+/// Threads for a search of `bytes`: one below [`PARALLEL_MIN_BYTES`] (and on WASM).
+fn threads_for(bytes: usize) -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    if bytes >= PARALLEL_MIN_BYTES {
+        return std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    }
+    let _ = bytes;
+    1
+}
+
+/// Searches `files` one after another; whether the search ended before the last (see
+/// [`search_one`]).
+fn search_all(
+    files: &[File],
+    searcher: &Searcher,
+    collector: &mut Collector,
+    progress: &mut dyn FnMut(&Collector) -> bool,
+) -> CoreResult<bool> {
+    for &file in files {
+        if search_one(file, searcher, collector, progress)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Searches one file into `collector`; whether the search has ended there: the cap exceeded,
+/// or `progress` said stop.
+fn search_one(
+    (p, data): File,
+    searcher: &Searcher,
+    collector: &mut Collector,
+    progress: &mut dyn FnMut(&Collector) -> bool,
+) -> CoreResult<bool> {
+    if let Some(hits) = searcher.try_search(p, data, collector.limit())? {
+        collector.push(hits);
+        return Ok(!progress(collector) || collector.is_full());
+    }
+    Ok(false)
+}
+
+/// `holds` of each file's content, asked in the order the contents lie in memory (split over
+/// `threads`), answered in the files' order. Files written one by one lie wherever the
+/// allocator put them, so path order jumps around memory; in memory order the reads stream.
+/// A rare grep over 10,000 files written in another order than their paths' took a third less
+/// time this way on WASM (one thread, waiting on memory), and less natively too.
+fn holders_in_memory_order(files: &[File], holds: impl Fn(&[u8]) -> bool + Sync, threads: usize) -> Vec<bool> {
+    let mut order: Vec<(usize, u32)> =
+        files.iter().enumerate().map(|(i, (_, data))| (data.as_ptr() as usize, i as u32)).collect();
+    sort_by_address(&mut order);
+    let holders = |part: &[(usize, u32)]| -> Vec<u32> {
+        part.iter().filter(|&&(_, i)| holds(files[i as usize].1)).map(|&(_, i)| i).collect()
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    let found: Vec<u32> = if threads > 1 {
+        let part = order.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let mut parts = order.chunks(part);
+            let first = parts.next().unwrap_or_default();
+            let others: Vec<_> = parts.map(|p| scope.spawn(move || holders(p))).collect();
+            let mut found = holders(first);
+            for other in others {
+                found.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            }
+            found
+        })
+    } else {
+        holders(&order)
+    };
+    #[cfg(target_arch = "wasm32")]
+    let found: Vec<u32> = {
+        let _ = threads;
+        holders(&order)
+    };
+    let mut holding = vec![false; files.len()];
+    for i in found {
+        holding[i as usize] = true;
+    }
+    holding
+}
+
+/// Sorts `(address, index)` pairs by address: a byte at a time, least significant first, over
+/// the bytes in which the addresses differ (four passes over a heap of tens of megabytes).
+/// Written out because `sort_unstable` brought ~9 KB of sorting networks into the WASM module.
+fn sort_by_address(order: &mut Vec<(usize, u32)>) {
+    let low = order.iter().map(|&(at, _)| at).min().unwrap_or(0);
+    let span = order.iter().map(|&(at, _)| at - low).max().unwrap_or(0);
+    let mut sorted = vec![(0, 0); order.len()];
+    let mut shift = 0;
+    while shift < usize::BITS && span >> shift != 0 {
+        let digit = |at: usize| ((at - low) >> shift) & 0xff;
+        let mut start = [0usize; 256];
+        for &(at, _) in order.iter() {
+            start[digit(at)] += 1;
+        }
+        let mut next = 0;
+        for slot in &mut start {
+            (*slot, next) = (next, next + *slot);
+        }
+        for &pair in order.iter() {
+            let slot = &mut start[digit(pair.0)];
+            sorted[*slot] = pair;
+            *slot += 1;
+        }
+        std::mem::swap(order, &mut sorted);
+        shift += 8;
+    }
 }
 
 /// Blocks of files searched on scoped threads and on this one, each taking the next block in
@@ -873,9 +1065,6 @@ fn search_block(
     for (p, data) in block {
         if taken > collector_cap(limit) || stop.load(Ordering::Relaxed) {
             break;
-        }
-        if !searcher.wants(p) {
-            continue;
         }
         match searcher.try_search(p, data, limit) {
             Ok(Some(hits)) => {
@@ -1139,6 +1328,18 @@ mod tests {
         assert_eq!(lines(&by_path).len(), 1);
     }
 
+    /// The files searched one after another in path order: what every search must answer.
+    fn path_order(
+        files: &[(&String, &[u8])],
+        searcher: &Searcher,
+        opts: &GrepOptions,
+        mut progress: impl FnMut(&Collector) -> bool,
+    ) -> CoreResult<Collector> {
+        let mut collector = Collector::new(opts);
+        search_all(files, searcher, &mut collector, &mut progress)?;
+        Ok(collector)
+    }
+
     #[test]
     fn parallel_search_equals_sequential() {
         let files: Vec<(String, Vec<u8>)> = (0..300)
@@ -1157,8 +1358,7 @@ mod tests {
                 for context in [0, 1] {
                     let opts = GrepOptions { max_count: cap, output_mode: mode, context, ..lit("needle") };
                     let searcher = Searcher::new(&opts, "/").unwrap();
-                    let seq =
-                        sequential(refs.iter().copied(), &searcher, Collector::new(&opts), |_| true).unwrap().finish();
+                    let seq = path_order(&refs, &searcher, &opts, |_| true).unwrap().finish();
                     for threads in [2, 3, 8] {
                         let par =
                             parallel(&refs, &searcher, Collector::new(&opts), threads, |_| true).unwrap().finish();
@@ -1179,9 +1379,7 @@ mod tests {
                 }
             }
             let mut seq_calls = Vec::new();
-            let seq =
-                sequential(refs.iter().copied(), &searcher, Collector::new(&opts), seen(&mut seq_calls, stop_after))
-                    .unwrap();
+            let seq = path_order(&refs, &searcher, &opts, seen(&mut seq_calls, stop_after)).unwrap();
             for threads in [2, 3, 8] {
                 let mut par_calls = Vec::new();
                 let par = parallel(&refs, &searcher, Collector::new(&opts), threads, seen(&mut par_calls, stop_after))
@@ -1194,8 +1392,8 @@ mod tests {
 
     #[test]
     fn large_searches_answer_and_stop_as_sequential_ones() {
-        // Over PARALLEL_MIN_BYTES: the first SEQUENTIAL_HEAD_BYTES on this thread, the rest in
-        // blocks on threads (on a machine with more than one CPU).
+        // Over PARALLEL_MIN_BYTES: the first HEAD_BYTES on this thread, the rest in blocks on
+        // threads (on a machine with more than one CPU), or a sparse literal in memory order.
         let filler = "x".repeat(8 << 10);
         let files: Vec<(String, Vec<u8>)> = (0..700)
             .map(|i| {
@@ -1217,12 +1415,12 @@ mod tests {
             for cap in [None, Some(3), Some(300)] {
                 let opts = GrepOptions { max_count: cap, ..lit(pattern) };
                 let searcher = Searcher::new(&opts, "/").unwrap().bounded();
-                let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts), |_| true).unwrap();
+                let seq = path_order(&refs, &searcher, &opts, |_| true).unwrap();
                 let all = grep_with(refs.iter().copied(), "/", &opts, |_| true).unwrap();
                 assert_eq!(all.finish(), seq.finish(), "{pattern} cap {cap:?}");
                 for stop_after in [1, 40, 200] {
                     let (mut seen_seq, mut seen_all) = (0, 0);
-                    let seq = sequential(refs.iter().copied(), &searcher, Collector::new(&opts), |_| {
+                    let seq = path_order(&refs, &searcher, &opts, |_| {
                         seen_seq += 1;
                         seen_seq < stop_after
                     })
@@ -1238,6 +1436,134 @@ mod tests {
                         "{pattern} cap {cap:?} {stop_after}"
                     );
                 }
+            }
+        }
+    }
+
+    /// `count` files of `size` bytes each, cut from one buffer in the reverse of their path order
+    /// (so memory order and path order disagree everywhere); `text(i)` starts file `i`.
+    fn reversed_files(count: usize, size: usize, text: impl Fn(usize) -> String) -> (Vec<String>, Vec<u8>) {
+        let paths: Vec<String> = (0..count).map(|i| format!("/f{i:04}.txt")).collect();
+        let mut buffer = Vec::with_capacity(count * size);
+        for i in (0..count).rev() {
+            let mut content = text(i).into_bytes();
+            content.resize(size - 1, b'.');
+            content.push(b'\n');
+            buffer.extend_from_slice(&content);
+        }
+        (paths, buffer)
+    }
+
+    fn slices<'a>(paths: &'a [String], buffer: &'a [u8]) -> Vec<(&'a String, &'a [u8])> {
+        let size = buffer.len() / paths.len();
+        let at = |i: usize| (paths.len() - 1 - i) * size;
+        paths.iter().enumerate().map(|(i, p)| (p, &buffer[at(i)..at(i) + size])).collect()
+    }
+
+    #[test]
+    fn holders_are_asked_in_memory_order_and_answered_in_file_order() {
+        let (paths, buffer) =
+            reversed_files(200, 600, |i| if i % 7 == 0 { format!("needle {i}\n") } else { String::new() });
+        let files = slices(&paths, &buffer);
+        let asked = Mutex::new(Vec::new());
+        let holding = holders_in_memory_order(
+            &files,
+            |data| {
+                asked.lock().unwrap().push(data.as_ptr() as usize);
+                data.starts_with(b"needle")
+            },
+            1,
+        );
+        let asked = asked.into_inner().unwrap();
+        assert_eq!(asked.len(), files.len());
+        assert!(asked.is_sorted(), "asked in memory order");
+        let want: Vec<bool> = (0..files.len()).map(|i| i % 7 == 0).collect();
+        assert_eq!(holding, want);
+        for threads in [2, 3, 8] {
+            assert_eq!(holders_in_memory_order(&files, |data| data.starts_with(b"needle"), threads), want);
+        }
+    }
+
+    #[test]
+    fn memory_order_is_used_only_where_files_lie_scattered() {
+        // 200 files cut from one buffer in path order, but for the files swapped in pairs.
+        let paths: Vec<String> = (0..200).map(|i| format!("/f{i:03}")).collect();
+        let buffer = vec![b'x'; 200 * 100];
+        let layout_of = |swapped: usize| {
+            let mut files: Vec<File> =
+                paths.iter().enumerate().map(|(i, p)| (p, &buffer[i * 100..(i + 1) * 100])).collect();
+            for pair in 0..swapped {
+                let (a, b) = (pair * 2, pair * 2 + 1);
+                let (da, db) = (files[a].1, files[b].1);
+                (files[a].1, files[b].1) = (db, da);
+            }
+            let mut layout = Layout::default();
+            files.iter().for_each(|(_, data)| layout.step(data));
+            layout
+        };
+        assert_eq!(layout_of(0).backwards, 0);
+        assert!(!layout_of(0).scattered(), "in path order");
+        assert!(!layout_of(12).scattered(), "a few files out of place");
+        assert!(layout_of(13).scattered());
+        assert!(layout_of(100).scattered());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn addresses_sort_as_the_standard_sort_does(
+            low in 0usize..usize::MAX / 2,
+            offsets in proptest::collection::vec(proptest::prop_oneof![0usize..300, 0usize..1 << 20, 0usize..usize::MAX / 2], 0..400),
+        ) {
+            let mut order: Vec<(usize, u32)> = offsets.iter().enumerate().map(|(i, &o)| (low + o, i as u32)).collect();
+            let mut want = order.clone();
+            want.sort();
+            sort_by_address(&mut order);
+            let mut got = order.clone();
+            proptest::prop_assert!(order.windows(2).all(|w| w[0].0 <= w[1].0), "ascending");
+            got.sort();
+            proptest::prop_assert_eq!(got, want, "the same pairs");
+        }
+    }
+
+    #[test]
+    fn a_literal_sparse_at_first_answers_as_in_path_order() {
+        // Past the head, contents in the reverse of path order: the rest is searched in memory
+        // order, and must give what path order gives, also where the literal turns dense late.
+        for (late, every) in [(0, 97), (700, 1), (1100, 3), (0, 1)] {
+            let (paths, buffer) = reversed_files(1200, 2048, |i| {
+                if i >= late && i % every == 0 {
+                    format!("x\nneedle {i}\nagain needle\n")
+                } else {
+                    String::new()
+                }
+            });
+            let files = slices(&paths, &buffer);
+            for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+                for cap in [None, Some(1), Some(5), Some(120), Some(1500)] {
+                    for context in [0, 1] {
+                        let opts = GrepOptions { max_count: cap, output_mode: mode, context, ..lit("needle") };
+                        let searcher = Searcher::new(&opts, "/").unwrap().bounded();
+                        let path_order = path_order(&files, &searcher, &opts, |_| true);
+                        let got = grep_with(files.iter().copied(), "/", &opts, |_| true);
+                        let case = format!("late {late} every {every} {mode:?} cap {cap:?} context {context}");
+                        assert_eq!(got.unwrap().finish(), path_order.unwrap().finish(), "{case}");
+                    }
+                }
+            }
+            let opts = lit("needle");
+            let searcher = Searcher::new(&opts, "/").unwrap().bounded();
+            for stop_after in [1, 3, 50] {
+                fn seen(calls: &mut Vec<usize>, stop_after: usize) -> impl FnMut(&Collector) -> bool + '_ {
+                    move |c| {
+                        calls.push(c.matches().len());
+                        calls.len() < stop_after
+                    }
+                }
+                let (mut want, mut got) = (Vec::new(), Vec::new());
+                let path_order = path_order(&files, &searcher, &opts, seen(&mut want, stop_after));
+                let all = grep_with(files.iter().copied(), "/", &opts, seen(&mut got, stop_after));
+                assert_eq!(all.unwrap().finish(), path_order.unwrap().finish(), "late {late} stop after {stop_after}");
+                assert_eq!(got, want, "late {late} stop after {stop_after}");
             }
         }
     }

@@ -86,3 +86,71 @@ describe("literal grep", () => {
     check(files, "Q");
   });
 });
+
+/**
+ * Past its first megabyte, a literal found rarely so far is looked for in the order the files'
+ * contents lie in memory, then the files holding it are searched in path order
+ * (crates/engram-core/src/grep.rs, `grep_with`). Files written one by one in the reverse of their
+ * path order lie in the reverse order in memory; the answers must be those of the same files
+ * laid out in path order, and of a plain line-by-line reference, for sparse and dense literals,
+ * literals that turn dense late, every mode, and caps that cut inside the late part.
+ */
+describe("literal grep past the first megabyte", () => {
+  const COUNT = 900;
+  const path = (i: number) => `/d${i % 3}/f${String(i).padStart(4, "0")}.txt`;
+  function content(i: number): string {
+    const lines = [`file ${i}`];
+    if (i % 97 === 0) lines.push(`a sparse needle ${i}`);
+    if (i >= 600 && i % 2 === 0) lines.push(`late needle ${i}`, "and a late needle again");
+    // On every file of /d0 (the first third in path order), then on the last few of /d2.
+    if (i % 3 === 0 || (i % 3 === 2 && i >= 870)) lines.push(`front-loaded ${i}`);
+    lines.push("é😀 ".repeat(300));
+    return `${lines.join("\n")}\n`;
+  }
+  const files: [string, string][] = Array.from({ length: COUNT }, (_, i) => [path(i), content(i)]);
+  const inPathOrder = [...files].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+
+  function tables(): [CoreFileTable, CoreFileTable] {
+    const scattered = core.createFileTable();
+    for (const [p, c] of [...inPathOrder].reverse()) expect(scattered.write(p, c).error).toBeUndefined();
+    const laidOut = core.createFileTable();
+    expect(laidOut.writeMany(inPathOrder).error).toBeUndefined();
+    return [scattered, laidOut];
+  }
+
+  it("answers as the same files laid out in path order, and as a line-by-line reference", () => {
+    const [scattered, laidOut] = tables();
+    expect(scattered.grep({ pattern: "needle" }).matches?.length).toBeGreaterThan(0);
+    // "file " is on every file: dense from the start, it stays in path order.
+    // "front-loaded" fills most of a small cap in the first megabyte, the rest far behind it.
+    for (const pattern of ["sparse needle", "late needle", "needle", "absent needle", "file ", "front-loaded"]) {
+      const reference = inPathOrder.flatMap(([p, c]) =>
+        c.split("\n").flatMap((text, i) => (text.includes(pattern) ? [`${p}:${i + 1}:${text}`] : [])),
+      );
+      for (const maxCount of [100_000, 7, 250, 305, 700]) {
+        const r = scattered.grep({ pattern, maxCount });
+        expect(
+          r.matches?.map((m) => `${m.path}:${m.line}:${m.text}`),
+          `${pattern} ${maxCount}`,
+        ).toEqual(reference.slice(0, maxCount));
+        expect(r.truncated).toBe(reference.length > maxCount);
+      }
+      for (const outputMode of ["content", "files_with_matches", "count"] as const) {
+        for (const maxCount of [undefined, 1, 7, 150, 250, 305, 700]) {
+          const options = { pattern, outputMode, maxCount };
+          expect(scattered.grep(options), `${pattern} ${outputMode} ${maxCount}`).toEqual(laidOut.grep(options));
+        }
+      }
+    }
+  });
+
+  it("gives the grep tool the same text, stopped at the same point", () => {
+    const [scattered, laidOut] = tables();
+    for (const pattern of ["sparse needle", "late needle", "needle", "file ", "front-loaded"]) {
+      for (const maxChars of [200, 5_000, 1_000_000]) {
+        const text = (t: CoreFileTable) => t.grepText({ pattern, maxCount: 1000 }, maxChars);
+        expect(text(scattered), `${pattern} ${maxChars}`).toEqual(text(laidOut));
+      }
+    }
+  });
+});
