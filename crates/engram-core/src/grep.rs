@@ -713,9 +713,10 @@ pub fn grep<'a>(
 /// contributed: the search stops early when `progress` returns `false` (its caller has all it
 /// needs, e.g. a capped text).
 ///
-/// The first [`HEAD_BYTES`] are searched in path order on this thread. A literal found there
-/// too rarely to fill the cap in the rest is then looked for in the rest in memory order (see
-/// [`holders_in_memory_order`]), and only the files that hold it are searched, in path order:
+/// The first [`HEAD_BYTES`] are searched in path order on this thread. Where their contents lie
+/// scattered in memory, a literal found there too rarely to fill the cap in the rest is then
+/// looked for in the rest in memory order (see [`holders_in_memory_order`]), and only the files
+/// that hold it are searched, in path order:
 /// the same calls as in path order, less those on files without a match. Anything else goes on
 /// in path order, split over threads when large (natively).
 pub fn grep_with<'a>(
@@ -734,7 +735,7 @@ pub fn grep_with<'a>(
 /// A file of a search: its path and content.
 type File<'a> = (&'a String, &'a [u8]);
 
-/// The body of [`grep_with`] (one copy of it, whatever the callers' iterators).
+/// The body of [`grep_with`].
 fn search_files<'a>(
     mut files: impl Iterator<Item = File<'a>>,
     searcher: &Searcher,
