@@ -165,10 +165,8 @@ pub struct LineRegex {
     backtrack: backtrack::BoundedBacktracker,
     pikevm: pikevm::PikeVM,
     prefilter: Option<Prefilter>,
-    /// For a pattern without a literal prefix: the literals every match ends with (`\w+_\d+\(`
-    /// ends with `(`). A line holding none of them cannot match, so only lines that do are
-    /// searched (what the `regex` crate's reverse-suffix strategy gains, per line).
-    line_filter: Option<Prefilter>,
+    /// Where the searching may start: see [`LineFilter`].
+    line_filter: Option<LineFilter>,
     nfa_states: u64,
     caches: Mutex<Vec<Caches>>,
     /// Set once the lazy DFA gave up: the rest of the search runs on the NFA engines (a cache
@@ -179,6 +177,41 @@ pub struct LineRegex {
     budget: Option<u64>,
     /// The pattern as shown in an error (at most 200 characters).
     shown: String,
+}
+
+/// What a buffer is scanned for before the lazy DFA runs: text that cannot hold a match is
+/// passed over by the fastest scan at hand.
+enum LineFilter {
+    /// The one literal every match starts with (`ENGRAM_[0-9]{4}` starts with `ENGRAM_`),
+    /// found by [`LiteralFinder`]: on WASM its scan runs at about twice the speed of the DFA's
+    /// own prefilter. The DFA starts at the literal, and a file without it is not searched at
+    /// all (see [`grep_with`]).
+    Prefix(Box<LiteralFinder>),
+    /// For a pattern without a literal prefix: the literals every match ends with (`\w+_\d+\(`
+    /// ends with `(`). A line holding none of them cannot match, so only lines that do are
+    /// searched (what the `regex` crate's reverse-suffix strategy gains, per line).
+    Suffix(Prefilter),
+}
+
+impl LineFilter {
+    /// The span of `data` the DFA searches next, from `pos`; `None` when nothing past `pos`
+    /// can match.
+    fn next(&self, data: &[u8], pos: usize) -> Option<(usize, usize)> {
+        match self {
+            LineFilter::Prefix(finder) => finder.find(&data[pos..]).map(|at| (pos + at, data.len())),
+            LineFilter::Suffix(filter) => {
+                filter.find(data, Span::from(pos..data.len())).map(|candidate| line_bounds(data, candidate.start))
+            }
+        }
+    }
+
+    /// Whether `data[start..end]` holds what every match holds.
+    fn admits(&self, data: &[u8], start: usize, end: usize) -> bool {
+        match self {
+            LineFilter::Prefix(finder) => finder.find(&data[start..end]).is_some(),
+            LineFilter::Suffix(filter) => filter.find(data, Span::from(start..end)).is_some(),
+        }
+    }
 }
 
 struct Caches {
@@ -220,6 +253,18 @@ impl Matcher {
     /// Calls `on_line(start, end)` for each line (byte range, terminator excluded) that contains
     /// a match, in order, until it returns `false`. Fails only when a bounded regex runs out of
     /// fallback work (`pattern_too_expensive`).
+    /// A literal every match holds, when the matcher knows one (the literal searched for, or
+    /// a regex's literal prefix): a buffer without it has no matching line.
+    fn required(&self) -> Option<&LiteralFinder> {
+        match self {
+            Matcher::Literal(finder) => Some(finder),
+            Matcher::Regex(re) => match &re.line_filter {
+                Some(LineFilter::Prefix(finder)) => Some(finder),
+                _ => None,
+            },
+        }
+    }
+
     pub fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) -> CoreResult<()> {
         match self {
             Matcher::Literal(finder) => {
@@ -263,7 +308,11 @@ impl LineRegex {
             .build_from_hir(&hir)
             .map_err(|e| fail(&e))?;
         let prefilter = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir);
-        let line_filter = if prefilter.is_some() { None } else { suffix_filter(&hir) };
+        let line_filter = match (required_prefix(&hir), &prefilter) {
+            (Some(prefix), _) => Some(LineFilter::Prefix(Box::new(LiteralFinder::new(&prefix)))),
+            (None, Some(_)) => None,
+            (None, None) => suffix_filter(&hir).map(LineFilter::Suffix),
+        };
         let dfa = hybrid::dfa::Config::new()
             .prefilter(prefilter.clone())
             .cache_capacity(REGEX_DFA_SIZE_LIMIT)
@@ -290,28 +339,43 @@ impl LineRegex {
     }
 
     fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) -> CoreResult<()> {
+        // Most files of a search hold no match: with a literal prefix they are passed over
+        // before taking caches (threads searching together would queue on their lock).
+        let start = match &self.line_filter {
+            Some(LineFilter::Prefix(finder)) => match finder.find(data) {
+                None => return Ok(()),
+                Some(at) => line_bounds(data, at).0,
+            },
+            _ => 0,
+        };
         let mut caches = self.caches.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_else(|| Caches {
             dfa: self.dfa.create_cache(),
             backtrack: self.backtrack.create_cache(),
             pikevm: self.pikevm.create_cache(),
         });
-        let r = self.search(data, &mut caches, &mut on_line);
+        let r = self.search(data, start, &mut caches, &mut on_line);
         self.caches.lock().unwrap_or_else(|e| e.into_inner()).push(caches);
         r
     }
 
-    fn search(&self, data: &[u8], c: &mut Caches, on_line: &mut dyn FnMut(usize, usize) -> bool) -> CoreResult<()> {
-        let mut pos = 0;
+    /// Searches `data` from `pos`, a line start.
+    fn search(
+        &self,
+        data: &[u8],
+        mut pos: usize,
+        c: &mut Caches,
+        on_line: &mut dyn FnMut(usize, usize) -> bool,
+    ) -> CoreResult<()> {
         while pos < data.len() {
             if self.gave_up.load(Ordering::Relaxed) {
                 return self.fallback_lines(data, pos, c, on_line);
             }
-            // The whole rest of the buffer, or the next line holding a literal every match ends with.
+            // The whole rest of the buffer, or where the line filter points.
             let (from, to) = match &self.line_filter {
                 None => (pos, data.len()),
-                Some(filter) => match filter.find(data, Span::from(pos..data.len())) {
+                Some(filter) => match filter.next(data, pos) {
                     None => return Ok(()),
-                    Some(candidate) => line_bounds(data, candidate.start),
+                    Some(span) => span,
                 },
             };
             let input = Input::new(data).range(from..to).earliest(true);
@@ -382,10 +446,10 @@ impl LineRegex {
     /// Whether line `start..end` holds a match, on the NFA engines, charged to the budget.
     fn nfa_line(&self, data: &[u8], start: usize, end: usize, c: &mut Caches) -> CoreResult<bool> {
         // A line without the literals every match starts (or ends) with costs nothing.
-        for filter in [&self.prefilter, &self.line_filter].into_iter().flatten() {
-            if filter.find(data, Span::from(start..end)).is_none() {
-                return Ok(false);
-            }
+        if self.prefilter.as_ref().is_some_and(|filter| filter.find(data, Span::from(start..end)).is_none())
+            || self.line_filter.as_ref().is_some_and(|filter| !filter.admits(data, start, end))
+        {
+            return Ok(false);
         }
         let len = (end - start) as u64 + 1;
         let use_backtrack = end - start <= self.backtrack.max_haystack_len();
@@ -407,6 +471,17 @@ impl LineRegex {
         } else {
             Ok(self.pikevm.search_slots(&mut c.pikevm, &input, &mut []).is_some())
         }
+    }
+}
+
+/// The one literal every match of `hir` starts with, when there is exactly one and it is not
+/// empty.
+fn required_prefix(hir: &Hir) -> Option<Vec<u8>> {
+    let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
+    seq.optimize_for_prefix_by_preference();
+    match seq.literals()? {
+        [only] if !only.as_bytes().is_empty() => Some(only.as_bytes().to_vec()),
+        _ => None,
     }
 }
 
@@ -714,9 +789,10 @@ pub fn grep<'a>(
 /// needs, e.g. a capped text).
 ///
 /// The first [`HEAD_BYTES`] are searched in path order on this thread. Where their contents lie
-/// scattered in memory, a literal found there too rarely to fill the cap in the rest is then
-/// looked for in the rest in memory order (see [`holders_in_memory_order`]), and only the files
-/// that hold it are searched, in path order:
+/// scattered in memory, a literal every match holds (the pattern, or a regex's literal prefix)
+/// found there too rarely to fill the cap in the rest is then looked for in the rest in memory
+/// order (see [`holders_in_memory_order`]), and only the files that hold it are searched, in
+/// path order:
 /// the same calls as in path order, less those on files without a match. Anything else goes on
 /// in path order, split over threads when large (natively).
 pub fn grep_with<'a>(
@@ -762,7 +838,7 @@ fn search_files<'a>(
     let mut rest = Rest::default();
     // The head's layout stands for the rest's: where it lies in path order, so does (nearly)
     // the rest, and the rest is searched as it comes.
-    if let (Matcher::Literal(finder), true) = (&searcher.matcher, layout.scattered()) {
+    if let (Some(finder), true) = (searcher.matcher.required(), layout.scattered()) {
         // The bytes the rest may hold, at the head's density (one match more than found, so
         // that an empty head promises nothing), without filling the room left. Past them the
         // cap is likely reached before the end, and path order stops there.
@@ -1527,9 +1603,34 @@ mod tests {
     }
 
     #[test]
+    fn a_regex_is_searched_from_its_literal_prefix() {
+        let required =
+            |pattern: &str, ignore_case: bool| Matcher::new(pattern, true, ignore_case).unwrap().required().is_some();
+        assert!(required(r"needle \d+5\b", false));
+        assert!(required(r"^needle", false));
+        assert!(required("needle", false));
+        assert!(!required("needle", true), "a case-insensitive prefix is many literals");
+        assert!(!required(r"(needle|pin) \d", false));
+        assert!(!required(r"\w+_\d+\(", false), "no literal prefix");
+        // The DFA starts at each occurrence of the prefix: what comes before still counts for
+        // look-behind, and an occurrence that does not match leaves the later ones to search.
+        let text = "xneedle 5\n needle\nneedle x needle 15 y\n\u{e9}needle 5\n  needle 25 needle\nend";
+        let found = |pattern: &str| -> Vec<usize> {
+            let r = run(&[("/a", text)], GrepOptions { regex: true, ..lit(pattern) }).unwrap();
+            lines(&r).into_iter().map(|(_, line, _, _)| line).collect()
+        };
+        assert_eq!(found(r"needle \d*5\b"), [1, 3, 4, 5]);
+        assert_eq!(found(r"\bneedle \d*5\b"), [3, 5]);
+        assert_eq!(found(r"^needle"), [3]);
+        assert_eq!(found(r"needle$"), [2, 5]);
+        assert_eq!(found(r"needle \d+ y$"), [3]);
+    }
+
+    #[test]
     fn a_literal_sparse_at_first_answers_as_in_path_order() {
         // Past the head, contents in the reverse of path order: the rest is searched in memory
-        // order, and must give what path order gives, also where the literal turns dense late.
+        // order, and must give what path order gives, also where the literal turns dense late,
+        // and for a regex with a literal prefix (which fewer of the files holding it match).
         for (late, every) in [(0, 97), (700, 1), (1100, 3), (0, 1)] {
             let (paths, buffer) = reversed_files(1200, 2048, |i| {
                 if i >= late && i % every == 0 {
@@ -1539,14 +1640,21 @@ mod tests {
                 }
             });
             let files = slices(&paths, &buffer);
-            for mode in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count] {
+            let patterns = [lit("needle"), GrepOptions { regex: true, ..lit(r"needle \d*[05]\b") }];
+            for (mode, pattern) in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count]
+                .into_iter()
+                .flat_map(|mode| patterns.iter().map(move |p| (mode, p)))
+            {
                 for cap in [None, Some(1), Some(5), Some(120), Some(1500)] {
                     for context in [0, 1] {
-                        let opts = GrepOptions { max_count: cap, output_mode: mode, context, ..lit("needle") };
+                        let opts = GrepOptions { max_count: cap, output_mode: mode, context, ..pattern.clone() };
                         let searcher = Searcher::new(&opts, "/").unwrap().bounded();
                         let path_order = path_order(&files, &searcher, &opts, |_| true);
                         let got = grep_with(files.iter().copied(), "/", &opts, |_| true);
-                        let case = format!("late {late} every {every} {mode:?} cap {cap:?} context {context}");
+                        let case = format!(
+                            "{} late {late} every {every} {mode:?} cap {cap:?} context {context}",
+                            opts.pattern
+                        );
                         assert_eq!(got.unwrap().finish(), path_order.unwrap().finish(), "{case}");
                     }
                 }

@@ -95,7 +95,7 @@ describe("literal grep", () => {
  * laid out in path order, and of a plain line-by-line reference, for sparse and dense literals,
  * literals that turn dense late, every mode, and caps that cut inside the late part.
  */
-describe("literal grep past the first megabyte", () => {
+describe("literal grep, and regex grep from a literal prefix, past the first megabyte", () => {
   const COUNT = 900;
   const path = (i: number) => `/d${i % 3}/f${String(i).padStart(4, "0")}.txt`;
   function content(i: number): string {
@@ -123,12 +123,16 @@ describe("literal grep past the first megabyte", () => {
     expect(scattered.grep({ pattern: "needle" }).matches?.length).toBeGreaterThan(0);
     // "file " is on every file: dense from the start, it stays in path order.
     // "front-loaded" fills most of a small cap in the first megabyte, the rest far behind it.
-    for (const pattern of ["sparse needle", "late needle", "needle", "absent needle", "file ", "front-loaded"]) {
-      const reference = inPathOrder.flatMap(([p, c]) =>
-        c.split("\n").flatMap((text, i) => (text.includes(pattern) ? [`${p}:${i + 1}:${text}`] : [])),
-      );
+    const literals = ["sparse needle", "late needle", "needle", "absent needle", "file ", "front-loaded"];
+    // Regexes whose literal prefix more files hold than match them.
+    const regexes = ["sparse needle \\d*[05]$", "late needle \\d+0$", "front-loaded \\d*[13579]\\b"];
+    const searches = [...literals.map((pattern) => ({ pattern })), ...regexes.map((pattern) => ({ pattern, regex: true }))];
+    for (const { pattern, regex } of searches) {
+      const holds = regex ? (text: string) => new RegExp(pattern).test(text) : (text: string) => text.includes(pattern);
+      const reference = inPathOrder.flatMap(([p, c]) => c.split("\n").flatMap((text, i) => (holds(text) ? [`${p}:${i + 1}:${text}`] : [])));
+      if (regex) expect(reference.length, pattern).toBeGreaterThan(0);
       for (const maxCount of [100_000, 7, 250, 305, 700]) {
-        const r = scattered.grep({ pattern, maxCount });
+        const r = scattered.grep({ pattern, regex, maxCount });
         expect(
           r.matches?.map((m) => `${m.path}:${m.line}:${m.text}`),
           `${pattern} ${maxCount}`,
@@ -137,7 +141,7 @@ describe("literal grep past the first megabyte", () => {
       }
       for (const outputMode of ["content", "files_with_matches", "count"] as const) {
         for (const maxCount of [undefined, 1, 7, 150, 250, 305, 700]) {
-          const options = { pattern, outputMode, maxCount };
+          const options = { pattern, regex, outputMode, maxCount };
           expect(scattered.grep(options), `${pattern} ${outputMode} ${maxCount}`).toEqual(laidOut.grep(options));
         }
       }
@@ -146,9 +150,13 @@ describe("literal grep past the first megabyte", () => {
 
   it("gives the grep tool the same text, stopped at the same point", () => {
     const [scattered, laidOut] = tables();
-    for (const pattern of ["sparse needle", "late needle", "needle", "file ", "front-loaded"]) {
+    const searches = [
+      ...["sparse needle", "late needle", "needle", "file ", "front-loaded"].map((pattern) => ({ pattern, regex: false })),
+      { pattern: "late needle \\d+0$", regex: true },
+    ];
+    for (const { pattern, regex } of searches) {
       for (const maxChars of [200, 5_000, 1_000_000]) {
-        const text = (t: CoreFileTable) => t.grepText({ pattern, maxCount: 1000 }, maxChars);
+        const text = (t: CoreFileTable) => t.grepText({ pattern, regex, maxCount: 1000 }, maxChars);
         expect(text(scattered), `${pattern} ${maxChars}`).toEqual(text(laidOut));
       }
     }
