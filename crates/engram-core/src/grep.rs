@@ -214,6 +214,35 @@ impl LineFilter {
     }
 }
 
+/// The caches of one search over a buffer: taken from the regex's pool when the DFA first has
+/// something to search (most buffers of a search hold no candidate, and threads searching
+/// together would queue on the pool's lock), given back when the search ends.
+struct Lease<'a> {
+    re: &'a LineRegex,
+    caches: Option<Caches>,
+}
+
+impl Lease<'_> {
+    fn get(&mut self) -> &mut Caches {
+        let re = self.re;
+        self.caches.get_or_insert_with(|| {
+            re.caches.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_else(|| Caches {
+                dfa: re.dfa.create_cache(),
+                backtrack: re.backtrack.create_cache(),
+                pikevm: re.pikevm.create_cache(),
+            })
+        })
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if let Some(caches) = self.caches.take() {
+            self.re.caches.lock().unwrap_or_else(|e| e.into_inner()).push(caches);
+        }
+    }
+}
+
 struct Caches {
     dfa: hybrid::dfa::Cache,
     backtrack: backtrack::Cache,
@@ -339,36 +368,14 @@ impl LineRegex {
     }
 
     fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) -> CoreResult<()> {
-        // Most files of a search hold no match: with a literal prefix they are passed over
-        // before taking caches (threads searching together would queue on their lock).
-        let start = match &self.line_filter {
-            Some(LineFilter::Prefix(finder)) => match finder.find(data) {
-                None => return Ok(()),
-                Some(at) => line_bounds(data, at).0,
-            },
-            _ => 0,
-        };
-        let mut caches = self.caches.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_else(|| Caches {
-            dfa: self.dfa.create_cache(),
-            backtrack: self.backtrack.create_cache(),
-            pikevm: self.pikevm.create_cache(),
-        });
-        let r = self.search(data, start, &mut caches, &mut on_line);
-        self.caches.lock().unwrap_or_else(|e| e.into_inner()).push(caches);
-        r
+        self.search(data, &mut Lease { re: self, caches: None }, &mut on_line)
     }
 
-    /// Searches `data` from `pos`, a line start.
-    fn search(
-        &self,
-        data: &[u8],
-        mut pos: usize,
-        c: &mut Caches,
-        on_line: &mut dyn FnMut(usize, usize) -> bool,
-    ) -> CoreResult<()> {
+    fn search(&self, data: &[u8], lease: &mut Lease, on_line: &mut dyn FnMut(usize, usize) -> bool) -> CoreResult<()> {
+        let mut pos = 0;
         while pos < data.len() {
             if self.gave_up.load(Ordering::Relaxed) {
-                return self.fallback_lines(data, pos, c, on_line);
+                return self.fallback_lines(data, pos, lease.get(), on_line);
             }
             // The whole rest of the buffer, or where the line filter points.
             let (from, to) = match &self.line_filter {
@@ -379,7 +386,7 @@ impl LineRegex {
                 },
             };
             let input = Input::new(data).range(from..to).earliest(true);
-            let (start, end) = match self.dfa.try_search_fwd(&mut c.dfa, &input) {
+            let (start, end) = match self.dfa.try_search_fwd(&mut lease.get().dfa, &input) {
                 Ok(None) if to < data.len() => {
                     pos = to + 1;
                     continue;
@@ -400,7 +407,7 @@ impl LineRegex {
                     // stopped there); that line is checked by the NFA, the search goes on after it.
                     MatchErrorKind::Quit { offset, .. } => {
                         let (s, e) = line_bounds(data, offset.min(data.len()));
-                        if self.nfa_line(data, s, e, c)? && !on_line(s, e) {
+                        if self.nfa_line(data, s, e, lease.get())? && !on_line(s, e) {
                             return Ok(());
                         }
                         pos = e + 1;
@@ -413,7 +420,7 @@ impl LineRegex {
                         };
                         self.gave_up.store(true, Ordering::Relaxed);
                         let (s, _) = line_bounds(data, offset.min(data.len()).max(from));
-                        return self.fallback_lines(data, s, c, on_line);
+                        return self.fallback_lines(data, s, lease.get(), on_line);
                     }
                 },
             };
@@ -846,11 +853,14 @@ fn search_files<'a>(
         let sparse = rest.take_within(&mut files, sparse_bytes);
         if sparse && rest.bytes >= rest.files.len() * SPARSE_MIN_FILE_BYTES {
             let holds = |data: &[u8]| finder.find(data).is_some();
-            let holding = holders_in_memory_order(&rest.files, holds, threads_for(head_bytes + rest.bytes));
-            let holders: Vec<File> =
-                rest.files.into_iter().zip(holding).filter_map(|(file, holds)| holds.then_some(file)).collect();
-            search_all(&holders, searcher, collector, progress)?;
-            return Ok(());
+            let threads = threads_for(head_bytes + rest.bytes);
+            if let Some(holding) = holders_in_memory_order(&rest.files, holds, threads, rest.files.len() / MOST_HOLDING)
+            {
+                let holders: Vec<File> =
+                    rest.files.into_iter().zip(holding).filter_map(|(file, holds)| holds.then_some(file)).collect();
+                search_all(&holders, searcher, collector, progress)?;
+                return Ok(());
+            }
         }
     }
     #[cfg(not(target_arch = "wasm32"))]
@@ -962,17 +972,36 @@ fn search_one(
     Ok(false)
 }
 
+/// The share of the files (one in this many) past which memory order gives up: a literal
+/// that most files hold (a regex's common prefix, such as `return` in `return\s+null;`)
+/// spares little of the search, which then goes on in path order (on threads, natively).
+const MOST_HOLDING: usize = 8;
+
 /// `holds` of each file's content, asked in the order the contents lie in memory (split over
-/// `threads`), answered in the files' order. Files written one by one lie wherever the
+/// `threads`), answered in the files' order; `None` as soon as more than `most` files hold. Files written one by one lie wherever the
 /// allocator put them, so path order jumps around memory; in memory order the reads stream.
 /// A rare grep over 10,000 files written in another order than their paths' took a third less
 /// time this way on WASM (one thread, waiting on memory), and less natively too.
-fn holders_in_memory_order(files: &[File], holds: impl Fn(&[u8]) -> bool + Sync, threads: usize) -> Vec<bool> {
+fn holders_in_memory_order(
+    files: &[File],
+    holds: impl Fn(&[u8]) -> bool + Sync,
+    threads: usize,
+    most: usize,
+) -> Option<Vec<bool>> {
     let mut order: Vec<(usize, u32)> =
         files.iter().enumerate().map(|(i, (_, data))| (data.as_ptr() as usize, i as u32)).collect();
     sort_by_address(&mut order);
-    let holders = |part: &[(usize, u32)]| -> Vec<u32> {
-        part.iter().filter(|&&(_, i)| holds(files[i as usize].1)).map(|&(_, i)| i).collect()
+    let holders = |part: &[(usize, u32)]| -> Option<Vec<u32>> {
+        let mut found = Vec::new();
+        for &(_, i) in part {
+            if holds(files[i as usize].1) {
+                if found.len() == most {
+                    return None;
+                }
+                found.push(i);
+            }
+        }
+        Some(found)
     };
     #[cfg(not(target_arch = "wasm32"))]
     let found: Vec<u32> = if threads > 1 {
@@ -983,23 +1012,28 @@ fn holders_in_memory_order(files: &[File], holds: impl Fn(&[u8]) -> bool + Sync,
             let others: Vec<_> = parts.map(|p| scope.spawn(move || holders(p))).collect();
             let mut found = holders(first);
             for other in others {
-                found.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+                let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                found = found.zip(theirs).map(|(mut found, theirs)| {
+                    found.extend(theirs);
+                    found
+                });
             }
             found
         })
+        .filter(|found| found.len() <= most)?
     } else {
-        holders(&order)
+        holders(&order)?
     };
     #[cfg(target_arch = "wasm32")]
     let found: Vec<u32> = {
         let _ = threads;
-        holders(&order)
+        holders(&order)?
     };
     let mut holding = vec![false; files.len()];
     for i in found {
         holding[i as usize] = true;
     }
-    holding
+    Some(holding)
 }
 
 /// Sorts `(address, index)` pairs by address: a byte at a time, least significant first, over
@@ -1550,14 +1584,18 @@ mod tests {
                 data.starts_with(b"needle")
             },
             1,
+            usize::MAX,
         );
         let asked = asked.into_inner().unwrap();
         assert_eq!(asked.len(), files.len());
         assert!(asked.is_sorted(), "asked in memory order");
         let want: Vec<bool> = (0..files.len()).map(|i| i % 7 == 0).collect();
-        assert_eq!(holding, want);
-        for threads in [2, 3, 8] {
-            assert_eq!(holders_in_memory_order(&files, |data| data.starts_with(b"needle"), threads), want);
+        assert_eq!(holding.as_ref(), Some(&want));
+        let holding = want.iter().filter(|&&h| h).count();
+        for threads in [1, 2, 3, 8] {
+            let found = |most| holders_in_memory_order(&files, |data| data.starts_with(b"needle"), threads, most);
+            assert_eq!(found(holding).as_ref(), Some(&want), "{threads} threads");
+            assert_eq!(found(holding - 1), None, "{threads} threads: one holder too many");
         }
     }
 
