@@ -4,7 +4,7 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::glob::PathFilter;
-use crate::literal::LiteralFinder;
+use crate::literal::{FoldedFinder, LiteralFinder};
 use crate::text::{is_binary, line_bounds, lossy_line};
 use regex_automata::nfa::thompson::{self, backtrack, pikevm};
 use regex_automata::util::prefilter::Prefilter;
@@ -187,6 +187,13 @@ enum LineFilter {
     /// own prefilter. The DFA starts at the literal, and a file without it is not searched at
     /// all (see [`grep_with`]).
     Prefix(Box<LiteralFinder>),
+    /// For a pattern without one literal prefix: letters every match holds in a row, each in
+    /// either ASCII case (case-insensitive `engram_rare_to` in `(?i)engram_rare_token`, which
+    /// stops before the `k` that also matches the Kelvin sign). Only lines holding them are
+    /// searched. Used where the regex has no fast prefilter: its set of up to 64 case variants
+    /// natively goes to Teddy, but on WASM (no Teddy) it scanned at the DFA's speed, 18× slower
+    /// than a literal.
+    Folded(Box<FoldedFinder>),
     /// For a pattern without a literal prefix: the literals every match ends with (`\w+_\d+\(`
     /// ends with `(`). A line holding none of them cannot match, so only lines that do are
     /// searched (what the `regex` crate's reverse-suffix strategy gains, per line).
@@ -199,6 +206,7 @@ impl LineFilter {
     fn next(&self, data: &[u8], pos: usize) -> Option<(usize, usize)> {
         match self {
             LineFilter::Prefix(finder) => finder.find(&data[pos..]).map(|at| (pos + at, data.len())),
+            LineFilter::Folded(finder) => finder.find(&data[pos..]).map(|at| line_bounds(data, pos + at)),
             LineFilter::Suffix(filter) => {
                 filter.find(data, Span::from(pos..data.len())).map(|candidate| line_bounds(data, candidate.start))
             }
@@ -209,7 +217,25 @@ impl LineFilter {
     fn admits(&self, data: &[u8], start: usize, end: usize) -> bool {
         match self {
             LineFilter::Prefix(finder) => finder.find(&data[start..end]).is_some(),
+            LineFilter::Folded(finder) => finder.find(&data[start..end]).is_some(),
             LineFilter::Suffix(filter) => filter.find(data, Span::from(start..end)).is_some(),
+        }
+    }
+}
+
+/// A test every buffer holding a match passes, fast enough to run over a whole table first.
+enum Sieve<'a> {
+    Literal(&'a LiteralFinder),
+    Folded(&'a FoldedFinder),
+    Prefilter(&'a Prefilter),
+}
+
+impl Sieve<'_> {
+    fn holds(&self, data: &[u8]) -> bool {
+        match self {
+            Sieve::Literal(finder) => finder.find(data).is_some(),
+            Sieve::Folded(finder) => finder.find(data).is_some(),
+            Sieve::Prefilter(filter) => filter.find(data, Span::from(0..data.len())).is_some(),
         }
     }
 }
@@ -282,16 +308,19 @@ impl Matcher {
     /// Calls `on_line(start, end)` for each line (byte range, terminator excluded) that contains
     /// a match, in order, until it returns `false`. Fails only when a bounded regex runs out of
     /// fallback work (`pattern_too_expensive`).
-    /// A literal every match holds, when the matcher knows one (the literal searched for, or
-    /// a regex's literal prefix): a buffer without it has no matching line.
-    fn required(&self) -> Option<&LiteralFinder> {
-        match self {
-            Matcher::Literal(finder) => Some(finder),
-            Matcher::Regex(re) => match &re.line_filter {
-                Some(LineFilter::Prefix(finder)) => Some(finder),
-                _ => None,
-            },
-        }
+    /// What every match holds, when the matcher knows it (the literal searched for, a regex's
+    /// line filter or prefilter): a buffer without it has no matching line.
+    fn sieve(&self) -> Option<Sieve<'_>> {
+        let re = match self {
+            Matcher::Literal(finder) => return Some(Sieve::Literal(finder)),
+            Matcher::Regex(re) => re,
+        };
+        Some(match (&re.line_filter, &re.prefilter) {
+            (Some(LineFilter::Prefix(finder)), _) => Sieve::Literal(finder),
+            (Some(LineFilter::Folded(finder)), _) => Sieve::Folded(finder),
+            (Some(LineFilter::Suffix(filter)), _) | (None, Some(filter)) => Sieve::Prefilter(filter),
+            (None, None) => return None,
+        })
     }
 
     pub fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) -> CoreResult<()> {
@@ -317,16 +346,7 @@ impl LineRegex {
     fn new(pattern: &str, source: &str, ignore_case: bool) -> CoreResult<LineRegex> {
         let fail =
             |e: &dyn std::fmt::Display| invalid_pattern(pattern, e.to_string().lines().last().unwrap_or("").trim());
-        let hir = regex_syntax::ParserBuilder::new()
-            .multi_line(true)
-            .crlf(true)
-            .case_insensitive(ignore_case)
-            .utf8(false)
-            .nest_limit(REGEX_NEST_LIMIT)
-            .build()
-            .parse(source)
-            .map_err(|e| fail(&e))?;
-        let hir = without_newline(hir);
+        let hir = line_hir(source, ignore_case).map_err(|e| fail(&e))?;
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()
@@ -337,10 +357,14 @@ impl LineRegex {
             .build_from_hir(&hir)
             .map_err(|e| fail(&e))?;
         let prefilter = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir);
-        let line_filter = match (required_prefix(&hir), &prefilter) {
-            (Some(prefix), _) => Some(LineFilter::Prefix(Box::new(LiteralFinder::new(&prefix)))),
-            (None, Some(_)) => None,
-            (None, None) => suffix_filter(&hir).map(LineFilter::Suffix),
+        let line_filter = if let Some(prefix) = required_prefix(&hir) {
+            Some(LineFilter::Prefix(Box::new(LiteralFinder::new(&prefix))))
+        } else if let Some(run) = prefilter.as_ref().is_none_or(|p| !p.is_fast()).then(|| folded_run(&hir)).flatten() {
+            Some(LineFilter::Folded(Box::new(FoldedFinder::new(&run))))
+        } else if prefilter.is_some() {
+            None
+        } else {
+            suffix_filter(&hir).map(LineFilter::Suffix)
         };
         let dfa = hybrid::dfa::Config::new()
             .prefilter(prefilter.clone())
@@ -481,6 +505,21 @@ impl LineRegex {
     }
 }
 
+/// A pattern as a [`LineRegex`] searches it: multi-line, CRLF-aware, over bytes, and never
+/// across lines (see [`without_newline`]).
+fn line_hir(source: &str, ignore_case: bool) -> Result<Hir, String> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .multi_line(true)
+        .crlf(true)
+        .case_insensitive(ignore_case)
+        .utf8(false)
+        .nest_limit(REGEX_NEST_LIMIT)
+        .build()
+        .parse(source)
+        .map_err(|e| e.to_string())?;
+    Ok(without_newline(hir))
+}
+
 /// The one literal every match of `hir` starts with, when there is exactly one and it is not
 /// empty.
 fn required_prefix(hir: &Hir) -> Option<Vec<u8>> {
@@ -490,6 +529,49 @@ fn required_prefix(hir: &Hir) -> Option<Vec<u8>> {
         [only] if !only.as_bytes().is_empty() => Some(only.as_bytes().to_vec()),
         _ => None,
     }
+}
+
+/// Fewest letters in a row a [`LineFilter::Folded`] looks for: shorter ones are on most lines.
+const MIN_FOLDED_RUN: usize = 3;
+
+/// The longest run of ASCII bytes every match of `hir` holds in a row, each either itself or
+/// one letter in either case (`(?i)a` is `[Aa]`), in lower case; at least [`MIN_FOLDED_RUN`]
+/// long. Only the top level of the pattern is read: a concatenation of literals and classes.
+/// A class with any other member (`(?i)k` also holds the Kelvin sign, three bytes long) ends a
+/// run, so every match holds the run at a fixed distance from the others' ends.
+fn folded_run(hir: &Hir) -> Option<Vec<u8>> {
+    fn units(hir: &Hir, out: &mut Vec<Option<u8>>) {
+        let one = |a: u32, b: u32| -> Option<u8> {
+            let (a, b) = (u8::try_from(a).ok()?, u8::try_from(b).ok()?);
+            (a.is_ascii() && a.eq_ignore_ascii_case(&b)).then(|| a.to_ascii_lowercase())
+        };
+        // The class's members, when they are one byte or one letter's two cases.
+        let pair = |ranges: &mut dyn Iterator<Item = (u32, u32)>| -> Option<u8> {
+            let members: Vec<(u32, u32)> = ranges.take(3).collect();
+            match members[..] {
+                [(a, b)] if a == b => one(a, a),
+                [(a, a2), (b, b2)] if a == a2 && b == b2 && a != b => one(a, b),
+                _ => None,
+            }
+        };
+        match hir.kind() {
+            HirKind::Literal(Literal(bytes)) => {
+                out.extend(bytes.iter().map(|&b| b.is_ascii().then(|| b.to_ascii_lowercase())))
+            }
+            HirKind::Class(Class::Unicode(c)) => {
+                out.push(pair(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
+            }
+            HirKind::Class(Class::Bytes(c)) => {
+                out.push(pair(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
+            }
+            HirKind::Concat(parts) => parts.iter().for_each(|part| units(part, out)),
+            _ => out.push(None),
+        }
+    }
+    let mut all = Vec::new();
+    units(hir, &mut all);
+    let longest = all.split(Option::is_none).max_by_key(|run| run.len())?;
+    (longest.len() >= MIN_FOLDED_RUN).then(|| longest.iter().flatten().copied().collect())
 }
 
 /// A prefilter for the literals every match of `hir` ends with, when they are few and non-empty.
@@ -845,14 +927,14 @@ fn search_files<'a>(
     let mut rest = Rest::default();
     // The head's layout stands for the rest's: where it lies in path order, so does (nearly)
     // the rest, and the rest is searched as it comes.
-    if let (Some(finder), true) = (searcher.matcher.required(), layout.scattered()) {
+    if let (Some(sieve), true) = (searcher.matcher.sieve(), layout.scattered()) {
         // The bytes the rest may hold, at the head's density (one match more than found, so
         // that an empty head promises nothing), without filling the room left. Past them the
         // cap is likely reached before the end, and path order stops there.
         let sparse_bytes = collector.room() as f64 * head_bytes as f64 / (collector.taken + 1) as f64;
         let sparse = rest.take_within(&mut files, sparse_bytes);
         if sparse && rest.bytes >= rest.files.len() * SPARSE_MIN_FILE_BYTES {
-            let holds = |data: &[u8]| finder.find(data).is_some();
+            let holds = |data: &[u8]| sieve.holds(data);
             let threads = threads_for(head_bytes + rest.bytes);
             if let Some(holding) = holders_in_memory_order(&rest.files, holds, threads, rest.files.len() / MOST_HOLDING)
             {
@@ -1642,8 +1724,10 @@ mod tests {
 
     #[test]
     fn a_regex_is_searched_from_its_literal_prefix() {
-        let required =
-            |pattern: &str, ignore_case: bool| Matcher::new(pattern, true, ignore_case).unwrap().required().is_some();
+        let required = |pattern: &str, ignore_case: bool| match Matcher::new(pattern, true, ignore_case).unwrap() {
+            Matcher::Regex(re) => matches!(re.line_filter, Some(LineFilter::Prefix(_))),
+            Matcher::Literal(_) => unreachable!(),
+        };
         assert!(required(r"needle \d+5\b", false));
         assert!(required(r"^needle", false));
         assert!(required("needle", false));
@@ -1665,6 +1749,33 @@ mod tests {
     }
 
     #[test]
+    fn letters_in_either_case_are_looked_for_as_a_folded_run() {
+        let folded = |pattern: &str, ignore_case: bool| {
+            folded_run(&line_hir(pattern, ignore_case).unwrap()).map(|r| String::from_utf8(r).unwrap())
+        };
+        assert_eq!(folded("engram_rare_token_7f3a", true).as_deref(), Some("engram_rare_to"), "k ends a run");
+        assert_eq!(folded("kernel", true).as_deref(), Some("ernel"));
+        assert_eq!(folded("struct", true).as_deref(), Some("truct"), "so does s (ſ)");
+        assert_eq!(folded(r"[Ee]ngram\.[Rr]", false).as_deref(), Some("engram.r"));
+        assert_eq!(folded("caf\u{e9} au lait", true).as_deref(), Some(" au lait"), "é ends a run");
+        assert_eq!(folded("Ab", true), None, "too short");
+        assert_eq!(folded("foo|bar", true), None, "an alternation is not read");
+        assert_eq!(folded("[a-c]bcd", false).as_deref(), Some("bcd"), "a range is not one letter");
+        // Matches holding the non-ASCII members of a letter's class (Kelvin sign, long s) are
+        // still found: the run stops before them.
+        let text = "tokens_here\nTO\u{212A}ENS_HERE\ntokens_her\n\u{17f}truct_field\nSTRUCT_FIELD\nstruct_fiel\n";
+        let found = |pattern: &str| -> Vec<usize> {
+            let r = run(&[("/a", text)], GrepOptions { ignore_case: true, ..lit(pattern) }).unwrap();
+            lines(&r).into_iter().map(|(_, line, _, _)| line).collect()
+        };
+        assert_eq!(found("tokens_here"), [1, 2]);
+        assert_eq!(found("struct_field"), [4, 5]);
+        // Folded, a line filter passes as many lines as the regex's exact match admits.
+        let r = run(&[("/a", text)], GrepOptions { regex: true, ..lit("[Tt][Oo]kens_here") }).unwrap();
+        assert_eq!(lines(&r).len(), 1);
+    }
+
+    #[test]
     fn a_literal_sparse_at_first_answers_as_in_path_order() {
         // Past the head, contents in the reverse of path order: the rest is searched in memory
         // order, and must give what path order gives, also where the literal turns dense late,
@@ -1678,7 +1789,11 @@ mod tests {
                 }
             });
             let files = slices(&paths, &buffer);
-            let patterns = [lit("needle"), GrepOptions { regex: true, ..lit(r"needle \d*[05]\b") }];
+            let patterns = [
+                lit("needle"),
+                GrepOptions { regex: true, ..lit(r"needle \d*[05]\b") },
+                GrepOptions { ignore_case: true, ..lit("NEEDLE") },
+            ];
             for (mode, pattern) in [OutputMode::Content, OutputMode::FilesWithMatches, OutputMode::Count]
                 .into_iter()
                 .flat_map(|mode| patterns.iter().map(move |p| (mode, p)))

@@ -88,6 +88,51 @@ describe("literal grep", () => {
 });
 
 /**
+ * Case-insensitive grep looks for the letters every match holds in a row with a case-folding
+ * scan (on WASM, the pair scan comparing its two bytes folded), stopping the run before a letter
+ * whose case variants leave ASCII: `k` (the Kelvin sign, U+212A) and `s` (long s, U+017F).
+ */
+describe("case-insensitive grep", () => {
+  it("finds every case of the pattern, the Kelvin sign and long s included, and nothing else", () => {
+    const rand = prng(7);
+    const cases = (s: string) => [...s].map((c) => (rand() < 0.5 ? c.toUpperCase() : c.toLowerCase())).join("");
+    const needle = "engram_rare_token_7f3a";
+    const files: [string, string][] = [];
+    // 600 files of ~3 KB: past the first megabyte, written in the reverse of path order (scattered).
+    for (let i = 0; i < 600; i++) {
+      const lines = Array.from({ length: 20 }, (_, j) => `line ${j} of ${i}: ${"filler ".repeat(20 + (j % 5))}`);
+      if (i % 23 === 0) lines[i % 20] += cases(needle);
+      if (i % 29 === 0) lines[(i + 3) % 20] += "engram_rare_to\u212Aen_7f3a"; // Kelvin sign for k
+      if (i % 13 === 0) lines[(i + 5) % 20] += "ENGRAM_RARE_\u017FOKEN_7f3a ENGRAM_RARE_TOKEN_7f3"; // near misses
+      files.push([`/d${i % 4}/f${String(i).padStart(3, "0")}.ts`, `${lines.join("\n")}\n`]);
+    }
+    const scattered = core.createFileTable();
+    for (const [p, c] of [...files].reverse()) expect(scattered.write(p, c).error).toBeUndefined();
+    // JavaScript's `i` flag with `u` folds as Rust's regex does (simple case folding).
+    const reference = (pattern: RegExp) =>
+      [...files]
+        .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+        .flatMap(([p, c]) => c.split("\n").flatMap((text, i) => (pattern.test(text) ? [`${p}:${i + 1}`] : [])));
+    const want = reference(/engram_rare_token_7f3a/iu);
+    expect(want.length).toBeGreaterThan(40);
+    expect(want.some((w) => w.startsWith("/d0/f000"))).toBe(true);
+    for (const [pattern, regex] of [
+      [needle, false],
+      [needle.toUpperCase(), false],
+      ["Engram_Rare_Token_7F3A", true],
+      ["[Ee][Nn][Gg]ram_rare_token_7f3a", true],
+    ] as const) {
+      const r = scattered.grep({ pattern, regex, ignoreCase: true, maxCount: 10_000 });
+      expect(
+        r.matches?.map((m) => `${m.path}:${m.line}`),
+        pattern,
+      ).toEqual(want);
+    }
+    expect(scattered.grep({ pattern: "tokens_missing", ignoreCase: true }).matches).toEqual([]);
+  });
+});
+
+/**
  * Past its first megabyte, a literal found rarely so far is looked for in the order the files'
  * contents lie in memory, then the files holding it are searched in path order
  * (crates/engram-core/src/grep.rs, `grep_with`). Files written one by one in the reverse of their
