@@ -182,11 +182,13 @@ pub struct LineRegex {
 /// What a buffer is scanned for before the lazy DFA runs: text that cannot hold a match is
 /// passed over by the fastest scan at hand.
 enum LineFilter {
-    /// The one literal every match starts with (`ENGRAM_[0-9]{4}` starts with `ENGRAM_`),
-    /// found by [`LiteralFinder`]: on WASM its scan runs at about twice the speed of the DFA's
-    /// own prefilter. The DFA starts at the literal, and a file without it is not searched at
-    /// all (see [`grep_with`]).
-    Prefix(Box<LiteralFinder>),
+    /// The literals every match starts with: the one literal (`ENGRAM_[0-9]{4}` starts with
+    /// `ENGRAM_`), whose [`LiteralFinder`] on WASM runs at about twice the speed of the DFA's
+    /// own prefilter; or up to [`MAX_PREFIXES`] (`TODO|FIXME`) where the regex has no fast
+    /// prefilter for them (on WASM, no Teddy: the set scanned at the DFA's speed, each literal
+    /// scanned on its own is ten times faster). The DFA starts at the first found, and a file
+    /// without any is not searched at all (see [`grep_with`]).
+    Prefix(Box<[LiteralFinder]>),
     /// For a pattern without one literal prefix: letters every match holds in a row, each in
     /// either ASCII case (case-insensitive `engram_rare_to` in `(?i)engram_rare_token`, which
     /// stops before the `k` that also matches the Kelvin sign). Only lines holding them are
@@ -202,10 +204,21 @@ enum LineFilter {
 
 impl LineFilter {
     /// The span of `data` the DFA searches next, from `pos`; `None` when nothing past `pos`
-    /// can match.
-    fn next(&self, data: &[u8], pos: usize) -> Option<(usize, usize)> {
+    /// can match. `ahead` keeps where each prefix was found (the others' are still ahead when
+    /// one of them is taken), from one call to the next over the same buffer.
+    fn next(&self, data: &[u8], pos: usize, ahead: &mut Ahead) -> Option<(usize, usize)> {
         match self {
-            LineFilter::Prefix(finder) => finder.find(&data[pos..]).map(|at| (pos + at, data.len())),
+            LineFilter::Prefix(finders) => {
+                let mut first = usize::MAX;
+                for (finder, found) in finders.iter().zip(ahead.iter_mut()) {
+                    let at = match *found {
+                        Some(at) if at >= pos => at,
+                        _ => *found.insert(finder.find(&data[pos..]).map_or(usize::MAX, |at| pos + at)),
+                    };
+                    first = first.min(at);
+                }
+                (first != usize::MAX).then_some((first, data.len()))
+            }
             LineFilter::Folded(finder) => finder.find(&data[pos..]).map(|at| line_bounds(data, pos + at)),
             LineFilter::Suffix(filter) => {
                 filter.find(data, Span::from(pos..data.len())).map(|candidate| line_bounds(data, candidate.start))
@@ -216,16 +229,24 @@ impl LineFilter {
     /// Whether `data[start..end]` holds what every match holds.
     fn admits(&self, data: &[u8], start: usize, end: usize) -> bool {
         match self {
-            LineFilter::Prefix(finder) => finder.find(&data[start..end]).is_some(),
+            LineFilter::Prefix(finders) => finders.iter().any(|f| f.find(&data[start..end]).is_some()),
             LineFilter::Folded(finder) => finder.find(&data[start..end]).is_some(),
             LineFilter::Suffix(filter) => filter.find(data, Span::from(start..end)).is_some(),
         }
     }
 }
 
+/// Most literals a [`LineFilter::Prefix`] looks for one by one.
+const MAX_PREFIXES: usize = 4;
+
+/// Where each literal of a [`LineFilter::Prefix`] was last found in a buffer (`usize::MAX`:
+/// nowhere past where it was looked for); `None` until looked for.
+type Ahead = [Option<usize>; MAX_PREFIXES];
+
 /// A test every buffer holding a match passes, fast enough to run over a whole table first.
 enum Sieve<'a> {
-    Literal(&'a LiteralFinder),
+    /// Any of these literals.
+    Literal(&'a [LiteralFinder]),
     Folded(&'a FoldedFinder),
     Prefilter(&'a Prefilter),
 }
@@ -233,7 +254,7 @@ enum Sieve<'a> {
 impl Sieve<'_> {
     fn holds(&self, data: &[u8]) -> bool {
         match self {
-            Sieve::Literal(finder) => finder.find(data).is_some(),
+            Sieve::Literal(finders) => finders.iter().any(|f| f.find(data).is_some()),
             Sieve::Folded(finder) => finder.find(data).is_some(),
             Sieve::Prefilter(filter) => filter.find(data, Span::from(0..data.len())).is_some(),
         }
@@ -312,11 +333,11 @@ impl Matcher {
     /// line filter or prefilter): a buffer without it has no matching line.
     fn sieve(&self) -> Option<Sieve<'_>> {
         let re = match self {
-            Matcher::Literal(finder) => return Some(Sieve::Literal(finder)),
+            Matcher::Literal(finder) => return Some(Sieve::Literal(std::slice::from_ref(finder))),
             Matcher::Regex(re) => re,
         };
         Some(match (&re.line_filter, &re.prefilter) {
-            (Some(LineFilter::Prefix(finder)), _) => Sieve::Literal(finder),
+            (Some(LineFilter::Prefix(finders)), _) => Sieve::Literal(finders),
             (Some(LineFilter::Folded(finder)), _) => Sieve::Folded(finder),
             (Some(LineFilter::Suffix(filter)), _) | (None, Some(filter)) => Sieve::Prefilter(filter),
             (None, None) => return None,
@@ -357,9 +378,10 @@ impl LineRegex {
             .build_from_hir(&hir)
             .map_err(|e| fail(&e))?;
         let prefilter = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir);
-        let line_filter = if let Some(prefix) = required_prefix(&hir) {
-            Some(LineFilter::Prefix(Box::new(LiteralFinder::new(&prefix))))
-        } else if let Some(run) = prefilter.as_ref().is_none_or(|p| !p.is_fast()).then(|| folded_run(&hir)).flatten() {
+        let slow = prefilter.as_ref().is_none_or(|p| !p.is_fast());
+        let line_filter = if let Some(prefixes) = prefix_literals(&hir).filter(|p| p.len() == 1 || slow) {
+            Some(LineFilter::Prefix(prefixes.iter().map(|p| LiteralFinder::new(p)).collect()))
+        } else if let Some(run) = slow.then(|| folded_run(&hir)).flatten() {
             Some(LineFilter::Folded(Box::new(FoldedFinder::new(&run))))
         } else if prefilter.is_some() {
             None
@@ -397,6 +419,7 @@ impl LineRegex {
 
     fn search(&self, data: &[u8], lease: &mut Lease, on_line: &mut dyn FnMut(usize, usize) -> bool) -> CoreResult<()> {
         let mut pos = 0;
+        let mut ahead = Ahead::default();
         while pos < data.len() {
             if self.gave_up.load(Ordering::Relaxed) {
                 return self.fallback_lines(data, pos, lease.get(), on_line);
@@ -404,7 +427,7 @@ impl LineRegex {
             // The whole rest of the buffer, or where the line filter points.
             let (from, to) = match &self.line_filter {
                 None => (pos, data.len()),
-                Some(filter) => match filter.next(data, pos) {
+                Some(filter) => match filter.next(data, pos, &mut ahead) {
                     None => return Ok(()),
                     Some(span) => span,
                 },
@@ -520,15 +543,14 @@ fn line_hir(source: &str, ignore_case: bool) -> Result<Hir, String> {
     Ok(without_newline(hir))
 }
 
-/// The one literal every match of `hir` starts with, when there is exactly one and it is not
-/// empty.
-fn required_prefix(hir: &Hir) -> Option<Vec<u8>> {
+/// The literals every match of `hir` starts with, when they are at most [`MAX_PREFIXES`] and
+/// none is empty.
+fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
     seq.optimize_for_prefix_by_preference();
-    match seq.literals()? {
-        [only] if !only.as_bytes().is_empty() => Some(only.as_bytes().to_vec()),
-        _ => None,
-    }
+    let literals = seq.literals()?;
+    let usable = (1..=MAX_PREFIXES).contains(&literals.len()) && literals.iter().all(|l| !l.as_bytes().is_empty());
+    usable.then(|| literals.iter().map(|l| l.as_bytes().to_vec()).collect())
 }
 
 /// Fewest letters in a row a [`LineFilter::Folded`] looks for: shorter ones are on most lines.
@@ -1746,6 +1768,40 @@ mod tests {
         assert_eq!(found(r"^needle"), [3]);
         assert_eq!(found(r"needle$"), [2, 5]);
         assert_eq!(found(r"needle \d+ y$"), [3]);
+    }
+
+    proptest::proptest! {
+        /// Each line filter (forced, whatever the target would choose) finds the lines the DFA
+        /// alone finds.
+        #[test]
+        fn line_filters_find_what_the_dfa_alone_finds(
+            text in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just('a'), proptest::strategy::Just('b'), proptest::strategy::Just('B'), proptest::strategy::Just('c'), proptest::strategy::Just('\n'), proptest::strategy::Just(' ')], 0..400),
+            pattern in proptest::prop_oneof![
+                proptest::strategy::Just(r"(ab|ba)c?"), proptest::strategy::Just(r"(abc|b)\b"), proptest::strategy::Just(r"(ab|cb|bb|ac)a"), proptest::strategy::Just(r"(?i)abcab"), proptest::strategy::Just(r"^(ab|b )"),
+            ],
+        ) {
+            let text: String = text.into_iter().collect();
+            let lines_of = |filter: Option<LineFilter>| {
+                let Matcher::Regex(mut re) = Matcher::new(pattern, true, false).unwrap() else { unreachable!() };
+                re.line_filter = filter;
+                let mut found = Vec::new();
+                re.for_each_matching_line(text.as_bytes(), |s, e| {
+                    found.push((s, e));
+                    true
+                })
+                .unwrap();
+                found
+            };
+            let want = lines_of(None);
+            let hir = line_hir(pattern, false).unwrap();
+            if let Some(prefixes) = prefix_literals(&hir) {
+                let finders = prefixes.iter().map(|p| LiteralFinder::new(p)).collect();
+                proptest::prop_assert_eq!(lines_of(Some(LineFilter::Prefix(finders))), want.clone(), "prefixes {:?}", prefixes);
+            }
+            if let Some(run) = folded_run(&hir) {
+                proptest::prop_assert_eq!(lines_of(Some(LineFilter::Folded(Box::new(FoldedFinder::new(&run))))), want.clone());
+            }
+        }
     }
 
     #[test]

@@ -92,7 +92,7 @@ describe("literal grep", () => {
  * scan (on WASM, the pair scan comparing its two bytes folded), stopping the run before a letter
  * whose case variants leave ASCII: `k` (the Kelvin sign, U+212A) and `s` (long s, U+017F).
  */
-describe("case-insensitive grep", () => {
+describe("case-insensitive and alternation greps", () => {
   it("finds every case of the pattern, the Kelvin sign and long s included, and nothing else", () => {
     const rand = prng(7);
     const cases = (s: string) => [...s].map((c) => (rand() < 0.5 ? c.toUpperCase() : c.toLowerCase())).join("");
@@ -129,6 +129,23 @@ describe("case-insensitive grep", () => {
       ).toEqual(want);
     }
     expect(scattered.grep({ pattern: "tokens_missing", ignoreCase: true }).matches).toEqual([]);
+    // Alternations of a few literals: on WASM each literal is looked for on its own, the DFA
+    // started at the first one found.
+    for (const pattern of [
+      "engram_rare_to\u212Aen_7f3a|ENGRAM_RARE_\u017FOKEN",
+      "(line 7 of 1|line 3 of 2)2[0-9]:",
+      "ENGRAM_RARE_TOKEN_7f3(a|b|$)|zzz_absent",
+      "(XYZ|line 1 of 59|f)9",
+      "ENGRAM_RARE_\u017FOKEN|line 1 of 2",
+    ]) {
+      const expected = reference(new RegExp(pattern, "u"));
+      expect(expected.length, pattern).toBeGreaterThan(0);
+      const r = scattered.grep({ pattern, regex: true, maxCount: 10_000 });
+      expect(
+        r.matches?.map((m) => `${m.path}:${m.line}`),
+        pattern,
+      ).toEqual(expected);
+    }
   });
 });
 
