@@ -196,6 +196,10 @@ enum LineFilter {
     /// natively goes to Teddy, but on WASM (no Teddy) it scanned at the DFA's speed, 18× slower
     /// than a literal.
     Folded(Box<FoldedFinder>),
+    /// For a pattern without literal prefixes: a literal every match holds (`_RARE_` in
+    /// `\w+_RARE_\d+`), where the regex has no fast prefilter. Only lines holding it are
+    /// searched.
+    Inner(Box<LiteralFinder>),
     /// For a pattern without a literal prefix: the literals every match ends with (`\w+_\d+\(`
     /// ends with `(`). A line holding none of them cannot match, so only lines that do are
     /// searched (what the `regex` crate's reverse-suffix strategy gains, per line).
@@ -220,6 +224,7 @@ impl LineFilter {
                 (first != usize::MAX).then_some((first, data.len()))
             }
             LineFilter::Folded(finder) => finder.find(&data[pos..]).map(|at| line_bounds(data, pos + at)),
+            LineFilter::Inner(finder) => finder.find(&data[pos..]).map(|at| line_bounds(data, pos + at)),
             LineFilter::Suffix(filter) => {
                 filter.find(data, Span::from(pos..data.len())).map(|candidate| line_bounds(data, candidate.start))
             }
@@ -231,6 +236,7 @@ impl LineFilter {
         match self {
             LineFilter::Prefix(finders) => finders.iter().any(|f| f.find(&data[start..end]).is_some()),
             LineFilter::Folded(finder) => finder.find(&data[start..end]).is_some(),
+            LineFilter::Inner(finder) => finder.find(&data[start..end]).is_some(),
             LineFilter::Suffix(filter) => filter.find(data, Span::from(start..end)).is_some(),
         }
     }
@@ -339,6 +345,7 @@ impl Matcher {
         Some(match (&re.line_filter, &re.prefilter) {
             (Some(LineFilter::Prefix(finders)), _) => Sieve::Literal(finders),
             (Some(LineFilter::Folded(finder)), _) => Sieve::Folded(finder),
+            (Some(LineFilter::Inner(finder)), _) => Sieve::Literal(std::slice::from_ref(finder)),
             (Some(LineFilter::Suffix(filter)), _) | (None, Some(filter)) => Sieve::Prefilter(filter),
             (None, None) => return None,
         })
@@ -381,8 +388,11 @@ impl LineRegex {
         let slow = prefilter.as_ref().is_none_or(|p| !p.is_fast());
         let line_filter = if let Some(prefixes) = prefix_literals(&hir).filter(|p| p.len() == 1 || slow) {
             Some(LineFilter::Prefix(prefixes.iter().map(|p| LiteralFinder::new(p)).collect()))
-        } else if let Some(run) = slow.then(|| folded_run(&hir)).flatten() {
-            Some(LineFilter::Folded(Box::new(FoldedFinder::new(&run))))
+        } else if let Some(run) = slow.then(|| held_run(&hir)).flatten() {
+            Some(match run.folded {
+                true => LineFilter::Folded(Box::new(FoldedFinder::new(&run.bytes))),
+                false => LineFilter::Inner(Box::new(LiteralFinder::new(&run.bytes))),
+            })
         } else if prefilter.is_some() {
             None
         } else {
@@ -553,38 +563,45 @@ fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     usable.then(|| literals.iter().map(|l| l.as_bytes().to_vec()).collect())
 }
 
-/// Fewest letters in a row a [`LineFilter::Folded`] looks for: shorter ones are on most lines.
-const MIN_FOLDED_RUN: usize = 3;
+/// Fewest bytes in a row an [`LineFilter::Inner`] or [`LineFilter::Folded`] looks for:
+/// shorter ones are on most lines.
+const MIN_RUN: usize = 3;
 
-/// The longest run of ASCII bytes every match of `hir` holds in a row, each either itself or
-/// one letter in either case (`(?i)a` is `[Aa]`), in lower case; at least [`MIN_FOLDED_RUN`]
-/// long. Only the top level of the pattern is read: a concatenation of literals and classes.
-/// A class with any other member (`(?i)k` also holds the Kelvin sign, three bytes long) ends a
-/// run, so every match holds the run at a fixed distance from the others' ends.
-fn folded_run(hir: &Hir) -> Option<Vec<u8>> {
-    fn units(hir: &Hir, out: &mut Vec<Option<u8>>) {
-        let one = |a: u32, b: u32| -> Option<u8> {
-            let (a, b) = (u8::try_from(a).ok()?, u8::try_from(b).ok()?);
-            (a.is_ascii() && a.eq_ignore_ascii_case(&b)).then(|| a.to_ascii_lowercase())
-        };
-        // The class's members, when they are one byte or one letter's two cases.
-        let pair = |ranges: &mut dyn Iterator<Item = (u32, u32)>| -> Option<u8> {
-            let members: Vec<(u32, u32)> = ranges.take(3).collect();
-            match members[..] {
-                [(a, b)] if a == b => one(a, a),
-                [(a, a2), (b, b2)] if a == a2 && b == b2 && a != b => one(a, b),
-                _ => None,
+/// Bytes every match of a pattern holds in a row (see [`held_run`]).
+#[derive(Debug, PartialEq)]
+struct Run {
+    bytes: Vec<u8>,
+    /// Whether some are letters in either case (then all are compared so, in lower case).
+    folded: bool,
+}
+
+/// The longest run of bytes every match of `hir` holds in a row, each a literal byte or one
+/// ASCII letter in either case (`(?i)a` is `[Aa]`); at least [`MIN_RUN`] long. Only the top
+/// level of the pattern is read: a concatenation of literals and classes (`_RARE_` in
+/// `\w+_RARE_\d+`). A class with any other member (`(?i)k` also holds the Kelvin sign, three
+/// bytes long) ends a run, so every match holds the run at a fixed distance from the others'
+/// ends.
+fn held_run(hir: &Hir) -> Option<Run> {
+    /// A byte as itself (`Some(false)`) or in either case (`Some(true)`); `None` ends a run.
+    type Unit = Option<(u8, bool)>;
+    fn class(ranges: &mut dyn Iterator<Item = (u32, u32)>) -> Unit {
+        let byte = |c: u32| u8::try_from(c).ok().filter(u8::is_ascii);
+        match ranges.take(3).collect::<Vec<_>>()[..] {
+            [(a, b)] if a == b => Some((byte(a)?, false)),
+            [(a, a2), (b, b2)] if a == a2 && b == b2 && byte(a)?.eq_ignore_ascii_case(&byte(b)?) => {
+                Some((byte(a)?.to_ascii_lowercase(), true))
             }
-        };
+            _ => None,
+        }
+    }
+    fn units(hir: &Hir, out: &mut Vec<Unit>) {
         match hir.kind() {
-            HirKind::Literal(Literal(bytes)) => {
-                out.extend(bytes.iter().map(|&b| b.is_ascii().then(|| b.to_ascii_lowercase())))
-            }
+            HirKind::Literal(Literal(bytes)) => out.extend(bytes.iter().map(|&b| Some((b, false)))),
             HirKind::Class(Class::Unicode(c)) => {
-                out.push(pair(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
+                out.push(class(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
             }
             HirKind::Class(Class::Bytes(c)) => {
-                out.push(pair(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
+                out.push(class(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
             }
             HirKind::Concat(parts) => parts.iter().for_each(|part| units(part, out)),
             _ => out.push(None),
@@ -592,8 +609,10 @@ fn folded_run(hir: &Hir) -> Option<Vec<u8>> {
     }
     let mut all = Vec::new();
     units(hir, &mut all);
-    let longest = all.split(Option::is_none).max_by_key(|run| run.len())?;
-    (longest.len() >= MIN_FOLDED_RUN).then(|| longest.iter().flatten().copied().collect())
+    let longest = all.split(Option::is_none).max_by_key(|run| run.len()).filter(|run| run.len() >= MIN_RUN)?;
+    let folded = longest.iter().flatten().any(|&(_, folded)| folded);
+    let bytes = longest.iter().flatten().map(|&(b, _)| if folded { b.to_ascii_lowercase() } else { b }).collect();
+    Some(Run { bytes, folded })
 }
 
 /// A prefilter for the literals every match of `hir` ends with, when they are few and non-empty.
@@ -1777,7 +1796,7 @@ mod tests {
         fn line_filters_find_what_the_dfa_alone_finds(
             text in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just('a'), proptest::strategy::Just('b'), proptest::strategy::Just('B'), proptest::strategy::Just('c'), proptest::strategy::Just('\n'), proptest::strategy::Just(' ')], 0..400),
             pattern in proptest::prop_oneof![
-                proptest::strategy::Just(r"(ab|ba)c?"), proptest::strategy::Just(r"(abc|b)\b"), proptest::strategy::Just(r"(ab|cb|bb|ac)a"), proptest::strategy::Just(r"(?i)abcab"), proptest::strategy::Just(r"^(ab|b )"),
+                proptest::strategy::Just(r"(ab|ba)c?"), proptest::strategy::Just(r"(abc|b)\b"), proptest::strategy::Just(r"(ab|cb|bb|ac)a"), proptest::strategy::Just(r"(?i)abcab"), proptest::strategy::Just(r"^(ab|b )"), proptest::strategy::Just(r"[ab]+ bca?"),
             ],
         ) {
             let text: String = text.into_iter().collect();
@@ -1798,25 +1817,33 @@ mod tests {
                 let finders = prefixes.iter().map(|p| LiteralFinder::new(p)).collect();
                 proptest::prop_assert_eq!(lines_of(Some(LineFilter::Prefix(finders))), want.clone(), "prefixes {:?}", prefixes);
             }
-            if let Some(run) = folded_run(&hir) {
-                proptest::prop_assert_eq!(lines_of(Some(LineFilter::Folded(Box::new(FoldedFinder::new(&run))))), want.clone());
+            if let Some(run) = held_run(&hir) {
+                let folded = LineFilter::Folded(Box::new(FoldedFinder::new(&run.bytes)));
+                proptest::prop_assert_eq!(lines_of(Some(folded)), want.clone());
+                if !run.folded {
+                    let inner = LineFilter::Inner(Box::new(LiteralFinder::new(&run.bytes)));
+                    proptest::prop_assert_eq!(lines_of(Some(inner)), want.clone());
+                }
             }
         }
     }
 
     #[test]
-    fn letters_in_either_case_are_looked_for_as_a_folded_run() {
-        let folded = |pattern: &str, ignore_case: bool| {
-            folded_run(&line_hir(pattern, ignore_case).unwrap()).map(|r| String::from_utf8(r).unwrap())
+    fn runs_every_match_holds_are_looked_for_first() {
+        let held = |pattern: &str, ignore_case: bool| {
+            held_run(&line_hir(pattern, ignore_case).unwrap()).map(|r| (String::from_utf8(r.bytes).unwrap(), r.folded))
         };
-        assert_eq!(folded("engram_rare_token_7f3a", true).as_deref(), Some("engram_rare_to"), "k ends a run");
-        assert_eq!(folded("kernel", true).as_deref(), Some("ernel"));
-        assert_eq!(folded("struct", true).as_deref(), Some("truct"), "so does s (ſ)");
-        assert_eq!(folded(r"[Ee]ngram\.[Rr]", false).as_deref(), Some("engram.r"));
-        assert_eq!(folded("caf\u{e9} au lait", true).as_deref(), Some(" au lait"), "é ends a run");
-        assert_eq!(folded("Ab", true), None, "too short");
-        assert_eq!(folded("foo|bar", true), None, "an alternation is not read");
-        assert_eq!(folded("[a-c]bcd", false).as_deref(), Some("bcd"), "a range is not one letter");
+        let folded = |run: &str| Some((run.to_string(), true));
+        assert_eq!(held("engram_rare_token_7f3a", true), folded("engram_rare_to"), "k ends a run");
+        assert_eq!(held("kernel", true), folded("ernel"));
+        assert_eq!(held("struct", true), folded("truct"), "so does s (ſ)");
+        assert_eq!(held(r"[Ee]ngram\.[Rr]", false), folded("engram.r"));
+        assert_eq!(held("caf\u{e9} au lait", true), folded(" au lait"), "é ends a run");
+        assert_eq!(held("Ab", true), None, "too short");
+        assert_eq!(held("foo|bar", true), None, "an alternation is not read");
+        assert_eq!(held("[a-c]bcD", false), Some(("bcD".to_string(), false)), "a range is not one letter");
+        assert_eq!(held(r"\w+_RARE_7f\d+", false), Some(("_RARE_7f".to_string(), false)));
+        assert_eq!(held("caf\u{e9}\\w", false), Some(("caf\u{e9}".to_string(), false)), "bytes of any kind");
         // Matches holding the non-ASCII members of a letter's class (Kelvin sign, long s) are
         // still found: the run stops before them.
         let text = "tokens_here\nTO\u{212A}ENS_HERE\ntokens_her\n\u{17f}truct_field\nSTRUCT_FIELD\nstruct_fiel\n";

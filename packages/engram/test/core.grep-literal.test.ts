@@ -130,13 +130,16 @@ describe("case-insensitive and alternation greps", () => {
     }
     expect(scattered.grep({ pattern: "tokens_missing", ignoreCase: true }).matches).toEqual([]);
     // Alternations of a few literals: on WASM each literal is looked for on its own, the DFA
-    // started at the first one found.
+    // started at the first one found; and literals inside a pattern.
     for (const pattern of [
       "engram_rare_to\u212Aen_7f3a|ENGRAM_RARE_\u017FOKEN",
       "(line 7 of 1|line 3 of 2)2[0-9]:",
       "ENGRAM_RARE_TOKEN_7f3(a|b|$)|zzz_absent",
       "(XYZ|line 1 of 59|f)9",
       "ENGRAM_RARE_\u017FOKEN|line 1 of 2",
+      // A literal inside, neither prefix nor suffix: only lines holding it are searched.
+      "\\d+ of 2\\d: ",
+      "[a-z]+ 1 of 3",
     ]) {
       const expected = reference(new RegExp(pattern, "u"));
       expect(expected.length, pattern).toBeGreaterThan(0);
