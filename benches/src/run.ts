@@ -149,6 +149,12 @@ function workloads(c: Corpus): Workload[] {
       run: (s) => s.grepLines(COMMON_TOKEN, false),
     },
     { id: "grep-regex", title: "grep regex", expected: e.rareLines, run: (s) => s.grepLines(RARE_REGEX, true) },
+    {
+      id: "grep-icase",
+      title: "grep literal, rare token, case-insensitive",
+      expected: e.rareLines,
+      run: (s) => s.grepLines(RARE_TOKEN.toLowerCase(), false, true),
+    },
     { id: "glob-ts", title: `glob **/*.ts (${e.tsFiles} files)`, expected: e.tsFiles, run: (s) => s.globCount("**/*.ts") },
     { id: "ls", title: `ls of one directory (${e.lsEntries} entries)`, expected: e.lsEntries, run: (s) => s.lsCount?.(LS_DIR) },
     {

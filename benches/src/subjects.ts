@@ -31,7 +31,7 @@ export type Role = "ours-native" | "ours-wasm" | "peer" | "floor";
 export interface Subject {
   role: Role;
   label: string;
-  grepLines(pattern: string, regex: boolean): Promise<number>;
+  grepLines(pattern: string, regex: boolean, ignoreCase?: boolean): Promise<number>;
   /** The most matching lines one grep returns, when the subject caps it (marking the result truncated). */
   grepCap?: number;
   globCount(pattern: string): Promise<number>;
@@ -83,8 +83,8 @@ export async function oursSubject(kind: Kind, core: Core, corpus: Corpus, diskRo
   return {
     role,
     label: `engram (${core.kind})`,
-    grepLines: async (pattern, regex) => {
-      const r = await backend.grep(pattern, { regex, outputMode: "content" });
+    grepLines: async (pattern, regex, ignoreCase = false) => {
+      const r = await backend.grep(pattern, { regex, ignoreCase, outputMode: "content" });
       const n = r.matches?.length ?? -1;
       // Stopping early must be said: a truncated result holds exactly the ceiling.
       return r.truncated && n !== GREP_CEILING ? -1 : n;
@@ -159,8 +159,8 @@ export async function peerSubject(kind: Kind, corpus: Corpus, diskRoot: string):
   return {
     role: "peer",
     label: isDbKind(kind) ? "deepagents 1.14.1 (LangGraph PostgresStore)" : "deepagents 1.14.1",
-    grepLines: async (pattern, regex) => {
-      if (regex) return Number.NaN;
+    grepLines: async (pattern, regex, ignoreCase = false) => {
+      if (regex || ignoreCase) return Number.NaN;
       const r = await backend.grep(pattern, "/", null, null);
       return r.matches?.length ?? -1;
     },
@@ -218,11 +218,12 @@ export function floorSubject(kind: Kind, corpus: Corpus, diskRoot: string): Subj
   return {
     role: "floor",
     label: onDisk ? "ripgrep / find" : "plain JS",
-    grepLines: async (pattern, regex) => {
-      if (onDisk) return rgCount(regex ? ["-e", pattern] : ["-F", "-e", pattern]);
+    grepLines: async (pattern, regex, ignoreCase = false) => {
+      if (onDisk) return rgCount([...(ignoreCase ? ["-i"] : []), ...(regex ? ["-e", pattern] : ["-F", "-e", pattern])]);
       let n = 0;
-      if (regex) {
-        const re = new RegExp(pattern, "gm");
+      if (regex || ignoreCase) {
+        const source = regex ? pattern : pattern.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        const re = new RegExp(source, ignoreCase ? "gim" : "gm");
         for (const text of contents.values()) n += new Set([...text.matchAll(re)].map((m) => text.lastIndexOf("\n", m.index))).size;
       } else {
         for (const text of contents.values()) n += countLines(text, pattern);

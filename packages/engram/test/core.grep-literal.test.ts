@@ -191,7 +191,7 @@ describe("literal grep, and regex grep from a literal prefix, past the first meg
     const literals = ["sparse needle", "late needle", "needle", "absent needle", "file ", "front-loaded"];
     // Regexes whose literal prefix more files hold than match them.
     const regexes = ["sparse needle \\d*[05]$", "late needle \\d+0$", "front-loaded \\d*[13579]\\b"];
-    const searches = [...literals.map((pattern) => ({ pattern })), ...regexes.map((pattern) => ({ pattern, regex: true }))];
+    const searches = [...literals.map((pattern) => ({ pattern, regex: false })), ...regexes.map((pattern) => ({ pattern, regex: true }))];
     for (const { pattern, regex } of searches) {
       const holds = regex ? (text: string) => new RegExp(pattern).test(text) : (text: string) => text.includes(pattern);
       const reference = inPathOrder.flatMap(([p, c]) => c.split("\n").flatMap((text, i) => (holds(text) ? [`${p}:${i + 1}:${text}`] : [])));
