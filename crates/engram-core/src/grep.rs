@@ -332,9 +332,6 @@ impl Matcher {
         self
     }
 
-    /// Calls `on_line(start, end)` for each line (byte range, terminator excluded) that contains
-    /// a match, in order, until it returns `false`. Fails only when a bounded regex runs out of
-    /// fallback work (`pattern_too_expensive`).
     /// What every match holds, when the matcher knows it (the literal searched for, a regex's
     /// line filter or prefilter): a buffer without it has no matching line.
     fn sieve(&self) -> Option<Sieve<'_>> {
@@ -351,6 +348,9 @@ impl Matcher {
         })
     }
 
+    /// Calls `on_line(start, end)` for each line (byte range, terminator excluded) that contains
+    /// a match, in order, until it returns `false`. Fails only when a bounded regex runs out of
+    /// fallback work (`pattern_too_expensive`).
     pub fn for_each_matching_line(&self, data: &[u8], mut on_line: impl FnMut(usize, usize) -> bool) -> CoreResult<()> {
         match self {
             Matcher::Literal(finder) => {
@@ -563,7 +563,7 @@ fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     usable.then(|| literals.iter().map(|l| l.as_bytes().to_vec()).collect())
 }
 
-/// Fewest bytes in a row an [`LineFilter::Inner`] or [`LineFilter::Folded`] looks for:
+/// Fewest bytes in a row a [`LineFilter::Inner`] or [`LineFilter::Folded`] looks for:
 /// shorter ones are on most lines.
 const MIN_RUN: usize = 3;
 
@@ -919,10 +919,10 @@ pub fn grep<'a>(
 /// needs, e.g. a capped text).
 ///
 /// The first [`HEAD_BYTES`] are searched in path order on this thread. Where their contents lie
-/// scattered in memory, a literal every match holds (the pattern, or a regex's literal prefix)
-/// found there too rarely to fill the cap in the rest is then looked for in the rest in memory
-/// order (see [`holders_in_memory_order`]), and only the files that hold it are searched, in
-/// path order:
+/// scattered in memory, a pattern found there too rarely to fill the cap in the rest has what
+/// every match holds (its sieve: the literal, or a regex's line filter or prefilter) looked for
+/// in the rest in memory order (see [`holders_in_memory_order`]), and only the files that hold
+/// it are searched, in path order:
 /// the same calls as in path order, less those on files without a match. Anything else goes on
 /// in path order, split over threads when large (natively).
 pub fn grep_with<'a>(
@@ -1101,8 +1101,9 @@ fn search_one(
 const MOST_HOLDING: usize = 8;
 
 /// `holds` of each file's content, asked in the order the contents lie in memory (split over
-/// `threads`), answered in the files' order; `None` as soon as more than `most` files hold. Files written one by one lie wherever the
-/// allocator put them, so path order jumps around memory; in memory order the reads stream.
+/// `threads`), answered in the files' order; `None` as soon as more than `most` files hold.
+/// Files written one by one lie wherever the allocator put them, so path order jumps around
+/// memory; in memory order the reads stream.
 /// A rare grep over 10,000 files written in another order than their paths' took a third less
 /// time this way on WASM (one thread, waiting on memory), and less natively too.
 fn holders_in_memory_order(

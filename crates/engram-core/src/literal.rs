@@ -80,9 +80,13 @@ impl FoldedFinder {
         self.find_by_rare_byte(haystack)
     }
 
-    /// Every occurrence of the rarest byte, in either case, compared in full.
+    /// Every occurrence of the rarest byte, in either case, compared in full: at most
+    /// [`MAX_FOLDED_BYTES`] comparisons per byte of the haystack.
     fn find_by_rare_byte(&self, haystack: &[u8]) -> Option<usize> {
         let (n, rare) = (self.needle.len(), self.rare);
+        if n == 0 {
+            return Some(0);
+        }
         let byte = self.needle[rare];
         let mut from = rare;
         let end = haystack.len().checked_sub(n - 1 - rare)?;
@@ -188,7 +192,8 @@ mod wide {
         }
 
         /// The scan; `FOLD`: letters compared in either case (the needle in lower case); `rest`
-        /// finds the needle from a block on, the linear way.
+        /// finds the needle from a block on where candidates are too frequent, in time bounded
+        /// per byte.
         #[inline(always)]
         fn scan<L: Lanes, const FOLD: bool>(
             &self,
@@ -351,6 +356,7 @@ mod tests {
         }
         assert_eq!(scan_folded(b"engram_rare", &filler), None);
         assert_eq!(scan_folded(b"ab", b"a"), None);
+        assert_eq!(FoldedFinder::new(b"").find(b"abc"), Some(0), "as memmem finds an empty needle");
     }
 
     #[test]
