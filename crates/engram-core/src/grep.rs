@@ -190,12 +190,12 @@ enum LineFilter {
     /// without any is not searched at all (see [`grep_with`]).
     Prefix(Box<[LiteralFinder]>),
     /// For a pattern without one literal prefix: letters every match holds in a row, each in
-    /// either ASCII case (case-insensitive `engram_rare_to` in `(?i)engram_rare_token`, which
-    /// stops before the `k` that also matches the Kelvin sign). Only lines holding them are
-    /// searched. Used where the regex has no fast prefilter: its set of up to 64 case variants
-    /// natively goes to Teddy, but on WASM (no Teddy) it scanned at the DFA's speed, 18× slower
-    /// than a literal.
-    Folded(Box<FoldedFinder>),
+    /// either ASCII case (`(?i)engram_rare_token`). Only lines holding them, or one of the
+    /// non-ASCII members of their classes (`(?i)k` also matches the Kelvin sign), are searched.
+    /// Used where the regex has no fast prefilter: its set of up to 64 case variants natively
+    /// goes to Teddy, but on WASM (no Teddy) it scanned at the DFA's speed, 18× slower than a
+    /// literal.
+    Folded(Box<FoldedRun>),
     /// For a pattern without literal prefixes: a literal every match holds (`_RARE_` in
     /// `\w+_RARE_\d+`), where the regex has no fast prefilter. Only lines holding it are
     /// searched.
@@ -213,17 +213,13 @@ impl LineFilter {
     fn next(&self, data: &[u8], pos: usize, ahead: &mut Ahead) -> Option<(usize, usize)> {
         match self {
             LineFilter::Prefix(finders) => {
-                let mut first = usize::MAX;
-                for (finder, found) in finders.iter().zip(ahead.iter_mut()) {
-                    let at = match *found {
-                        Some(at) if at >= pos => at,
-                        _ => *found.insert(finder.find(&data[pos..]).map_or(usize::MAX, |at| pos + at)),
-                    };
-                    first = first.min(at);
-                }
-                (first != usize::MAX).then_some((first, data.len()))
+                first_found(finders.iter().map(|f| f as &dyn Find), data, pos, ahead).map(|at| (at, data.len()))
             }
-            LineFilter::Folded(finder) => finder.find(&data[pos..]).map(|at| line_bounds(data, pos + at)),
+            LineFilter::Folded(folded) => {
+                let finds =
+                    std::iter::once(&folded.run as &dyn Find).chain(folded.others.iter().map(|f| f as &dyn Find));
+                first_found(finds, data, pos, ahead).map(|at| line_bounds(data, at))
+            }
             LineFilter::Inner(finder) => finder.find(&data[pos..]).map(|at| line_bounds(data, pos + at)),
             LineFilter::Suffix(filter) => {
                 filter.find(data, Span::from(pos..data.len())).map(|candidate| line_bounds(data, candidate.start))
@@ -235,25 +231,82 @@ impl LineFilter {
     fn admits(&self, data: &[u8], start: usize, end: usize) -> bool {
         match self {
             LineFilter::Prefix(finders) => finders.iter().any(|f| f.find(&data[start..end]).is_some()),
-            LineFilter::Folded(finder) => finder.find(&data[start..end]).is_some(),
+            LineFilter::Folded(folded) => folded.holds(&data[start..end]),
             LineFilter::Inner(finder) => finder.find(&data[start..end]).is_some(),
             LineFilter::Suffix(filter) => filter.find(data, Span::from(start..end)).is_some(),
         }
     }
 }
 
-/// Most literals a [`LineFilter::Prefix`] looks for one by one.
+/// Most literals a [`LineFilter::Prefix`] looks for one by one (and most scans of a
+/// [`LineFilter::Folded`]).
 const MAX_PREFIXES: usize = 4;
 
-/// Where each literal of a [`LineFilter::Prefix`] was last found in a buffer (`usize::MAX`:
-/// nowhere past where it was looked for); `None` until looked for.
+/// Where each scan of a line filter was last found in a buffer (`usize::MAX`: nowhere past
+/// where it was looked for); `None` until looked for.
 type Ahead = [Option<usize>; MAX_PREFIXES];
+
+/// A scan for something in a buffer.
+trait Find {
+    fn find(&self, haystack: &[u8]) -> Option<usize>;
+}
+
+impl Find for LiteralFinder {
+    fn find(&self, haystack: &[u8]) -> Option<usize> {
+        LiteralFinder::find(self, haystack)
+    }
+}
+
+impl Find for FoldedFinder {
+    fn find(&self, haystack: &[u8]) -> Option<usize> {
+        FoldedFinder::find(self, haystack)
+    }
+}
+
+/// Where the first of `finds` is found in `data` from `pos`; each one's place is kept in its
+/// slot of `ahead` while it is still ahead, so that the scans stay linear over a buffer.
+fn first_found<'a>(
+    finds: impl Iterator<Item = &'a dyn Find>,
+    data: &[u8],
+    pos: usize,
+    ahead: &mut Ahead,
+) -> Option<usize> {
+    let mut first = usize::MAX;
+    for (finder, found) in finds.zip(ahead.iter_mut()) {
+        let at = match *found {
+            Some(at) if at >= pos => at,
+            _ => *found.insert(finder.find(&data[pos..]).map_or(usize::MAX, |at| pos + at)),
+        };
+        first = first.min(at);
+    }
+    (first != usize::MAX).then_some(first)
+}
+
+/// The scans of a [`LineFilter::Folded`].
+struct FoldedRun {
+    /// The run in either case.
+    run: FoldedFinder,
+    /// The non-ASCII members of the run's classes, each as UTF-8: a match holding one holds
+    /// the run in no ASCII case.
+    others: Box<[LiteralFinder]>,
+}
+
+impl FoldedRun {
+    fn new(run: &Run) -> FoldedRun {
+        let others = run.others.iter().map(|c| LiteralFinder::new(c.encode_utf8(&mut [0; 4]).as_bytes())).collect();
+        FoldedRun { run: FoldedFinder::new(&run.bytes), others }
+    }
+
+    fn holds(&self, data: &[u8]) -> bool {
+        self.run.find(data).is_some() || self.others.iter().any(|f| f.find(data).is_some())
+    }
+}
 
 /// A test every buffer holding a match passes, fast enough to run over a whole table first.
 enum Sieve<'a> {
     /// Any of these literals.
     Literal(&'a [LiteralFinder]),
-    Folded(&'a FoldedFinder),
+    Folded(&'a FoldedRun),
     Prefilter(&'a Prefilter),
 }
 
@@ -261,7 +314,7 @@ impl Sieve<'_> {
     fn holds(&self, data: &[u8]) -> bool {
         match self {
             Sieve::Literal(finders) => finders.iter().any(|f| f.find(data).is_some()),
-            Sieve::Folded(finder) => finder.find(data).is_some(),
+            Sieve::Folded(folded) => folded.holds(data),
             Sieve::Prefilter(filter) => filter.find(data, Span::from(0..data.len())).is_some(),
         }
     }
@@ -341,7 +394,7 @@ impl Matcher {
         };
         Some(match (&re.line_filter, &re.prefilter) {
             (Some(LineFilter::Prefix(finders)), _) => Sieve::Literal(finders),
-            (Some(LineFilter::Folded(finder)), _) => Sieve::Folded(finder),
+            (Some(LineFilter::Folded(folded)), _) => Sieve::Folded(folded),
             (Some(LineFilter::Inner(finder)), _) => Sieve::Literal(std::slice::from_ref(finder)),
             (Some(LineFilter::Suffix(filter)), _) | (None, Some(filter)) => Sieve::Prefilter(filter),
             (None, None) => return None,
@@ -390,7 +443,7 @@ impl LineRegex {
             Some(LineFilter::Prefix(prefixes.iter().map(|p| LiteralFinder::new(p)).collect()))
         } else if let Some(run) = slow.then(|| held_run(&hir)).flatten() {
             Some(match run.folded {
-                true => LineFilter::Folded(Box::new(FoldedFinder::new(&run.bytes))),
+                true => LineFilter::Folded(Box::new(FoldedRun::new(&run))),
                 false => LineFilter::Inner(Box::new(LiteralFinder::new(&run.bytes))),
             })
         } else if prefilter.is_some() {
@@ -573,30 +626,39 @@ struct Run {
     bytes: Vec<u8>,
     /// Whether some are letters in either case (then all are compared so, in lower case).
     folded: bool,
+    /// Non-ASCII members of those letters' classes (the Kelvin sign in `(?i)k`), at most
+    /// [`MAX_PREFIXES`]` - 1`.
+    others: Vec<char>,
 }
 
 /// The longest run of bytes every match of `hir` holds in a row, each a literal byte or one
-/// ASCII letter in either case (`(?i)a` is `[Aa]`); at least [`MIN_RUN`] long. Only the top
-/// level of the pattern is read: a concatenation of literals and classes (`_RARE_` in
-/// `\w+_RARE_\d+`). A class with any other member (`(?i)k` also holds the Kelvin sign, three
-/// bytes long) ends a run, so every match holds the run at a fixed distance from the others'
-/// ends.
+/// ASCII letter in either case (`(?i)a` is `[Aa]`), at least [`MIN_RUN`] long; a letter's
+/// class may also hold one non-ASCII character (`(?i)k` holds the Kelvin sign, `(?i)s` the
+/// long s), which a line is then also searched for. Only the top level of the pattern is read:
+/// a concatenation of literals and classes (`_RARE_` in `\w+_RARE_\d+`).
 fn held_run(hir: &Hir) -> Option<Run> {
-    /// A byte as itself (`Some(false)`) or in either case (`Some(true)`); `None` ends a run.
-    type Unit = Option<(u8, bool)>;
+    /// A byte as itself (`Some(false)`) or in either case (`Some(true)`), with the one other
+    /// member of its class; `None` ends a run.
+    type Unit = Option<(u8, bool, Option<char>)>;
     fn class(ranges: &mut dyn Iterator<Item = (u32, u32)>) -> Unit {
         let byte = |c: u32| u8::try_from(c).ok().filter(u8::is_ascii);
-        match ranges.take(3).collect::<Vec<_>>()[..] {
-            [(a, b)] if a == b => Some((byte(a)?, false)),
-            [(a, a2), (b, b2)] if a == a2 && b == b2 && byte(a)?.eq_ignore_ascii_case(&byte(b)?) => {
-                Some((byte(a)?.to_ascii_lowercase(), true))
+        // The lower case of the letter whose two cases `a` and `b` are.
+        let letter = |a: u32, b: u32| {
+            let (a, b) = (byte(a)?, byte(b)?);
+            (a != b && a.eq_ignore_ascii_case(&b)).then(|| a.to_ascii_lowercase())
+        };
+        match ranges.take(4).collect::<Vec<_>>()[..] {
+            [(a, b)] if a == b => Some((byte(a)?, false, None)),
+            [(a, a2), (b, b2)] if a == a2 && b == b2 => Some((letter(a, b)?, true, None)),
+            [(a, a2), (b, b2), (c, c2)] if a == a2 && b == b2 && c == c2 && c > 0x7f => {
+                Some((letter(a, b)?, true, Some(char::from_u32(c)?)))
             }
             _ => None,
         }
     }
     fn units(hir: &Hir, out: &mut Vec<Unit>) {
         match hir.kind() {
-            HirKind::Literal(Literal(bytes)) => out.extend(bytes.iter().map(|&b| Some((b, false)))),
+            HirKind::Literal(Literal(bytes)) => out.extend(bytes.iter().map(|&b| Some((b, false, None)))),
             HirKind::Class(Class::Unicode(c)) => {
                 out.push(class(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
             }
@@ -610,9 +672,15 @@ fn held_run(hir: &Hir) -> Option<Run> {
     let mut all = Vec::new();
     units(hir, &mut all);
     let longest = all.split(Option::is_none).max_by_key(|run| run.len()).filter(|run| run.len() >= MIN_RUN)?;
-    let folded = longest.iter().flatten().any(|&(_, folded)| folded);
-    let bytes = longest.iter().flatten().map(|&(b, _)| if folded { b.to_ascii_lowercase() } else { b }).collect();
-    Some(Run { bytes, folded })
+    let folded = longest.iter().flatten().any(|&(_, folded, _)| folded);
+    let bytes = longest.iter().flatten().map(|&(b, _, _)| if folded { b.to_ascii_lowercase() } else { b }).collect();
+    let mut others: Vec<char> = Vec::new();
+    for other in longest.iter().flatten().filter_map(|&(_, _, other)| other) {
+        if !others.contains(&other) {
+            others.push(other);
+        }
+    }
+    (others.len() < MAX_PREFIXES).then_some(Run { bytes, folded, others })
 }
 
 /// A prefilter for the literals every match of `hir` ends with, when they are few and non-empty.
@@ -1795,9 +1863,9 @@ mod tests {
         /// alone finds.
         #[test]
         fn line_filters_find_what_the_dfa_alone_finds(
-            text in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just('a'), proptest::strategy::Just('b'), proptest::strategy::Just('B'), proptest::strategy::Just('c'), proptest::strategy::Just('\n'), proptest::strategy::Just(' ')], 0..400),
+            text in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just('a'), proptest::strategy::Just('b'), proptest::strategy::Just('B'), proptest::strategy::Just('c'), proptest::strategy::Just('\n'), proptest::strategy::Just(' '), proptest::strategy::Just('k'), proptest::strategy::Just('\u{212A}')], 0..400),
             pattern in proptest::prop_oneof![
-                proptest::strategy::Just(r"(ab|ba)c?"), proptest::strategy::Just(r"(abc|b)\b"), proptest::strategy::Just(r"(ab|cb|bb|ac)a"), proptest::strategy::Just(r"(?i)abcab"), proptest::strategy::Just(r"^(ab|b )"), proptest::strategy::Just(r"[ab]+ bca?"),
+                proptest::strategy::Just(r"(ab|ba)c?"), proptest::strategy::Just(r"(abc|b)\b"), proptest::strategy::Just(r"(ab|cb|bb|ac)a"), proptest::strategy::Just(r"(?i)abcab"), proptest::strategy::Just(r"^(ab|b )"), proptest::strategy::Just(r"[ab]+ bca?"), proptest::strategy::Just(r"(?i)abk"),
             ],
         ) {
             let text: String = text.into_iter().collect();
@@ -1819,7 +1887,7 @@ mod tests {
                 proptest::prop_assert_eq!(lines_of(Some(LineFilter::Prefix(finders))), want.clone(), "prefixes {:?}", prefixes);
             }
             if let Some(run) = held_run(&hir) {
-                let folded = LineFilter::Folded(Box::new(FoldedFinder::new(&run.bytes)));
+                let folded = LineFilter::Folded(Box::new(FoldedRun::new(&run)));
                 proptest::prop_assert_eq!(lines_of(Some(folded)), want.clone());
                 if !run.folded {
                     let inner = LineFilter::Inner(Box::new(LiteralFinder::new(&run.bytes)));
@@ -1832,19 +1900,27 @@ mod tests {
     #[test]
     fn runs_every_match_holds_are_looked_for_first() {
         let held = |pattern: &str, ignore_case: bool| {
-            held_run(&line_hir(pattern, ignore_case).unwrap()).map(|r| (String::from_utf8(r.bytes).unwrap(), r.folded))
+            held_run(&line_hir(pattern, ignore_case).unwrap())
+                .map(|r| (String::from_utf8(r.bytes).unwrap(), r.folded, r.others))
         };
-        let folded = |run: &str| Some((run.to_string(), true));
-        assert_eq!(held("engram_rare_token_7f3a", true), folded("engram_rare_to"), "k ends a run");
-        assert_eq!(held("kernel", true), folded("ernel"));
-        assert_eq!(held("struct", true), folded("truct"), "so does s (ſ)");
-        assert_eq!(held(r"[Ee]ngram\.[Rr]", false), folded("engram.r"));
-        assert_eq!(held("caf\u{e9} au lait", true), folded(" au lait"), "é ends a run");
+        let folded = |run: &str, others: &[char]| Some((run.to_string(), true, others.to_vec()));
+        let exact = |run: &str| Some((run.to_string(), false, vec![]));
+        assert_eq!(
+            held("engram_rare_token_7f3a", true),
+            folded("engram_rare_token_7f3a", &['\u{212A}']),
+            "k: the Kelvin sign"
+        );
+        assert_eq!(held("kernel", true), folded("kernel", &['\u{212A}']));
+        assert_eq!(held("tests", true), folded("tests", &['\u{17F}']), "s: the long s, once");
+        assert_eq!(held("task key", true), folded("task key", &['\u{17F}', '\u{212A}']));
+        assert_eq!(held(r"[Ee]ngram\.[Rr]", false), folded("engram.r", &[]));
+        assert_eq!(held("caf\u{e9} au lait", true), folded(" au lait", &[]), "é ends a run");
         assert_eq!(held("Ab", true), None, "too short");
         assert_eq!(held("foo|bar", true), None, "an alternation is not read");
-        assert_eq!(held("[a-c]bcD", false), Some(("bcD".to_string(), false)), "a range is not one letter");
-        assert_eq!(held(r"\w+_RARE_7f\d+", false), Some(("_RARE_7f".to_string(), false)));
-        assert_eq!(held("caf\u{e9}\\w", false), Some(("caf\u{e9}".to_string(), false)), "bytes of any kind");
+        assert_eq!(held("[a-c]bcD", false), exact("bcD"), "a range is not one letter");
+        assert_eq!(held("[Kk\u{212A}\u{17F}]abc", false), exact("abc"), "a class of four members is not one letter");
+        assert_eq!(held(r"\w+_RARE_7f\d+", false), exact("_RARE_7f"));
+        assert_eq!(held("caf\u{e9}\\w", false), exact("caf\u{e9}"), "bytes of any kind");
         // Matches holding the non-ASCII members of a letter's class (Kelvin sign, long s) are
         // still found: the run stops before them.
         let text = "tokens_here\nTO\u{212A}ENS_HERE\ntokens_her\n\u{17f}truct_field\nSTRUCT_FIELD\nstruct_fiel\n";
