@@ -89,8 +89,8 @@ describe("literal grep", () => {
 
 /**
  * Case-insensitive grep looks for the letters every match holds in a row with a case-folding
- * scan (on WASM, the pair scan comparing its two bytes folded), stopping the run before a letter
- * whose case variants leave ASCII: `k` (the Kelvin sign, U+212A) and `s` (long s, U+017F).
+ * scan (on WASM, the pair scan comparing its two bytes folded), and for the non-ASCII characters
+ * that also match some of them: `k` the Kelvin sign (U+212A), `s` the long s (U+017F).
  */
 describe("case-insensitive and alternation greps", () => {
   it("finds every case of the pattern, the Kelvin sign and long s included, and nothing else", () => {
