@@ -361,16 +361,23 @@ mod tests {
 
     #[test]
     fn folded_hands_over_where_every_position_is_a_candidate() {
-        let needle = b"aB".repeat(8);
-        let mut near = b"Ab".repeat(7);
-        near.extend_from_slice(b"ac");
+        planted_among_near_misses(&b"aB".repeat(8), b"Ab", b"ac", scan_folded);
+    }
+
+    /// `needle` planted at each of the first 300 starts and at the end of a haystack where
+    /// every other position is a candidate: `pair` repeated, each window failing only at its
+    /// end (`last`), so the scan must hand over; `scan` finds it at or before where it was
+    /// planted, and nothing in the near misses alone.
+    fn planted_among_near_misses(needle: &[u8], pair: &[u8], last: &[u8], scan: fn(&[u8], &[u8]) -> Option<usize>) {
+        let mut near = pair.repeat(needle.len() / pair.len() - 1);
+        near.extend_from_slice(last);
         let near = near.repeat(400);
         for at in (0..300).chain([near.len() - 1, near.len()]) {
             let mut hay = near.clone();
             hay.splice(at..at, needle.iter().copied());
-            assert!(scan_folded(&needle, &hay).is_some_and(|i| i <= at));
+            assert!(scan(needle, &hay).is_some_and(|i| i <= at), "planted at {at}");
         }
-        assert_eq!(scan_folded(&needle, &near), None);
+        assert_eq!(scan(needle, &near), None);
     }
 
     /// The scan's answer, checked against memmem's; `None` when the needle has no pair.
@@ -404,16 +411,7 @@ mod tests {
 
     #[test]
     fn hands_over_to_memmem_where_every_position_is_a_candidate() {
-        let needle = b"ab".repeat(150);
-        let mut near = b"ab".repeat(149);
-        near.extend_from_slice(b"ac");
-        let near = near.repeat(400);
-        for at in (0..600).chain([near.len() - 1, near.len()]) {
-            let mut hay = near.clone();
-            hay.splice(at..at, needle.iter().copied());
-            scan(&needle, &hay);
-        }
-        assert_eq!(scan(&needle, &near), None);
+        planted_among_near_misses(&b"ab".repeat(150), b"ab", b"ac", scan);
     }
 
     proptest! {
