@@ -640,7 +640,9 @@ fn held_run(hir: &Hir) -> Option<Run> {
     /// A byte as itself (`Some(false)`) or in either case (`Some(true)`), with the one other
     /// member of its class; `None` ends a run.
     type Unit = Option<(u8, bool, Option<char>)>;
-    fn class(ranges: &mut dyn Iterator<Item = (u32, u32)>) -> Unit {
+    /// `unicode`: the members are characters (in a byte class, a member past ASCII is one raw
+    /// byte, which no other member's case or UTF-8 encoding stands for).
+    fn class(ranges: &mut dyn Iterator<Item = (u32, u32)>, unicode: bool) -> Unit {
         let byte = |c: u32| u8::try_from(c).ok().filter(u8::is_ascii);
         // The lower case of the letter whose two cases `a` and `b` are.
         let letter = |a: u32, b: u32| {
@@ -650,7 +652,7 @@ fn held_run(hir: &Hir) -> Option<Run> {
         match ranges.take(4).collect::<Vec<_>>()[..] {
             [(a, b)] if a == b => Some((byte(a)?, false, None)),
             [(a, a2), (b, b2)] if a == a2 && b == b2 => Some((letter(a, b)?, true, None)),
-            [(a, a2), (b, b2), (c, c2)] if a == a2 && b == b2 && c == c2 && c > 0x7f => {
+            [(a, a2), (b, b2), (c, c2)] if unicode && a == a2 && b == b2 && c == c2 && c > 0x7f => {
                 Some((letter(a, b)?, true, Some(char::from_u32(c)?)))
             }
             _ => None,
@@ -660,10 +662,10 @@ fn held_run(hir: &Hir) -> Option<Run> {
         match hir.kind() {
             HirKind::Literal(Literal(bytes)) => out.extend(bytes.iter().map(|&b| Some((b, false, None)))),
             HirKind::Class(Class::Unicode(c)) => {
-                out.push(class(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
+                out.push(class(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))), true))
             }
             HirKind::Class(Class::Bytes(c)) => {
-                out.push(class(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end())))))
+                out.push(class(&mut c.ranges().iter().map(|r| (u32::from(r.start()), u32::from(r.end()))), false))
             }
             HirKind::Concat(parts) => parts.iter().for_each(|part| units(part, out)),
             _ => out.push(None),
@@ -1920,6 +1922,9 @@ mod tests {
         assert_eq!(held("[a-c]bcD", false), exact("bcD"), "a range is not one letter");
         assert_eq!(held("[Kk\u{212A}\u{17F}]abc", false), exact("abc"), "a class of four members is not one letter");
         assert_eq!(held(r"\w+_RARE_7f\d+", false), exact("_RARE_7f"));
+        // In a byte class, \xE9 is one raw byte, not `é` (grep refuses such patterns before
+        // this, as ones that can match invalid UTF-8; the run stays right on its own).
+        assert_eq!(held(r"(?-u:[Aa\xE9])bcd", false), exact("bcd"), "a byte class past ASCII is not one letter");
         assert_eq!(held("caf\u{e9}\\w", false), exact("caf\u{e9}"), "bytes of any kind");
         // Matches holding the non-ASCII members of a letter's class (Kelvin sign, long s) are
         // still found: the run stops before them.
