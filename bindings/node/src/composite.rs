@@ -2,13 +2,14 @@
 //! outer path, grep, glob and listing answers merged, the mounts a glob is pushed down to.
 //! Marshalling only.
 
+use crate::column::Column;
 use crate::format::TextOut;
 use crate::{failure, info, Entries, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
 use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;
 use engram_core::CoreError;
 use engram_core::CoreResult;
-use napi::bindgen_prelude::{Either, Float64Array, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
+use napi::bindgen_prelude::{Either, Float64ArraySlice, Int32Array, Uint32Array, Uint8Array};
 use napi_derive::napi;
 
 /// A mounted backend's error seen from outside the mount (see
@@ -28,12 +29,14 @@ pub fn mount_error(
 
 /// A merged answer (see `engram_core::composite::Merged`; a pick of `0xFFFFFFFF` is a
 /// directory a route adds to a listing).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct Merged {
     pub truncated: bool,
     pub paths: Vec<String>,
-    pub sizes: Uint32Array,
-    pub picks: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub sizes: Column<u32>,
+    #[napi(ts_type = "Uint32Array")]
+    pub picks: Column<u32>,
     pub renamed: Vec<String>,
 }
 
@@ -42,8 +45,8 @@ fn merged(r: CoreResult<composite::Merged>) -> Either<Merged, Failure> {
         Ok(m) => Either::A(Merged {
             truncated: m.truncated,
             paths: m.paths,
-            sizes: Uint32Array::new(m.sizes),
-            picks: Uint32Array::new(m.picks),
+            sizes: Column(m.sizes),
+            picks: Column(m.picks),
             renamed: m.renamed,
         }),
         Err(e) => Either::B(failure(e)),
@@ -109,16 +112,17 @@ pub fn merge_ls(router: &Router, dir: String, mount: Option<u32>, paths: String)
 }
 
 /// The routes strictly below a normalised directory, in construction order.
-#[napi]
-pub fn mounts_under(router: &Router, dir: String) -> Uint32Array {
-    Uint32Array::new(composite::mounts_under(&router.inner, &dir).into_iter().map(|i| i as u32).collect())
+#[napi(ts_return_type = "Uint32Array")]
+pub fn mounts_under(router: &Router, dir: String) -> Column<u32> {
+    composite::mounts_under(&router.inner, &dir).into_iter().map(|i| i as u32).collect()
 }
 
 /// The mounts a composite glob fans out to, in columns: route index, pattern and inner
 /// directory of each (see `engram_core::composite::glob_asks`).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct GlobAsks {
-    pub mounts: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub mounts: Column<u32>,
     pub patterns: Vec<String>,
     pub paths: Vec<String>,
 }
@@ -127,7 +131,7 @@ pub struct GlobAsks {
 pub fn glob_asks(router: &Router, pattern: String, root: String) -> GlobAsks {
     let asks = composite::glob_asks(&router.inner, &pattern, &root);
     GlobAsks {
-        mounts: Uint32Array::new(asks.iter().map(|a| a.mount as u32).collect()),
+        mounts: asks.iter().map(|a| a.mount as u32).collect(),
         patterns: asks.iter().map(|a| a.pattern.clone()).collect(),
         paths: asks.into_iter().map(|a| a.path).collect(),
     }
@@ -139,20 +143,23 @@ pub fn glob_asks(router: &Router, pattern: String, root: String) -> GlobAsks {
 /// directory each is asked about (a StoreBackend syncs its mirror there first) and, for grep,
 /// whether it applies the call's `glob` itself (1) and the `maxCount` it is asked with (`-1`:
 /// none).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct FanAsks {
-    pub mounts: Int32Array,
+    #[napi(ts_type = "Int32Array")]
+    pub mounts: Column<i32>,
     pub paths: Vec<String>,
-    pub globbed: Uint8Array,
-    pub max_counts: Int32Array,
+    #[napi(ts_type = "Uint8Array")]
+    pub globbed: Column<u8>,
+    #[napi(ts_type = "Int32Array")]
+    pub max_counts: Column<i32>,
 }
 
 fn fan_asks(asks: &[composite::FanAsk]) -> FanAsks {
     FanAsks {
-        mounts: Int32Array::new(asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect()),
+        mounts: asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect(),
         paths: asks.iter().map(|a| a.path.clone()).collect(),
-        globbed: Uint8Array::new(asks.iter().map(|a| u8::from(a.pattern.is_some())).collect()),
-        max_counts: Int32Array::new(asks.iter().map(|a| a.max_count.map_or(-1, |n| n as i32)).collect()),
+        globbed: asks.iter().map(|a| u8::from(a.pattern.is_some())).collect(),
+        max_counts: asks.iter().map(|a| a.max_count.map_or(-1, |n| n as i32)).collect(),
     }
 }
 
@@ -173,13 +180,17 @@ pub struct GlobFanOut {
 
 /// A fan-out glob's files in columns (see `engram_core::api::FileColumns`; outer paths) and the
 /// route each came from (`-1`: the default).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct FanGlob {
     pub paths: Vec<String>,
-    pub sizes: Float64Array,
-    pub modified: Float64Array,
-    pub versions: Float64Array,
-    pub mounts: Int32Array,
+    #[napi(ts_type = "Float64Array")]
+    pub sizes: Column<f64>,
+    #[napi(ts_type = "Float64Array")]
+    pub modified: Column<f64>,
+    #[napi(ts_type = "Float64Array")]
+    pub versions: Column<f64>,
+    #[napi(ts_type = "Int32Array")]
+    pub mounts: Column<i32>,
     pub truncated: bool,
 }
 
@@ -209,10 +220,10 @@ impl GlobFanOut {
         match self.inner.take().ok_or_else(spent).and_then(|f| f.finish(&router.inner)) {
             Ok((c, from, truncated)) => Either::A(FanGlob {
                 paths: c.paths,
-                sizes: Float64Array::new(c.sizes),
-                modified: Float64Array::new(c.modified),
-                versions: Float64Array::new(c.versions),
-                mounts: Int32Array::new(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect()),
+                sizes: Column(c.sizes),
+                modified: Column(c.modified),
+                versions: Column(c.versions),
+                mounts: from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect(),
                 truncated,
             }),
             Err(e) => Either::B(failure(e)),

@@ -4,6 +4,7 @@
 //! are typed (listings and grep answers in columns, the tools' text made in Rust); a failure is
 //! a `{ error: { code, message } }` object. Marshalling only: every rule lives in `engram_fs`.
 
+use crate::column::Column;
 use crate::format::TextOut;
 use crate::{failure, grep_out, info, Deleted, Failure, FileInfo, GrepArgs, GrepOut};
 use engram_core::grep::GrepOptions;
@@ -11,7 +12,7 @@ use engram_core::ops::{EditOptions, EditResult, GlobOptions};
 use engram_core::read::ReadResult;
 use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo as CoreInfo};
 use engram_fs::{Durability, FsOptions, GlobReport, GrepReport, LsReport, Skip};
-use napi::bindgen_prelude::{AsyncTask, Buffer, Either, Float64Array, ToNapiValue, TypeName, Uint8Array};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Either, ToNapiValue, TypeName, Uint8Array};
 use napi::{Env, Task};
 use napi_derive::napi;
 use std::path::PathBuf;
@@ -92,11 +93,13 @@ pub struct FsStat {
 /// for a directory); `truncated` for a glob that stopped at its maximum; what a glob's walk
 /// could not look into, or the entries an `ls` could not name, as `skippedPaths[i]` for
 /// `skippedReasons[i]`.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct FsListing {
     pub paths: Vec<String>,
-    pub sizes: Float64Array,
-    pub modified_at: Float64Array,
+    #[napi(ts_type = "Float64Array")]
+    pub sizes: Column<f64>,
+    #[napi(ts_type = "Float64Array")]
+    pub modified_at: Column<f64>,
     pub versions: Vec<String>,
     pub truncated: bool,
     pub skipped_paths: Vec<String>,
@@ -105,7 +108,7 @@ pub struct FsListing {
 
 /// Grep results in columns, as a table's grep gives them ([`GrepOut`]), and the entries the
 /// search could not look into (`skippedPaths[i]` for `skippedReasons[i]`).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct FsGrep {
     pub grep: GrepOut,
     pub skipped_paths: Vec<String>,
@@ -229,8 +232,8 @@ fn listing(files: Vec<CoreInfo>, truncated: bool, skipped: Vec<Skip>) -> FsListi
     let (skipped_paths, skipped_reasons) = skipped_columns(skipped);
     FsListing {
         paths,
-        sizes: Float64Array::new(sizes),
-        modified_at: Float64Array::new(modified_at),
+        sizes: Column(sizes),
+        modified_at: Column(modified_at),
         versions,
         truncated,
         skipped_paths,

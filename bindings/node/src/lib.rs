@@ -2,16 +2,16 @@
 //! ls, glob, grep, route) take and return typed values; a failure is a `{ error: { code,
 //! message } }` object. Marshalling only: every rule lives in `engram_core`.
 
+use crate::column::Column;
 use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
-use napi::bindgen_prelude::{
-    Buffer, Either, Env, Float64Array, Float64ArraySlice, Int32Array, ObjectFinalize, Uint32Array, Uint8Array, Unknown,
-};
+use napi::bindgen_prelude::{Buffer, Either, Env, Float64ArraySlice, ObjectFinalize, Uint8Array, Unknown};
 use napi::JsValue;
 use napi_derive::napi;
 
 mod buffers;
+mod column;
 pub mod composite;
 pub mod format;
 mod fs;
@@ -54,18 +54,19 @@ pub fn error_data(code: String, subject: String, detail: String) -> ErrorData {
 /// `engram_core::api::filter_paths`): `{ kept } | { error }`.
 #[napi]
 pub fn filter_paths(kind: String, pattern: String, root: String, paths: Vec<String>) -> Either<Kept, Failure> {
-    out(api::filter_paths(&kind, &pattern, &root, &paths), |kept| Kept { kept: Uint32Array::new(kept) })
+    out(api::filter_paths(&kind, &pattern, &root, &paths), |kept| Kept { kept: Column(kept) })
 }
 
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct Kept {
-    pub kept: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub kept: Column<u32>,
 }
 
 /// BM25 relevance of each document to `query`, in document order.
-#[napi]
-pub fn rank_bm25(query: String, documents: Vec<String>) -> Float64Array {
-    Float64Array::new(api::rank_bm25(&query, &documents))
+#[napi(ts_return_type = "Float64Array")]
+pub fn rank_bm25(query: String, documents: Vec<String>) -> Column<f64> {
+    Column(api::rank_bm25(&query, &documents))
 }
 
 /// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
@@ -170,12 +171,15 @@ pub struct Deleted {
 }
 
 /// A glob's files in columns (see `engram_core::api::FileColumns`).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct GlobOut {
     pub paths: Vec<String>,
-    pub sizes: Float64Array,
-    pub modified: Float64Array,
-    pub versions: Float64Array,
+    #[napi(ts_type = "Float64Array")]
+    pub sizes: Column<f64>,
+    #[napi(ts_type = "Float64Array")]
+    pub modified: Column<f64>,
+    #[napi(ts_type = "Float64Array")]
+    pub versions: Column<f64>,
     pub truncated: bool,
 }
 
@@ -183,25 +187,28 @@ impl GlobOut {
     fn of((c, truncated): (api::FileColumns, bool)) -> GlobOut {
         GlobOut {
             paths: c.paths,
-            sizes: Float64Array::new(c.sizes),
-            modified: Float64Array::new(c.modified),
-            versions: Float64Array::new(c.versions),
+            sizes: Column(c.sizes),
+            modified: Column(c.modified),
+            versions: Column(c.versions),
             truncated,
         }
     }
 }
 
 /// Grep results in columns (see `engram_core::api::GrepColumns`).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct GrepOut {
     pub truncated: bool,
     pub group_paths: Option<Vec<String>>,
-    pub group_sizes: Option<Uint32Array>,
-    pub lines: Option<Int32Array>,
+    #[napi(ts_type = "Uint32Array")]
+    pub group_sizes: Option<Column<u32>>,
+    #[napi(ts_type = "Int32Array")]
+    pub lines: Option<Column<i32>>,
     pub texts: Option<Vec<String>>,
     pub files: Option<Vec<String>>,
     pub count_paths: Option<Vec<String>>,
-    pub counts: Option<Uint32Array>,
+    #[napi(ts_type = "Uint32Array")]
+    pub counts: Option<Column<u32>>,
 }
 
 /// A grep result in columns.
@@ -210,12 +217,12 @@ pub(crate) fn grep_out(r: engram_core::grep::GrepResult) -> GrepOut {
     GrepOut {
         truncated: c.truncated,
         group_paths: c.group_paths,
-        group_sizes: c.group_sizes.map(Uint32Array::new),
-        lines: c.lines.map(Int32Array::new),
+        group_sizes: c.group_sizes.map(Column),
+        lines: c.lines.map(Column),
         texts: c.texts,
         files: c.files,
         count_paths: c.count_paths,
-        counts: c.counts.map(Uint32Array::new),
+        counts: c.counts.map(Column),
     }
 }
 

@@ -1,8 +1,9 @@
 //! Prompt assembly (see `engram_core::prompt`): the memory section, the skills index and the
 //! long-term facts block, each in one call with typed columns. Marshalling only.
 
+use crate::column::Column;
 use engram_core::prompt::{self, FactBudget, FactColumns, Source};
-use napi::bindgen_prelude::{Float64Array, Uint32Array, Uint8Array};
+use napi::bindgen_prelude::{Float64Array, Uint8Array};
 use napi_derive::napi;
 
 /// Section tags neutralised (see `engram_core::prompt::neutralize_section_tags`).
@@ -24,11 +25,12 @@ pub fn escape_field(text: String) -> String {
 }
 
 /// The `<agent_memory>` section and where each source's part lies in it.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct MemorySectionOut {
     pub text: String,
     /// Per source, the UTF-16 start and end of its part in `text` (`0, 0` when it adds nothing).
-    pub parts: Uint32Array,
+    #[napi(ts_type = "Uint32Array")]
+    pub parts: Column<u32>,
 }
 
 /// The `<agent_memory>` section: per source its path, kind (0 missing, 1 text, 2 error message,
@@ -43,7 +45,7 @@ pub fn memory_section(
     let sources: Vec<Source> = texts.iter().zip(kinds.iter()).map(|(t, &k)| Source::from_kind(k, t)).collect();
     let section = prompt::memory_section(&paths, &sources, max_tokens_per_source as usize);
     let bytes: Vec<usize> = section.parts.iter().flat_map(|&(a, b)| [a, b]).collect();
-    MemorySectionOut { parts: Uint32Array::new(prompt::utf16_offsets(&section.text, &bytes)), text: section.text }
+    MemorySectionOut { parts: Column(prompt::utf16_offsets(&section.text, &bytes)), text: section.text }
 }
 
 /// The skills index, or `""` when there are no skills.
@@ -85,7 +87,7 @@ pub fn facts_block(
 
 /// Per fact, its confidence plus its BM25 relevance to `query` scaled to 0–1 (see
 /// `engram_core::prompt::relevance_scores`).
-#[napi]
-pub fn relevance_scores(query: String, contents: Vec<String>, confidences: Float64Array) -> Float64Array {
-    Float64Array::new(prompt::relevance_scores_columns(&query, &contents, &confidences))
+#[napi(ts_return_type = "Float64Array")]
+pub fn relevance_scores(query: String, contents: Vec<String>, confidences: Float64Array) -> Column<f64> {
+    Column(prompt::relevance_scores_columns(&query, &contents, &confidences))
 }
