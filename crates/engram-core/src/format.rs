@@ -9,10 +9,8 @@
 //! backend returned (the same rules, one implementation).
 
 use crate::error::CoreResult;
-use crate::glob::Glob;
 use crate::grep::{self, Collector, GrepOptions, OutputMode};
 use crate::ops::GlobOptions;
-use crate::path;
 use crate::read::{self, ReadResult};
 use crate::table::{FileInfo, FileTable};
 
@@ -421,21 +419,8 @@ impl FileTable {
 
     /// The `glob` tool's text (see [`FileTable::glob`]).
     pub fn glob_text(&self, opts: &GlobOptions, max_chars: usize) -> CoreResult<String> {
-        let root = path::normalize(opts.path.as_deref().unwrap_or("/"))?;
-        let glob = Glob::new(&opts.pattern, &root)?;
-        let cap = opts.max_results.unwrap_or(usize::MAX);
-        let mut taken = 0usize;
-        let mut truncated = false;
-        let matching = self.files_under(glob.base()).filter(|(p, _)| glob.is_match(p, &root)).map(|(p, _)| p.as_str());
-        let paths = matching.take_while(|_| {
-            if taken == cap {
-                truncated = true;
-                return false;
-            }
-            taken += 1;
-            true
-        });
-        let paths: Vec<&str> = paths.collect();
+        let mut paths = Vec::new();
+        let truncated = self.glob_each(opts, |p, _| paths.push(p))?;
         Ok(format_glob(&opts.pattern, paths, truncated, &[], max_chars))
     }
 

@@ -31,8 +31,8 @@ enum Matcher {
 impl Matcher {
     fn is_match(&self, rel: &str) -> bool {
         match self {
-            Matcher::SuffixAnyDepth(suffix) => rel.ends_with(suffix.as_str()),
-            Matcher::Suffix(suffix) => rel.ends_with(suffix.as_str()) && !rel.contains('/'),
+            Matcher::SuffixAnyDepth(suffix) => ends_with(rel, suffix),
+            Matcher::Suffix(suffix) => ends_with(rel, suffix) && !rel.contains('/'),
             Matcher::NameAnyDepth(name) => {
                 rel.strip_suffix(name.as_str()).is_some_and(|dir| dir.is_empty() || dir.ends_with('/'))
             }
@@ -40,6 +40,12 @@ impl Matcher {
             Matcher::Set(set) => set.is_match(rel),
         }
     }
+}
+
+/// `str::ends_with` for the short suffixes of globs, compared from the last byte inline (most
+/// names differ there) rather than by a call to `memcmp` per path.
+fn ends_with(rel: &str, suffix: &str) -> bool {
+    rel.len() >= suffix.len() && rel.bytes().rev().zip(suffix.bytes().rev()).all(|(a, b)| a == b)
 }
 
 fn compile(pattern: &str) -> CoreResult<Matcher> {
@@ -157,6 +163,20 @@ mod tests {
         assert!(matches("**/*.ts", "/", "/src/deep/a.ts"));
         assert!(matches("src/?.ts", "/", "/src/a.ts"));
         assert!(!matches("src/?.ts", "/", "/src/ab.ts"));
+    }
+
+    #[test]
+    fn suffixes_are_compared_whole() {
+        for (pattern, yes, no) in [
+            ("**/*.test.ts", "/a/b.test.ts", "/a/b.best.ts"),
+            ("**/*.ts", "/a/x.ts", "/a/xts"),
+            ("*.md", "/x.md", "/xxmd"),
+            ("**/*.d.ts", "/x.d.ts", "/x.e.ts"),
+        ] {
+            assert!(matches(pattern, "/", yes), "{pattern} {yes}");
+            assert!(!matches(pattern, "/", no), "{pattern} {no}");
+        }
+        assert!(!matches("**/*.test.ts", "/", "/st.ts"), "shorter than the suffix");
     }
 
     #[test]

@@ -109,21 +109,32 @@ impl FileTable {
 
     /// Visits the files [`FileTable::glob`] returns, in order, without building them; whether
     /// more matched than `max_results`.
-    pub fn glob_each(&self, opts: &GlobOptions, mut visit: impl FnMut(&str, &FileEntry)) -> CoreResult<bool> {
+    pub fn glob_each<'a>(
+        &'a self,
+        opts: &GlobOptions,
+        mut visit: impl FnMut(&'a str, &'a FileEntry),
+    ) -> CoreResult<bool> {
         let root = path::normalize(opts.path.as_deref().unwrap_or("/"))?;
         let glob = Glob::new(&opts.pattern, &root)?;
         let mut left = opts.max_results.unwrap_or(usize::MAX);
-        for (p, f) in self.files_under(glob.base()) {
+        let mut each = |p: &'a str, f: &'a FileEntry| {
             if !glob.is_match(p, &root) {
-                continue;
+                return true;
             }
             if left == 0 {
-                return Ok(true);
+                return false;
             }
             left -= 1;
             visit(p, f);
-        }
-        Ok(false)
+            true
+        };
+        // A glob that may match anywhere reads every path: from the index, where they lie
+        // side by side.
+        let stopped = match self.iter_indexed().filter(|_| glob.base() == "/") {
+            Some(mut files) => !files.all(|(p, f)| each(p, f)),
+            None => !self.files_under(glob.base()).all(|(p, f)| each(p, f)),
+        };
+        Ok(stopped)
     }
 }
 
@@ -202,5 +213,91 @@ mod tests {
         assert_eq!(t.grep(&opts).unwrap_err().code, ErrorCode::FileNotFound);
         let one_file = GrepOptions { pattern: "a".into(), path: Some("/src/lib/b.ts".into()), ..Default::default() };
         assert_eq!(t.grep(&one_file).unwrap().matches.unwrap().len(), 1);
+    }
+
+    /// What the table holds changes between globs in every way a path can come or go (a glob
+    /// reads paths from an index built by the first scan after such a change): each glob must
+    /// answer as a plain walk of the table does.
+    mod globs_follow_every_change {
+        use super::*;
+        use crate::glob::Glob;
+        use bytes::Bytes;
+        use proptest::prelude::*;
+
+        const PATHS: &[&str] = &["/a.ts", "/a/b.ts", "/a/c.md", "/a/d/e.ts", "/b.md", "/b/x.ts", "/z.ts"];
+        const GLOBS: &[(&str, &str)] = &[("**/*.ts", "/"), ("*", "/"), ("**", "/"), ("a/**", "/"), ("*.ts", "/a")];
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Write(usize, usize),
+            Append(usize),
+            Delete(usize),
+            DeleteDir(&'static str),
+            Batch(Vec<usize>),
+            Clear,
+            Reload,
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            let path = 0..PATHS.len();
+            prop_oneof![
+                4 => (path.clone(), 0usize..40).prop_map(|(p, n)| Op::Write(p, n)),
+                1 => path.clone().prop_map(Op::Append),
+                3 => path.clone().prop_map(Op::Delete),
+                1 => prop::sample::select(&["/a", "/a/d", "/b"][..]).prop_map(Op::DeleteDir),
+                2 => prop::collection::vec(path, 0..4).prop_map(Op::Batch),
+                1 => Just(Op::Clear),
+                1 => Just(Op::Reload),
+            ]
+        }
+
+        fn apply(t: &mut FileTable, op: &Op, now: f64) {
+            // A write the table refuses (a file where a directory is) changes nothing.
+            let _ = match op {
+                Op::Write(p, n) => t.write(PATHS[*p], vec![b'x'; *n], now, None).map(drop),
+                Op::Append(p) => t.append(PATHS[*p], b"+", now).map(drop),
+                Op::Delete(p) => t.delete(PATHS[*p]).map(drop),
+                Op::DeleteDir(d) => t.delete(d).map(drop),
+                Op::Batch(ps) => {
+                    t.write_all(ps.iter().map(|&p| (PATHS[p], Bytes::from_static(b"batch"), now))).map(drop)
+                }
+                Op::Clear => {
+                    t.clear();
+                    Ok(())
+                }
+                Op::Reload => FileTable::from_snapshot(&t.snapshot()).map(|restored| *t = restored),
+            };
+        }
+
+        /// The glob as a walk over every file, without the index.
+        fn walked(t: &FileTable, pattern: &str, root: &str) -> Vec<(String, usize, u64)> {
+            let glob = Glob::new(pattern, root).unwrap();
+            t.iter()
+                .filter(|(p, _)| glob.is_match(p, root))
+                .map(|(p, f)| (p.clone(), f.data.len(), f.version))
+                .collect()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            #[test]
+            fn as_a_walk_of_the_table(ops in prop::collection::vec(op(), 1..24), cap in proptest::option::of(0usize..3)) {
+                let mut t = FileTable::new();
+                for (i, op) in ops.iter().enumerate() {
+                    apply(&mut t, op, i as f64);
+                    for &(pattern, root) in GLOBS {
+                        let want = walked(&t, pattern, root);
+                        let opts = GlobOptions { pattern: pattern.into(), path: Some(root.into()), max_results: cap };
+                        let mut got = Vec::new();
+                        let truncated = t.glob_each(&opts, |p, f| got.push((p.to_string(), f.data.len(), f.version))).unwrap();
+                        let shown = cap.map_or(want.len(), |c| c.min(want.len()));
+                        prop_assert_eq!(&got[..], &want[..shown], "{} from {} after {:?}", pattern, root, &ops[..=i]);
+                        prop_assert_eq!(truncated, shown < want.len());
+                        let text = t.glob_text(&opts, usize::MAX).unwrap();
+                        prop_assert!(want[..shown].iter().all(|(p, _, _)| text.contains(p.as_str())), "{}", text);
+                    }
+                }
+            }
+        }
     }
 }

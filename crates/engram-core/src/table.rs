@@ -3,6 +3,7 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
+use crate::path_index::{LazyPathIndex, PathIndex};
 use bytes::Bytes;
 use serde::Serialize;
 use std::collections::btree_map::Entry;
@@ -56,6 +57,8 @@ pub struct FileTable {
     changes: u64,
     /// The length of every file's content, added up (see [`Self::content_bytes`]).
     content_bytes: u64,
+    /// The paths side by side, for scans of every path; forgotten whenever a path comes or goes.
+    path_index: LazyPathIndex,
 }
 
 impl FileTable {
@@ -155,6 +158,7 @@ impl FileTable {
                 Some(old)
             }
             Entry::Vacant(v) => {
+                self.path_index.forget();
                 index_insert_as(&mut self.dirs, v.key(), Child::File);
                 v.insert(entry);
                 None
@@ -231,6 +235,7 @@ impl FileTable {
         }
         index_insert_run(&mut self.dirs, run_dir, &mut run);
         drop(table);
+        self.path_index.forget();
         if merge {
             let mut sorted: BTreeMap<String, FileEntry> = entries.into_iter().collect();
             self.files.append(&mut sorted);
@@ -353,6 +358,7 @@ impl FileTable {
             return Err(CoreError::new(ErrorCode::PermissionDenied, &p, ""));
         }
         if let Some(f) = self.files.remove(&p) {
+            self.path_index.forget();
             self.content_bytes -= f.data.len() as u64;
             self.index_remove(&p);
             self.changes += 1;
@@ -362,6 +368,7 @@ impl FileTable {
             return Err(CoreError::of(ErrorCode::FileNotFound, &p));
         }
         let doomed: Vec<String> = self.files_under(&p).map(|(k, _)| k.clone()).collect();
+        self.path_index.forget();
         for k in &doomed {
             if let Some(f) = self.files.remove(k) {
                 self.content_bytes -= f.data.len() as u64;
@@ -430,6 +437,15 @@ impl FileTable {
         self.files.iter()
     }
 
+    /// Every file, in path order, its path read from the [`PathIndex`] (built now if the paths
+    /// changed since the last one): for scans that read every path, which the index holds
+    /// side by side. `None` only for paths over 4 GiB in all.
+    pub(crate) fn iter_indexed(&self) -> Option<impl Iterator<Item = (&str, &FileEntry)>> {
+        let index: &PathIndex = self.path_index.get(self.files.keys())?;
+        debug_assert_eq!(index.len(), self.files.len());
+        Some(index.iter().zip(self.files.values()))
+    }
+
     /// Inserts an entry as it was saved (snapshot restore); keeps versions monotonic.
     pub(crate) fn restore(&mut self, p: String, entry: FileEntry) -> CoreResult<()> {
         if self.files.contains_key(&p) || self.dirs.contains_key(&p) {
@@ -438,6 +454,7 @@ impl FileTable {
         self.check_no_file_ancestor(&p)?;
         self.last_version = self.last_version.max(entry.version);
         self.content_bytes += entry.data.len() as u64;
+        self.path_index.forget();
         self.files.insert(p.clone(), entry);
         self.index_insert(&p);
         Ok(())
