@@ -57,6 +57,11 @@ impl LazyPathIndex {
         self.0.get_or_init(|| PathIndex::build(paths)).as_ref()
     }
 
+    /// The index if it has been built since the paths last changed.
+    pub fn built(&self) -> Option<&PathIndex> {
+        self.0.get().and_then(Option::as_ref)
+    }
+
     /// Drops the index: the table's set of paths is about to change.
     pub fn forget(&mut self) {
         self.0.take();
@@ -82,10 +87,12 @@ mod tests {
     fn forgetting_makes_the_next_use_rebuild() {
         let mut index = LazyPathIndex::default();
         let first = ["/a".to_string()];
+        assert!(index.built().is_none());
         assert_eq!(index.get(first.iter()).unwrap().len(), 1);
         let second = ["/a".to_string(), "/b".to_string()];
         assert_eq!(index.get(second.iter()).unwrap().len(), 1, "kept until forgotten");
         index.forget();
+        assert!(index.built().is_none());
         assert_eq!(index.get(second.iter()).unwrap().iter().collect::<Vec<_>>(), ["/a", "/b"]);
     }
 }

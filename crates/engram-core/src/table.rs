@@ -3,7 +3,7 @@
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
 use crate::path;
-use crate::path_index::{LazyPathIndex, PathIndex};
+use crate::path_index::LazyPathIndex;
 use bytes::Bytes;
 use serde::Serialize;
 use std::collections::btree_map::Entry;
@@ -437,11 +437,12 @@ impl FileTable {
         self.files.iter()
     }
 
-    /// Every file, in path order, its path read from the [`PathIndex`] (built now if the paths
-    /// changed since the last one): for scans that read every path, which the index holds
-    /// side by side. `None` only for paths over 4 GiB in all.
-    pub(crate) fn iter_indexed(&self) -> Option<impl Iterator<Item = (&str, &FileEntry)>> {
-        let index: &PathIndex = self.path_index.get(self.files.keys())?;
+    /// Every file, in path order, its path read from the [`PathIndex`], for scans that read
+    /// every path, which the index holds side by side. When the paths changed since the last
+    /// index, it is built now if `build`, else `None` is returned (a scan that may stop early
+    /// could pay more for the build than it saves). `None` also for paths over 4 GiB in all.
+    pub(crate) fn iter_indexed(&self, build: bool) -> Option<impl Iterator<Item = (&str, &FileEntry)>> {
+        let index = if build { self.path_index.get(self.files.keys()) } else { self.path_index.built() }?;
         debug_assert_eq!(index.len(), self.files.len());
         Some(index.iter().zip(self.files.values()))
     }
