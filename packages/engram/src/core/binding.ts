@@ -433,7 +433,7 @@ export function fileInfo(i: RawInfo): FileInfo {
 }
 
 /** Files from columns ({@link RawFiles}); each is a file, never a directory. */
-function decodeFiles(r: RawFiles): FileInfo[] {
+function decodeFiles(r: RawFiles, versionOf: (tableVersion: number) => string = String): FileInfo[] {
   const sizes = r.sizes as ArrayLike<number>;
   const modified = r.modified as ArrayLike<number>;
   const versions = r.versions as ArrayLike<number>;
@@ -451,7 +451,7 @@ function decodeFiles(r: RawFiles): FileInfo[] {
       const version = versions[i] as number;
       if (!Number.isNaN(size)) f.size = size;
       if (!Number.isNaN(at)) f.modifiedAt = at;
-      if (!Number.isNaN(version)) f.version = String(version);
+      if (!Number.isNaN(version)) f.version = versionOf(version);
       files[i] = f;
     }
   }
@@ -896,13 +896,13 @@ class FileTableHandle implements CoreFileTable {
     }
   }
 
-  glob(options: GlobOptions): Result<GlobResult> {
+  glob(options: GlobOptions, versionOf?: (tableVersion: number) => string): Result<GlobResult> {
     const bad = checkSearch(options);
     if (bad) return { error: bad };
     requireNumber(options.maxResults, "options.maxResults");
     const r = this.raw.glob(options.pattern, options.path, toIndex(options.maxResults));
     if (r.error) return failed(r);
-    const out: GlobResult = { files: decodeFiles(r), truncated: r.truncated ?? false };
+    const out: GlobResult = { files: decodeFiles(r, versionOf), truncated: r.truncated ?? false };
     r.free?.();
     return out;
   }

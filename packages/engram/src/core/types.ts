@@ -352,7 +352,10 @@ export interface CoreFileTable {
   delete(path: string): Result<{ deleted: number }>;
   edit(options: EditOptions): Result<EditResult>;
   grep(options: GrepOptions): Result<GrepResult>;
-  glob(options: GlobOptions): Result<GlobResult>;
+  /** Files matching a glob, sorted by path. Each file's `version` is the table's version as a
+   * decimal string, or what `versionOf` names it (a backend whose files carry versions of their
+   * own, such as a store's revisions). */
+  glob(options: GlobOptions, versionOf?: (tableVersion: number) => string): Result<GlobResult>;
   /** Every file with its metadata, compactly, for a thread checkpoint
    * (see {@link Core.restoreFileTable}). */
   snapshot(): Uint8Array;
