@@ -9,6 +9,7 @@ use crate::format::{format_glob, GrepText};
 use crate::glob::{Glob, PathFilter};
 use crate::grep::{GrepMatch, GrepOptions, GrepResult, OutputMode, MAX_COUNT};
 use crate::ops::GlobOptions;
+use crate::path_index::JoinedPaths;
 use crate::router::Router;
 use crate::table::{FileInfo, FileTable};
 use std::borrow::Cow;
@@ -275,7 +276,7 @@ pub struct GlobPart {
     /// As in [`GrepPart::mount`].
     pub mount: Option<usize>,
     pub truncated: bool,
-    pub paths: Vec<String>,
+    pub paths: JoinedPaths,
 }
 
 /// Merges glob answers: mount paths prefixed and, when `pattern` is given, kept only where the
@@ -299,9 +300,9 @@ pub fn merge_glob(
     let mut index = 0u32;
     for part in parts {
         let mount = part.mount.map(|m| mount_prefix(router, m)).transpose()?;
-        for p in &part.paths {
+        for p in part.paths.iter() {
             let shown = match mount {
-                None => (!router.shadows(p)).then_some(Cow::Borrowed(p.as_str())),
+                None => (!router.shadows(p)).then_some(Cow::Borrowed(p)),
                 Some(prefix) => Some(outer_path(prefix, p))
                     .filter(|o| glob.as_ref().is_none_or(|g| g.is_match(o, root)))
                     .map(Cow::Owned),
@@ -409,7 +410,9 @@ pub fn merge_glob_columns(
     root: &str,
     max_results: Option<usize>,
 ) -> CoreResult<Merged> {
-    let parts = split_parts(c, paths, |mount, truncated, paths, _| Ok(GlobPart { mount, truncated, paths }))?;
+    let parts = split_parts(c, paths, |mount, truncated, paths, _| {
+        Ok(GlobPart { mount, truncated, paths: paths.iter().map(String::as_str).collect() })
+    })?;
     merge_glob(router, &parts, pattern, root, max_results)
 }
 
@@ -630,7 +633,7 @@ impl MergedGlob {
             let (&(k, j), &meta) = at.get(i).zip(self.meta.get(i)).ok_or_else(|| malformed("glob pick"))?;
             let part = &self.parts[k];
             let path = match part.mount {
-                None => part.paths[j].as_str(),
+                None => part.paths.get(j).ok_or_else(|| malformed("glob pick"))?,
                 Some(_) => renamed.next().ok_or_else(|| malformed("glob pick"))?.as_str(),
             };
             visit(path, meta, part.mount);
@@ -687,9 +690,10 @@ impl GlobFanOut {
             path: Some(ask.path.clone()),
             max_results: if self.within.is_some() { self.max_results } else { None },
         };
-        let (mut paths, mut meta) = (Vec::new(), Vec::new());
+        // One buffer for the part's paths: a string each cost as much as the glob itself.
+        let (mut paths, mut meta) = (JoinedPaths::default(), Vec::new());
         let found = table.glob_each(&opts, |p, f| {
-            paths.push(p.to_string());
+            paths.push(p);
             meta.push(FileMeta { size: f.data.len() as u64, modified_at: f.modified_at, version: f.version });
         });
         self.slots[k] = match found {
@@ -1214,11 +1218,7 @@ mod tests {
 
     #[test]
     fn glob_merges_filters_and_caps() {
-        let part = |mount, paths: &[&str]| GlobPart {
-            mount,
-            truncated: false,
-            paths: paths.iter().map(|p| p.to_string()).collect(),
-        };
+        let part = |mount, paths: &[&str]| GlobPart { mount, truncated: false, paths: paths.iter().copied().collect() };
         let parts = [
             part(None, &["/src/b.md", "/memories/hidden.md"]),
             part(Some(0), &["/x.md", "/x.txt", "/deep/y.md"]),

@@ -18,7 +18,7 @@ pub mod grep;
 pub mod literal;
 pub mod ops;
 pub mod path;
-mod path_index;
+pub mod path_index;
 pub mod prompt;
 pub mod read;
 pub mod redact;

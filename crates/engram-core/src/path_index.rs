@@ -1,65 +1,82 @@
-//! A file table's paths side by side in one buffer, for scans that read every path.
+//! Paths side by side in one buffer, for code that reads many paths in a row.
 //!
-//! The table's paths live wherever the allocator put them when each file was written, between
-//! the files' contents: a glob over 10,000 files written one by one spent most of its time
-//! waiting for each path's cache line. The index keeps a copy of all of them, in path order, in
-//! one string. It is built by the first full scan after the set of paths changes (a file created
-//! or deleted; rewriting a file keeps it) and dropped by that change, so a scan pays for a build
-//! only once per change, about what one scan cost without it.
+//! A file table's paths live wherever the allocator put them when each file was written,
+//! between the files' contents: a glob over 10,000 files written one by one spent most of its
+//! time waiting for each path's cache line. [`LazyPathIndex`] keeps a copy of all of them, in
+//! path order, in one string. It is built by the first full scan after the set of paths
+//! changes (a file created or deleted; rewriting a file keeps it) and dropped by that change,
+//! so a scan pays for a build only once per change, about what one scan cost without it.
 
 use std::sync::OnceLock;
 
-/// Every path of a table, in path order, concatenated.
-#[derive(Debug, Clone)]
-pub struct PathIndex {
+/// Paths concatenated in one string, in the order they were added: one allocation for all of
+/// them, read in a row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JoinedPaths {
     text: String,
     /// Where each path ends in `text`.
-    ends: Vec<u32>,
+    ends: Vec<usize>,
 }
 
-impl PathIndex {
-    /// The index of `paths` (in path order); `None` when they take more than 4 GiB.
-    fn build<'a>(paths: impl ExactSizeIterator<Item = &'a String> + Clone) -> Option<PathIndex> {
-        let bytes: usize = paths.clone().map(String::len).sum();
-        u32::try_from(bytes).ok()?;
-        let mut text = String::with_capacity(bytes);
-        let mut ends = Vec::with_capacity(paths.len());
-        for p in paths {
-            text.push_str(p);
-            ends.push(text.len() as u32);
-        }
-        Some(PathIndex { text, ends })
+impl JoinedPaths {
+    pub fn push(&mut self, path: &str) {
+        self.text.push_str(path);
+        self.ends.push(self.text.len());
     }
 
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The `i`-th path.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.text[start..end])
+    }
+
     /// The paths in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         let mut start = 0;
         self.ends.iter().map(move |&end| {
-            let p = &self.text[start..end as usize];
-            start = end as usize;
+            let p = &self.text[start..end];
+            start = end;
             p
         })
     }
 }
 
-/// A table's [`PathIndex`], built on first use and dropped when the table's paths change.
+impl<'a> FromIterator<&'a str> for JoinedPaths {
+    fn from_iter<I: IntoIterator<Item = &'a str>>(paths: I) -> Self {
+        let mut joined = JoinedPaths::default();
+        paths.into_iter().for_each(|p| joined.push(p));
+        joined
+    }
+}
+
+/// A table's paths as [`JoinedPaths`], built on first use and dropped when they change.
 #[derive(Debug, Clone, Default)]
-pub struct LazyPathIndex(OnceLock<Option<PathIndex>>);
+pub struct LazyPathIndex(OnceLock<JoinedPaths>);
 
 impl LazyPathIndex {
     /// The index of `paths`, which must be the table's paths in path order: the same ones every
     /// time until [`Self::forget`] is called.
-    pub fn get<'a>(&self, paths: impl ExactSizeIterator<Item = &'a String> + Clone) -> Option<&PathIndex> {
-        self.0.get_or_init(|| PathIndex::build(paths)).as_ref()
+    pub fn get<'a>(&self, paths: impl ExactSizeIterator<Item = &'a String> + Clone) -> &JoinedPaths {
+        self.0.get_or_init(|| {
+            let bytes = paths.clone().map(String::len).sum();
+            let mut index = JoinedPaths { text: String::with_capacity(bytes), ends: Vec::with_capacity(paths.len()) };
+            paths.for_each(|p| index.push(p));
+            index
+        })
     }
 
     /// The index if it has been built since the paths last changed.
-    pub fn built(&self) -> Option<&PathIndex> {
-        self.0.get().and_then(Option::as_ref)
+    pub fn built(&self) -> Option<&JoinedPaths> {
+        self.0.get()
     }
 
     /// Drops the index: the table's set of paths is about to change.
@@ -74,25 +91,27 @@ mod tests {
 
     #[test]
     fn paths_come_back_in_order_and_whole() {
-        let paths: Vec<String> = ["/a", "/a/b.ts", "/é/ü.md", "/z"].map(String::from).to_vec();
-        let index = LazyPathIndex::default();
-        let built = index.get(paths.iter()).unwrap();
-        assert_eq!(built.iter().collect::<Vec<_>>(), paths);
-        assert_eq!(built.len(), 4);
-        let none: Vec<String> = Vec::new();
-        assert_eq!(PathIndex::build(none.iter()).unwrap().len(), 0);
+        let paths = ["/a", "/a/b.ts", "", "/é/ü.md", "/z"];
+        let joined: JoinedPaths = paths.into_iter().collect();
+        assert_eq!(joined.iter().collect::<Vec<_>>(), paths);
+        assert_eq!(
+            (0..6).map(|i| joined.get(i)).collect::<Vec<_>>(),
+            paths.map(Some).into_iter().chain([None]).collect::<Vec<_>>()
+        );
+        assert_eq!((joined.len(), joined.is_empty()), (5, false));
+        assert!(JoinedPaths::default().is_empty());
     }
 
     #[test]
-    fn forgetting_makes_the_next_use_rebuild() {
+    fn the_index_is_kept_until_forgotten() {
         let mut index = LazyPathIndex::default();
         let first = ["/a".to_string()];
         assert!(index.built().is_none());
-        assert_eq!(index.get(first.iter()).unwrap().len(), 1);
+        assert_eq!(index.get(first.iter()).len(), 1);
         let second = ["/a".to_string(), "/b".to_string()];
-        assert_eq!(index.get(second.iter()).unwrap().len(), 1, "kept until forgotten");
+        assert_eq!(index.get(second.iter()).len(), 1, "kept until forgotten");
         index.forget();
         assert!(index.built().is_none());
-        assert_eq!(index.get(second.iter()).unwrap().iter().collect::<Vec<_>>(), ["/a", "/b"]);
+        assert_eq!(index.get(second.iter()).iter().collect::<Vec<_>>(), ["/a", "/b"]);
     }
 }

@@ -437,12 +437,12 @@ impl FileTable {
         self.files.iter()
     }
 
-    /// Every file, in path order, its path read from the [`PathIndex`], for scans that read
-    /// every path, which the index holds side by side. When the paths changed since the last
-    /// index, it is built now if `build`, else `None` is returned (a scan that may stop early
-    /// could pay more for the build than it saves). `None` also for paths over 4 GiB in all.
+    /// Every file, in path order, its path read from the path index, for scans that read every
+    /// path, which the index holds side by side. When the paths changed since the last index,
+    /// it is built now if `build`, else `None` is returned (a scan that may stop early could pay
+    /// more for the build than it saves).
     pub(crate) fn iter_indexed(&self, build: bool) -> Option<impl Iterator<Item = (&str, &FileEntry)>> {
-        let index = if build { self.path_index.get(self.files.keys()) } else { self.path_index.built() }?;
+        let index = if build { Some(self.path_index.get(self.files.keys())) } else { self.path_index.built() }?;
         debug_assert_eq!(index.len(), self.files.len());
         Some(index.iter().zip(self.files.values()))
     }
