@@ -256,7 +256,7 @@ fn split_paths(paths: &str, count: usize) -> CoreResult<Vec<&str>> {
 
 /// Files in columns, as the typed bindings pass them: the paths joined by NUL (which no
 /// normalised path holds) in chunks of at most [`PATHS_CHUNK_BYTES`], and sizes, modification
-/// times and versions as numbers (NaN when absent; versions are counters, exact as numbers). A
+/// times and versions as numbers (versions are counters, exact as numbers). A
 /// few strings and three arrays cross the boundary instead of an object per file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileColumns {
@@ -285,7 +285,7 @@ impl FileColumns {
         }
     }
 
-    pub(crate) fn push(&mut self, path: &str, size: Option<u64>, modified_at: Option<f64>, version: Option<u64>) {
+    pub(crate) fn push(&mut self, path: &str, size: u64, modified_at: f64, version: u64) {
         match self.paths.last_mut() {
             Some(chunk) if chunk.len() + 1 + path.len() <= PATHS_CHUNK_BYTES => {
                 chunk.push('\0');
@@ -295,17 +295,16 @@ impl FileColumns {
                 self.paths.push(path.to_string());
             }
         }
-        self.sizes.push(size.map_or(f64::NAN, |n| n as f64));
-        self.modified.push(modified_at.unwrap_or(f64::NAN));
-        self.versions.push(version.map_or(f64::NAN, |v| v as f64));
+        self.sizes.push(size as f64);
+        self.modified.push(modified_at);
+        self.versions.push(version as f64);
     }
 }
 
 /// A table glob's files in columns, built straight from the table; whether it was truncated.
 pub fn glob_columns(t: &FileTable, opts: &GlobOptions) -> CoreResult<(FileColumns, bool)> {
     let mut c = FileColumns::default();
-    let truncated =
-        t.glob_each(opts, |p, f| c.push(p, Some(f.data.len() as u64), Some(f.modified_at), Some(f.version)))?;
+    let truncated = t.glob_each(opts, |p, f| c.push(p, f.data.len() as u64, f.modified_at, f.version))?;
     Ok((c, truncated))
 }
 
@@ -366,7 +365,7 @@ mod tests {
         let mut c = FileColumns::with_capacity(files.len());
         for f in files {
             let version = f.version.as_deref().and_then(|v| v.parse::<u64>().ok());
-            c.push(&f.path, f.size, f.modified_at, version);
+            c.push(&f.path, f.size.unwrap(), f.modified_at.unwrap(), version.unwrap());
         }
         c
     }
@@ -401,7 +400,13 @@ mod tests {
         paths.insert(1500, long.clone());
         let files: Vec<FileInfo> = paths
             .iter()
-            .map(|p| FileInfo { path: p.clone(), is_dir: false, size: Some(1), modified_at: None, version: None })
+            .map(|p| FileInfo {
+                path: p.clone(),
+                is_dir: false,
+                size: Some(1),
+                modified_at: Some(2.0),
+                version: Some("3".into()),
+            })
             .collect();
         let c = columns_of(files);
         assert!(c.paths.len() > 2, "{} chunks", c.paths.len());

@@ -712,7 +712,7 @@ impl GlobFanOut {
         let mut files = FileColumns::with_capacity(m.merged.picks.len());
         let mut from = Vec::with_capacity(m.merged.picks.len());
         m.for_each(|path, f, source| {
-            files.push(path, Some(f.size), Some(f.modified_at), Some(f.version));
+            files.push(path, f.size, f.modified_at, f.version);
             from.push(source);
         })?;
         Ok((files, from, m.merged.truncated))
