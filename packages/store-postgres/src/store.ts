@@ -22,6 +22,7 @@ import {
   type Store,
   type StoreItem,
   checkKey,
+  decodeValue,
   encodeValue,
   listRows,
   namespaceFromId,
@@ -121,7 +122,14 @@ export class PostgresStore implements Store {
       [ns, key],
     );
     const row = r.rows[0];
-    return row && { key: row.key, value: JSON.parse(row.value as string) as V, revision: row.revision, updatedAt: Number(row.updated_at) };
+    return (
+      row && {
+        key: row.key,
+        value: decodeValue(row.value as string, row.key, row.revision) as V,
+        revision: row.revision,
+        updatedAt: Number(row.updated_at),
+      }
+    );
   }
 
   /** One write as one statement (the item, the namespace token and the notice together);

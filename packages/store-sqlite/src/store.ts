@@ -20,6 +20,7 @@ import {
   type Store,
   type StoreItem,
   checkKey,
+  decodeValue,
   encodeValue,
   listRows,
   namespaceId,
@@ -80,7 +81,8 @@ export class SqliteStore implements Store {
         this.#stmt("SELECT key, value, revision, updated_at FROM engram_items WHERE ns = ? AND key = ?").get(ns, key) as Row | undefined,
     );
     if (!row) return undefined;
-    return { key: row.key, value: JSON.parse(row.value as string) as V, revision: String(row.revision), updatedAt: row.updated_at };
+    const revision = String(row.revision);
+    return { key: row.key, value: decodeValue(row.value as string, row.key, revision) as V, revision, updatedAt: row.updated_at };
   }
 
   /** Writes under `BEGIN IMMEDIATE`; returns the new revisions, or the index of a lost CAS. */

@@ -6,6 +6,7 @@
  */
 import type { Core, CoreFileTable, EditOptions, ErrorCode, FileInfo, ReadOptions, Result } from "../core/types.js";
 import { EngramError } from "../errors.js";
+import { isDamagedValue, listReadable } from "../stores/rules.js";
 import type { Namespace, PutResult, Store, StoreItem } from "../stores/types.js";
 import { validateNamespace } from "../stores/types.js";
 import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
@@ -138,14 +139,25 @@ export class StoreBackend implements Backend {
     return (await this.#core()).normalizePath(path);
   }
 
+  /** The stored item at `key`; a damaged one (its value is not JSON, see
+   * {@link isDamagedValue}) is, like any item that is not a file, not served. */
+  async #get(key: string): Promise<StoreItem<unknown> | undefined> {
+    try {
+      return await this.#options.store.get<unknown>(this.#namespace, key);
+    } catch (e) {
+      if (isDamagedValue(e)) return undefined;
+      throw e;
+    }
+  }
+
   async #file(path: string): Promise<StoreItem<StoredFile> | undefined> {
-    const item = await this.#options.store.get<StoredFile>(this.#namespace, path);
-    return item && isStoredFile(item.value) ? item : undefined;
+    const item = await this.#get(path);
+    return item && isStoredFile(item.value) ? (item as StoreItem<StoredFile>) : undefined;
   }
 
   async #isDir(path: string): Promise<boolean> {
     if (path === "/") return true;
-    const { items, prefixes } = await this.#options.store.list(this.#namespace, { prefix: `${path}/`, delimiter: "/" });
+    const { items, prefixes } = await this.#options.store.list(this.#namespace, { prefix: `${path}/`, delimiter: "/", values: false });
     return items.length > 0 || prefixes.length > 0;
   }
 
@@ -153,7 +165,7 @@ export class StoreBackend implements Backend {
   async #filesUnder(path: string): Promise<StoreItem<StoredFile>[]> {
     const single = await this.#file(path);
     if (single) return [single];
-    const { items } = await this.#options.store.list<StoredFile>(this.#namespace, { prefix: dirPrefix(path) });
+    const { items } = await listReadable<StoredFile>(this.#options.store, this.#namespace, { prefix: dirPrefix(path) });
     return items.filter((i) => isStoredFile(i.value));
   }
 
@@ -203,10 +215,13 @@ export class StoreBackend implements Backend {
     }
     // Many changes: one listing with content beats one round trip per file.
     const wanted = new Set(stale);
+    // A damaged item (not JSON) is not served: the mirror forgets whatever it held there.
     const fresh =
       stale.length > 16
-        ? (await store.list<StoredFile>(this.#namespace, { prefix: scope })).items.filter((i) => wanted.has(i.key))
-        : (await Promise.all(stale.map((k) => store.get<StoredFile>(this.#namespace, k)))).filter((i) => i !== undefined);
+        ? (await listReadable<StoredFile>(store, this.#namespace, { prefix: scope })).items.filter((i) => wanted.has(i.key))
+        : (await Promise.all(stale.map((k) => this.#get(k)))).filter((i) => i !== undefined);
+    const got = new Set(fresh.map((i) => i.key));
+    for (const key of stale) if (!got.has(key) && this.#revisions.has(key)) this.#forget(mirror, key);
     this.#rememberAll(mirror, fresh);
     this.#covered(token, path);
     return mirror;
@@ -280,7 +295,7 @@ export class StoreBackend implements Backend {
     if (p.error) return { error: p.error };
     const file = await this.#file(p.path);
     if (file) return { entries: [this.#info(file)] };
-    const { items, prefixes } = await this.#options.store.list<StoredFile>(this.#namespace, {
+    const { items, prefixes } = await listReadable<StoredFile>(this.#options.store, this.#namespace, {
       prefix: dirPrefix(p.path),
       delimiter: "/",
     });

@@ -9,6 +9,7 @@ import {
   type RawRow,
   checkKey,
   compareKeys,
+  decodeValue,
   encodeValue,
   listRows,
   namespaceFromId,
@@ -72,7 +73,9 @@ export class InMemoryStore implements Store {
   async get<V>(namespace: Namespace, key: string): Promise<StoreItem<V> | undefined> {
     checkKey(key);
     const row = this.#space(namespace, false)?.rows.get(key);
-    return row && { key: row.key, value: JSON.parse(row.value) as V, revision: row.revision, updatedAt: row.updatedAt };
+    return (
+      row && { key: row.key, value: decodeValue(row.value, row.key, row.revision) as V, revision: row.revision, updatedAt: row.updatedAt }
+    );
   }
 
   #conflicts(space: Space | undefined, key: string, ifRevision: string | null | undefined): boolean {

@@ -5,7 +5,7 @@
  * @module
  */
 import { EngramError } from "../errors.js";
-import type { FilterCondition, ListOptions, ListResult, Namespace, SearchOptions, SearchResult, StoreItem } from "./types.js";
+import type { FilterCondition, ListOptions, ListResult, Namespace, SearchOptions, SearchResult, Store, StoreItem } from "./types.js";
 import { MAX_KEY_BYTES, validateNamespace } from "./types.js";
 
 const encoder = new TextEncoder();
@@ -54,6 +54,80 @@ export function encodeValue(value: unknown): string {
   }
   if (text === undefined) throw invalid(`a store value must be JSON, got ${typeof value}`);
   return text;
+}
+
+/**
+ * A stored value that is not JSON (another program wrote the table, a damaged disk): a
+ * `store_error` that names the key, with the row's revision and raw text so a caller can
+ * quarantine it (move the text aside, replace the row by compare-and-swap). Recognise it with
+ * {@link isDamagedValue}, which also holds for an error from another copy of the package.
+ */
+export class DamagedValueError extends EngramError {
+  override readonly name: string = "DamagedValueError";
+  constructor(
+    /** The key whose value is damaged. */
+    readonly damagedKey: string,
+    /** The damaged row's revision. */
+    readonly revision: string,
+    /** The stored text, as it is. */
+    readonly raw: string,
+    cause: unknown,
+  ) {
+    super(
+      "store_error",
+      `the stored value of key ${JSON.stringify(damagedKey)} is damaged (not JSON: ${cause instanceof Error ? cause.message : String(cause)})`,
+      {
+        cause,
+      },
+    );
+  }
+}
+
+/** Whether `e` is a {@link DamagedValueError} (by its fields: any copy of the package). */
+export function isDamagedValue(e: unknown): e is DamagedValueError {
+  const d = e as DamagedValueError;
+  return (
+    EngramError.hasCode(e, "store_error") && typeof d.damagedKey === "string" && typeof d.revision === "string" && typeof d.raw === "string"
+  );
+}
+
+/** A stored value's JSON text decoded; a {@link DamagedValueError} when it is not JSON. */
+export function decodeValue(text: string, key: string, revision: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new DamagedValueError(key, revision, text, e);
+  }
+}
+
+/**
+ * A listing in which a damaged item ({@link DamagedValueError}) costs only itself: when the
+ * listing with values meets one, the keys are listed without values and each item is read on
+ * its own. The damaged keys are reported, not returned as items.
+ */
+export async function listReadable<V>(
+  store: Store,
+  namespace: Namespace,
+  options: ListOptions = {},
+): Promise<ListResult<V> & { damaged: string[] }> {
+  try {
+    return { ...(await store.list<V>(namespace, options)), damaged: [] };
+  } catch (e) {
+    if (!isDamagedValue(e) || options.values === false) throw e;
+  }
+  const keys = await store.list<V>(namespace, { ...options, values: false });
+  const damaged: string[] = [];
+  const items: StoreItem<V>[] = [];
+  for (const listed of keys.items) {
+    try {
+      const item = await store.get<V>(namespace, listed.key);
+      if (item) items.push(item);
+    } catch (e) {
+      if (!isDamagedValue(e)) throw e;
+      damaged.push(listed.key);
+    }
+  }
+  return { ...keys, items, damaged };
 }
 
 /** Compares by Unicode code point (UTF-8 byte order), not by UTF-16 code unit. */
@@ -133,7 +207,7 @@ function range(prefix: string, cursor: string | undefined): { from: Bound; to: s
 function toItem<V>(row: RawRow, values: boolean): StoreItem<V> {
   return {
     key: row.key,
-    value: (values && row.value !== undefined ? JSON.parse(row.value) : undefined) as V,
+    value: (values && row.value !== undefined ? decodeValue(row.value, row.key, row.revision) : undefined) as V,
     revision: row.revision,
     updatedAt: row.updatedAt,
   };

@@ -8,6 +8,7 @@
  */
 import type { Message } from "../../models/types.js";
 import type { Namespace, Store } from "../../stores/types.js";
+import { listReadable } from "../../stores/rules.js";
 import type { CapturedConversation } from "./capture.js";
 
 /** One queued update: a conversation and who it belongs to, fixed when it was captured. */
@@ -135,7 +136,8 @@ export class StorePendingWork implements PendingWorkStore {
   }
 
   async list(): Promise<PendingEntry[]> {
-    const { items } = await this.#store.list<unknown>(this.#namespace);
+    // A damaged entry (not JSON) is skipped like any invalid one; the others still run.
+    const { items } = await listReadable<unknown>(this.#store, this.#namespace);
     const out: PendingEntry[] = [];
     for (const item of items) {
       const entry = parsePendingEntry(item.value);

@@ -3,7 +3,8 @@
  * using the store's revisions for compare-and-swap. Edge-safe.
  * @module
  */
-import type { Namespace, Store } from "../../stores/types.js";
+import { isDamagedValue } from "../../stores/rules.js";
+import type { Namespace, Store, StoreItem } from "../../stores/types.js";
 import { type PendingWorkStore, StorePendingWork } from "./pending.js";
 import { type MemoryData, createEmptyMemory, nowIso, parseMemory } from "./schema.js";
 import { type LoadedMemory, type MemoryStorage, NO_REVISION, type SaveMemoryResult, copyMemory, safeId } from "./storage.js";
@@ -46,12 +47,22 @@ export class StoreMemoryStorage implements MemoryStorage {
     for (;;) {
       // Memory first, then the clear record: a clear writes them in the opposite order, so a
       // revision read before a clear is always paired with that clear or an older one.
-      const item = await this.#store.get<unknown>(ns, MEMORY_KEY);
-      const cleared = await this.#store.get<{ at?: unknown }>(ns, CLEARED_KEY);
+      // A stored text that is not even JSON is judged like an invalid document: its raw
+      // text is kept aside.
+      let item: StoreItem<unknown> | undefined;
+      let parsed: ReturnType<typeof parseMemory>;
+      try {
+        item = await this.#store.get<unknown>(ns, MEMORY_KEY);
+        parsed = item ? parseMemory(item.value) : { ok: false, error: "" };
+      } catch (e) {
+        if (!isDamagedValue(e)) throw e;
+        item = { key: MEMORY_KEY, value: e.raw, revision: e.revision, updatedAt: 0 };
+        parsed = { ok: false, error: e.message };
+      }
+      const cleared = await this.#cleared(ns);
       const at = cleared?.value?.at;
       const clearedAt = typeof at === "number" ? { clearedAt: at } : {};
       if (!item) return { memory: createEmptyMemory(), revision: NO_REVISION, ...clearedAt };
-      const parsed = parseMemory(item.value);
       if (parsed.ok) return { memory: parsed.memory, revision: item.revision, ...clearedAt };
       // Quarantine: keep the bad value aside, then replace it only if it is still the same one.
       const aside = `${MEMORY_KEY}.corrupt-${Date.now()}`;
@@ -64,6 +75,16 @@ export class StoreMemoryStorage implements MemoryStorage {
         ...clearedAt,
         warning: `long-term memory of user ${JSON.stringify(userId)} was invalid (${parsed.error}); kept as ${JSON.stringify(aside)} and started afresh`,
       };
+    }
+  }
+
+  /** The clear record; a damaged one (not JSON) counts as none. */
+  async #cleared(ns: Namespace): Promise<StoreItem<{ at?: unknown }> | undefined> {
+    try {
+      return await this.#store.get<{ at?: unknown }>(ns, CLEARED_KEY);
+    } catch (e) {
+      if (isDamagedValue(e)) return undefined;
+      throw e;
     }
   }
 
