@@ -6,7 +6,7 @@
 import type { Backend } from "../backends/protocol.js";
 import type { StateBackend } from "../backends/state.js";
 import type { Core } from "../core/types.js";
-import type { McpServerConfig } from "../mcp/toolset.js";
+import { type McpServerConfig, namespacedToolName } from "../mcp/toolset.js";
 import type { MemoryHistory } from "../memory/history/history.js";
 import type { AgentTracing } from "../tracing/tracing.js";
 import type { Message } from "../models/types.js";
@@ -14,7 +14,7 @@ import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
 import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
-import type { InterruptConfig } from "../middleware/hitl.js";
+import { type InterruptConfig, stricterPolicy } from "../middleware/hitl.js";
 import { type SubagentDefinition, TASK_TOOL_NAME } from "../middleware/subagents.js";
 import { FILESYSTEM_TOOL_NAMES } from "../tools/filesystem.js";
 import type { Middleware } from "../middleware/types.js";
@@ -540,12 +540,29 @@ export function resolveOptions(options: DeepAgentOptions) {
   o.subagents.forEach((s, i) => {
     if (s.interruptOn) checkTools(s.interruptOn, `subagents[${i}].interruptOn`);
   });
+  // A server's tool reaches the model (and the review) as `<server>__<tool>` with the characters
+  // a tool name cannot hold replaced and a long name cut (`namespacedToolName`): an entry naming
+  // it as the server spells it (`files__delete.all`) reviews that name too, never nothing. Two
+  // entries landing on one name give the stricter review.
+  const reviewed = (interruptOn: Record<string, InterruptConfig>): Record<string, InterruptConfig> => {
+    let out: Record<string, InterruptConfig> = {};
+    for (const [tool, cfg] of Object.entries(interruptOn)) {
+      const as = new Set([tool]);
+      if (!known.has(tool)) {
+        for (const s of servers)
+          if (tool.startsWith(`${s}__`) && tool.length > s.length + 2) as.add(namespacedToolName(s, tool.slice(s.length + 2)));
+      }
+      for (const name of as) out = stricterPolicy(out, { [name]: cfg });
+    }
+    return out;
+  };
   if (o.responseFormat !== undefined && o.responseMode === "tool" && names.has(RESPOND_TOOL))
     throw new ConfigError("tools", `'${RESPOND_TOOL}' is the tool that gives the final answer when responseMode is "tool"`);
   return {
     ...o,
+    interruptOn: reviewed(o.interruptOn),
     structured: o.responseFormat === undefined ? undefined : structuredFormat(o.responseFormat),
-    subagents,
+    subagents: subagents.map((s) => (s.interruptOn ? { ...s, interruptOn: reviewed(s.interruptOn) } : s)),
     memorySources: options.memorySources ?? [o.memoryFile],
     skillsSources: options.skillsSources ?? [o.skillsDir],
   };
