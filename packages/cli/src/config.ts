@@ -80,7 +80,7 @@ export const configFileSchema = z.strictObject({
   longTermMemory: z.boolean({ message: "must be true or false" }).optional(),
   database: str.optional(),
   maxTurns: int(1).optional(),
-  temperature: z.number({ message: "must be a number" }).min(0).max(2).optional(),
+  temperature: z.number({ message: "must be a number" }).min(0, { message: "must be ≥ 0" }).max(2, { message: "must be ≤ 2" }).optional(),
   maxOutputTokens: int(1).optional(),
   memoryDebounceMs: int(0)
     .refine((v) => v === 0 || (v >= 1000 && v <= 300_000), { message: "must be 0 or 1000–300000" })
@@ -131,6 +131,13 @@ function osUser(env: NodeJS.ProcessEnv): string {
     // No passwd entry (containers): fall back to the environment.
   }
   return env.USER || env.USERNAME || "default";
+}
+
+/** The default user id for an OS user name: the name, with what a store namespace cannot hold
+ * (spaces, `/`, letters beyond ASCII: "John Smith", "José") replaced by `_`, so that every
+ * command works for any login; `--user` names anyone else. */
+export function defaultUserId(osName: string): string {
+  return osName.replace(/[^A-Za-z0-9\-_.@+:~]/g, "_").slice(0, 128) || "default";
 }
 
 function parseBool(text: string): boolean | undefined {
@@ -211,11 +218,21 @@ export function projectConfigFile(cwd: string): { path: string; base: string } |
   return undefined;
 }
 
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /** Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Where the project file is looked for. Default: `process.cwd()`. */
+  cwd?: string;
+  /** The OS user name (the default `user`). Default: the logged-in user's. */
+  osUser?: string;
+}
+
 /**
  * Resolves the configuration. Throws a `ConfigError` (naming the key, and the file or variable)
  * for an invalid value.
  */
-export function loadConfig(flags: FlagValues, options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): LoadedConfig {
+export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const home = engramHome(env);
@@ -251,7 +268,7 @@ export function loadConfig(flags: FlagValues, options: { env?: NodeJS.ProcessEnv
 
   const config: CliConfig = {
     write: false,
-    user: osUser(env),
+    user: defaultUserId(options.osUser ?? osUser(env)),
     review: [],
     longTermMemory: true,
     database: env === process.env ? defaultDatabasePath() : join(home, "engram.db"),

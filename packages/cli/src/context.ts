@@ -4,7 +4,7 @@
  */
 import type { LoadedConfig } from "./config.js";
 import { EXIT } from "./exit.js";
-import { type Colors, type Out, colorsFor } from "./terminal.js";
+import { type Colors, type Out, colorsFor, printable } from "./terminal.js";
 
 /** The per-invocation context. */
 export interface Context {
@@ -31,7 +31,7 @@ export function createContext(loaded: LoadedConfig, options: { color?: boolean; 
     env,
     colors: (stream) => colorsFor(stream, { ...colorOption, env }),
     error(message) {
-      ctx.stderr.write(`${ctx.colors(ctx.stderr).red("engram:")} ${message}\n`);
+      ctx.stderr.write(`${ctx.colors(ctx.stderr).red("engram:")} ${printable(message)}\n`);
     },
     usage(message) {
       ctx.error(message);

@@ -6,6 +6,7 @@ export { main, buildProgram } from "./cli.js";
 export {
   type CliConfig,
   type ConfigSource,
+  type LoadConfigOptions,
   type LoadedConfig,
   ENV_VARS,
   configFileSchema,

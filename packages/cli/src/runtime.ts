@@ -25,6 +25,7 @@ import {
 } from "engram";
 import type { CliConfig } from "./config.js";
 import { ReadOnlyBackend } from "./readonly-backend.js";
+import { RedactingBackend } from "./redacting-backend.js";
 
 /** Where the user's AGENTS.md lives, in the agent's tree (a store route). */
 export const USER_MEMORY_PATH = "/memories/AGENTS.md";
@@ -66,7 +67,8 @@ export function openStorage(config: CliConfig, home: string): Storage {
       throw new ConfigError("root", `${config.root} is not a directory`);
     }
     const fs = new FilesystemBackend({ rootDir: config.root });
-    project = config.write ? fs : new ReadOnlyBackend(fs, loadCore());
+    // The project's AGENTS.md is a memory file: what the agent writes there is redacted.
+    project = config.write ? new RedactingBackend(fs, (path) => path === PROJECT_MEMORY_PATH) : new ReadOnlyBackend(fs, loadCore());
   }
   const store = new SqliteStore({ path: config.database });
   let checkpointer: SqliteCheckpointer;
@@ -77,6 +79,8 @@ export function openStorage(config: CliConfig, home: string): Storage {
     throw e;
   }
   const userFiles = new StoreBackend({ store, namespace: userFilesNamespace(config.user) });
+  // The agent's route to the user's memory files: every write is redacted (as `engram memory` does).
+  const memoryFiles = new RedactingBackend(userFiles);
   const skillsDir = join(home, "skills");
   const userSkills = existsSync(skillsDir) ? new ReadOnlyBackend(new FilesystemBackend({ rootDir: skillsDir }), loadCore()) : undefined;
   const history = new MemoryHistory({
@@ -96,7 +100,7 @@ export function openStorage(config: CliConfig, home: string): Storage {
     ...(project && { project }),
     backend(threadId) {
       const base = project ?? new StoreBackend({ store, namespace: ["engram", "threads", threadId, "files"] });
-      return new CompositeBackend(base, { "/memories/": userFiles, ...(userSkills && { "/user-skills/": userSkills }) });
+      return new CompositeBackend(base, { "/memories/": memoryFiles, ...(userSkills && { "/user-skills/": userSkills }) });
     },
     close() {
       checkpointer.close();

@@ -10,7 +10,7 @@ import { type AgentInput, type Decision, type Interrupt, type InterruptedCall, t
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
 import { openAgent } from "../runtime.js";
-import { EventRenderer, callTarget } from "../terminal.js";
+import { EventRenderer, callTarget, printable } from "../terminal.js";
 import { newThreadId } from "../threads-id.js";
 import { openSession } from "./open.js";
 
@@ -153,8 +153,8 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
 
   const reviewCall = async (call: InterruptedCall): Promise<Decision | undefined> => {
     const who = call.subagent ? c.dim(` (subagent ${call.subagent.name}, ${call.subagent.path})`) : "";
-    print(`${c.yellow("?")} ${c.bold("review")} ${c.bold(call.name)} ${callTarget(call)}${who}`);
-    print(indent(previewArgs(call.args)));
+    print(`${c.yellow("?")} ${c.bold("review")} ${c.bold(printable(call.name))} ${callTarget(call)}${who}`);
+    print(indent(printable(previewArgs(call.args))));
     const choices = call.allow.map((d) => (d === "approve" ? "[a]pprove" : d === "edit" ? "[e]dit" : "[r]eject")).join(" · ");
     for (;;) {
       const answer = await input.ask(`${choices} › `);
@@ -204,7 +204,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       } catch (e) {
         renderer.newline();
         if (stopReason === "cancelled" || controller.signal.aborted) print(c.yellow("cancelled"));
-        else print(c.red(`error: ${describeError(e)}`));
+        else print(c.red(`error: ${printable(describeError(e))}`));
         return;
       } finally {
         turn = undefined;
@@ -264,7 +264,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       await runTurn({ messages: [{ role: "user", content: asked.text }] });
     }
   } catch (e) {
-    print(c.red(`error: ${describeError(e)}`));
+    print(c.red(`error: ${printable(describeError(e))}`));
     code = exitCodeForError(e);
   } finally {
     rl.off("SIGINT", onSigint);

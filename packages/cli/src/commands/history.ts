@@ -8,6 +8,7 @@ import { EngramError, type MemoryChange, restoreThrough } from "engram";
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
 import type { Storage } from "../runtime.js";
+import { printable } from "../terminal.js";
 import { withStorage } from "./open.js";
 
 /** The thread a CLI revert restores through (the memory routes are the same in every thread). */
@@ -70,7 +71,7 @@ export function memoryDiff(ctx: Context, id: string): Promise<number> {
     const change = await findChange(ctx, storage, id);
     if (typeof change === "number") return change;
     const c = ctx.colors(ctx.stdout);
-    for (const line of storage.history.diff(change).split("\n")) {
+    for (const line of printable(storage.history.diff(change)).split("\n")) {
       const coloured =
         line.startsWith("+++") || line.startsWith("---")
           ? c.bold(line)

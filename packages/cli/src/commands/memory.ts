@@ -23,6 +23,7 @@ import {
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
 import { PROJECT_MEMORY_PATH, type Storage, USER_MEMORY_PATH, openLongTermMemory } from "../runtime.js";
+import { printable } from "../terminal.js";
 import { withStorage } from "./open.js";
 
 /** The user's AGENTS.md inside the `/memories/` store backend. */
@@ -95,19 +96,19 @@ export function memoryShow(ctx: Context, options: { json?: boolean }): Promise<n
     const c = ctx.colors(ctx.stdout);
     const w = (s: string) => ctx.stdout.write(`${s}\n`);
     w(c.bold(`AGENTS.md of ${user}`) + c.dim(" (/memories/AGENTS.md)"));
-    w(userMd?.text.trimEnd() || c.dim("(empty)"));
+    w(printable(userMd?.text.trimEnd() ?? "") || c.dim("(empty)"));
     if (storage.project) {
       w("");
       w(c.bold("project AGENTS.md") + c.dim(` (${ctx.loaded.config.root}/AGENTS.md)`));
-      w(projectMd?.text.trimEnd() || c.dim("(none)"));
+      w(printable(projectMd?.text.trimEnd() ?? "") || c.dim("(none)"));
     }
     w("");
     w(c.bold(`long-term memory of ${user}`));
     for (const [name, section] of [...Object.entries(data.user), ...Object.entries(data.history)]) {
-      if (section.summary) w(`${c.dim(`${name}:`)} ${section.summary}`);
+      if (section.summary) w(`${c.dim(`${name}:`)} ${printable(section.summary)}`);
     }
     if (data.facts.length === 0) w(c.dim("(no facts)"));
-    for (const f of data.facts) w(`${c.dim(f.id)}  ${f.content} ${c.dim(`(${f.category}, ${f.confidence})`)}`);
+    for (const f of data.facts) w(`${c.dim(f.id)}  ${printable(f.content)} ${c.dim(`(${f.category}, ${f.confidence})`)}`);
     return EXIT.ok;
   });
 }
@@ -120,7 +121,8 @@ export function memoryFacts(ctx: Context, options: { json?: boolean }): Promise<
     if (options.json) for (const f of facts) ctx.stdout.write(`${JSON.stringify(f)}\n`);
     else if (facts.length === 0) ctx.stdout.write(c.dim("no facts yet\n"));
     else
-      for (const f of facts) ctx.stdout.write(`${f.id}  ${c.dim(`${f.category.padEnd(11)} ${f.confidence.toFixed(2)}`)}  ${f.content}\n`);
+      for (const f of facts)
+        ctx.stdout.write(`${f.id}  ${c.dim(`${f.category.padEnd(11)} ${f.confidence.toFixed(2)}`)}  ${printable(f.content)}\n`);
     return EXIT.ok;
   });
 }
@@ -165,7 +167,10 @@ export function memoryAdd(ctx: Context, words: string[], options: { category?: s
 
 /** `engram memory forget <id…>`: deletes facts by id (a unique prefix is enough). */
 export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
-  if (ids.length === 0) return Promise.resolve(ctx.usage("which fact? engram memory forget <id> (ids: engram memory facts)"));
+  // An empty id (an unset shell variable) would be a prefix of every fact: never a match.
+  if (ids.length === 0 || ids.some((id) => id.trim() === "")) {
+    return Promise.resolve(ctx.usage("which fact? engram memory forget <id> (ids: engram memory facts)"));
+  }
   return withMemory(ctx, async (storage, memory) => {
     const { user } = ctx.loaded.config;
     const facts = await memory.listFacts(user);
@@ -183,7 +188,7 @@ export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
       if (r.error) {
         ctx.error(r.error.message);
         code = EXIT.error;
-      } else ctx.stdout.write(`forgot ${target.id}  ${target.content}\n`);
+      } else ctx.stdout.write(`forgot ${target.id}  ${printable(target.content)}\n`);
     }
     await recordFacts(ctx, storage, facts, await memory.listFacts(user));
     return code;

@@ -5,12 +5,13 @@
 import type { Checkpoint, Message } from "engram";
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
+import { printable } from "../terminal.js";
 import { chatCommand } from "./chat.js";
 import { withStorage } from "./open.js";
 
 function preview(cp: Checkpoint): string {
   const first = cp.messages.find((m) => m.role === "user")?.content ?? "";
-  const line = first.replace(/\s+/g, " ").trim();
+  const line = printable(first).replace(/\s+/g, " ").trim();
   return line.length > 60 ? `${line.slice(0, 57)}…` : line;
 }
 
@@ -51,16 +52,16 @@ export async function threadsList(ctx: Context, options: { json?: boolean; limit
 
 function renderMessage(ctx: Context, m: Message): string {
   const c = ctx.colors(ctx.stdout);
-  if (m.role === "user") return `${c.cyan(c.bold("you"))}  ${m.content}`;
+  if (m.role === "user") return `${c.cyan(c.bold("you"))}  ${printable(m.content)}`;
   if (m.role === "tool") {
-    const text = m.content.length > 300 ? `${m.content.slice(0, 300)}… (${m.content.length} chars)` : m.content;
+    const text = printable(m.content.length > 300 ? `${m.content.slice(0, 300)}… (${m.content.length} chars)` : m.content);
     return c.dim(`  ← ${text.replace(/\n/g, "\n    ")}`);
   }
-  const calls = (m.toolCalls ?? []).map((t) => c.dim(`  → ${t.name} ${JSON.stringify(t.args).slice(0, 200)}`));
-  return [m.content ? `${c.green(c.bold("engram"))}  ${m.content}` : "", ...calls].filter(Boolean).join("\n");
+  const calls = (m.toolCalls ?? []).map((t) => c.dim(`  → ${printable(`${t.name} ${JSON.stringify(t.args).slice(0, 200)}`)}`));
+  return [m.content ? `${c.green(c.bold("engram"))}  ${printable(m.content)}` : "", ...calls].filter(Boolean).join("\n");
 }
 
-/** `engram threads show <id>`. */
+/** `engram threads show <id>`. What the messages hold is shown inert (see {@link printable}). */
 export async function threadsShow(ctx: Context, id: string, options: { json?: boolean }): Promise<number> {
   return withStorage(ctx, async (storage) => {
     const cp = await storage.checkpointer.get(id);

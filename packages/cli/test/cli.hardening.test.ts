@@ -1,0 +1,201 @@
+/**
+ * The `engram` command against hostile or careless use, each a real process against a scripted
+ * model behind a real OpenAI-compatible HTTP server, storage in a temporary ENGRAM_HOME: secrets
+ * the agent writes into memory files, a reader that closes the pipe early, empty ids from an
+ * unset shell variable, out-of-range values.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  type ScriptedModelServer,
+  afterToolResult,
+  isMemoryExtraction,
+  memoryUpdate,
+  startScriptedModelServer,
+  systemText,
+} from "../../../examples/node/scripted-model-server.js";
+import { CompositeBackend, StateBackend } from "engram";
+import { loadConfig } from "../src/config.js";
+import { RedactingBackend } from "../src/redacting-backend.js";
+import { openStorage } from "../src/runtime.js";
+import { cleanEnv, engram, jsonLines, startEngram, tempDir } from "./helpers.js";
+
+let server: ScriptedModelServer;
+let home: ReturnType<typeof tempDir>;
+let cwd: ReturnType<typeof tempDir>;
+let root: ReturnType<typeof tempDir>;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  server = await startScriptedModelServer(() => ({ text: "unset" }));
+});
+afterAll(() => server.close());
+beforeEach(() => {
+  home = tempDir("engram-cli-hard-home-");
+  cwd = tempDir("engram-cli-hard-cwd-");
+  root = tempDir("engram-cli-hard-root-");
+  env = cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester", ENGRAM_LONG_TERM_MEMORY: "false" });
+  server.requests.length = 0;
+});
+afterEach(() => {
+  home.remove();
+  cwd.remove();
+  root.remove();
+});
+
+const OPENAI_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+const AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
+const model = () => ["--base-url", server.baseURL, "--model", "openai-compatible:scripted"];
+const run = (args: string[], input?: string) => engram(args, { env, cwd: cwd.path, ...(input !== undefined && { input }) });
+
+/** One `engram run` whose model makes `call` once, then answers "done". */
+async function agentRun(call: { name: string; args: Record<string, unknown> }, flags: string[] = []): Promise<void> {
+  server.setScript((r) =>
+    isMemoryExtraction(r) ? { text: memoryUpdate() } : afterToolResult(r) ? { text: "done" } : { toolCalls: [call] },
+  );
+  const r = await run([...model(), ...flags, "run", "--json", "remember my keys"]);
+  expect(r.code, r.stderr).toBe(0);
+  expect(
+    jsonLines(r.stdout).find((e) => e.type === "tool_end"),
+    r.stdout,
+  ).toMatchObject({ isError: false });
+}
+
+const agentsMd = async (flags: string[] = []): Promise<{ agentsMd: string | null; projectAgentsMd: string | null }> => {
+  const r = await run([...flags, "memory", "show", "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as { agentsMd: string | null; projectAgentsMd: string | null };
+};
+
+describe("engram under hostile use", { timeout: 300_000 }, () => {
+  it("secrets the agent writes into memory files (write_file, edit_file) are redacted; other project files are not touched", async () => {
+    await agentRun({
+      name: "write_file",
+      args: { file_path: "/memories/AGENTS.md", content: `# Memory\n- deploy key: ${OPENAI_KEY}\n- tabs\n` },
+    });
+    let shown = await agentsMd();
+    expect(shown.agentsMd).not.toContain(OPENAI_KEY);
+    expect(shown.agentsMd).toContain("- deploy key: [REDACTED]\n- tabs\n");
+
+    await agentRun({
+      name: "edit_file",
+      args: { file_path: "/memories/AGENTS.md", old_string: "- tabs\n", new_string: `- spaces\n- aws ${AWS_KEY}\n` },
+    });
+    shown = await agentsMd();
+    expect(shown.agentsMd).not.toContain(AWS_KEY);
+    expect(shown.agentsMd).toContain("- spaces\n");
+
+    // The next run's prompt (the memory section) carries no secret either.
+    server.setScript((r) => (isMemoryExtraction(r) ? { text: memoryUpdate() } : { text: "ok" }));
+    const next = await run([...model(), "run", "hello"]);
+    expect(next.code, next.stderr).toBe(0);
+    const prompt = systemText(server.requests.at(-1) ?? { model: "", messages: [] });
+    expect(prompt).toContain("- spaces");
+    expect(prompt).not.toContain(OPENAI_KEY);
+    expect(prompt).not.toContain(AWS_KEY);
+
+    // The project's AGENTS.md is a memory file too (--root --write); any other file is the user's code.
+    const project = ["--root", root.path, "--write"];
+    await agentRun({ name: "write_file", args: { file_path: "/AGENTS.md", content: `token ${OPENAI_KEY}\n` } }, project);
+    await agentRun({ name: "write_file", args: { file_path: "/config.env", content: `OPENAI=${OPENAI_KEY}\n` } }, project);
+    expect(readFileSync(join(root.path, "AGENTS.md"), "utf8")).toBe("token [REDACTED]\n");
+    expect(readFileSync(join(root.path, "config.env"), "utf8")).toBe(`OPENAI=${OPENAI_KEY}\n`);
+    expect((await agentsMd(project)).projectAgentsMd).not.toContain(OPENAI_KEY);
+  });
+
+  it("a secret completed by an edit or split across appends is redacted too (in process)", async () => {
+    const memories = new StateBackend();
+    const tree = new CompositeBackend(new StateBackend(), { "/memories/": new RedactingBackend(memories) });
+    const text = async (path: string) => new TextDecoder().decode((await memories.readBytes(path)).data);
+
+    expect((await tree.write("/memories/a.md", "key sk-proj-abcdefghij\n")).error).toBeUndefined();
+    const edited = await tree.edit("/memories/a.md", "ij\n", "ijklmnopqrstuvwxyz0123456789ABCD\n");
+    expect(edited.error).toBeUndefined();
+    expect(await text("/a.md")).toBe("key [REDACTED]\n");
+    expect(edited.version).toBe((await memories.stat("/a.md")).info?.version);
+
+    await tree.append("/memories/b.md", `aws ${AWS_KEY.slice(0, 10)}`);
+    await tree.append("/memories/b.md", `${AWS_KEY.slice(10)} done\n`);
+    expect(await text("/b.md")).not.toContain(AWS_KEY);
+    expect(await text("/b.md")).toContain("done\n");
+  });
+
+  it("a reader that closes the pipe early (| head -1) does not crash the run; the thread is still saved", async () => {
+    server.setScript((r) => (isMemoryExtraction(r) ? { text: memoryUpdate() } : { text: "word ".repeat(60), chunkDelayMs: 10 }));
+    const p = startEngram([...model(), "run", "--json", "-t", "piped", "talk"], { env, cwd: cwd.path });
+    await p.waitForStdout('"model_delta"');
+    p.child.stdout?.destroy();
+    const r = await p.done;
+    expect(r.stderr).not.toMatch(/EPIPE|Unhandled|node:/);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(0);
+    const list = await run(["threads", "list", "--json"]);
+    expect(jsonLines(list.stdout).map((t) => t.threadId)).toEqual(["piped"]);
+  });
+
+  it("terminal control sequences from the model or a file are shown inert, never sent to the terminal", async () => {
+    // OSC 0 retitles the window, CSI 2J clears the screen, \r overwrites the line, C1 CSI (\x9b).
+    const hostile = "\x1b]0;pwned\x07\x1b[2J\rfake\x9b31m";
+    writeFileSync(join(root.path, "README.md"), `read me ${hostile}\n`);
+    server.setScript((r) =>
+      isMemoryExtraction(r)
+        ? { text: memoryUpdate() }
+        : afterToolResult(r)
+          ? { text: `answer ${hostile} end` }
+          : {
+              toolCalls: [
+                { name: "read_file", args: { file_path: `/README.md${hostile}` } },
+                { name: "read_file", args: { file_path: "/README.md" } },
+              ],
+            },
+    );
+    const r = await run([...model(), "--root", root.path, "run", "-t", "hostile", "read it"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("answer ");
+    expect(r.stdout).toContain(" end");
+    const shown = await run(["threads", "show", "hostile"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("read me ");
+    expect((await run(["memory", "add", "--agents-md", `note ${hostile}`])).code).toBe(0);
+    const memory = await run(["memory", "show"]);
+    expect(memory.stdout).toContain("- note ^[]0;pwned^G");
+    for (const out of [r.stdout, r.stderr, shown.stdout, memory.stdout])
+      for (const ch of ["\x1b", "\x07", "\r", "\x9b"]) expect(out).not.toContain(ch);
+  });
+
+  it("memory forget with an empty id (an unset shell variable) forgets nothing", async () => {
+    const added = await run(["memory", "add", "I prefer tabs over spaces"]);
+    expect(added.code, added.stderr).toBe(0);
+    const forget = await run(["memory", "forget", ""]);
+    expect(forget.code).toBe(2);
+    expect(forget.stdout).not.toContain("forgot");
+    const facts = await run(["memory", "facts", "--json"]);
+    expect(jsonLines(facts.stdout)).toHaveLength(1);
+  });
+
+  it("an OS user name a store namespace cannot hold (a space, non-ASCII) still opens the user's memory", async () => {
+    for (const name of ["John Smith", "José", "a/b"]) {
+      const loaded = loadConfig({}, { env: { ENGRAM_HOME: home.path }, cwd: cwd.path, osUser: name });
+      const storage = openStorage(loaded.config, loaded.home);
+      try {
+        expect((await storage.userFiles.write("/AGENTS.md", "# Memory\n")).error).toBeUndefined();
+        expect("error" in (await storage.userFiles.stat("/AGENTS.md"))).toBe(false);
+      } finally {
+        storage.close();
+      }
+    }
+    const john = loadConfig({}, { env: { ENGRAM_HOME: home.path }, cwd: cwd.path, osUser: "John Smith" });
+    expect(john.config.user).toBe("John_Smith");
+    expect(john.sources.user).toBe("default");
+    // An explicit --user is taken as typed (an invalid one is a clear error, not renamed).
+    expect(loadConfig({ user: "ada" }, { env: {}, cwd: cwd.path, osUser: "John Smith" }).config.user).toBe("ada");
+  });
+
+  it("an out-of-range number names the range, not 'must be a number'", () => {
+    const opts = { env: { ENGRAM_HOME: home.path }, cwd: cwd.path };
+    expect(() => loadConfig({ temperature: "5" }, opts)).toThrow(/temperature: must be ≤ 2/);
+    expect(() => loadConfig({ temperature: "-1" }, opts)).toThrow(/temperature: must be ≥ 0/);
+    expect(loadConfig({ temperature: "0.7" }, opts).config.temperature).toBe(0.7);
+  });
+});
