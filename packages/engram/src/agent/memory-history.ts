@@ -19,16 +19,30 @@ export interface HistoryScope {
   runId: string;
 }
 
+/** `path` normalised by the core (the rule the backends apply), or as given when it is not a
+ * valid path (the backend then refuses it). */
+function normalOf(core: Core): (path: string) => string {
+  return (path) => {
+    const r = core.normalizePath(path);
+    return r.error ? path : r.path;
+  };
+}
+
+/** Whether a path names one of the memory `sources` (`AGENTS.md`, `/./AGENTS.md` and
+ * `/AGENTS.md` are one file). */
+export function memorySourceOf(sources: readonly string[], core: Core): (path: string) => boolean {
+  const normal = normalOf(core);
+  const paths = new Set(sources.map(normal));
+  return (path) => paths.has(normal(path));
+}
+
 /**
  * `backend` with changes to the memory sources recorded. Paths of `write`, `edit` and `delete`
  * are normalised by the core first, so `/./AGENTS.md` or `AGENTS.md` is recorded as
  * `/AGENTS.md` — the same rule the backends apply.
  */
 export function recordingBackend(backend: Backend, core: Core, scope: HistoryScope): Backend {
-  const normal = (path: string) => {
-    const r = core.normalizePath(path);
-    return r.error ? path : r.path;
-  };
+  const normal = normalOf(core);
   const recorded = recordMemoryChanges(backend, {
     history: scope.history,
     paths: scope.sources.map(normal),

@@ -8,7 +8,8 @@ import { Channel } from "./channel.js";
 import type { Core } from "../core/types.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { type LevelState, runLoop } from "./loop.js";
-import { recordingBackend } from "./memory-history.js";
+import { memorySourceOf, recordingBackend } from "./memory-history.js";
+import { redactMemoryWrites } from "../memory/redact-writes.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
@@ -110,6 +111,8 @@ async function startRun(
       runId: `run-${crypto.randomUUID()}`,
     });
   }
+  // Outside the recording, so that the history sees the text as stored.
+  backend = redactMemoryWrites(backend, core, memorySourceOf(o.memorySources, core));
   if (o.tracing) backend = o.tracing.backend(backend);
   const runTools = await services.mcpTools();
   const state: LevelState = {
