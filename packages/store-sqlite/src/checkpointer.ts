@@ -66,7 +66,10 @@ export class SqliteCheckpointer implements Checkpointer {
           // until this commits: both checks are compare-and-swap.
           const stored = this.#db
             .prepare(
-              "SELECT json_extract(doc, '$.filesRef.id') AS id, json_extract(doc, '$.filesRef.deltas') AS deltas, files, revision FROM engram_checkpoints WHERE thread_id = ?",
+              // A damaged document names no files (json_extract would throw): it can be replaced.
+              "SELECT CASE WHEN json_valid(doc) THEN json_extract(doc, '$.filesRef.id') END AS id, " +
+                "CASE WHEN json_valid(doc) THEN json_extract(doc, '$.filesRef.deltas') END AS deltas, files, revision " +
+                "FROM engram_checkpoints WHERE thread_id = ?",
             )
             .get(threadId) as { id: string | null; deltas: number | null; files: Uint8Array | null; revision: number } | undefined;
           const revision = stored?.revision ?? 0;

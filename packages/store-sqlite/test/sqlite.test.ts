@@ -160,6 +160,9 @@ describe("SqliteStore on disk", () => {
       )
       .run();
     await expect(checkpointer.get("bad")).rejects.toMatchObject({ code: "store_error" });
+    // A save over it does not read it: the thread can be started afresh.
+    await checkpointer.put("bad", { messages: [{ role: "user", content: "fresh" }], data: {} });
+    expect((await checkpointer.get("bad"))?.messages[0]).toMatchObject({ content: "fresh" });
     store.database
       .prepare(
         "INSERT OR REPLACE INTO engram_checkpoints (thread_id, format, doc, files, saved_at, interrupted) VALUES ('future', 9, '{\"version\":9,\"messages\":[]}', NULL, 0, 0)",
