@@ -161,7 +161,7 @@ describe("SqliteStore on disk", () => {
       .run();
     await expect(checkpointer.get("bad")).rejects.toMatchObject({ code: "store_error" });
     // A save over it does not read it: the thread can be started afresh.
-    await checkpointer.put("bad", { messages: [{ role: "user", content: "fresh" }], data: {} });
+    await checkpointer.put("bad", { messages: [{ role: "user", content: "fresh" }], data: {}, savedAt: Date.now() });
     expect((await checkpointer.get("bad"))?.messages[0]).toMatchObject({ content: "fresh" });
     store.database
       .prepare(
