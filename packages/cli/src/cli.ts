@@ -49,7 +49,10 @@ Exit codes:
 
 const CONFIG_HELP = `
 Configuration: flags > environment (ENGRAM_*) > ./engram.config.json or ./.engram/config.json
-> $ENGRAM_HOME/config.json (ENGRAM_HOME defaults to ~/.engram). See \`engram config\`.`;
+> $ENGRAM_HOME/config.json (ENGRAM_HOME defaults to ~/.engram). See \`engram config\`.
+A project file comes with the repository: it may only narrow (root inside the project, more
+reviews, write/longTermMemory false, a lower maxTurns); model, baseUrl, apiKey, user, database,
+history retention, write true and a root outside the project are refused there.`;
 
 /** The flag values the user actually typed (commander fills defaults for --no-* flags). */
 function typedFlags(cmd: Command): FlagValues {

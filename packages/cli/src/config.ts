@@ -4,14 +4,37 @@
  * (`$ENGRAM_HOME/config.json`, `ENGRAM_HOME` defaulting to `~/.engram`) > defaults. Every value
  * remembers where it came from (`engram config` prints it). Files are validated with zod; an
  * error names the key and the file.
+ *
+ * **A project file is not trusted.** It comes with the repository, written by whoever wrote
+ * that (a clone is enough to run `engram` under it), so it may only narrow what the agent may do
+ * or describe the project; flags, `ENGRAM_*` variables and the user file are the user's own and
+ * may set anything. A project file that tries to widen is refused with a `ConfigError` naming the
+ * key, the file, and the flag, variable or user file to set it in instead (see
+ * {@link PROJECT_REFUSED}), even when a flag or variable would override the value (such a file
+ * is either hostile or misplaced, and is shown rather than silently skipped):
+ * - `model`, `baseUrl`, `apiKey`: where the conversation (and every file the agent reads) is sent,
+ *   and with which credentials (a model string can carry a server: `openai-compatible:m@http://…`);
+ * - `user`, `database`: whose memory, and which file threads and memory are read from and
+ *   written to;
+ * - `historyMaxChanges`, `historyMaxAgeDays`: how much of the user's memory history is kept (for
+ *   every project: a project must not prune it);
+ * - `write` other than `false`, `longTermMemory` other than `false`, `maxTurns` above the value
+ *   it overrides (the user file's, else the agent's default of 100);
+ * - `root` outside the project directory (the file's directory, the working directory; symbolic
+ *   links are followed): `"."` and `"src"` are fine, `"/"`, `".."` or a link to `/` are not.
+ *
+ * A project `review` list is added to the user file's, never replaces it (a project can ask for
+ * more reviews, not remove the user's); `--review` and `ENGRAM_REVIEW` still replace. The other
+ * keys (`temperature`, `maxOutputTokens`, `memoryDebounceMs`) are taken as they are.
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { defaultDatabasePath } from "@engram/sqlite";
 import { ConfigError } from "engram";
 import { z } from "zod";
+import { maskApiKey, maskUrlCredentials } from "./masking.js";
 
 /** The effective configuration of one `engram` invocation. */
 export interface CliConfig {
@@ -19,7 +42,7 @@ export interface CliConfig {
   model?: string;
   /** OpenAI-compatible server root (`http://127.0.0.1:8080/v1`); implies `openai-compatible`. Default: none. */
   baseUrl?: string;
-  /** Bearer key for the OpenAI-compatible server. Default: none (only `ENGRAM_API_KEY` or a file set it). */
+  /** Bearer key for the OpenAI-compatible server. Default: none (only `ENGRAM_API_KEY` or the user file set it). */
   apiKey?: string;
   /** A host directory exposed to the agent as `/` (sandboxed). Default: none (files live in the database). */
   root?: string;
@@ -27,7 +50,8 @@ export interface CliConfig {
   write: boolean;
   /** Whose memory and threads these are. Default: the OS user name. */
   user: string;
-  /** Tools whose calls a human reviews before they run. Default: none. */
+  /** Tools whose calls a human reviews before they run (a project file's are added to the user
+   * file's). Default: none. */
   review: string[];
   /** Long-term facts memory for `user`. Default: `true`. */
   longTermMemory: boolean;
@@ -68,7 +92,7 @@ const int = (min: number) =>
 const str = z.string({ message: "must be a string" }).min(1, { message: "must not be empty" });
 const toolName = z.string({ message: "must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be a tool name" });
 
-/** The keys a configuration file may hold. */
+/** The keys a configuration file may hold (a project file: fewer, see the module documentation). */
 export const configFileSchema = z.strictObject({
   model: str.regex(/^[^:\s]+:\S+$/, { message: 'must be "provider:model" (e.g. "openai:gpt-4.1")' }).optional(),
   baseUrl: z.url({ message: "must be a URL (http://host:port/v1)", protocol: /^https?$/ }).optional(),
@@ -114,6 +138,108 @@ export const ENV_VARS: Record<Key, string> = {
 const KEYS = Object.keys(ENV_VARS) as Key[];
 /** Keys holding paths: relative values are resolved against their source's directory. */
 const PATH_KEYS: Key[] = ["root", "database"];
+
+/** The flag of each key that has one (the others are set by variable or file only). */
+const FLAGS: Partial<Record<Key, string>> = {
+  model: "--model",
+  baseUrl: "--base-url",
+  root: "--root",
+  write: "--write",
+  user: "--user",
+  review: "--review",
+  database: "--database",
+  maxTurns: "--max-turns",
+  temperature: "--temperature",
+  maxOutputTokens: "--max-output-tokens",
+};
+
+/** The keys a project file may not hold at all, and why: each widens what the agent may do or
+ * where data goes. (`write`, `longTermMemory`, `maxTurns` and `root` are refused only when they
+ * widen; see the module documentation.) */
+export const PROJECT_REFUSED: Partial<Record<Key, string>> = {
+  model: "it chooses where the conversation and the files the agent reads are sent",
+  baseUrl: "it chooses the server the conversation and the files the agent reads are sent to",
+  apiKey: "it chooses the credentials sent to the model server",
+  user: "it chooses whose memory and threads are read and written",
+  database: "it chooses the file threads and memory are read from and written to",
+  historyMaxChanges: "it decides how much of your memory history is kept, for every project",
+  historyMaxAgeDays: "it decides how much of your memory history is kept, for every project",
+};
+
+/** The agent's default `maxTurns` (a project file may only lower the value it overrides). */
+const DEFAULT_MAX_TURNS = 100;
+
+/** The refusal of `key` (of `value`, when only some values are refused) in the project file
+ * `path`: why, and where to set it instead. */
+function refused(key: Key, path: string, why: string, userFile: string, value?: unknown): ConfigError {
+  const flag = key === "longTermMemory" ? undefined : FLAGS[key];
+  const where = [flag, ENV_VARS[key]].filter(Boolean).join(", ");
+  const what = value === undefined ? "not allowed" : `${JSON.stringify(value)} is not allowed`;
+  return new ConfigError(
+    key,
+    `${what} in a project file (${path}): ${why}. A project file comes with the repository, not from you: ` +
+      `set it with ${where} or in your own ${userFile}`,
+  );
+}
+
+/** `path` (absolute) with its symbolic links resolved: those of its longest existing ancestor
+ * when it does not exist (`link-to-root/missing`). */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(realPath(parent), basename(path));
+  }
+}
+
+/** Whether `path` is `dir` or inside it, symbolic links followed. */
+function isInside(path: string, dir: string): boolean {
+  const rel = relative(realPath(dir), realPath(path));
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** Throws the `ConfigError` of the first key of a project file that would widen what the agent
+ * may do or where data goes, given the configuration below it (`below`: defaults and user file). */
+function checkProject(values: FileConfig, path: string, base: string, below: CliConfig, userFile: string): void {
+  for (const key of KEYS) {
+    const v = values[key];
+    if (v === undefined) continue;
+    const why = PROJECT_REFUSED[key];
+    if (why) throw refused(key, path, why, userFile);
+  }
+  if (values.write !== undefined && values.write !== false) {
+    throw refused(
+      "write",
+      path,
+      "it would let the agent change the files under root (a project file may only set false)",
+      userFile,
+      values.write,
+    );
+  }
+  if (values.longTermMemory !== undefined && values.longTermMemory !== false) {
+    throw refused("longTermMemory", path, "a project file may only turn it off (false)", userFile, values.longTermMemory);
+  }
+  const turns = below.maxTurns ?? DEFAULT_MAX_TURNS;
+  if (values.maxTurns !== undefined && values.maxTurns > turns) {
+    throw refused(
+      "maxTurns",
+      path,
+      `a project file may only lower it, to at most ${turns} (the value it overrides)`,
+      userFile,
+      values.maxTurns,
+    );
+  }
+  if (values.root !== undefined && !isInside(resolve(base, values.root), base)) {
+    throw refused(
+      "root",
+      path,
+      `it is outside the project directory ${base} (a project file may only name a directory inside it, like "." or "src")`,
+      userFile,
+      values.root,
+    );
+  }
+}
 
 /** Flag values as commander parsed them (strings, booleans, or absent). */
 export type FlagValues = Partial<Record<Key, unknown>>;
@@ -230,23 +356,25 @@ export interface LoadConfigOptions {
 
 /**
  * Resolves the configuration. Throws a `ConfigError` (naming the key, and the file or variable)
- * for an invalid value.
+ * for an invalid value, and for a project file that would widen what the agent may do or where
+ * data goes (the rule is in this module's documentation).
  */
 export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const home = engramHome(env);
-  const layers: { values: FileConfig; source: ConfigSource; base: string }[] = [];
+  const layers: { values: FileConfig; source: ConfigSource; base: string; path: string; project: boolean }[] = [];
   const files: string[] = [];
 
   const userFile = join(home, "config.json");
   if (existsSync(userFile)) {
-    layers.push({ values: readFile(userFile), source: `file ${userFile}`, base: home });
+    layers.push({ values: readFile(userFile), source: `file ${userFile}`, base: home, path: userFile, project: false });
     files.push(userFile);
   }
   const project = projectConfigFile(cwd);
   if (project && resolve(project.path) !== resolve(userFile)) {
-    layers.push({ values: readFile(project.path), source: `file ${project.path}`, base: project.base });
+    const values = readFile(project.path);
+    layers.push({ values, source: `file ${project.path}`, base: project.base, path: project.path, project: true });
     files.push(project.path);
   }
   const fromEnv: Record<string, unknown> = {};
@@ -282,18 +410,30 @@ export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): 
       sources[key] = source(key);
     }
   };
-  for (const layer of layers) apply(layer.values, () => layer.source, layer.base);
+  for (const layer of layers) {
+    if (!layer.project) {
+      apply(layer.values, () => layer.source, layer.base);
+      continue;
+    }
+    // The project file (not trusted): refused if it widens anything; its reviews are added.
+    checkProject(layer.values, layer.path, layer.base, config, userFile);
+    const { review, ...rest } = layer.values;
+    apply(rest, () => layer.source, layer.base);
+    const added = (review ?? []).filter((tool) => !config.review.includes(tool));
+    if (added.length > 0) apply({ review: [...config.review, ...added] }, () => layer.source, layer.base);
+  }
   apply(fromEnv, (k) => (envSources[k] as ConfigSource) ?? "default", cwd);
   apply(fromFlags, () => "flag", cwd);
   return { config, sources, files, home };
 }
 
-/** The configuration as printable rows (the API key masked). */
+/** The configuration as printable rows: the API key masked, and the password of every URL
+ * (`baseUrl`, a model string's `@http://…` suffix). */
 export function describeConfig(loaded: LoadedConfig): { key: string; value: string; source: ConfigSource }[] {
   return KEYS.map((key) => {
     const v = loaded.config[key];
-    let value = v === undefined ? "(unset)" : Array.isArray(v) ? v.join(",") || "(none)" : String(v);
-    if (key === "apiKey" && typeof v === "string") value = `${v.slice(0, 3)}…(${v.length} chars)`;
+    let value = v === undefined ? "(unset)" : Array.isArray(v) ? v.join(",") || "(none)" : maskUrlCredentials(String(v));
+    if (key === "apiKey" && typeof v === "string") value = maskApiKey(v);
     return { key, value, source: loaded.sources[key] };
   });
 }

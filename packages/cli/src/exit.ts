@@ -4,6 +4,7 @@
  */
 import { ConfigError, EngramError, type StopReason } from "engram";
 import { EXIT } from "./exit-codes.js";
+import { maskUrlCredentials } from "./masking.js";
 
 export { EXIT } from "./exit-codes.js";
 
@@ -34,11 +35,12 @@ export function exitCodeForError(e: unknown): number {
   return EXIT.error;
 }
 
-/** One line describing an error (`code: message`). */
+/** One line describing an error (`code: message`), the password of any URL in it masked (a
+ * request to `http://user:pass@host/v1` that failed names its URL). */
 export function describeError(e: unknown): string {
-  if (e instanceof ConfigError) return e.message;
-  if (e instanceof EngramError) return `${e.code}: ${e.message}`;
-  return e instanceof Error ? e.message : String(e);
+  if (e instanceof ConfigError) return maskUrlCredentials(e.message);
+  if (e instanceof EngramError) return maskUrlCredentials(`${e.code}: ${e.message}`);
+  return maskUrlCredentials(e instanceof Error ? e.message : String(e));
 }
 
 /** Thrown by commands to exit with a code after printing `message`. */

@@ -31,7 +31,7 @@ export const PROVIDER_KEY_VARS: Record<string, string[]> = {
 export const NO_MODEL_MESSAGE =
   "no model configured: pass --model provider:model (e.g. --model openai:gpt-4.1 with OPENAI_API_KEY set, " +
   "or --model openai-compatible:<name> --base-url http://127.0.0.1:8080/v1, or --model llama:<file.gguf>), " +
-  'or set ENGRAM_MODEL / ENGRAM_BASE_URL, or "model" in engram.config.json';
+  'or set ENGRAM_MODEL / ENGRAM_BASE_URL, or "model" in $ENGRAM_HOME/config.json';
 
 /** Imports a provider package from the working directory first (where users install it), then
  * from engram's own location. */

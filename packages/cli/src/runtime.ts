@@ -22,10 +22,11 @@ import {
   StoreMemoryStorage,
   createDeepAgent,
   loadCore,
+  redactMemoryWrites,
 } from "engram";
 import type { CliConfig } from "./config.js";
+import { maskUrlCredentials } from "./masking.js";
 import { ReadOnlyBackend } from "./readonly-backend.js";
-import { RedactingBackend } from "./redacting-backend.js";
 
 /** Where the user's AGENTS.md lives, in the agent's tree (a store route). */
 export const USER_MEMORY_PATH = "/memories/AGENTS.md";
@@ -67,8 +68,8 @@ export function openStorage(config: CliConfig, home: string): Storage {
       throw new ConfigError("root", `${config.root} is not a directory`);
     }
     const fs = new FilesystemBackend({ rootDir: config.root });
-    // The project's AGENTS.md is a memory file: what the agent writes there is redacted.
-    project = config.write ? new RedactingBackend(fs, (path) => path === PROJECT_MEMORY_PATH) : new ReadOnlyBackend(fs, loadCore());
+    // Its AGENTS.md is a memory source: the agent redacts what it writes there.
+    project = config.write ? fs : new ReadOnlyBackend(fs, loadCore());
   }
   const store = new SqliteStore({ path: config.database });
   let checkpointer: SqliteCheckpointer;
@@ -79,8 +80,9 @@ export function openStorage(config: CliConfig, home: string): Storage {
     throw e;
   }
   const userFiles = new StoreBackend({ store, namespace: userFilesNamespace(config.user) });
-  // The agent's route to the user's memory files: every write is redacted (as `engram memory` does).
-  const memoryFiles = new RedactingBackend(userFiles);
+  // Every file of the user's memory route is memory, not only its AGENTS.md: every write to it
+  // is redacted (as `engram memory` does).
+  const memoryFiles = redactMemoryWrites(userFiles, loadCore());
   const skillsDir = join(home, "skills");
   const userSkills = existsSync(skillsDir) ? new ReadOnlyBackend(new FilesystemBackend({ rootDir: skillsDir }), loadCore()) : undefined;
   const history = new MemoryHistory({
@@ -140,7 +142,7 @@ export function agentOptions(storage: Storage, extra: { model: ChatModel }): Dee
 /** The agent of `config` over `storage`. */
 export function openAgent(storage: Storage, model: ChatModel, onWarning?: (message: string) => void): DeepAgent {
   const options = agentOptions(storage, { model });
-  if (onWarning && typeof options.longTermMemory === "object") options.longTermMemory.onWarning = onWarning;
+  if (onWarning && typeof options.longTermMemory === "object") options.longTermMemory.onWarning = (m) => onWarning(maskUrlCredentials(m));
   return createDeepAgent(model, options);
 }
 
@@ -162,6 +164,6 @@ export function openLongTermMemory(storage: Storage): LongTermMemory {
     model: NO_MODEL,
     storage: new StoreMemoryStorage({ store: storage.store }),
     store: storage.store,
-    onWarning: (m) => process.stderr.write(`warning: ${m}\n`),
+    onWarning: (m) => process.stderr.write(`warning: ${maskUrlCredentials(m)}\n`),
   });
 }

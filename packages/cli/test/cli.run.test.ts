@@ -239,18 +239,17 @@ describe("engram config", { timeout: 120_000 }, () => {
   it("flags > environment > project file > user file, each value with its source", async () => {
     writeFileSync(
       join(home.path, "config.json"),
-      JSON.stringify({ model: "openai:from-user", maxTurns: 7, review: ["write_file"], root: "." }),
+      JSON.stringify({ model: "openai:from-user", maxTurns: 7, review: ["write_file"], root: ".", maxOutputTokens: 100 }),
     );
     mkdirSync(join(cwd.path, ".engram"));
-    writeFileSync(
-      join(cwd.path, ".engram", "config.json"),
-      JSON.stringify({ model: "openai:from-project", temperature: 0.5, root: "sub" }),
-    );
+    writeFileSync(join(cwd.path, ".engram", "config.json"), JSON.stringify({ maxOutputTokens: 200, temperature: 0.5, root: "sub" }));
     const r = await engram(["--max-turns", "9", "config", "--json"], { env: { ...env, ENGRAM_TEMPERATURE: "0.2" }, cwd: cwd.path });
     expect(r.code, r.stderr).toBe(0);
     const { config, files } = JSON.parse(r.stdout) as { config: Record<string, { value: string; source: string }>; files: string[] };
     expect(files).toEqual([join(home.path, "config.json"), join(cwd.path, ".engram", "config.json")]);
-    expect(config.model).toEqual({ value: "openai:from-project", source: `file ${join(cwd.path, ".engram", "config.json")}` });
+    // (A project file may not choose the model: see cli.hardening.test.ts.)
+    expect(config.model).toEqual({ value: "openai:from-user", source: `file ${join(home.path, "config.json")}` });
+    expect(config.maxOutputTokens).toEqual({ value: "200", source: `file ${join(cwd.path, ".engram", "config.json")}` });
     expect(config.maxTurns).toEqual({ value: "9", source: "flag" });
     expect(config.temperature).toEqual({ value: "0.2", source: "env ENGRAM_TEMPERATURE" });
     expect(config.review).toEqual({ value: "write_file", source: `file ${join(home.path, "config.json")}` });

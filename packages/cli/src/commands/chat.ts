@@ -9,6 +9,7 @@ import { type Interface, createInterface } from "node:readline";
 import { type AgentInput, type Decision, type Interrupt, type InterruptedCall, type StopReason, resume } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
+import { maskUrlCredentials } from "../masking.js";
 import { openAgent } from "../runtime.js";
 import { EventRenderer, callTarget, printable } from "../terminal.js";
 import { newThreadId } from "../threads-id.js";
@@ -132,7 +133,9 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
   process.on("SIGINT", onSigint);
 
   const root = config.root ? ` · root ${config.root}${config.write ? "" : " (read-only)"}` : "";
-  print(c.bold("engram chat") + c.dim(` · ${model.id} · user ${config.user} · thread ${threadId}${root}`));
+  // Where the conversation goes, the password of the server's URL masked.
+  const server = config.baseUrl ? ` at ${maskUrlCredentials(config.baseUrl)}` : "";
+  print(c.bold("engram chat") + c.dim(printable(` · ${model.id}${server} · user ${config.user} · thread ${threadId}${root}`)));
   print(c.dim("Ctrl-C cancels a turn, twice exits · /help"));
 
   /** Asks for decisions on every interrupted call; undefined when the review was cancelled. */
