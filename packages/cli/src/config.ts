@@ -32,7 +32,7 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { defaultDatabasePath } from "@engram/sqlite";
-import { ConfigError } from "engram";
+import { ConfigError, validateNamespace } from "engram";
 import { z } from "zod";
 import { maskApiKey, maskUrlCredentials } from "./masking.js";
 
@@ -424,6 +424,13 @@ export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): 
   }
   apply(fromEnv, (k) => (envSources[k] as ConfigSource) ?? "default", cwd);
   apply(fromFlags, () => "flag", cwd);
+  // The user names store namespaces: a name they cannot hold is a usage error here, not a
+  // failure of whichever command first opens them.
+  try {
+    validateNamespace([config.user]);
+  } catch (e) {
+    throw new ConfigError("user", `${(e as Error).message} (${sources.user})`);
+  }
   return { config, sources, files, home };
 }
 

@@ -8,6 +8,7 @@ import { type FlagValues, describeConfig, loadConfig } from "../src/config.js";
 import { EXIT, describeError, exitCodeFor } from "../src/exit.js";
 import { maskApiKey, maskUrlCredentials } from "../src/masking.js";
 import { colorsFor } from "../src/terminal.js";
+import { threadIdProblem } from "../src/threads-id.js";
 import { tempDir } from "./helpers.js";
 
 describe("colours", () => {
@@ -178,5 +179,35 @@ describe("credentials are printed masked", () => {
     const e = new ModelError("network", "Request to http://user:hunter2@127.0.0.1:9/v1/chat/completions failed: refused");
     expect(describeError(e)).toBe("network: Request to http://user:***@127.0.0.1:9/v1/chat/completions failed: refused");
     expect(describeError(new TypeError("bad http://a:b@c/"))).toBe("bad http://a:***@c/");
+  });
+});
+
+describe("names that store namespaces cannot hold are usage errors", () => {
+  it("a --user or ENGRAM_USER such a name fails at configuration, naming where it came from", () => {
+    const home = tempDir("engram-user-");
+    const env = { ENGRAM_HOME: home.path };
+    for (const [flags, extra, from] of [
+      [{ user: "a/b" }, {}, "(flag)"],
+      [{}, { ENGRAM_USER: "with space" }, "(env ENGRAM_USER)"],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        loadConfig(flags as FlagValues, { env: { ...env, ...extra }, cwd: home.path });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(ConfigError);
+      expect((thrown as ConfigError).option).toBe("user");
+      expect((thrown as Error).message).toContain(from);
+    }
+    expect(loadConfig({ user: "alice@example.com" }, { env, cwd: home.path }).config.user).toBe("alice@example.com");
+    home.remove();
+  });
+
+  it("a --thread such a name is refused before anything is opened", () => {
+    expect(threadIdProblem("a/b")).toMatch(/^--thread: invalid namespace component "a\/b"/);
+    expect(threadIdProblem("x".repeat(200))).toMatch(/^--thread: /);
+    expect(threadIdProblem("t-20260101-120000-a1b2c3")).toBeUndefined();
+    expect(threadIdProblem(undefined)).toBeUndefined();
   });
 });

@@ -12,7 +12,7 @@ import { EXIT, describeError, exitCodeForError } from "../exit.js";
 import { maskUrlCredentials } from "../masking.js";
 import { openAgent } from "../runtime.js";
 import { EventRenderer, callTarget, printable } from "../terminal.js";
-import { newThreadId } from "../threads-id.js";
+import { newThreadId, threadIdProblem } from "../threads-id.js";
 import { openSession } from "./open.js";
 
 /** Options of `engram chat`. */
@@ -81,6 +81,8 @@ const HELP = [
 /** Runs the interactive session; resolves to the exit code. */
 export async function chatCommand(ctx: Context, options: ChatCommandOptions): Promise<number> {
   const { config } = ctx.loaded;
+  const badThread = threadIdProblem(options.thread);
+  if (badThread) return ctx.usage(badThread);
   const opened = openSession(ctx);
   if (typeof opened === "number") return opened;
   const { model, storage } = opened;

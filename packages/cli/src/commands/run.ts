@@ -9,7 +9,7 @@ import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeFor, exitCodeForError } from "../exit.js";
 import { openAgent } from "../runtime.js";
 import { EventRenderer } from "../terminal.js";
-import { newThreadId } from "../threads-id.js";
+import { newThreadId, threadIdProblem } from "../threads-id.js";
 import { openSession } from "./open.js";
 
 /** Options of `engram run`. */
@@ -56,6 +56,8 @@ async function readStdin(): Promise<string> {
 export async function runCommand(ctx: Context, taskWords: string[], options: RunCommandOptions): Promise<number> {
   const { config } = ctx.loaded;
   if (options.yes && options.deny) return ctx.usage("--yes and --deny cannot be used together");
+  const badThread = threadIdProblem(options.thread);
+  if (badThread) return ctx.usage(badThread);
   let task = taskWords.join(" ").trim();
   if (task === "-" || (task === "" && !process.stdin.isTTY && !options.thread)) task = (await readStdin()).trim();
   const emit = (obj: Record<string, unknown>) => ctx.stdout.write(`${JSON.stringify(obj)}\n`);
