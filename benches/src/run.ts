@@ -429,6 +429,29 @@ async function measureRows(
       });
     }
   }
+  if (wanted("memory.redact-64kb")) {
+    // What every memory write pays: the redactor over a 64 KB AGENTS.md holding three secrets.
+    const line = "- The user prefers concise answers; the project uses pnpm and Rust 2021.\n";
+    const secrets = [
+      "- OpenAI key sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4\n",
+      "- aws AKIAZ3MX7QP2RT5WLK8N\n",
+      "password: Tr0ub4dor&3xyz\n",
+    ];
+    const body = line.repeat(Math.round((64 * 1024) / line.length / 3));
+    const text = secrets.map((s) => body + s).join("");
+    const list: Checked[] = [];
+    for (const core of [native, wasm]) {
+      list.push(await checkedCall(core, async () => core.redactSecrets(text).count === 3, "not three secrets redacted"));
+    }
+    const [n, w] = await timeChecked(list, quick ? QUICK : STEADY);
+    results.push({
+      id: "memory.redact-64kb",
+      title: "secret redaction of a memory write, AGENTS.md 64 KB with three secrets",
+      kind: "core",
+      outcomes: { "ours-native": n, "ours-wasm": w },
+      maxRssKb: process.resourceUsage().maxRSS,
+    });
+  }
   const ask = "How do we handle Postgres releases?";
   const injections = [
     ["memory.longterm-inject-confidence", "confidence", [ask], "by confidence"],

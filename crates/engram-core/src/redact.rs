@@ -243,8 +243,17 @@ const RULES: &[Rule] = &[
     // key = value, key: value, "key": "value", key => value for secret-like keys.
     checked(
         "secret-assignment",
-        r#"(?i)(?:password|passwd|pwd|passphrase|passcode|secret|token|credentials?|[\w.-]*auth|api[_. -]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app|account|license|subscription|service|admin|deploy|webhook|session)[_. -]?key)["']?\s*(?:=|:|=>|:=)\s*(?:"(?P<q1>[^"\n]*)"|'(?P<q2>[^'\n]*)'|`(?P<q3>[^`\n]*)`|(?P<s>[^\s,;'"`<>&)]{1,256}))"#,
+        r#"(?i)(?:password|passwd|pwd|passphrase|passcode|secret|token|credentials?|[\w.-]*auth|api[_. -]?key|apikey|(?:access|secret|private|signing|encryption|master|client|app|account|license|subscription|service|admin|deploy|webhook|session)[_. -]?key)["']?\s*(?:=|:|=>|:=)\s*(?:"(?P<q1>[^"\n]*)"|'(?P<q2>[^'\n]*)'|`(?P<q3>[^`\n]*)`|(?P<s>[^\s,;'"`<>)]{1,256}))"#,
         Check::Assigned,
+    ),
+    // `pass` is also an ordinary word ("mountain pass: Stelvio"), so its value must look generated.
+    // Its bare value is `+`, not `{1,256}` as above: a second counted repetition of that Unicode
+    // class made the rule set too large for the lazy DFA, and every search fell back to the
+    // PikeVM (an 80 KB text: 0.14 ms -> 110 ms).
+    checked(
+        "pass-assignment",
+        r#"(?i)(?:\bpass|[_.-]pass|(?-i:[a-z0-9]Pass))["']?\s*(?:=|:|=>|:=)\s*(?:"(?P<q1>[^"\n]*)"|'(?P<q2>[^'\n]*)'|`(?P<q3>[^`\n]*)`|(?P<s>[^\s,;'"`<>)]+))"#,
+        Check::Generated,
     ),
     // .env / shell assignments anywhere in a line: NAME_KEY=, NAME_SECRET=, NAME_TOKEN=, NAME_PASSWORD=, ...
     checked(
@@ -274,7 +283,7 @@ const RULES: &[Rule] = &[
     // A long, random-looking token within a few words after a secret word.
     checked(
         "entropy-near-secret-word",
-        r"(?i)\b(?:token|secret|password|passwd|credential|credentials|api[ _-]?key|key|auth)s?\b[^\n]{0,40}?(?P<s>\b[\w\-+/=]{20,}\b)",
+        r"(?i)\b(?:token|secret|password|passwd|credential|credentials|api[ _-]?key|key|auth)s?\b[^\n]{0,40}?(?P<s>\b\w[\w\-+/=]{19,}\b)",
         Check::Entropy,
     ),
 ];
@@ -369,21 +378,159 @@ pub fn warm_up() {
 
 /// Every secret in `text`, by rule, in order of position (ranges of different rules may overlap).
 pub fn find(text: &str) -> Vec<Finding> {
+    let mut out = find_unwrapped(text);
+    let breaks = wrap_breaks(text);
+    if !breaks.is_empty() {
+        out.extend(find_across_breaks(text, &breaks));
+    }
+    out.sort_by_key(|f| (f.start, f.end));
+    out
+}
+
+fn find_unwrapped(text: &str) -> Vec<Finding> {
     let c = compiled();
     let mut out = Vec::new();
     for i in c.set.matches(text).iter() {
         let (rule, re) = &c.rules[i];
         for caps in re.captures_iter(text) {
-            let Some((start, end, quoted)) = secret_span(&caps) else { continue };
+            let Some((mut start, mut end, quoted)) = secret_span(&caps) else { continue };
+            // `token%3D<secret>`: the span may start inside the percent-escape of its separator.
+            let b = text.as_bytes();
+            if start > 0
+                && b[start - 1] == b'%'
+                && end - start > 2
+                && b[start..start + 2].iter().all(u8::is_ascii_hexdigit)
+            {
+                start += 2;
+            }
+            if rule.check == Check::Assigned && !quoted {
+                end = query_value_end(text, start, end);
+            }
             let value = &text[start..end];
             if value.is_empty() || value.contains(REDACTED) || !accept(rule.check, value, quoted) {
                 continue;
             }
+            if !quoted {
+                end = token_end(text, start, end);
+            }
             out.push(Finding { rule: rule.id, start, end });
         }
     }
-    out.sort_by_key(|f| (f.start, f.end));
     out
+}
+
+/// An unquoted assigned value ends before `&name=` (the next parameter of a query string or
+/// form body); any other `&` is part of it (`password: Tr0ub4dor&3`).
+fn query_value_end(text: &str, start: usize, end: usize) -> usize {
+    let value = &text.as_bytes()[start..end];
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'&', &value[at..]).map(|i| at + i) {
+        let name = value[i + 1..].iter().take_while(|c| c.is_ascii_alphanumeric() || b"_.-[]".contains(c)).count();
+        if name > 0 && value.get(i + 1 + name) == Some(&b'=') {
+            return start + i;
+        }
+        at = i + 1;
+    }
+    end
+}
+
+fn is_token_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
+}
+
+/// The byte a JSON/JS escape at `i` stands for, and the escape's length: `\uXXXX`, `\xXX`, `\/`.
+fn escaped_byte(b: &[u8], i: usize) -> Option<(u8, usize)> {
+    let hex = |from: usize, n: usize| {
+        let digits = b.get(from..from + n)?;
+        let s = std::str::from_utf8(digits).ok()?;
+        u32::from_str_radix(s, 16).ok().filter(|_| digits.iter().all(u8::is_ascii_hexdigit))
+    };
+    let (code, len) = match b.get(i + 1)? {
+        b'u' => (hex(i + 2, 4)?, 6),
+        b'x' => (hex(i + 2, 2)?, 4),
+        b'/' => (u32::from(b'/'), 2),
+        _ => return None,
+    };
+    u8::try_from(code).ok().filter(u8::is_ascii).map(|c| (c, len))
+}
+
+/// Where the token a match ends in ends: a redaction never leaves a tail of the token. The match
+/// runs on over letters, digits, `_` and `-`; over `+ / = . ~` when the match already holds that
+/// character and a token character follows; and over JSON/JS escapes of those (`\u0041`, `\/`).
+fn token_end(text: &str, start: usize, end: usize) -> usize {
+    let b = text.as_bytes();
+    let matched = &b[start..end];
+    let mut i = end;
+    loop {
+        let (c, len) = match b.get(i) {
+            Some(b'\\') => match escaped_byte(b, i) {
+                Some(e) => e,
+                None => break,
+            },
+            Some(&c) => (c, 1),
+            None => break,
+        };
+        let continues = is_token_byte(c)
+            || (b"+/=.~".contains(&c)
+                && (matched.contains(&c) || (c == b'/' && len == 2))
+                && (b.get(i + len).is_some_and(|&n| is_token_byte(n) || n == b'\\') || c == b'='));
+        if !continues {
+            break;
+        }
+        i += len;
+    }
+    i
+}
+
+/// Line breaks that may split a token (a key wrapped by a terminal, an editor or a model): a
+/// `\n` or `\r\n`, with a wrap hyphen before it, between a run of 8+ token characters that is
+/// not words and a next line that opens with a generated-looking run standing on its own.
+fn wrap_breaks(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let token = |c: &u8| is_token_byte(*c) || b"+/=".contains(c);
+    let mut out = Vec::new();
+    for nl in memchr::memchr_iter(b'\n', b) {
+        let mut start = nl;
+        if start > 0 && b[start - 1] == b'\r' {
+            start -= 1;
+        }
+        if start > 0 && b[start - 1] == b'-' {
+            start -= 1;
+        }
+        let before = b[..start].iter().rev().take(64).take_while(|c| token(c)).count();
+        let after = b[nl + 1..].iter().take_while(|c| token(c) && **c != b'=').count();
+        let next = &text[nl + 1..nl + 1 + after];
+        let padding = b[nl + 1 + after..].iter().take_while(|&&c| c == b'=').count();
+        let ends = b.get(nl + 1 + after + padding).is_none_or(|c| c.is_ascii_whitespace() || b"\"'`,;)]}.".contains(c));
+        if before >= 8 && after >= 4 && ends && !wordy(&text[start - before..start]) && looks_generated(next) {
+            out.push((start, nl + 1));
+        }
+    }
+    out
+}
+
+/// Secrets that span one of `breaks`: found on the text with the breaks removed, mapped back.
+fn find_across_breaks(text: &str, breaks: &[(usize, usize)]) -> Vec<Finding> {
+    let mut joined = String::with_capacity(text.len());
+    // Where each break sits in `joined`, and how many bytes were removed up to and including it.
+    let mut at = Vec::with_capacity(breaks.len());
+    let (mut copied, mut removed) = (0, 0);
+    for &(s, e) in breaks {
+        joined.push_str(&text[copied..s]);
+        removed += e - s;
+        at.push((joined.len(), removed));
+        copied = e;
+    }
+    joined.push_str(&text[copied..]);
+    let to_text = |pos: usize, after_break: bool| {
+        let shift = at.iter().take_while(|&&(j, _)| j < pos || (after_break && j == pos)).last().map_or(0, |&(_, r)| r);
+        pos + shift
+    };
+    find_unwrapped(&joined)
+        .into_iter()
+        .filter(|f| at.iter().any(|&(j, _)| f.start < j && j < f.end))
+        .map(|f| Finding { rule: f.rule, start: to_text(f.start, true), end: to_text(f.end, false) })
+        .collect()
 }
 
 /// `text` with every secret replaced by [`REDACTED`], labels kept. Idempotent.
@@ -620,6 +767,76 @@ mod tests {
     fn clean_text_is_borrowed_through_unchanged() {
         let r = redact("The user prefers tabs over spaces.");
         assert_eq!((r.text.as_str(), r.count), ("The user prefers tabs over spaces.", 0));
+    }
+
+    const KEY: &str = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4";
+
+    #[test]
+    fn the_separator_before_a_secret_is_kept() {
+        assert_eq!(redact(&format!("key={KEY}")).text, "key=[REDACTED]");
+        assert_eq!(redact(&format!("token%3D{KEY}")).text, "token%3D[REDACTED]");
+        assert_eq!(redact(&format!("/cb?a=1&token%3D{KEY}&b=2")).text, "/cb?a=1&token%3D[REDACTED]&b=2");
+        assert_eq!(redact(&format!("key: {KEY}")).text, "key: [REDACTED]");
+        assert_eq!(redact(&format!("Authorization: Bearer {KEY}")).text, "Authorization: Bearer [REDACTED]");
+    }
+
+    #[test]
+    fn a_redaction_leaves_no_tail_of_the_token() {
+        let json = r#"{"k":"sk-proj-A1b2C3d4E5f6\u00417h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4"}"#;
+        assert_eq!(redact(json).text, r#"{"k":"[REDACTED]"}"#);
+        let slash = r#"{"k":"sk-proj-A1b2C3d4E5f6\/7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4\u0022, x"}"#;
+        assert_eq!(redact(slash).text, r#"{"k":"[REDACTED]\u0022, x"}"#);
+        assert_eq!(redact(&format!("{KEY}\\x41bc9 next")).text, "[REDACTED] next");
+        // A fixed-length format followed by more of the token.
+        assert_eq!(redact("npm_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5-x9Q2 ok").text, "[REDACTED] ok");
+        // Sentence punctuation and the end of a JSON string are not part of the token.
+        assert_eq!(redact(&format!("use {KEY}. Then")).text, "use [REDACTED]. Then");
+        assert_eq!(redact(&format!(r#"["{KEY}\u0022"]"#)).text, r#"["[REDACTED]\u0022"]"#);
+    }
+
+    #[test]
+    fn a_key_wrapped_across_lines_is_redacted_whole() {
+        let split = "my key is sk-proj-A1b2C3d4E5f6G7h8I\n9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4";
+        assert_eq!(redact(split).text, "my key is [REDACTED]");
+        assert_eq!(redact("ghp_aB3dE5fG7hI9jK1l-\nM3nO5pQ7rS9tU1vW3xY5").text, "[REDACTED]");
+        assert_eq!(
+            redact("token:\r\nghp_aB3dE5fG7hI9jK1l-\r\nM3nO5pQ7rS9tU1vW3xY5\r\nbye").text,
+            "token:\r\n[REDACTED]\r\nbye"
+        );
+        let three = "sk-proj-A1b2C3d4E5f6G7h8I\n9j0K1l2M3n4O5p\n6Q7r8S9t0U1v2W3x4 done";
+        assert_eq!(redact(three).text, "[REDACTED] done");
+    }
+
+    #[test]
+    fn the_line_after_a_secret_is_not_joined_to_it_when_it_is_prose_or_code() {
+        for next in
+            ["The user prefers tabs.", "AWS_S3_BUCKET=x2", "x2 = 5", "retries: 3", "export FOO=1", "- next item"]
+        {
+            let text = format!("API key: {KEY}\n{next}");
+            assert_eq!(redact(&text).text, format!("API key: [REDACTED]\n{next}"));
+        }
+        let prose = "We call fetchUserData2\nv2024abc then stop.\nThe configuration\nFile1234 is fine.";
+        assert_eq!(redact(prose).text, prose);
+    }
+
+    #[test]
+    fn password_assignments_are_redacted_and_code_is_not() {
+        assert_eq!(redact(r#"pass: "Tr0ub4dor&3xyz""#).text, r#"pass: "[REDACTED]""#);
+        assert_eq!(redact("dbPass = Tr0ub4dor&3xyz").text, "dbPass = [REDACTED]");
+        assert_eq!(redact("password = hunter2-ish").text, "password = [REDACTED]");
+        assert_eq!(redact("password: Tr0ub4dor&3xyz").text, "password: [REDACTED]");
+        assert_eq!(redact("/login?password=hunter22&user=bob").text, "/login?password=[REDACTED]&user=bob");
+        for code in [
+            "password: string",
+            "pass: string;",
+            "token = getToken()",
+            "const pass = getPass(user);",
+            "mountain pass: Stelvio",
+            "bypass: abc123def",
+            "passes: 3",
+        ] {
+            assert_eq!(redact(code).text, code);
+        }
     }
 
     #[test]

@@ -389,6 +389,13 @@ pub fn rows() -> Vec<Row> {
         ),
         row("secret-assignment", "my wifi password: {}", "sunshine42".into(), "max_tokens: 4096"),
         row("secret-assignment", "webhook_key => {}", g.mixed(20), "secret: true"),
+        row(
+            "pass-assignment",
+            r#"smtp: { user: "bob", pass: "{}" }"#,
+            "Tr0ub4dor&3xyz".into(),
+            "mountain pass: Stelvio",
+        ),
+        row("pass-assignment", "dbPass = {}", g.mixed(16), "bypass: abc123def"),
         row("env-secret-line", "STRIPE_KEY={}", g.mixed(24), "PRIMARY_KEY_COLUMN=id"),
         row("env-secret-line", "export SLACK_SIGNING_SECRET={}", g.s(HEX, 32), "SECRET_NAME="),
         row("env-secret-line", "DATABASE_PASSWORD='{}'", "hunter2!".into(), "DATABASE_HOST=db.internal"),
