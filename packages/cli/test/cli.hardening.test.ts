@@ -220,7 +220,7 @@ describe("engram under hostile use", { timeout: 300_000 }, () => {
     }
   });
 
-  it("a server URL's password and the API key are never printed: engram config, the chat banner, a failed request", async () => {
+  it("a server URL's password and the API key are never printed (engram config), and a model on such a URL is refused up front", async () => {
     const url = `http://ada:hunter2@${new URL(server.baseURL).host}/v1`;
     const keyed = { ...env, ENGRAM_API_KEY: "zq9" };
     const shown = await engram(["--base-url", url, "config"], { env: keyed, cwd: cwd.path });
@@ -233,15 +233,16 @@ describe("engram under hostile use", { timeout: 300_000 }, () => {
       expect(out).not.toContain("zq9");
     }
 
+    // A model on such a URL is refused before any request (fetch would refuse it anyway), and
+    // the refusal does not repeat it.
     const flags = ["--base-url", url, "--model", "openai-compatible:scripted"];
     const failed = await run([...flags, "run", "hello"]);
-    expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain("http://ada:***@");
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toContain("baseURL: must not hold credentials");
     const failedJson = await run([...flags, "run", "--json", "hello"]);
-    expect(failedJson.stdout).toContain("http://ada:***@");
+    expect(failedJson.stdout).toContain('"code":"invalid_config"');
     const chat = await run([...flags, "chat"], "hello\n/exit\n");
-    expect(chat.stdout).toMatch(/engram chat · openai-compatible:scripted at http:\/\/ada:\*\*\*@/);
-    expect(chat.stdout).toContain("error: ");
+    expect(chat.code).toBe(2);
     for (const out of [failed.stdout, failed.stderr, failedJson.stdout, chat.stdout, chat.stderr]) expect(out).not.toContain("hunter2");
   });
 

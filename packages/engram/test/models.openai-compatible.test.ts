@@ -1,6 +1,6 @@
 /** OpenAICompatibleModel against a real chat-completions server on 127.0.0.1 (no mocked fetch). */
 import { describe, expect, it } from "vitest";
-import { type ModelRequest, type ModelStreamEvent, OpenAICompatibleModel } from "../src/index.js";
+import { ConfigError, type ModelRequest, type ModelStreamEvent, OpenAICompatibleModel } from "../src/index.js";
 import { chunk, json, raw, sse, startChatServer } from "./fixtures/models/chat-server.js";
 import { collect, rejection, useChatServer, weather } from "./fixtures/models/helpers.js";
 
@@ -261,5 +261,28 @@ describe("OpenAICompatibleModel", () => {
     expect(error.code).toBe("network");
     expect(error.message).toContain("ECONNREFUSED");
     expect(error.status).toBeUndefined();
+  });
+});
+
+describe("OpenAICompatibleModel baseURL", () => {
+  it("is refused, without being echoed, when it is not an http(s) URL or holds credentials", () => {
+    for (const baseURL of [
+      "http://user:s3cret-pass@127.0.0.1:8080/v1",
+      "https://tok3n-abc@example.com/v1",
+      "ftp://x/v1",
+      "not a url",
+      42,
+    ]) {
+      let thrown: unknown;
+      try {
+        new OpenAICompatibleModel({ baseURL: baseURL as string, model: "m" });
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(ConfigError);
+      expect((thrown as ConfigError).option).toBe("baseURL");
+      expect((thrown as Error).message).not.toMatch(/s3cret|tok3n/);
+    }
+    expect(new OpenAICompatibleModel({ baseURL: "http://127.0.0.1:8080/v1/", model: "m" }).id).toBe("openai-compatible:m");
   });
 });

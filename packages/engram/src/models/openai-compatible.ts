@@ -3,6 +3,7 @@
  * Ollama, vLLM, llama.cpp's server, LM Studio — over plain `fetch`, so it also runs at the edge.
  * @module
  */
+import { ConfigError } from "../errors.js";
 import { AttemptSignal, abortedError, isAbortError, raceAbort, throwIfAborted } from "./abort.js";
 import { errorFromStatus, errorFromTransport, excerpt } from "./classify.js";
 import { toolCall } from "./normalize.js";
@@ -52,6 +53,23 @@ export interface OpenAICompatibleOptions extends RetryOptions {
   fetch?: typeof globalThis.fetch;
 }
 
+/** `baseURL` when it is an http(s) URL without credentials: `fetch` refuses a URL holding a
+ * user or password, and every error naming the server would print them. The value is never
+ * echoed (it may hold a password). */
+function checkBaseUrl(baseURL: unknown): string {
+  let url: URL | undefined;
+  try {
+    url = typeof baseURL === "string" ? new URL(baseURL) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== "http:" && url.protocol !== "https:"))
+    throw new ConfigError("baseURL", "must be an http(s) URL, such as http://127.0.0.1:8080/v1");
+  if (url.username || url.password)
+    throw new ConfigError("baseURL", "must not hold credentials (user:password@host): give the key as apiKey, or in headers");
+  return baseURL as string;
+}
+
 /**
  * A {@link ChatModel} for `POST /chat/completions`. `invoke` makes a non-streaming request;
  * `stream` reads server-sent events, yielding text as it arrives and each tool call once
@@ -76,7 +94,7 @@ export class OpenAICompatibleModel implements ChatModel {
 
   constructor(options: OpenAICompatibleOptions) {
     this.#options = { ...options };
-    this.#url = `${options.baseURL.replace(/\/+$/, "")}/chat/completions`;
+    this.#url = `${checkBaseUrl(options.baseURL).replace(/\/+$/, "")}/chat/completions`;
     this.id = `openai-compatible:${options.model}`;
     this.#retry = retryPolicy(options);
     this.#timeoutMs = options.timeoutMs ?? 600_000;
