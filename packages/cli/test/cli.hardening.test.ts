@@ -7,9 +7,8 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  type ScriptedModelServer,
   afterToolResult,
   isMemoryExtraction,
   memoryUpdate,
@@ -18,29 +17,13 @@ import {
 } from "../../../examples/node/scripted-model-server.js";
 import { loadConfig } from "../src/config.js";
 import { openStorage } from "../src/runtime.js";
-import { cleanEnv, engram, jsonLines, startEngram, tempDir } from "./helpers.js";
+import { type CommandSandbox, engram, jsonLines, startEngram, useCommandSandbox } from "./helpers.js";
 
-let server: ScriptedModelServer;
-let home: ReturnType<typeof tempDir>;
-let cwd: ReturnType<typeof tempDir>;
-let root: ReturnType<typeof tempDir>;
-let env: NodeJS.ProcessEnv;
+// Set before each test by the sandbox.
+let { server, home, cwd, root, env } = {} as CommandSandbox;
 
-beforeAll(async () => {
-  server = await startScriptedModelServer(() => ({ text: "unset" }));
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  home = tempDir("engram-cli-hard-home-");
-  cwd = tempDir("engram-cli-hard-cwd-");
-  root = tempDir("engram-cli-hard-root-");
-  env = cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester", ENGRAM_LONG_TERM_MEMORY: "false" });
-  server.requests.length = 0;
-});
-afterEach(() => {
-  home.remove();
-  cwd.remove();
-  root.remove();
+useCommandSandbox("engram-cli-hard-", { ENGRAM_LONG_TERM_MEMORY: "false" }, (s) => {
+  ({ server, home, cwd, root, env } = s);
 });
 
 const OPENAI_KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";

@@ -6,37 +6,18 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  type ScriptedModelServer,
-  afterToolResult,
-  isMemoryExtraction,
-  memoryUpdate,
-  startScriptedModelServer,
-} from "../../../examples/node/scripted-model-server.js";
+import { describe, expect, it } from "vitest";
+import { afterToolResult, isMemoryExtraction, memoryUpdate } from "../../../examples/node/scripted-model-server.js";
 import { memoryDiff } from "../src/commands/history.js";
 import { loadConfig } from "../src/config.js";
 import { createContext } from "../src/context.js";
 import { openStorage } from "../src/runtime.js";
-import { cleanEnv, engram, jsonLines, tempDir } from "./helpers.js";
+import { type CommandSandbox, engram, jsonLines, tempDir, useCommandSandbox } from "./helpers.js";
 
-let server: ScriptedModelServer;
-let home: ReturnType<typeof tempDir>;
-let cwd: ReturnType<typeof tempDir>;
-let env: NodeJS.ProcessEnv;
-
-beforeAll(async () => {
-  server = await startScriptedModelServer(() => ({ text: "unset" }));
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  home = tempDir("engram-cli-history-home-");
-  cwd = tempDir("engram-cli-history-cwd-");
-  env = cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester", ENGRAM_LONG_TERM_MEMORY: "false" });
-});
-afterEach(() => {
-  home.remove();
-  cwd.remove();
+// Set before each test by the sandbox.
+let { server, home, cwd, env } = {} as CommandSandbox;
+useCommandSandbox("engram-cli-history-", { ENGRAM_LONG_TERM_MEMORY: "false" }, (s) => {
+  ({ server, home, cwd, env } = s);
 });
 
 const SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";

@@ -5,39 +5,21 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
-  type ScriptedModelServer,
   afterToolResult,
   isMemoryExtraction,
   lastUserText,
   memoryUpdate,
-  startScriptedModelServer,
   systemText,
 } from "../../../examples/node/scripted-model-server.js";
-import { cleanEnv, engram, jsonLines, startEngram, tempDir } from "./helpers.js";
+import { engram, jsonLines, startEngram, type CommandSandbox, useCommandSandbox } from "./helpers.js";
 
-let server: ScriptedModelServer;
-let home: ReturnType<typeof tempDir>;
-let cwd: ReturnType<typeof tempDir>;
-let root: ReturnType<typeof tempDir>;
-let env: NodeJS.ProcessEnv;
+// Set before each test by the sandbox.
+let { server, home, cwd, root, env } = {} as CommandSandbox;
 
-beforeAll(async () => {
-  server = await startScriptedModelServer(() => ({ text: "unset" }));
-});
-afterAll(() => server.close());
-beforeEach(() => {
-  home = tempDir("engram-cli-home-");
-  cwd = tempDir("engram-cli-cwd-");
-  root = tempDir("engram-cli-root-");
-  env = cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester" });
-  server.requests.length = 0;
-});
-afterEach(() => {
-  home.remove();
-  cwd.remove();
-  root.remove();
+useCommandSandbox("engram-cli-", {}, (s) => {
+  ({ server, home, cwd, root, env } = s);
 });
 
 const model = () => ["--base-url", server.baseURL, "--model", "openai-compatible:scripted"];

@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { type ScriptedModelServer, startScriptedModelServer } from "../../../examples/node/scripted-model-server.js";
 
 export const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 export const TSX = join(REPO, "node_modules/.bin/tsx");
@@ -101,4 +103,35 @@ export function jsonLines(stdout: string): Record<string, unknown>[] {
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** What a test of the command runs against: the file's scripted model server, and per test a
+ * fresh ENGRAM_HOME, working directory and root directory with a clean environment. */
+export interface CommandSandbox {
+  server: ScriptedModelServer;
+  home: ReturnType<typeof tempDir>;
+  cwd: ReturnType<typeof tempDir>;
+  root: ReturnType<typeof tempDir>;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Registers the hooks that give each test of the file a {@link CommandSandbox} (`take` receives
+ * it before each test; directories are named `<prefix>home-…`, and removed after it). */
+export function useCommandSandbox(prefix: string, extraEnv: Record<string, string>, take: (s: CommandSandbox) => void): void {
+  let server: ScriptedModelServer;
+  let sandbox: CommandSandbox | undefined;
+  beforeAll(async () => {
+    server = await startScriptedModelServer(() => ({ text: "unset" }));
+  });
+  afterAll(() => server.close());
+  beforeEach(() => {
+    const home = tempDir(`${prefix}home-`);
+    const env = cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester", ...extraEnv });
+    sandbox = { server, home, cwd: tempDir(`${prefix}cwd-`), root: tempDir(`${prefix}root-`), env };
+    server.requests.length = 0;
+    take(sandbox);
+  });
+  afterEach(() => {
+    for (const dir of [sandbox?.home, sandbox?.cwd, sandbox?.root]) dir?.remove();
+  });
 }
