@@ -4,7 +4,7 @@
  * write path does (facts, summaries, history).
  * @module
  */
-import { type CoreSource, coreRef } from "../backends/core-ref.js";
+import { coreRef } from "../backends/core-ref.js";
 import type { Backend, BackendEditOptions, BackendWriteOptions } from "../backends/protocol.js";
 import { wrapBackend } from "../backends/wrap.js";
 import type { Core } from "../core/types.js";
@@ -37,7 +37,11 @@ function redacted(core: Core, content: string | Uint8Array): string | Uint8Array
  * the version read: a `conflict` when the file changed meanwhile), so a secret split across
  * appends is found. Other files and every read pass straight through.
  */
-export function redactMemoryWrites(backend: Backend, source: CoreSource, isMemory: (path: string) => boolean = () => true): Backend {
+export function redactMemoryWrites(
+  backend: Backend,
+  source: Core | Promise<Core>,
+  isMemory: (path: string) => boolean = () => true,
+): Backend {
   const core = coreRef(source);
   const write = async (path: string, content: string | Uint8Array, options?: BackendWriteOptions) =>
     backend.write(path, isMemory(path) ? redacted(await core(), content) : content, options);
