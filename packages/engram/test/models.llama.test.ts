@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type AgentEvent, type ModelRequest, type ModelStreamEvent, StateBackend, createDeepAgent, resolveModel } from "../src/index.js";
-import { LlamaCppModel, loadNodeLlamaCpp, toGrammarSchema } from "../src/models/llama.js";
+import { LlamaCppModel, loadNodeLlamaCpp, replySchema, toGrammarSchema } from "../src/models/llama.js";
 import { collect, rejection } from "./fixtures/models/helpers.js";
 
 const ROOT = join(import.meta.dirname, "../../..");
@@ -40,7 +40,7 @@ describe("LlamaCppModel errors (no model needed)", () => {
     expect(() => new LlamaCppModel({ modelPath: "" })).toThrow(/modelPath/);
   });
 
-  it("turns tool schemas into the grammar subset: optional arguments nullable, unenforceable bounds left out", () => {
+  it("turns tool schemas into the grammar subset: optional arguments optional, unenforceable bounds left out", () => {
     const schema = z.toJSONSchema(
       z.object({
         file_path: z.string(),
@@ -50,13 +50,37 @@ describe("LlamaCppModel errors (no model needed)", () => {
       }),
       { io: "input" },
     );
+    const filePath = { file_path: { type: "string" } };
+    const glob = { glob: { type: ["string", "null"] } };
+    const mode = { mode: { enum: ["a", "b"] } };
+    // One shape per subset of the optional arguments: the model may leave any of them out.
     expect(toGrammarSchema(schema)).toEqual({
+      oneOf: [
+        { type: "object", properties: filePath },
+        { type: "object", properties: { ...filePath, ...glob } },
+        { type: "object", properties: { ...filePath, ...mode } },
+        { type: "object", properties: { ...filePath, ...glob, ...mode } },
+      ],
+    });
+    // Only required arguments: one shape.
+    expect(toGrammarSchema({ type: "object", properties: { a: { type: "string" } }, required: ["a"] })).toEqual({
       type: "object",
-      properties: {
-        file_path: { type: "string" },
-        glob: { oneOf: [{ type: "null" }, { type: ["string", "null"] }] },
-        mode: { oneOf: [{ type: "null" }, { enum: ["a", "b"] }] },
-      },
+      properties: { a: { type: "string" } },
+    });
+  });
+
+  it("keeps enumerated arguments enums in the reply grammar", () => {
+    const task = {
+      name: "task",
+      description: "Delegate.",
+      parameters: z.toJSONSchema(z.object({ description: z.string(), subagent_type: z.enum(["general-purpose", "reviewer"]) }), {
+        io: "input",
+      }),
+    };
+    const grammar = replySchema([task]) as { oneOf: { properties: { arguments: unknown } }[] };
+    expect(grammar.oneOf[0]?.properties.arguments).toEqual({
+      type: "object",
+      properties: { description: { type: "string" }, subagent_type: { enum: ["general-purpose", "reviewer"] } },
     });
   });
 });

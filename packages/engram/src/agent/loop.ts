@@ -10,7 +10,7 @@ import * as z from "zod/mini";
 import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { type Decision, applyDecisions } from "../middleware/hitl.js";
 import { type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";
-import type { Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
+import type { CutReply, Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
 import { type Tool, type ToolResult, invokeTool } from "../tools/types.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
 import type { LevelState, RunScope, Suspension } from "./runtime.js";
@@ -198,36 +198,40 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
   });
 
   /** One model call, counted against the run's budget. */
-  const stream = async (request: ModelRequest): Promise<ModelResponse> => {
+  const stream = async (request: ModelRequest): Promise<ModelResponse & CutReply> => {
     run.modelCalls++;
     let message: Message | undefined;
     let turnUsage: Usage | undefined;
     let finishReason: string | undefined;
+    let structuredCut = false;
     for await (const ev of model.stream(request)) {
       if (ev.type === "text_delta") events.push({ type: "model_delta", text: ev.text });
       else if (ev.type === "finish") {
         message = ev.message;
         turnUsage = ev.usage;
         finishReason = (ev as { finishReason?: string }).finishReason;
+        structuredCut = ev.structuredCut === true;
       }
     }
     if (!message) throw new ModelError("bad_response", `model ${model.id} finished without a message`);
     addUsage(usage, turnUsage);
     addUsage(run.usage, turnUsage);
-    return { message, ...(turnUsage && { usage: turnUsage }), ...(finishReason !== undefined && { finishReason }) };
+    return { message, ...(turnUsage && { usage: turnUsage }), ...(finishReason !== undefined && { finishReason }), structuredCut };
   };
 
   const callModel = chain<ModelRequest, ModelResponse>(
     middleware,
     (m) => m.wrapModelCall,
     async (request) => {
-      const first = await stream(request);
+      const { structuredCut, ...first } = await stream(request);
       if (first.finishReason !== "length") return first;
-      if (o.onTruncated === "error" || run.modelCalls >= o.maxModelCalls) {
+      // Structured output (a tool call, a JSON reply) cut off cannot be continued as text.
+      const structured = structuredCut || request.responseFormat !== undefined || (first.message.toolCalls?.length ?? 0) > 0;
+      if (structured || o.onTruncated === "error" || run.modelCalls >= o.maxModelCalls) {
         throw new ModelError("truncated", `model ${model.id} stopped at its output limit`);
       }
       // Continue once: the continuation extends the cut-off message.
-      const next = await stream({
+      const { structuredCut: _, ...next } = await stream({
         ...request,
         messages: [...request.messages, { role: "assistant", content: first.message.content }, { role: "user", content: CONTINUE_PROMPT }],
       });

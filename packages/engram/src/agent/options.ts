@@ -87,7 +87,9 @@ export interface DeepAgentOptions {
   checkpointer?: Checkpointer;
   /** Long-term key-value store (namespaces). Default: none. */
   store?: Store;
-  /** Token budget of one model call's input. Default: 128,000. */
+  /** Token budget of one model call's input. Default: the model's own
+   * (`ChatModel.maxInputTokens()`: a local model's loaded context, a provider's known or stated
+   * window, less the output cap), else 128,000. */
   maxInputTokens?: number;
   /** Summarise when the estimate exceeds `maxInputTokens × summarizationThreshold` (0–1].
    * Default: 0.85. */
@@ -211,7 +213,7 @@ export const DEFAULT_OPTIONS = {
   systemPrompt: undefined as string | undefined,
   tools: [] as Tool<never>[],
   middleware: [] as Middleware[],
-  maxInputTokens: 128_000,
+  maxInputTokens: undefined as number | undefined,
   summarizationThreshold: 0.85,
   summarizationKeepMessages: 6,
   evictionThreshold: 20_000,

@@ -14,7 +14,9 @@ import type { ChatModel, Message } from "../models/types.js";
 export interface SummarizationOptions {
   model: ChatModel;
   backend: Backend;
-  maxInputTokens: number;
+  /** The input budget of one call. Default: the model's own ({@link ChatModel.maxInputTokens}),
+   * else {@link DEFAULT_MAX_INPUT_TOKENS}. */
+  maxInputTokens?: number | undefined;
   threshold: number;
   keepMessages: number;
   beforeSummarize?: (dropped: Message[], context: RunContext) => void | Promise<void>;
@@ -23,6 +25,16 @@ export interface SummarizationOptions {
 const SUMMARY_PROMPT =
   "You compress conversations. Summarise the conversation below so the work can continue from the summary alone: " +
   "keep decisions, facts, file paths, open questions and the user's preferences; drop pleasantries. Answer with the summary only.";
+
+/** The input budget when neither the options nor the model give one. */
+export const DEFAULT_MAX_INPUT_TOKENS = 128_000;
+
+/** The input budget of one call: the explicit one, else the model's, else the default. Asked
+ * before every call: a model may learn its size late (a local model when it loads, a provider
+ * from an error). */
+export function inputBudget(model: ChatModel, explicit: number | undefined): number {
+  return explicit ?? model.maxInputTokens?.() ?? DEFAULT_MAX_INPUT_TOKENS;
+}
 
 /** Where a thread's history goes (thread ids become safe file names). */
 export function historyPath(threadId: string): string {
@@ -44,7 +56,7 @@ export function summarizationMiddleware(o: SummarizationOptions): Middleware {
   return {
     name: "summarization",
     async beforeModel(request, ctx) {
-      const budget = o.maxInputTokens * o.threshold;
+      const budget = inputBudget(o.model, o.maxInputTokens) * o.threshold;
       // The system context (memory, skills) counts too.
       if (sharedTokenCounter.request(request) <= budget) return;
       const messages = ctx.state.messages;

@@ -9,9 +9,10 @@
 import { EngramError } from "../errors.js";
 import { AttemptSignal, abortedError, isAbortError, raceAbort, throwIfAborted } from "./abort.js";
 import { errorFromStatus, errorFromTransport, errorFromWire } from "./classify.js";
+import { ContextWindow } from "./context-window.js";
 import { assistantMessage, isPlainObject, toolCall } from "./normalize.js";
 import { type RetryOptions, type RetryPolicy, retryPolicy, withRetries, withStreamRetries } from "./retry.js";
-import { TextToolCallStream, parseTextToolCalls } from "./text-tool-calls.js";
+import { TextToolCallStream, textToolCalls, withTextToolCalls } from "./text-tool-calls.js";
 import {
   type ChatModel,
   type FinishReason,
@@ -131,6 +132,10 @@ export interface LanguageModelAdapterOptions extends RetryOptions {
   /** Read tool calls the model wrote as text (see `OpenAICompatibleOptions.textToolCalls`), for
    * providers serving small local models. Default: `false`. */
   textToolCalls?: boolean;
+  /** The model's context window in tokens (input + output), for {@link ChatModel.maxInputTokens}.
+   * Default: a table of known hosted models by `modelId`, or the size the provider states when a
+   * request outgrows it; else unknown. */
+  contextWindow?: number;
 }
 
 /** True for an object that looks like an AI SDK provider model (any specification version). */
@@ -169,6 +174,7 @@ class LanguageModelAdapter implements ChatModel {
   readonly #options: LanguageModelAdapterOptions;
   readonly #retry: RetryPolicy;
   readonly #timeoutMs: number;
+  readonly #window: ContextWindow;
 
   constructor(model: LanguageModelLike, options: LanguageModelAdapterOptions) {
     this.#model = model;
@@ -176,6 +182,7 @@ class LanguageModelAdapter implements ChatModel {
     this.id = options.id ?? `${model.provider}:${model.modelId}`;
     this.#retry = retryPolicy(options);
     this.#timeoutMs = options.timeoutMs ?? 600_000;
+    this.#window = new ContextWindow(model.modelId, options.contextWindow);
   }
 
   async invoke(request: ModelRequest): Promise<ModelResult> {
@@ -183,19 +190,10 @@ class LanguageModelAdapter implements ChatModel {
       this.#retry,
       request.signal,
       () => this.#invokeOnce(request),
-      (e) => toModelError(e, this.id, request.signal),
+      (e) => this.#modelError(e, request.signal),
     );
     const offered = this.#offered(request);
-    if (!offered || result.message.toolCalls) return result;
-    const parsed = parseTextToolCalls(result.message.content, offered);
-    if (!parsed) return result;
-    result.message = {
-      role: "assistant",
-      content: parsed.content,
-      toolCalls: parsed.calls.map((c) => toolCall(newCallId(), c.name, c.args)),
-    };
-    if (result.finishReason === "stop") result.finishReason = "tool_calls";
-    return result;
+    return offered ? withTextToolCalls(result, offered) : result;
   }
 
   stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
@@ -203,8 +201,21 @@ class LanguageModelAdapter implements ChatModel {
       this.#retry,
       request.signal,
       () => this.#streamOnce(request),
-      (e) => toModelError(e, this.id, request.signal),
+      (e) => this.#modelError(e, request.signal),
     );
+  }
+
+  /** The context window (see {@link LanguageModelAdapterOptions.contextWindow}) less `maxOutputTokens`. */
+  maxInputTokens(): number | undefined {
+    return this.#window.maxInputTokens(this.#options.maxOutputTokens);
+  }
+
+  /** A failure as a {@link ModelError}, the context size it states remembered. */
+  #modelError(error: unknown, signal: AbortSignal | undefined): ModelError {
+    const e = toModelError(error, this.id, signal);
+    const body = isPlainObject(e.cause) || e.cause instanceof Error ? (e.cause as { responseBody?: unknown }).responseBody : undefined;
+    this.#window.learn(e, typeof body === "string" ? body : "");
+    return e;
   }
 
   #offered(request: ModelRequest): ReadonlySet<string> | undefined {
@@ -298,11 +309,16 @@ class LanguageModelAdapter implements ChatModel {
       reader.releaseLock();
     }
     let calls = parts.map((p) => toToolCall(p, reason === "length")).filter((c): c is ToolCall => c !== undefined);
+    let structuredCut = false;
     if (holdBack) {
-      const end = holdBack.end(calls.length === 0);
+      const end = holdBack.end(calls.length === 0, reason === "length");
       if (end.text) yield { type: "text_delta", text: end.text };
       text = end.content;
-      if (end.calls.length > 0) calls = end.calls.map((c) => toolCall(newCallId(), c.name, c.args));
+      structuredCut = end.cut;
+      if (end.calls.length > 0) {
+        calls = textToolCalls(end.calls);
+        if (reason === "length") reason = "tool_calls";
+      }
     }
     for (const call of calls) yield { type: "tool_call", call };
     const finish: ModelStreamEvent = {
@@ -311,6 +327,7 @@ class LanguageModelAdapter implements ChatModel {
       finishReason: finishReasonFor(reason, calls.length > 0),
     };
     if (usage) finish.usage = usage;
+    if (structuredCut) finish.structuredCut = true;
     yield finish;
   }
 
@@ -419,11 +436,6 @@ export function fromFinishReason(raw: unknown): FinishReason | undefined {
 function finishReasonFor(reason: FinishReason | undefined, hasToolCalls: boolean): FinishReason {
   if (reason === undefined || reason === "stop") return hasToolCalls ? "tool_calls" : "stop";
   return reason;
-}
-
-/** An id for a call read from text (the text has none). */
-function newCallId(): string {
-  return `call_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`;
 }
 
 /** Usage from a v2 (`inputTokens: number`, `cachedInputTokens`) or v3/v4 (`inputTokens: { total,

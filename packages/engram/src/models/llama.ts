@@ -22,6 +22,7 @@ import { abortedError, throwIfAborted } from "./abort.js";
 import { isPlainObject } from "./normalize.js";
 import {
   type ChatModel,
+  type CutReply,
   type FinishReason,
   type Message,
   ModelError,
@@ -60,6 +61,10 @@ export interface LlamaCppOptions {
 /** The environment variable naming a `node-llama-cpp` install to use when the plain import fails. */
 export const LLAMA_MODULE_ENV = "ENGRAM_LLAMA_MODULE";
 
+/** Context window and output cap when the options set none. */
+const DEFAULT_CONTEXT_SIZE = 4096;
+const DEFAULT_MAX_OUTPUT_TOKENS = 512;
+
 /** Held in a variable so that bundlers leave the optional package out. */
 const LLAMA_PACKAGE = "node-llama-cpp";
 
@@ -73,6 +78,7 @@ interface LlamaSequence {
   readonly tokenMeter: { getState(): TokenMeterState };
 }
 interface LlamaContext {
+  readonly contextSize: number;
   getSequence(): LlamaSequence;
   dispose(): Promise<void>;
 }
@@ -165,7 +171,7 @@ interface Loaded {
 }
 
 /** What one generation produced, before it becomes events. */
-interface Generated {
+interface Generated extends CutReply {
   message: Message;
   finishReason: FinishReason;
   usage: Usage;
@@ -180,9 +186,11 @@ interface Generated {
  * format, then `systemContext`, as one system message; tool results come back as user
  * messages naming the call. Without tools or `responseFormat` the reply is free text, streamed
  * token by token; otherwise it is grammar-constrained JSON, parsed into tool calls or an
- * answer, and `stream` emits it once complete. Optional tool arguments are generated as
- * `null`-or-value and `null`s are dropped; optional arguments with bounds a grammar cannot
- * express (minimum, pattern, …) are left out, so the tool's default applies.
+ * answer, and `stream` emits it once complete. Optional tool arguments may be left out (the
+ * grammar offers each subset of them); those with bounds a grammar cannot express (minimum,
+ * pattern, …) always are, so the tool's default applies. A reply cut by the token cap keeps
+ * what is complete (an answer string, a tool call whose arguments closed) or is reported with
+ * `structuredCut` and no text.
  *
  * `finishReason`: `length` when the output-token cap cut the reply, else `tool_calls`/`stop`.
  * Usage: prompt tokens (`cachedInputTokens` = the prefix reused from the previous call) and
@@ -193,6 +201,8 @@ export class LlamaCppModel implements ChatModel {
   readonly #options: LlamaCppOptions;
   #loading: Promise<Loaded> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** The loaded context's size, once loaded. */
+  #contextSize: number | undefined;
 
   constructor(options: LlamaCppOptions) {
     if (!options || typeof options.modelPath !== "string" || options.modelPath === "") {
@@ -202,6 +212,12 @@ export class LlamaCppModel implements ChatModel {
     this.id = options.id ?? `llama:${options.modelPath.split(/[\\/]/).pop()}`;
   }
 
+  /** The context's size (until it is loaded, the size asked for) less the default output cap. */
+  maxInputTokens(): number {
+    const size = this.#contextSize ?? this.#options.contextSize ?? DEFAULT_CONTEXT_SIZE;
+    return Math.max(1, size - (this.#options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
+  }
+
   /** Loads the runtime, the weights and a context now (otherwise the first call does). */
   load(): Promise<void> {
     return this.#load().then(() => undefined);
@@ -209,7 +225,7 @@ export class LlamaCppModel implements ChatModel {
 
   async invoke(request: ModelRequest): Promise<ModelResult> {
     const g = await this.#serialized(() => this.#generate(request));
-    return { message: g.message, finishReason: g.finishReason, usage: g.usage };
+    return { message: g.message, finishReason: g.finishReason, usage: g.usage, ...(g.structuredCut && { structuredCut: true }) };
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
@@ -245,7 +261,7 @@ export class LlamaCppModel implements ChatModel {
       yield { type: "text_delta", text: g.message.content.slice(streamed.length) };
     }
     for (const call of g.message.toolCalls ?? []) yield { type: "tool_call", call };
-    yield { type: "finish", message: g.message, finishReason: g.finishReason, usage: g.usage };
+    yield { type: "finish", message: g.message, finishReason: g.finishReason, usage: g.usage, ...(g.structuredCut && { structuredCut: true }) };
   }
 
   /** Frees the context, the weights and the runtime; the next call loads them again. */
@@ -299,8 +315,9 @@ export class LlamaCppModel implements ChatModel {
     }
     try {
       const model = await llama.loadModel({ modelPath });
-      const contextSize = Math.min(o.contextSize ?? 4096, model.trainContextSize || Number.POSITIVE_INFINITY);
+      const contextSize = Math.min(o.contextSize ?? DEFAULT_CONTEXT_SIZE, model.trainContextSize || Number.POSITIVE_INFINITY);
       const context = await model.createContext({ contextSize, threads });
+      this.#contextSize = context.contextSize || contextSize;
       const sequence = context.getSequence();
       const chat = new mod.LlamaChat({ contextSequence: sequence });
       return { mod, llama, model, context, sequence, chat };
@@ -330,7 +347,7 @@ export class LlamaCppModel implements ChatModel {
       }
     }
     const s = request.settings ?? {};
-    const maxTokens = s.maxOutputTokens ?? this.#options.maxOutputTokens ?? 512;
+    const maxTokens = s.maxOutputTokens ?? this.#options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
     const options: Parameters<LlamaChat["generateResponse"]>[1] = {
       maxTokens,
       temperature: s.temperature ?? this.#options.temperature ?? 0,
@@ -360,12 +377,13 @@ export class LlamaCppModel implements ChatModel {
     };
     const cut = response.metadata.stopReason === "maxTokens";
     const text = response.response;
-    if (!grammar || request.responseFormat) {
-      return { message: { role: "assistant", content: text }, finishReason: cut ? "length" : "stop", usage };
-    }
-    const reply = parseReply(text, tools);
-    if (!reply) return { message: { role: "assistant", content: text }, finishReason: cut ? "length" : "stop", usage };
-    if ("answer" in reply) return { message: { role: "assistant", content: reply.answer }, finishReason: cut ? "length" : "stop", usage };
+    if (!grammar) return { message: { role: "assistant", content: text }, finishReason: cut ? "length" : "stop", usage };
+    // A cut constrained reply is unfinished JSON: never text to show or to continue.
+    const structuredCut: Generated = { message: { role: "assistant", content: "" }, finishReason: "length", usage, structuredCut: true };
+    if (request.responseFormat) return cut ? structuredCut : { message: { role: "assistant", content: text }, finishReason: "stop", usage };
+    const reply = parseReply(cut ? completedPart(text) : text, tools);
+    if (!reply) return cut ? structuredCut : { message: { role: "assistant", content: text }, finishReason: "stop", usage };
+    if ("answer" in reply) return { message: { role: "assistant", content: reply.answer }, finishReason: "stop", usage };
     const call: ToolCall = {
       id: `call_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`,
       name: reply.tool,
@@ -386,6 +404,21 @@ export function replySchema(tools: readonly ToolSpec[]): Record<string, unknown>
       { type: "object", properties: { answer: { type: "string" } } },
     ],
   };
+}
+
+/**
+ * The complete part of a constrained reply cut by the token cap: the grammar writes the reply's
+ * keys in order, so when only the closing brace is missing, its answer string or its tool's
+ * arguments object is whole. Otherwise the text as it is (which does not parse).
+ */
+function completedPart(text: string): string {
+  const closed = `${text.trimEnd()}}`;
+  try {
+    JSON.parse(closed);
+    return closed;
+  } catch {
+    return text;
+  }
 }
 
 /** A parsed constrained reply; `undefined` when the text is not one (cut off by the token cap). */
@@ -414,9 +447,9 @@ const SCALARS = new Set(["string", "number", "integer", "boolean", "null"]);
 const ANY_SCALAR = { type: ["string", "number", "boolean", "null"] };
 
 /**
- * A JSON schema as node-llama-cpp's grammar subset: `type`, `properties` (every listed property
- * is generated; optional ones as value-or-`null`, or left out when they carry bounds a grammar
- * cannot enforce), `items`, `enum`, `const`, `anyOf`/`oneOf`, string lengths and date formats.
+ * A JSON schema as node-llama-cpp's grammar subset: `type`, `properties` (optional ones may be
+ * left out: see {@link objectShapes}), `items`, `enum`, `const`, `anyOf`/`oneOf`, string lengths
+ * and date formats.
  * What the subset lacks (`$ref`, `allOf`, open schemas) becomes "any scalar".
  */
 export function toGrammarSchema(schema: unknown): Record<string, unknown> {
@@ -459,26 +492,48 @@ export function toGrammarSchema(schema: unknown): Record<string, unknown> {
     }
     case "object": {
       const props = isPlainObject(schema.properties) ? schema.properties : {};
-      const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-      const properties: Record<string, unknown> = {};
-      for (const [key, sub] of Object.entries(props)) {
-        if (required.has(key)) properties[key] = toGrammarSchema(sub);
-        else if (!(isPlainObject(sub) && UNENFORCEABLE.some((k) => k in sub))) {
-          properties[key] = { oneOf: [{ type: "null" }, toGrammarSchema(sub)] };
+      if (Object.keys(props).length === 0) {
+        const o: Record<string, unknown> = { ...out, type: "object", properties: {} };
+        if (schema.additionalProperties !== false) {
+          o.additionalProperties = isPlainObject(schema.additionalProperties) ? toGrammarSchema(schema.additionalProperties) : ANY_SCALAR;
         }
+        return o;
       }
-      const o: Record<string, unknown> = { ...out, type: "object", properties };
-      if (Object.keys(props).length === 0 && schema.additionalProperties !== false) {
-        o.additionalProperties = isPlainObject(schema.additionalProperties) ? toGrammarSchema(schema.additionalProperties) : ANY_SCALAR;
-      }
-      return o;
+      const shapes = objectShapes(props, new Set(Array.isArray(schema.required) ? schema.required : []));
+      const objects = shapes.map((properties) => ({ type: "object", properties }));
+      return objects.length === 1 ? { ...out, ...objects[0] } : { ...out, oneOf: objects };
     }
     default:
       return ANY_SCALAR;
   }
 }
 
-/** Removes `null` values of optional properties (the grammar's stand-in for "left out"). */
+/** Optional properties a grammar lets the model choose among, at most: each doubles the shapes. */
+const MAX_CHOSEN_OPTIONAL = 5;
+
+/**
+ * The property sets an object may be written with, in the schema's key order: the required
+ * properties, plus each subset of the optional ones — node-llama-cpp's object grammar writes
+ * every listed property, so "optional" is one alternative per subset. Optional properties with
+ * bounds a grammar cannot enforce, and those beyond the first {@link MAX_CHOSEN_OPTIONAL}, are
+ * left out (the tool's default applies).
+ */
+function objectShapes(props: Record<string, unknown>, required: ReadonlySet<unknown>): Record<string, unknown>[] {
+  const optional = Object.entries(props)
+    .filter(([key, sub]) => !required.has(key) && !(isPlainObject(sub) && UNENFORCEABLE.some((k) => k in sub)))
+    .slice(0, MAX_CHOSEN_OPTIONAL)
+    .map(([key]) => key);
+  const shapes: Record<string, unknown>[] = [];
+  for (let mask = 0; mask < 2 ** optional.length; mask++) {
+    const chosen = new Set(optional.filter((_, i) => mask & (1 << i)));
+    const shape: Record<string, unknown> = {};
+    for (const [key, sub] of Object.entries(props)) if (required.has(key) || chosen.has(key)) shape[key] = toGrammarSchema(sub);
+    shapes.push(shape);
+  }
+  return shapes;
+}
+
+/** Removes `null` values of optional properties (a nullable optional argument left out). */
 function dropOptionalNulls(value: unknown, schema: unknown): unknown {
   if (!isPlainObject(value) || !isPlainObject(schema) || !isPlainObject(schema.properties)) return value;
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);

@@ -6,12 +6,12 @@
 import { ConfigError } from "../errors.js";
 import { AttemptSignal, abortedError, isAbortError, raceAbort, throwIfAborted } from "./abort.js";
 import { errorFromStatus, errorFromTransport, excerpt } from "./classify.js";
-import { toolCall } from "./normalize.js";
+import { ContextWindow } from "./context-window.js";
 import { StreamAccumulator, type WireResult, fromWireResponse, toRequestBody } from "./openai-wire.js";
 import { type RetryOptions, type RetryPolicy, retryPolicy, withRetries, withStreamRetries } from "./retry.js";
 import { readSseData } from "./sse.js";
-import { TextToolCallStream, parseTextToolCalls } from "./text-tool-calls.js";
-import { type ChatModel, type ModelRequest, type ModelResult, type ModelStreamEvent, ModelError, type ToolCall } from "./types.js";
+import { TextToolCallStream, textToolCalls, withTextToolCalls } from "./text-tool-calls.js";
+import { type ChatModel, type ModelRequest, type ModelResult, type ModelStreamEvent, ModelError } from "./types.js";
 
 /** Options of {@link OpenAICompatibleModel}. */
 export interface OpenAICompatibleOptions extends RetryOptions {
@@ -51,6 +51,10 @@ export interface OpenAICompatibleOptions extends RetryOptions {
   textToolCalls?: boolean;
   /** The `fetch` to use. Default: `globalThis.fetch`, looked up at call time. */
   fetch?: typeof globalThis.fetch;
+  /** The model's context window in tokens (input + output), for {@link ChatModel.maxInputTokens}.
+   * Default: a table of known hosted models, or the size the server states when a request
+   * outgrows it (llama.cpp, vLLM, OpenAI do); else unknown. */
+  contextWindow?: number;
 }
 
 /** `baseURL` when it is an http(s) URL without credentials: `fetch` refuses a URL holding a
@@ -91,6 +95,7 @@ export class OpenAICompatibleModel implements ChatModel {
   readonly #retry: RetryPolicy;
   readonly #timeoutMs: number;
   readonly #textToolCalls: boolean;
+  readonly #window: ContextWindow;
 
   constructor(options: OpenAICompatibleOptions) {
     this.#options = { ...options };
@@ -99,6 +104,12 @@ export class OpenAICompatibleModel implements ChatModel {
     this.#retry = retryPolicy(options);
     this.#timeoutMs = options.timeoutMs ?? 600_000;
     this.#textToolCalls = options.textToolCalls ?? !isOpenAIHost(options.baseURL);
+    this.#window = new ContextWindow(options.model, options.contextWindow);
+  }
+
+  /** The context window (see {@link OpenAICompatibleOptions.contextWindow}) less `maxTokens`. */
+  maxInputTokens(): number | undefined {
+    return this.#window.maxInputTokens(this.#options.maxTokens);
   }
 
   async invoke(request: ModelRequest): Promise<ModelResult> {
@@ -178,16 +189,15 @@ export class OpenAICompatibleModel implements ChatModel {
       }
       const result: WireResult = { message: acc.message(), finishReason: acc.finishReason() };
       if (acc.usage) result.usage = acc.usage;
+      let structuredCut = false;
       if (holdBack) {
-        const end = holdBack.end(!result.message.toolCalls);
+        const cut = result.finishReason === "length";
+        const end = holdBack.end(!result.message.toolCalls, cut);
         if (end.text) yield { type: "text_delta", text: end.text };
+        structuredCut = end.cut;
         if (end.calls.length > 0) {
-          result.message = {
-            role: "assistant",
-            content: end.content,
-            toolCalls: end.calls.map((c) => toolCall(newCallId(), c.name, c.args)),
-          };
-          if (result.finishReason === "stop") result.finishReason = "tool_calls";
+          result.message = { role: "assistant", content: end.content, toolCalls: textToolCalls(end.calls) };
+          if (result.finishReason === "stop" || cut) result.finishReason = "tool_calls";
         } else {
           result.message = { ...result.message, content: end.content };
         }
@@ -195,6 +205,7 @@ export class OpenAICompatibleModel implements ChatModel {
       for (const call of result.message.toolCalls ?? []) yield { type: "tool_call", call };
       const finish: ModelStreamEvent = { type: "finish", message: result.message, finishReason: result.finishReason };
       if (result.usage) finish.usage = result.usage;
+      if (structuredCut) finish.structuredCut = true;
       yield finish;
     } finally {
       attempt.dispose();
@@ -212,13 +223,7 @@ export class OpenAICompatibleModel implements ChatModel {
     const offered = this.#offered(request);
     const out: ModelResult = { message: result.message, finishReason: result.finishReason };
     if (result.usage) out.usage = result.usage;
-    if (!offered || result.message.toolCalls) return out;
-    const parsed = parseTextToolCalls(result.message.content, offered);
-    if (!parsed) return out;
-    const calls: ToolCall[] = parsed.calls.map((c) => toolCall(newCallId(), c.name, c.args));
-    out.message = { role: "assistant", content: parsed.content, toolCalls: calls };
-    if (out.finishReason === "stop") out.finishReason = "tool_calls";
-    return out;
+    return offered ? withTextToolCalls(out, offered) : out;
   }
 
   async #post(request: ModelRequest, stream: boolean, attempt: AttemptSignal): Promise<Response> {
@@ -244,7 +249,9 @@ export class OpenAICompatibleModel implements ChatModel {
     attempt.touch();
     if (!response.ok) {
       const text = await raceAbort(response.text(), attempt.signal).catch(() => "");
-      throw errorFromStatus(response.status, text || response.statusText, this.#url, response.headers);
+      const error = errorFromStatus(response.status, text || response.statusText, this.#url, response.headers);
+      this.#window.learn(error, text);
+      throw error;
     }
     return response;
   }
@@ -263,7 +270,9 @@ export class OpenAICompatibleModel implements ChatModel {
 
   #toError(error: unknown, signal?: AbortSignal): ModelError {
     if (signal?.aborted) return abortedError(signal);
-    return error instanceof ModelError ? error : errorFromTransport(error, this.#url);
+    const e = error instanceof ModelError ? error : errorFromTransport(error, this.#url);
+    this.#window.learn(e);
+    return e;
   }
 }
 
@@ -274,9 +283,4 @@ function isOpenAIHost(baseURL: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** An id for a call read from text (the text has none). */
-function newCallId(): string {
-  return `call_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`;
 }

@@ -13,7 +13,8 @@
  * @module
  */
 import { jsonrepair } from "jsonrepair";
-import { isPlainObject } from "./normalize.js";
+import { isPlainObject, toolCall } from "./normalize.js";
+import type { ModelResult, ToolCall } from "./types.js";
 
 /** One call found in text; `args` is as written (an object or JSON text). */
 export interface TextToolCall {
@@ -40,16 +41,41 @@ const MARKERS = [TAG_OPEN, FENCE, PYTHON_TAG] as const;
  * (blocks naming other tools stay in the text).
  */
 export function parseTextToolCalls(text: string, offered: ReadonlySet<string>): TextToolCalls | undefined {
-  if (offered.size === 0) return undefined;
-  const tagged = parseTagged(text, offered);
-  if (tagged) return tagged;
-  const fenced = parseFenced(text, offered);
-  if (fenced) return fenced;
-  return parseBare(text, offered);
+  return parseCalls(text, offered, false);
 }
 
-/** `<tool_call>…</tool_call>` blocks; the last may be unclosed. */
-function parseTagged(text: string, offered: ReadonlySet<string>): TextToolCalls | undefined {
+/** {@link TextToolCalls} of a reply that may have been cut at the output limit. */
+export interface MaybeCutTextToolCalls extends TextToolCalls {
+  /** A call was cut: none is returned, and its unfinished JSON is left out of `content`. */
+  cut: boolean;
+}
+
+/**
+ * {@link parseTextToolCalls}, for a reply that may have been `cut` at the output limit: then its
+ * calls count only when complete as written — valid JSON, tags and fences closed — never
+ * repaired (a repaired cut call would run with arguments the model never finished); when one
+ * was cut, no call is returned and `content` is the text around the calls.
+ */
+export function readTextToolCalls(text: string, offered: ReadonlySet<string>, cut: boolean): MaybeCutTextToolCalls | undefined {
+  const found = parseCalls(text, offered, false);
+  if (!found || !cut) return found && { ...found, cut: false };
+  const complete = parseCalls(text, offered, true);
+  if (complete && complete.calls.length === found.calls.length) return { ...complete, cut: false };
+  return { calls: [], content: found.content, cut: true };
+}
+
+/** `strict`: only complete calls (no JSON repair, no unclosed tag). */
+function parseCalls(text: string, offered: ReadonlySet<string>, strict: boolean): TextToolCalls | undefined {
+  if (offered.size === 0) return undefined;
+  const tagged = parseTagged(text, offered, strict);
+  if (tagged) return tagged;
+  const fenced = parseFenced(text, offered, strict);
+  if (fenced) return fenced;
+  return parseBare(text, offered, strict);
+}
+
+/** `<tool_call>…</tool_call>` blocks; the last may be unclosed (unless `strict`). */
+function parseTagged(text: string, offered: ReadonlySet<string>, strict: boolean): TextToolCalls | undefined {
   if (!text.includes(TAG_OPEN)) return undefined;
   const calls: TextToolCall[] = [];
   let content = "";
@@ -60,7 +86,7 @@ function parseTagged(text: string, offered: ReadonlySet<string>): TextToolCalls 
     const start = open + TAG_OPEN.length;
     const close = text.indexOf(TAG_CLOSE, start);
     const end = close < 0 ? text.length : close;
-    const found = callsIn(text.slice(start, end), offered);
+    const found = close < 0 && strict ? undefined : callsIn(text.slice(start, end), offered, strict);
     const after = close < 0 ? text.length : close + TAG_CLOSE.length;
     content += text.slice(pos, open);
     if (found) calls.push(...found);
@@ -71,14 +97,16 @@ function parseTagged(text: string, offered: ReadonlySet<string>): TextToolCalls 
   return calls.length > 0 ? { calls, content: content.trim() } : undefined;
 }
 
-/** ```` ``` ```` blocks (any or no language tag) whose body is a call or an array of calls. */
-function parseFenced(text: string, offered: ReadonlySet<string>): TextToolCalls | undefined {
-  const fence = /```[\w-]*[ \t]*\r?\n?([\s\S]*?)```/g;
+/** ```` ``` ```` blocks (any or no language tag) whose body is a call or an array of calls; the
+ * last may be unclosed (unless `strict`). */
+function parseFenced(text: string, offered: ReadonlySet<string>, strict: boolean): TextToolCalls | undefined {
+  // The last block may be unclosed (unless `strict`), as a tag may.
+  const fence = strict ? /```[\w-]*[ \t]*\r?\n?([\s\S]*?)```/g : /```[\w-]*[ \t]*\r?\n?([\s\S]*?)(?:```|$)/g;
   const calls: TextToolCall[] = [];
   let content = "";
   let pos = 0;
   for (let m = fence.exec(text); m; m = fence.exec(text)) {
-    const found = callsIn(m[1] ?? "", offered);
+    const found = callsIn(m[1] ?? "", offered, strict);
     if (!found) continue;
     calls.push(...found);
     content += text.slice(pos, m.index);
@@ -89,11 +117,11 @@ function parseFenced(text: string, offered: ReadonlySet<string>): TextToolCalls 
 }
 
 /** The whole reply is JSON calls (after an optional `<|python_tag|>`). */
-function parseBare(text: string, offered: ReadonlySet<string>): TextToolCalls | undefined {
+function parseBare(text: string, offered: ReadonlySet<string>, strict: boolean): TextToolCalls | undefined {
   let body = text.trim();
   if (body.startsWith(PYTHON_TAG)) body = body.slice(PYTHON_TAG.length).trim();
   if (!body.startsWith("{") && !body.startsWith("[")) return undefined;
-  const found = callsIn(body, offered);
+  const found = callsIn(body, offered, strict);
   return found ? { calls: found, content: "" } : undefined;
 }
 
@@ -101,8 +129,8 @@ function parseBare(text: string, offered: ReadonlySet<string>): TextToolCalls | 
  * The calls in a JSON region — one object, an array, or objects separated by `;`/newlines —
  * when every item is a call object and at least one names an offered tool; otherwise undefined.
  */
-function callsIn(region: string, offered: ReadonlySet<string>): TextToolCall[] | undefined {
-  const items = jsonValues(region.trim());
+function callsIn(region: string, offered: ReadonlySet<string>, strict: boolean): TextToolCall[] | undefined {
+  const items = jsonValues(region.trim(), strict);
   if (!items || items.length === 0) return undefined;
   const calls: TextToolCall[] = [];
   for (const item of items.flatMap((v) => (Array.isArray(v) ? v : [v]))) {
@@ -124,28 +152,30 @@ function asCall(value: unknown): TextToolCall | undefined {
 }
 
 /** The JSON values in `text`: one value, or several separated by `;` or line breaks. */
-function jsonValues(text: string): unknown[] | undefined {
+function jsonValues(text: string, strict: boolean): unknown[] | undefined {
   if (!text) return undefined;
-  const whole = parseJson(text);
+  const whole = parseJson(text, strict);
   if (whole !== undefined) return [whole];
   const parts = splitTopLevel(text);
   if (parts.length < 2) return undefined;
   const values: unknown[] = [];
   for (const part of parts) {
-    const value = parseJson(part);
+    const value = parseJson(part, strict);
     if (value === undefined) return undefined;
     values.push(value);
   }
   return values;
 }
 
-/** JSON.parse, then `jsonrepair` for an object or array text; `undefined` when neither works. */
-function parseJson(text: string): unknown {
+/** JSON.parse, then (unless `strict`) `jsonrepair` for an object or array text; `undefined`
+ * when neither works. */
+function parseJson(text: string, strict: boolean): unknown {
   const t = text.trim();
   if (!t.startsWith("{") && !t.startsWith("[")) return undefined;
   try {
     return JSON.parse(t);
   } catch {
+    if (strict) return undefined;
     try {
       const repaired: unknown = JSON.parse(jsonrepair(t));
       return typeof repaired === "object" && repaired !== null ? repaired : undefined;
@@ -231,14 +261,40 @@ export class TextToolCallStream {
   /**
    * Ends the stream: the calls found in the held text (none when `parse` is false, e.g. because
    * the model made native calls), the text still to show, and the final content (everything
-   * shown, in order).
+   * shown, in order). `cut`: the reply was cut at the output limit (see {@link readTextToolCalls}).
    */
-  end(parse = true): { calls: TextToolCall[]; text: string; content: string } {
+  end(parse = true, cut = false): { calls: TextToolCall[]; text: string; content: string; cut: boolean } {
     const held = this.#pending;
     this.#pending = "";
-    const parsed = parse && this.#holding ? parseTextToolCalls(held, this.#offered) : undefined;
+    const parsed = parse && this.#holding ? readTextToolCalls(held, this.#offered, cut) : undefined;
     const text = parsed ? parsed.content : held;
     this.#released += text;
-    return { calls: parsed?.calls ?? [], text, content: this.#released };
+    return { calls: parsed?.calls ?? [], text, content: this.#released, cut: parsed?.cut ?? false };
   }
+}
+
+/** An id for a call read from text (the text has none). */
+export function newCallId(): string {
+  return `call_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`;
+}
+
+/** Calls read from text, as tool calls. */
+export function textToolCalls(calls: readonly TextToolCall[]): ToolCall[] {
+  return calls.map((c) => toolCall(newCallId(), c.name, c.args));
+}
+
+/**
+ * A whole reply with the tool calls written in its text read (when it made no native ones):
+ * `stop` becomes `tool_calls`, and so does `length` when every call is complete; a cut call
+ * leaves the reply `structuredCut`, its JSON out of the content.
+ */
+export function withTextToolCalls(result: ModelResult, offered: ReadonlySet<string>): ModelResult {
+  if (result.message.toolCalls) return result;
+  const cut = result.finishReason === "length";
+  const parsed = readTextToolCalls(result.message.content, offered, cut);
+  if (!parsed) return result;
+  if (parsed.cut) return { ...result, message: { role: "assistant", content: parsed.content }, structuredCut: true };
+  const out: ModelResult = { ...result, message: { role: "assistant", content: parsed.content, toolCalls: textToolCalls(parsed.calls) } };
+  if (out.finishReason === "stop" || cut) out.finishReason = "tool_calls";
+  return out;
 }

@@ -114,8 +114,21 @@ export interface Usage {
  */
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "error" | "other";
 
+/**
+ * What a model says of a reply cut at the output limit (`finishReason: "length"`).
+ */
+export interface CutReply {
+  /**
+   * The cut part was structured output — a tool call, or a grammar-constrained or
+   * `responseFormat` JSON reply — and the unfinished JSON is left out of the message: such a
+   * reply cannot be continued as text (the agent ends the run `truncated` instead). Absent for
+   * a cut free-text reply, which can.
+   */
+  structuredCut?: boolean;
+}
+
 /** What {@link ChatModel.invoke} resolves to. */
-export interface ModelResult {
+export interface ModelResult extends CutReply {
   /** Always `role: "assistant"`. */
   message: Message;
   /** Why the model stopped. Engram's models always set it; a custom model that leaves it out
@@ -131,7 +144,7 @@ export interface ModelResult {
 export type ModelStreamEvent =
   | { type: "text_delta"; text: string }
   | { type: "tool_call"; call: ToolCall }
-  | { type: "finish"; message: Message; finishReason?: FinishReason; usage?: Usage };
+  | ({ type: "finish"; message: Message; finishReason?: FinishReason; usage?: Usage } & CutReply);
 
 /** A chat model: the only thing the agent loop needs from a provider. */
 export interface ChatModel {
@@ -144,6 +157,12 @@ export interface ChatModel {
    * `finish`. The concatenated `text_delta`s equal the finish message's `content`.
    */
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
+  /**
+   * Optional: the most input tokens one call can take — the context window less the output
+   * reserved for the reply — or `undefined` when the model does not know it. The agent
+   * summarises the conversation before it outgrows this (unless `maxInputTokens` is set).
+   */
+  maxInputTokens?(): number | undefined;
 }
 
 export { ModelError, type ModelErrorCode } from "../errors.js";
