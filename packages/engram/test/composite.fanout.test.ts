@@ -131,7 +131,7 @@ describe("composite fan-out over resident backends", () => {
       // The Store mount's version is its store revision, as its own glob gives it.
       const [viaComposite] = (await c.glob("/memories/*.md")).files ?? [];
       const own = await store.stat("/a.md");
-      expect(viaComposite?.version).toBe("info" in own && "version" in own.info ? own.info.version : "no version");
+      expect(viaComposite?.version).toBe(own.info?.version ?? "no version");
       expect(grep).not.toHaveBeenCalled();
       expect(glob).not.toHaveBeenCalled();
       expect((await c.toolText({ op: "grep", pattern: "alpha", options: {} }, 1000))?.text).toBe(

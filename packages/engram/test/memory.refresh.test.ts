@@ -10,6 +10,7 @@ import type { Core, MemorySourceInput } from "../src/core/types.js";
 import { type MemoryCacheEntry, memoryMiddleware } from "../src/middleware/memory.js";
 import type { HookContext, ModelRequest } from "../src/index.js";
 import { StateBackend } from "../src/index.js";
+import { wrapBackend } from "../src/backends/wrap.js";
 
 const core = await loadCore();
 
@@ -112,6 +113,36 @@ describe("memory refresh", () => {
     expect(withContext.startsWith("## Before\n\n<agent_memory>\n### /AGENTS.md\n- remembered")).toBe(true);
     expect(await refresh(mw, ctx)).toBe(one);
     expect(calls.length).toBe(1);
+  });
+
+  it("keeps a source's text under the version it was read at: a stat ahead of what reads serve never pins old text", async () => {
+    const live = new StateBackend({ core });
+    // Reads serve the file as of the last `catchUp()` (a mirror whose change notice is late),
+    // with the version of what they serve; `stat` sees the live file.
+    let served = { content: "", version: "" };
+    const catchUp = async () => {
+      served = { content: (await live.read("/AGENTS.md")).content ?? "", version: (await live.stat("/AGENTS.md")).info?.version ?? "" };
+    };
+    let reads = 0;
+    const backend = wrapBackend(live, {
+      read: async () => {
+        reads++;
+        return { content: served.content, totalLines: 1, offset: 0, lines: 1, version: served.version };
+      },
+    });
+    const ctx = context();
+    const mw = memoryMiddleware({ backend, sources: ["/AGENTS.md"] });
+    await live.write("/AGENTS.md", "- one\n");
+    await catchUp();
+    expect(await refresh(mw, ctx)).toContain("- one");
+
+    await live.write("/AGENTS.md", "- two\n");
+    expect(await refresh(mw, ctx)).toContain("- one"); // all a read can give yet
+    await catchUp();
+    expect(await refresh(mw, ctx)).toContain("- two");
+    const settled = reads;
+    expect(await refresh(mw, ctx)).toContain("- two");
+    expect(reads).toBe(settled);
   });
 
   it("caps each source on a line boundary with a visible note, the same on both cores", async () => {

@@ -3,6 +3,7 @@ export type {
   BackendEditOptions,
   BackendGlobOptions,
   BackendGrepOptions,
+  BackendReadResult,
   BackendWriteOptions,
   ToolTextRequest,
   VersionedFileInfo,

@@ -48,6 +48,10 @@ export type ToolTextRequest =
   | { op: "glob"; pattern: string; path: string }
   | { op: "grep"; pattern: string; options: BackendGrepOptions };
 
+/** What {@link Backend.read} answers: the lines, and, when the backend knows it, the version of
+ * the file they were read from (taken together with them, so it never names other content). */
+export type BackendReadResult = ReadResult & { version?: string };
+
 /** A file's metadata including its version (which changes on every write). */
 export type VersionedFileInfo = FileInfo & { version: string };
 
@@ -56,7 +60,7 @@ export interface Backend {
   /** One directory level, sorted by path; directories end with `/`. */
   ls(path: string): Promise<Result<LsResult>>;
   /** Raw lines (no numbers) by 0-based `offset` and `limit`. */
-  read(path: string, options?: ReadOptions): Promise<Result<ReadResult>>;
+  read(path: string, options?: ReadOptions): Promise<Result<BackendReadResult>>;
   /** The whole file as bytes. */
   readBytes(path: string): Promise<Result<{ data: Uint8Array }>>;
   /** Creates or overwrites a file, creating parent directories. */

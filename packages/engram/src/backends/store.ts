@@ -15,6 +15,7 @@ import type {
   BackendEditOptions,
   BackendGlobOptions,
   BackendGrepOptions,
+  BackendReadResult,
   BackendWriteOptions,
   ToolTextRequest,
 } from "./protocol.js";
@@ -112,6 +113,11 @@ export class StoreBackend implements Backend {
   readonly #editing = new Map<string, Promise<void>>();
   /** Scopes the mirror holds completely as of the store's change token `#token`. */
   #current: { token: string; scopes: Set<string> } | undefined;
+  /** Files whose store revision (`null`: no file) a `stat` or `ls` reported while the mirror
+   * held another and would have answered a read from it: a store whose change notices arrive
+   * late (PostgreSQL's NOTIFY) keeps its old change token meanwhile. The next read of such a
+   * file fetches it first, so a read is never older than what this backend reported. */
+  readonly #reported = new Map<string, string | null>();
 
   constructor(options: StoreBackendOptions) {
     this.#options = options;
@@ -169,20 +175,24 @@ export class StoreBackend implements Backend {
     return items.filter((i) => isStoredFile(i.value));
   }
 
+  /** The resident mirror, made on first use (assigned before any await, so concurrent first
+   * calls share one). */
+  #table(): Promise<CoreFileTable> {
+    this.#mirror ??= this.#core().then((core) => core.createFileTable());
+    return this.#mirror;
+  }
+
   /**
    * Brings the resident mirror of `path` (a file or a directory prefix) up to date with the
    * store: keys and revisions are listed without content, and only new or changed files are
    * fetched. Searches then run in the core without copying the corpus again.
    */
   async #sync(path: string): Promise<CoreFileTable> {
-    // Assigned before any await, so concurrent first calls share one mirror.
-    const mirror = await (this.#mirror ??= this.#core().then((core) => core.createFileTable()));
+    const mirror = await this.#table();
     const store = this.#options.store;
     // Nothing in the namespace changed since a sync that covered `path`: the mirror is current.
     const token = await store.changeToken?.(this.#namespace);
-    if (token !== undefined && this.#current?.token === token) {
-      for (const s of this.#current.scopes) if (s === "/" || path === s || path.startsWith(`${s}/`)) return mirror;
-    }
+    if (token !== undefined && this.#current?.token === token && this.#covers(path)) return mirror;
     // A file the mirror holds: one get brings its revision and, when it changed, its content (a
     // listing and then a get would be two round trips to a database). A file that is no longer
     // one goes the long way.
@@ -281,6 +291,34 @@ export class StoreBackend implements Backend {
     this.#revisions.delete(key);
   }
 
+  /** Notes the store revision a `stat` or `ls` reported for `path` (see {@link StoreBackend.#reported}). */
+  #report(path: string, revision: string | null): void {
+    const held = this.#revisions.get(path)?.revision ?? null;
+    if (held !== revision && (held !== null || this.#covers(path))) this.#reported.set(path, revision);
+    else this.#reported.delete(path);
+  }
+
+  /** Whether a sync under the change token last seen answered for `path` from the mirror. */
+  #covers(path: string): boolean {
+    for (const s of this.#current?.scopes ?? []) if (s === "/" || path === s || path.startsWith(`${s}/`)) return true;
+    return false;
+  }
+
+  /** The mirror synced for the file `path`, brought up to the revision this backend last
+   * reported for it when that is not the one the mirror holds. */
+  async #readable(path: string): Promise<CoreFileTable> {
+    const mirror = await this.#sync(path);
+    if (!this.#reported.has(path)) return mirror;
+    const reported = this.#reported.get(path);
+    this.#reported.delete(path);
+    if ((this.#revisions.get(path)?.revision ?? null) === reported) return mirror;
+    const item = await this.#get(path);
+    if (item) {
+      if (this.#revisions.get(path)?.revision !== item.revision) this.#rememberAll(mirror, [item]);
+    } else if (this.#revisions.has(path)) this.#forget(mirror, path);
+    return mirror;
+  }
+
   #info(item: StoreItem<StoredFile>): FileInfo & { version: string } {
     return { path: item.key, isDir: false, size: item.value.size, modifiedAt: item.value.modifiedAt, version: item.revision };
   }
@@ -300,22 +338,28 @@ export class StoreBackend implements Backend {
       delimiter: "/",
     });
     if (p.path !== "/" && items.length === 0 && prefixes.length === 0) return this.#fail("file_not_found", p.path);
-    const entries: FileInfo[] = items.filter((i) => isStoredFile(i.value)).map((i) => this.#info(i));
+    const files = items.filter((i) => isStoredFile(i.value));
+    for (const f of files) this.#report(f.key, f.revision);
+    const entries: FileInfo[] = files.map((f) => this.#info(f));
     for (const dir of prefixes) entries.push({ path: dir, isDir: true });
     entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     return { entries };
   }
 
-  async read(path: string, options?: ReadOptions) {
+  async read(path: string, options?: ReadOptions): Promise<Result<BackendReadResult>> {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
-    return (await this.#sync(p.path)).read(p.path, options);
+    const r = (await this.#readable(p.path)).read(p.path, options);
+    if (r.error) return r;
+    // The revision of the lines read, taken with them (no await in between).
+    const revision = this.#revisions.get(p.path)?.revision;
+    return revision === undefined ? r : { ...r, version: revision };
   }
 
   async readBytes(path: string): Promise<Result<{ data: Uint8Array }>> {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
-    const data = (await this.#sync(p.path)).readBytes(p.path);
+    const data = (await this.#readable(p.path)).readBytes(p.path);
     return data ? { data } : this.#notAFile(p.path);
   }
 
@@ -442,10 +486,11 @@ export class StoreBackend implements Backend {
     return { deleted: await this.#options.store.delete(this.#namespace, keys) };
   }
 
-  async stat(path: string) {
+  async stat(path: string): ReturnType<Backend["stat"]> {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
     const file = await this.#file(p.path);
+    this.#report(p.path, file ? file.revision : null);
     if (file) return { info: this.#info(file) };
     if (await this.#isDir(p.path)) return { info: { path: dirPrefix(p.path), isDir: true } };
     return this.#fail("file_not_found", p.path);
@@ -467,7 +512,7 @@ export class StoreBackend implements Backend {
     if (p.error) return { error: p.error };
     switch (request.op) {
       case "read":
-        return (await this.#sync(p.path)).readText(p.path, request.path, request, maxChars);
+        return (await this.#readable(p.path)).readText(p.path, request.path, request, maxChars);
       case "glob": {
         // As in glob(): an anchored pattern may reach outside `path`.
         const mirror = await this.#sync(request.pattern.startsWith("/") ? "/" : p.path);

@@ -31,8 +31,9 @@ export interface MemoryMiddlewareOptions {
   core?: Core;
 }
 
-/** What the middleware remembers of a memory file: its version, and its text as injected
- * (escaped and capped), so an unchanged file costs one `stat` and no work on the text. */
+/** What the middleware remembers of a memory file: the version of the text it read, and that
+ * text as injected (escaped and capped), so an unchanged file costs one `stat` and no work on
+ * the text. */
 export interface MemoryCacheEntry {
   version: string;
   rendered: string;
@@ -149,7 +150,11 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
         continue;
       }
       inputs[i] = { path, kind: "text", text: read.content };
-      fresh[i] = version;
+      // Cached under the version of what was read, when the backend says it: a stat may have
+      // seen a newer version than the read could serve (the next stat then reads again).
+      const got = read.version ?? version;
+      fresh[i] = got;
+      if (got !== version) tags[i] = `v${got}`;
       reported.delete(path);
     }
     const out = (options.core ?? loadedCore()).memorySection(inputs, cap);
