@@ -1,10 +1,16 @@
-/** Memory files never keep a secret: what the agent writes into a memory source is redacted. */
-import { beforeAll, describe, expect, it } from "vitest";
+/** Memory files never keep a secret: what the agent writes into a memory source is redacted,
+ * whatever name the write reaches it by (a directory link on disk included). */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Backend,
   type Core,
   FakeChatModel,
+  FilesystemBackend,
   InMemoryStore,
+  MemoryHistory,
   type ModelRequest,
   StateBackend,
   StoreBackend,
@@ -117,5 +123,71 @@ describe("memory writes are redacted", () => {
     const backend = redactMemoryWrites(racing, core, () => true);
     expect((await backend.append?.("/AGENTS.md", "c\n"))?.error?.code).toBe("conflict");
     expect(await text(inner, "/AGENTS.md")).toBe("b\n");
+  });
+});
+
+describe("a memory source reached through a directory link", () => {
+  let base: string;
+  let root: string;
+  beforeAll(() => {
+    base = mkdtempSync(join(tmpdir(), "engram-redact-link-"));
+    root = join(base, "root");
+    mkdirSync(join(root, "real"), { recursive: true });
+    mkdirSync(join(base, "outside"));
+    symlinkSync(".", join(root, "same"));
+    symlinkSync("real", join(root, "docs"));
+    symlinkSync(join(base, "outside"), join(root, "out"));
+  });
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+  const onDisk = (path: string) => readFileSync(join(root, path), "utf8");
+
+  it("the agent redacts write_file /same/AGENTS.md and records it as the change of /AGENTS.md", async () => {
+    const history = new MemoryHistory({ store: new InMemoryStore() });
+    const model = new FakeChatModel([
+      { toolCalls: [{ name: "write_file", args: { file_path: "/same/AGENTS.md", content: `- key ${OPENAI}\n` } }] },
+      { toolCalls: [{ name: "edit_file", args: { file_path: "/same/same/AGENTS.md", old_string: "- key", new_string: `- aws ${AWS}` } }] },
+      "done",
+    ]);
+    const backend = new FilesystemBackend({ rootDir: root, core });
+    const agent = createDeepAgent(model, { core, backend, memorySources: ["/AGENTS.md"], memoryHistory: history, enableSkills: false });
+    await agent.invoke({ messages: [{ role: "user", content: "remember" }] }, { threadId: "t", userId: "u" });
+    expect(onDisk("AGENTS.md")).toBe("- aws [REDACTED] [REDACTED]\n");
+    const changes = await history.list("u");
+    expect(changes.map((c) => [c.target, c.after])).toEqual([
+      ["/AGENTS.md", "- aws [REDACTED] [REDACTED]\n"],
+      ["/AGENTS.md", "- key [REDACTED]\n"],
+    ]);
+  });
+
+  it("by a predicate or by source paths (a source named through a link too); other files and escapes are left to the backend", async () => {
+    const fs = new FilesystemBackend({ rootDir: root, core });
+    const byName = redactMemoryWrites(fs, core, (p) => p === "/AGENTS.md");
+    expect(await byName.write("/same/AGENTS.md", `k ${OPENAI}\n`)).toMatchObject({ path: "/AGENTS.md" });
+    expect(onDisk("AGENTS.md")).toBe("k [REDACTED]\n");
+    expect((await byName.edit("/same/./same/AGENTS.md", "k", `aws ${AWS}`)).error).toBeUndefined();
+    expect(onDisk("AGENTS.md")).toBe("aws [REDACTED] [REDACTED]\n");
+    await byName.write("/same/notes.md", `aws ${AWS}\n`);
+    expect(onDisk("notes.md")).toBe(`aws ${AWS}\n`);
+    expect((await byName.write("/out/AGENTS.md", "x")).error?.code).toBe("path_escape");
+
+    const bySource = redactMemoryWrites(fs, core, ["/docs/AGENTS.md"]);
+    await bySource.write("/real/AGENTS.md", `k ${OPENAI}\n`);
+    expect(onDisk("real/AGENTS.md")).toBe("k [REDACTED]\n");
+    await bySource.write("/same/docs/new/../AGENTS.md", `aws ${AWS}\n`);
+    expect(onDisk("real/AGENTS.md")).toBe("aws [REDACTED]\n");
+    await bySource.write("/docs/other.md", `aws ${AWS}\n`);
+    expect(onDisk("real/other.md")).toBe(`aws ${AWS}\n`);
+  });
+
+  it("FilesystemBackend.realPath resolves parent links inside the root, keeps missing parents and the last name", async () => {
+    const fs = new FilesystemBackend({ rootDir: root, core });
+    expect(await fs.realPath("/same/docs/AGENTS.md")).toEqual({ path: "/real/AGENTS.md" });
+    expect(await fs.realPath("/same/docs/a/b/c.md")).toEqual({ path: "/real/a/b/c.md" });
+    expect(await fs.realPath("/docs")).toEqual({ path: "/docs" });
+    expect(await fs.realPath("/")).toEqual({ path: "/" });
+    expect((await fs.realPath("/out/x.md")).error?.code).toBe("path_escape");
+    expect((await fs.realPath("/../x")).error?.code).toBe("path_escape");
+    const host = new FilesystemBackend({ rootDir: root, core, virtualMode: false });
+    expect(await host.realPath(join(fs.rootDir, "same/docs/x.md"))).toEqual({ path: join(fs.rootDir, "real/x.md") });
   });
 });

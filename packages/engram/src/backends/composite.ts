@@ -299,6 +299,19 @@ export class CompositeBackend implements Backend {
     return { error: this.#outerError(r.error, t) };
   }
 
+  /** The path of the file a write to `path` reaches (see {@link Backend.realPath}), by the
+   * routed backend's answer under its mount. A file the composite serves under no path (the
+   * default backend's, shadowed by a route) keeps the path asked about. */
+  async realPath(path: string): Promise<Result<{ path: string }>> {
+    const t = await this.#target(path);
+    if (t.error) return { error: t.error };
+    const r = t.backend.realPath ? await t.backend.realPath(t.inner) : { path: t.inner };
+    if (r.error) return { error: this.#outerError(r.error, t) };
+    const outer = t.mount ? t.mount.prefix.slice(0, -1) + r.path : r.path;
+    const back = await this.#target(outer);
+    return { path: !back.error && back.backend === t.backend ? back.outer : t.outer };
+  }
+
   async delete(path: string): ReturnType<Backend["delete"]> {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };

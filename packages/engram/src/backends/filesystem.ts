@@ -7,7 +7,7 @@
  * @module
  */
 import type * as Native from "@engram/native";
-import { loadNativeBinding } from "#node-access";
+import { loadNativeBinding, realHostPath } from "#node-access";
 import {
   checkGrep,
   checkPath,
@@ -394,6 +394,40 @@ export class FilesystemBackend implements Backend {
 
   async delete(path: string) {
     return this.#op(path, (v) => answer(this.#fs().delete(v), (r) => ({ deleted: r.deleted })));
+  }
+
+  /** The path a write to `path` reaches: symbolic links among its parent directories resolved
+   * (as the write resolves them, inside the root), its last component as named, since a link
+   * there is refused rather than followed (see {@link Backend.realPath}). Parents that do not
+   * exist yet are kept as named (a write creates them); a path whose parents lead outside the
+   * root is `path_escape`; one the write would refuse for another reason is returned as given,
+   * the write then reporting it. */
+  async realPath(path: string): Promise<Result<{ path: string }>> {
+    return this.#op(
+      path,
+      async (v): Promise<Result<{ path: string }>> => {
+        const normal = (await this.#core()).normalizePath(v);
+        if (normal.error || normal.path === "/") return normal;
+        const root = this.rootDir;
+        const cut = normal.path.lastIndexOf("/");
+        let [dir, rest] = [normal.path.slice(0, cut), normal.path.slice(cut)];
+        for (;;) {
+          let real: string;
+          try {
+            real = await realHostPath(root + dir);
+          } catch (e) {
+            if ((e as { code?: unknown }).code !== "ENOENT" || dir === "") return normal;
+            const up = dir.lastIndexOf("/");
+            [dir, rest] = [dir.slice(0, up), dir.slice(up) + rest];
+            continue;
+          }
+          if (real === root) return { path: rest };
+          if (real.startsWith(`${root}/`)) return { path: real.slice(root.length) + rest };
+          return { error: (await this.#core()).errorData("path_escape", normal.path) };
+        }
+      },
+      (r) => ({ path: this.#out(r.path) }),
+    );
   }
 
   /** Searches file contents; `maxCount` is clamped to `maxResults`; files that could not be

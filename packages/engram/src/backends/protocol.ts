@@ -77,6 +77,11 @@ export interface Backend {
   delete(path: string): Promise<Result<{ deleted: number }>>;
   /** Metadata of a file (with `version`) or a directory. */
   stat(path: string): Promise<Result<{ info: FileInfo }>>;
+  /** Optional, for backends whose directories can be symbolic links: the path of the file a
+   * write to `path` reaches, as this backend names it (links among the parent directories
+   * resolved; the last component as named). Callers that decide by path what a write is (a
+   * memory source, say) decide on this one. Default: absent (every path is its own). */
+  realPath?(path: string): Promise<Result<{ path: string }>>;
   /** Optional: the text the model reads for an `ls`, `read_file`, `glob` or `grep` call, made
    * by the core in one call with the output cap (`maxChars`, UTF-16 units) applied there, so a
    * large result never becomes JavaScript objects (State and Store backends). Resolves to

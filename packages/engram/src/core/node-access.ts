@@ -4,6 +4,7 @@
  * @module
  */
 import { readFileSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type * as Native from "@engram/native";
 import type * as Wasm from "@engram/wasm";
@@ -40,4 +41,9 @@ export function requireWasmGlue(): typeof Wasm | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The canonical host path of `path`, every symbolic link in it resolved (`fs.realpath`). */
+export function realHostPath(path: string): Promise<string> {
+  return realpath(path);
 }

@@ -20,3 +20,7 @@ export function readWasmFileSync(): Uint8Array<ArrayBuffer> {
 export function requireWasmGlue(): undefined {
   return undefined;
 }
+
+export function realHostPath(): Promise<string> {
+  return Promise.reject(new EngramError("core_unavailable", "host paths need Node.js"));
+}

@@ -26,10 +26,49 @@ function redacted(core: Core, content: string | Uint8Array): string | Uint8Array
   return r.count === 0 ? content : r.text;
 }
 
+/** Which file a write reaches, when that is a memory source: the path the write is made by
+ * (the source's own name), or `undefined` for any other file. */
+type MemoryTarget = (path: string) => Promise<string | undefined>;
+
 /**
- * `backend` with every write to the files `isMemory` names (default: all) redacted by the core's
- * `redactSecrets`, the redactor of every memory write path. Agents apply it to their memory
- * sources; the `engram` command also to its whole `/memories/` route.
+ * Decides what a write is on the file it reaches, not on the name it was given: through a
+ * directory link (`same -> .`, then `/same/AGENTS.md`) a write reaches the source itself, and is
+ * then made by the source's name, so the layers beneath (the history) see which file changed.
+ * Backends without links ({@link Backend.realPath} absent) decide by name alone.
+ */
+function memoryTarget(backend: Backend, core: () => Promise<Core>, memory: ((path: string) => boolean) | readonly string[]): MemoryTarget {
+  const reached = async (path: string) => {
+    const r = backend.realPath ? await backend.realPath(path) : undefined;
+    return r?.error ? undefined : r?.path;
+  };
+  if (typeof memory === "function") {
+    return async (path) => {
+      if (memory(path)) return path;
+      const real = await reached(path);
+      return real !== undefined && memory(real) ? real : undefined;
+    };
+  }
+  const sources = [...memory];
+  return async (path) => {
+    const c = await core();
+    const normal = (p: string) => c.normalizePath(p).path ?? p;
+    const named = sources.find((s) => normal(s) === normal(path));
+    if (named !== undefined || !backend.realPath) return named;
+    const real = await reached(path);
+    if (real === undefined) return undefined;
+    for (const s of sources) if ((await reached(s)) === real) return s;
+    return undefined;
+  };
+}
+
+/**
+ * `backend` with every write to the memory files (`memory`: the source paths, or a predicate
+ * on paths; default: every file) redacted by the core's `redactSecrets`, the redactor of every
+ * memory write path. Agents apply it to their memory sources; the `engram` command also to its
+ * whole `/memories/` route. A write is a memory write by the file it reaches (see
+ * {@link Backend.realPath}): with a predicate, when it names the path given or the path
+ * reached; with source paths, when the path given or reached is a source's, or reaches the
+ * same file as one.
  *
  * A write is redacted whole. An edit's new text is redacted, and then the whole file once more
  * (compare-and-swap on the version the edit left), since the new text may complete a secret
@@ -40,38 +79,43 @@ function redacted(core: Core, content: string | Uint8Array): string | Uint8Array
 export function redactMemoryWrites(
   backend: Backend,
   source: Core | Promise<Core>,
-  isMemory: (path: string) => boolean = () => true,
+  memory: ((path: string) => boolean) | readonly string[] = () => true,
 ): Backend {
   const core = coreRef(source);
-  const write = async (path: string, content: string | Uint8Array, options?: BackendWriteOptions) =>
-    backend.write(path, isMemory(path) ? redacted(await core(), content) : content, options);
+  const target = memoryTarget(backend, core, memory);
+  const write = async (path: string, content: string | Uint8Array, options?: BackendWriteOptions) => {
+    const to = await target(path);
+    return to === undefined ? backend.write(path, content, options) : backend.write(to, redacted(await core(), content), options);
+  };
   const edit = async (path: string, oldString: string, newString: string, options?: BackendEditOptions) => {
-    if (!isMemory(path)) return backend.edit(path, oldString, newString, options);
+    const to = await target(path);
+    if (to === undefined) return backend.edit(path, oldString, newString, options);
     const c = await core();
-    const r = await backend.edit(path, oldString, c.redactSecrets(newString).text, options);
+    const r = await backend.edit(to, oldString, c.redactSecrets(newString).text, options);
     if (r.error) return r;
-    const bytes = await backend.readBytes(path);
+    const bytes = await backend.readBytes(to);
     if (bytes.error) return r;
     const clean = redacted(c, bytes.data);
     if (clean === bytes.data) return r;
-    const w = await backend.write(path, clean, { ifVersion: r.version });
+    const w = await backend.write(to, clean, { ifVersion: r.version });
     return w.error ? { error: w.error } : { ...r, version: w.version };
   };
   const inner = backend.append;
   const append = inner
     ? async (path: string, content: string | Uint8Array) => {
-        if (!isMemory(path)) return inner.call(backend, path, content);
+        const to = await target(path);
+        if (to === undefined) return inner.call(backend, path, content);
         // Compare-and-swap on what was read: the version, or "0" (the file must still not exist).
-        const stat = await backend.stat(path);
+        const stat = await backend.stat(to);
         if (stat.error && stat.error.code !== "file_not_found") return { error: stat.error };
-        const before = stat.error ? undefined : await backend.readBytes(path);
+        const before = stat.error ? undefined : await backend.readBytes(to);
         if (before?.error) return { error: before.error };
         const added = typeof content === "string" ? new TextEncoder().encode(content) : content;
         const whole = new Uint8Array((before?.data.byteLength ?? 0) + added.byteLength);
         if (before) whole.set(before.data);
         whole.set(added, before?.data.byteLength ?? 0);
         const ifVersion = stat.error ? "0" : stat.info.version;
-        return write(path, whole, ifVersion === undefined ? {} : { ifVersion });
+        return backend.write(to, redacted(await core(), whole), ifVersion === undefined ? {} : { ifVersion });
       }
     : undefined;
   return wrapBackend(backend, { write, edit, ...(append && { append }) });
