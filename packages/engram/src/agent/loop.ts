@@ -70,22 +70,6 @@ function respondTool(format: StructuredFormat, answer: StructuredAnswer): Tool<n
   return tool as Tool<never>;
 }
 
-/** Runs at most `n` tasks at a time. */
-function limiter(n: number) {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    while (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
-    active++;
-    try {
-      return await task();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
-  };
-}
-
 /** The message that asks a model cut off at its output limit to go on. */
 export const CONTINUE_PROMPT =
   "Your previous answer was cut off at the output limit. Continue exactly where it stopped, without repeating anything.";
@@ -197,9 +181,10 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     ...(answer.done && { structuredResponse: answer.value }),
   });
 
-  /** One model call, counted against the run's budget. */
-  const stream = async (request: ModelRequest): Promise<ModelResponse & CutReply> => {
-    run.modelCalls++;
+  /** One model call (reserved from the run's budget by the caller), in a slot of the run's
+   * concurrency limit. */
+  const stream = (request: ModelRequest): Promise<ModelResponse & CutReply> => run.limit.run(() => streamInSlot(request));
+  const streamInSlot = async (request: ModelRequest): Promise<ModelResponse & CutReply> => {
     let message: Message | undefined;
     let turnUsage: Usage | undefined;
     let finishReason: string | undefined;
@@ -227,7 +212,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
       if (first.finishReason !== "length") return first;
       // Structured output (a tool call, a JSON reply) cut off cannot be continued as text.
       const structured = structuredCut || request.responseFormat !== undefined || (first.message.toolCalls?.length ?? 0) > 0;
-      if (structured || o.onTruncated === "error" || run.modelCalls >= o.maxModelCalls) {
+      if (structured || o.onTruncated === "error" || !run.budget.reserve()) {
         throw new ModelError("truncated", `model ${model.id} stopped at its output limit`);
       }
       // Continue once: the continuation extends the cut-off message.
@@ -260,14 +245,13 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     ctx,
   );
 
-  /** Runs calls, at most `maxParallelToolCalls` at a time; returns tool messages by call id.
-   * `task` calls whose subagent stopped for review land in `scope.suspended` instead. */
+  /** Runs calls, each in a slot of the run's concurrency limit; returns tool messages by call
+   * id. `task` calls whose subagent stopped for review land in `scope.suspended` instead. */
   const runTools = async (calls: ToolCall[]): Promise<Map<string, Message>> => {
-    const limit = limiter(o.maxParallelToolCalls);
     for (const call of calls) events.push({ type: "tool_start", call });
     const results = await Promise.all(
       calls.map((call) =>
-        limit(async (): Promise<[string, Message] | undefined> => {
+        run.limit.run(async (): Promise<[string, Message] | undefined> => {
           let r: ToolResult;
           try {
             r = await runTool(call);
@@ -412,10 +396,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
         prompt = retryPrompt(errors);
       }
       if (signal?.aborted) throw abortError(signal);
-      if (run.modelCalls >= o.maxModelCalls) {
-        run.budgetExhausted = true;
-        return "max_model_calls";
-      }
+      if (!run.budget.reserve()) return "max_model_calls";
       state.messages.push({ role: "user", content: prompt });
       content = (await turn({ tools: [], responseFormat: { name: format.name, schema: format.jsonSchema } })).message.content;
     }
@@ -424,10 +405,8 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
 
   for (let n = 0; n < o.maxTurns; n++) {
     if (signal?.aborted) throw abortError(signal);
-    if (run.modelCalls >= o.maxModelCalls) {
-      run.budgetExhausted = true;
-      return finish("max_model_calls");
-    }
+    // Reserved before the call, so that levels running side by side cannot all pass.
+    if (!run.budget.reserve()) return finish("max_model_calls");
     const response = await turn();
     if (pending) {
       state.interrupt = pending;
@@ -455,7 +434,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     if (stopped) return stopped;
     if (answer.done) return finish("done");
     checkAnswers();
-    if (run.budgetExhausted) return finish("max_model_calls");
+    if (run.budget.exhausted) return finish("max_model_calls");
   }
   return finish("max_turns");
 }

@@ -141,9 +141,13 @@ export interface DeepAgentOptions {
    * of code `truncated`; `"error"` fails at once. Default: `"continue"`. */
   onTruncated?: "continue" | "error";
   /** Model calls per run at most, counting every nested subagent's calls (one budget per
-   * `invoke`/`stream`); the run then stops with `stopReason: "max_model_calls"`. Default: 200. */
+   * `invoke`/`stream`, each call reserved from it before it is made, so subagents running side
+   * by side never overspend it together); the run then stops with
+   * `stopReason: "max_model_calls"`. Default: 200. */
   maxModelCalls?: number;
-  /** Tool calls of one model turn executed at the same time, at most (the rest wait).
+  /** Model calls and tool calls running at the same time, at most, in the whole run: one limit
+   * per `invoke`/`stream` shared by every nested subagent (the rest wait). A `task` call holds
+   * no slot while its subagent runs, so parents waiting on subagents never starve them.
    * Default: 8. */
   maxParallelToolCalls?: number;
   /** Whether `task` subagents see the user's long-term memory block (read-only: they never

@@ -14,6 +14,7 @@ import type { ChatModel, Message, Usage } from "../models/types.js";
 import type { Tool } from "../tools/types.js";
 import type { Checkpointer } from "./checkpointer.js";
 import type { LongTermMemoryAgentOptions, ResolvedOptions } from "./options.js";
+import type { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
 import type { ThreadTurns } from "./turns.js";
 import type { EventSink, Interrupt } from "./types.js";
 
@@ -78,12 +79,15 @@ export interface LevelState extends AgentState {
   interrupt?: Interrupt;
 }
 
-/** One budget and one usage total per `invoke`/`stream`, shared by every nested subagent. */
+/** One budget, one concurrency limit and one usage total per `invoke`/`stream`, shared by
+ * every nested subagent. */
 export interface RunShared {
-  modelCalls: number;
+  /** `maxModelCalls` for the whole run: a level reserves each model call before making it. */
+  budget: ModelCallBudget;
+  /** `maxParallelToolCalls` for the whole run: every model call and tool call runs in a slot;
+   * a `task` call gives its slot up while its subagent runs. */
+  limit: ConcurrencyLimit;
   usage: Usage;
-  /** Set when the model-call budget ran out somewhere in the run. */
-  budgetExhausted: boolean;
 }
 
 /** A subagent waiting for human review, saved inside its parent's state. */

@@ -11,6 +11,7 @@ import { type LevelState, runLoop } from "./loop.js";
 import { memorySourceOf, recordingBackend } from "./memory-history.js";
 import { redactMemoryWrites } from "../memory/redact-writes.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
+import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
 import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
 
@@ -130,7 +131,7 @@ async function startRun(
     core,
     events: channel,
     usage: {},
-    run: { modelCalls: 0, usage: {}, budgetExhausted: false },
+    run: { budget: new ModelCallBudget(o.maxModelCalls), limit: new ConcurrencyLimit(o.maxParallelToolCalls), usage: {} },
     runTools,
     path: "",
     suspended: new Map(),

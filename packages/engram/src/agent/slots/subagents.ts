@@ -82,7 +82,8 @@ export function subagentsSlot(scope: RunScope, runChild: RunChild): Middleware |
     scope.events.push({ type: "subagent_start", ...identity, task });
     let out: AgentOutput;
     try {
-      out = await runChild(childScope, input, state);
+      // The `task` call's slot is free while its subagent runs: the subagent needs slots too.
+      out = await scope.run.limit.without(() => runChild(childScope, input, state));
     } catch (e) {
       addUsage(scope.usage, childScope.usage);
       scope.events.push({ type: "subagent_end", ...identity, stopReason: stopReasonOf(e, parent.signal), usage: childScope.usage });
