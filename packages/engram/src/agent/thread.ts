@@ -7,6 +7,7 @@ import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
 import type { Core } from "../core/types.js";
 import type { Checkpoint } from "./checkpointer.js";
+import { checkInput } from "./input.js";
 import { type LevelState, runLoop } from "./loop.js";
 import { memorySourceOf, recordingBackend } from "./memory-history.js";
 import { redactMemoryWrites } from "../memory/redact-writes.js";
@@ -14,14 +15,6 @@ import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
 import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
-
-function checkInput(input: AgentInput): void {
-  const ok =
-    input &&
-    typeof input === "object" &&
-    ("resume" in input ? typeof input.resume === "object" && input.resume !== null : Array.isArray(input.messages));
-  if (!ok) throw new EngramError("invalid_argument", "input must be { messages: Message[] } or resume(decisions)");
-}
 
 /** Streams one run of `level` (the top agent) on the thread of `opts`. Without `events`, only
  * the final event is produced (what `invoke` reads). */
