@@ -138,3 +138,29 @@ describe("subagent events", () => {
     expect(final?.type === "final" && final.output.messages.at(-1)?.content).toMatch(/parent saw: Error: task failed/);
   });
 });
+
+describe("the task tool's subagent_type", () => {
+  it("is an enum of the configured subagents in the JSON Schema, and an invented name is refused", async () => {
+    const model = new FakeChatModel((req: ModelRequest) =>
+      req.messages.length === 1
+        ? { toolCalls: [{ name: "task", args: { description: "dig", subagent_type: "archaeologist" } }] }
+        : `parent saw: ${req.messages.at(-1)?.content}`,
+    );
+    const agent = createDeepAgent(model, {
+      core,
+      subagents: [
+        { name: "researcher", description: "digs", systemPrompt: "You research." },
+        { name: "writer", description: "writes", systemPrompt: "You write." },
+      ],
+    });
+    const out = await agent.invoke({ messages: [{ role: "user", content: "go" }] });
+    const task = model.requests[0]?.tools.find((t) => t.name === "task");
+    const properties = task?.parameters.properties as Record<string, Record<string, unknown>>;
+    expect(properties.subagent_type).toMatchObject({ enum: ["general-purpose", "researcher", "writer"], default: "general-purpose" });
+    // Refused by the schema before any subagent starts: the model only gets the error.
+    expect(model.requests).toHaveLength(2);
+    expect(out.messages.at(-1)?.content).toMatch(
+      /parent saw: Error: invalid arguments for task: subagent_type: .*"general-purpose"\|"researcher"\|"writer"/,
+    );
+  });
+});

@@ -17,6 +17,7 @@ import type { LevelState, RunScope, Suspension } from "./runtime.js";
 import { RESPOND_TOOL } from "./options.js";
 import { abortError } from "./abort.js";
 import { addUsage } from "./usage.js";
+import { RepeatedFailures } from "./repeats.js";
 import { buildStack } from "./stack.js";
 import { FORMAT_PROMPT, type StructuredFormat, jsonOf, retryPrompt } from "./structured.js";
 import type { AgentInput, AgentOutput, Interrupt, StopReason } from "./types.js";
@@ -168,6 +169,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
   // Structured output (top level only): the validated final answer, and the attempts it took.
   const structured = hooks.top ? o.structured : undefined;
   const answer: StructuredAnswer = { done: false, failures: 0 };
+  const repeats = new RepeatedFailures(o.maxRepeatedToolFailures);
   if (structured && o.responseMode === "tool") tools.set(RESPOND_TOOL, respondTool(structured, answer));
   const specs = [...tools.values()].map(toolSpec);
   const system = o.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
@@ -249,6 +251,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
    * id. `task` calls whose subagent stopped for review land in `scope.suspended` instead. */
   const runTools = async (calls: ToolCall[]): Promise<Map<string, Message>> => {
     for (const call of calls) events.push({ type: "tool_start", call });
+    const failed = new Set<string>();
     const results = await Promise.all(
       calls.map((call) =>
         run.limit.run(async (): Promise<[string, Message] | undefined> => {
@@ -259,6 +262,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
             r = { content: `Error: ${call.name} failed: ${e instanceof Error ? e.message : String(e)}`, isError: true };
           }
           if (scope.suspended.has(call.id)) return undefined;
+          if (r.isError) failed.add(call.id);
           events.push({
             type: "tool_end",
             call,
@@ -270,6 +274,12 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
         }),
       ),
     );
+    // In the model's order, so that which call succeeded last does not depend on timing.
+    calls.forEach((call, i) => {
+      const message = results[i]?.[1];
+      const note = message && repeats.record(call, failed.has(call.id));
+      if (note) message.content += note;
+    });
     return new Map(results.filter((r): r is [string, Message] => r !== undefined));
   };
 
@@ -430,6 +440,15 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
       continue;
     }
     if (signal?.aborted) throw abortError(signal);
+    const repeated = calls.find((call) => repeats.exhausted(call));
+    if (repeated) {
+      state.messages.push(...repeats.notRun(calls, repeated));
+      events.push({
+        type: "warning",
+        message: `stopped: the model asked again for ${repeated.name} with the arguments that failed ${repeats.limit} times in a row`,
+      });
+      return finish("repeated_tool_failure");
+    }
     const stopped = await endToolPhase(calls, await runTools(calls));
     if (stopped) return stopped;
     if (answer.done) return finish("done");

@@ -150,6 +150,15 @@ export interface DeepAgentOptions {
    * no slot while its subagent runs, so parents waiting on subagents never starve them.
    * Default: 8. */
   maxParallelToolCalls?: number;
+  /**
+   * How often one level may make the same failing tool call (same tool, same arguments) with
+   * no call succeeding in between. The failure that reaches this count comes back to the model
+   * with a firm note not to repeat the call; if the model asks for it again anyway, the level
+   * stops without running that turn's calls (each answered "not run"), with a warning event and
+   * `stopReason: "repeated_tool_failure"` (a subagent's `task` result says so; the parent goes
+   * on). Default: 3.
+   */
+  maxRepeatedToolFailures?: number;
   /** Whether `task` subagents see the user's long-term memory block (read-only: they never
    * capture) and the AGENTS.md memory. Default: `true`. */
   subagentMemory?: boolean;
@@ -236,6 +245,7 @@ export const DEFAULT_OPTIONS = {
   onTruncated: "continue" as "continue" | "error",
   maxModelCalls: 200,
   maxParallelToolCalls: 8,
+  maxRepeatedToolFailures: 3,
   subagentMemory: true,
   mcpServers: undefined as Record<string, McpServerConfig> | undefined,
   tracing: undefined as AgentTracing | undefined,
@@ -432,6 +442,7 @@ export const deepAgentOptionsSchema = z.strictObject(
     onTruncated: z.optional(z.enum(["continue", "error"], { message: "must be continue or error" })),
     maxModelCalls: z.optional(int(1)),
     maxParallelToolCalls: z.optional(int(1)),
+    maxRepeatedToolFailures: z.optional(int(1)),
     subagentMemory: z.optional(bool),
     mcpServers: z.optional(
       z.record(

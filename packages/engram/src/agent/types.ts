@@ -51,9 +51,18 @@ export interface InterruptedCall {
 }
 
 /** Why a run ended. `interrupted`: waiting for human review (resume it); `max_turns` /
- * `max_model_calls`: a bound was reached; `truncated`: the model hit its output limit;
- * `cancelled`: the signal fired; `error`: a failure (the run's promise rejects). */
-export type StopReason = "done" | "max_turns" | "max_model_calls" | "interrupted" | "truncated" | "cancelled" | "error";
+ * `max_model_calls`: a bound was reached; `repeated_tool_failure`: the model asked again for a
+ * call that had failed `maxRepeatedToolFailures` times in a row; `truncated`: the model hit its
+ * output limit; `cancelled`: the signal fired; `error`: a failure (the run's promise rejects). */
+export type StopReason =
+  | "done"
+  | "max_turns"
+  | "max_model_calls"
+  | "repeated_tool_failure"
+  | "interrupted"
+  | "truncated"
+  | "cancelled"
+  | "error";
 
 /** The result of `invoke`. */
 export interface AgentOutput {

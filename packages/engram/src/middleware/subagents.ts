@@ -59,13 +59,13 @@ export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth:
     `- ${GENERAL_PURPOSE}: any multi-step task, with the same tools as you`,
     ...definitions.map((d) => `- ${d.name}: ${d.description}`),
   ];
+  const names: [string, ...string[]] = [GENERAL_PURPOSE, ...byName.keys()];
   const schema = z.object({
     description: z
       .string()
       .check(z.minLength(1), z.describe("The complete task, with every detail the subagent needs: it sees nothing else.")),
-    subagent_type: z
-      ._default(z.string(), GENERAL_PURPOSE)
-      .check(z.describe(`Which subagent: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}.`)),
+    // An enum, so that the JSON Schema (and a grammar built from it) names the only choices.
+    subagent_type: z._default(z.enum(names), GENERAL_PURPOSE).check(z.describe(`Which subagent: ${names.join(", ")}.`)),
   });
   const task: Tool<z.output<typeof schema>> = {
     name: TASK_TOOL_NAME,
@@ -77,13 +77,8 @@ export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth:
       if (parent.depth + 1 > maxDepth) {
         return { content: `Error: subagent depth limit (${maxDepth}) reached; do this task yourself.`, isError: true };
       }
+      // The schema already refused names that are not configured.
       const definition = byName.get(subagent_type);
-      if (!definition && subagent_type !== GENERAL_PURPOSE) {
-        return {
-          content: `Error: unknown subagent '${subagent_type}'. Available: ${[GENERAL_PURPOSE, ...byName.keys()].join(", ")}`,
-          isError: true,
-        };
-      }
       return spawn({ definition, name: subagent_type, task: description, parent, toolCallId: context.toolCallId ?? "" });
     },
   };
