@@ -19,6 +19,8 @@ import type {
 } from "../core/types.js";
 import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
 import { appendTo } from "./append.js";
+import { requireBackend } from "./arguments.js";
+import { EngramError } from "../errors.js";
 import type {
   Backend,
   BackendEditOptions,
@@ -104,8 +106,14 @@ export class CompositeBackend implements Backend {
    * @param routes - mount prefix → backend, e.g. `{ "/memories/": new StoreBackend(...) }`;
    *   prefixes are normalised (`/memories` and `/memories/` are the same route). An invalid
    *   prefix makes every call reject with an `EngramError`.
+   * @throws {EngramError} `invalid_argument` when the default backend or a route is not a backend.
    */
   constructor(defaultBackend: Backend, routes: Record<string, Backend>, options: CompositeBackendOptions = {}) {
+    requireBackend(defaultBackend, "the default backend");
+    if (typeof routes !== "object" || routes === null || Array.isArray(routes)) {
+      throw new EngramError("invalid_argument", "routes must be an object of mount prefix → backend");
+    }
+    for (const [prefix, backend] of Object.entries(routes)) requireBackend(backend, `the route '${prefix}'`);
     this.#default = defaultBackend;
     this.#routes = { ...routes };
     const proto = StateBackend.prototype;
@@ -214,6 +222,7 @@ export class CompositeBackend implements Backend {
   async #gather<T>(
     made: Result<{ fan: CoreFanOut<T> }>,
     op: "grep" | "glob",
+    outer: string,
   ): Promise<{ fan: CoreFanOut<T>; versions: Versions } | { error: ErrorData } | undefined> {
     if (made.error) return undefined;
     const { fan } = made;
@@ -233,7 +242,8 @@ export class CompositeBackend implements Backend {
     const versions: Versions = [];
     for (const [i, a] of fan.asks.entries()) {
       const f = files[i] as ResidentFiles;
-      const error = fan.add(a.mount, f.table);
+      const refused = f.error && (a.mount === null ? f.error : this.#mountError(f.error, mounts[a.mount] as Mount, outer));
+      const error = refused || fan.add(a.mount, f.table);
       if (error) {
         fan.dispose();
         return { error };
@@ -335,7 +345,7 @@ export class CompositeBackend implements Backend {
     const made = router.grepFanOut({ ...options, pattern }, t.outer);
     if (made.error) return { error: made.error };
     const { asks } = made.fan;
-    const gathered = await this.#gather(made, "grep");
+    const gathered = await this.#gather(made, "grep", t.outer);
     if (gathered) return "error" in gathered ? { error: gathered.error } : gathered.fan.finish();
     // Each backend is asked what the core's fan-out would ask its table (directory, whether
     // the file `glob` applies, the cap), and the core merges the answers the same way.
@@ -383,7 +393,7 @@ export class CompositeBackend implements Backend {
     const t = await this.#target(options.path ?? "/");
     if (t.error) return { error: t.error };
     const { router, mounts } = this.#ready as Setup;
-    const gathered = await this.#gather(router.globFanOut(pattern, t.outer, options.maxResults), "glob");
+    const gathered = await this.#gather(router.globFanOut(pattern, t.outer, options.maxResults), "glob", t.outer);
     if (gathered) {
       if ("error" in gathered) return { error: gathered.error };
       const r = gathered.fan.finish();
@@ -440,8 +450,8 @@ export class CompositeBackend implements Backend {
     const { router } = this.#ready as Setup;
     const made =
       request.op === "grep"
-        ? this.#gather(router.grepFanOut({ ...request.options, pattern: request.pattern }, t.outer, maxChars), "grep")
-        : this.#gather(router.globFanOut(request.pattern, t.outer), "glob");
+        ? this.#gather(router.grepFanOut({ ...request.options, pattern: request.pattern }, t.outer, maxChars), "grep", t.outer)
+        : this.#gather(router.globFanOut(request.pattern, t.outer), "glob", t.outer);
     const gathered = await made;
     if (!gathered) return undefined;
     return "error" in gathered ? { error: gathered.error } : gathered.fan.text(maxChars);

@@ -1,5 +1,5 @@
 import { loadCore } from "../core/loader.js";
-import type { Core, CoreFileTable } from "../core/types.js";
+import type { Core, CoreFileTable, ErrorData } from "../core/types.js";
 
 /** Where a backend gets the core: given, or loaded on first use. */
 export type CoreSource = Core | Promise<Core> | undefined;
@@ -17,8 +17,10 @@ export function coreRef(source: CoreSource): () => Promise<Core> {
  * fan-out (see `CompositeBackend`). */
 export const residentFiles: unique symbol = Symbol("engram.residentFiles");
 
-/** @internal What {@link residentFiles} gives. */
+/** @internal What {@link residentFiles} gives; `error` when the backend refuses the path (the
+ * fan-out then answers that error, as the backend's own search would). */
 export interface ResidentFiles {
   table: CoreFileTable;
   version?: (tableVersion: string) => string;
+  error?: ErrorData;
 }

@@ -16,6 +16,7 @@ import {
   errorOf,
   fileInfo,
   type RawError,
+  requireString,
   type RawGrep,
   type RawGrepArgs,
   type RawGrepArgsClass,
@@ -26,6 +27,7 @@ import { nativeCoreRequired } from "../core/loader.js";
 import type { Core, ErrorData, FileInfo, GlobResult, GrepOptions, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { EngramError } from "../errors.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
+import { requireContent } from "./arguments.js";
 import { mapGrepPaths } from "./grep-result.js";
 import type {
   Backend,
@@ -371,6 +373,7 @@ export class FilesystemBackend implements Backend {
   }
 
   async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
+    requireContent(content);
     const data = typeof content === "string" ? encoder.encode(content) : content;
     return this.#op(
       path,
@@ -380,6 +383,8 @@ export class FilesystemBackend implements Backend {
   }
 
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}) {
+    requireString(oldString, "oldString");
+    requireString(newString, "newString");
     return this.#op(
       path,
       (v) =>

@@ -1,7 +1,17 @@
 /**
  * The one backend contract (DESIGN §4): every backend — State, Store, Filesystem, Composite —
- * implements it with the same paths, ordering and error codes. Methods never throw for bad
- * input; they resolve to `{ error: { code, message } }`.
+ * implements it with the same paths, ordering and error codes.
+ *
+ * Errors, in two kinds:
+ * - What goes wrong with a file or a path resolves to `{ error: { code, message } }`, with the
+ *   same code in every backend: a missing file, a directory, a path that is malformed, escapes
+ *   the root or is longer than the backend can hold, a failed edit match, a `conflict`. Paths and
+ *   patterns come from models; these answers are theirs to read.
+ * - A call a program gets wrong rejects with an `EngramError` `invalid_argument` and
+ *   changes nothing: an argument of the wrong type (a path, pattern, `oldString` or `newString`
+ *   that is not a string; content that is neither a string nor a `Uint8Array`), or a
+ *   `CompositeBackend` route that is not a backend (thrown at construction). A store that
+ *   fails (an unreachable database) rejects with its `store_error`.
  * @module
  */
 import type {

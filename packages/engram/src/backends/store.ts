@@ -8,7 +8,9 @@ import type { Core, CoreFileTable, EditOptions, ErrorCode, FileInfo, ReadOptions
 import { EngramError } from "../errors.js";
 import { isDamagedValue, listReadable } from "../stores/rules.js";
 import type { Namespace, PutResult, Store, StoreItem } from "../stores/types.js";
-import { validateNamespace } from "../stores/types.js";
+import { MAX_KEY_BYTES, validateNamespace } from "../stores/types.js";
+import { requireContent } from "./arguments.js";
+import { requireString } from "../core/binding.js";
 import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
 import type {
   Backend,
@@ -140,9 +142,12 @@ export class StoreBackend implements Backend {
     return { error: (await this.#core()).errorData(code, subject, detail) };
   }
 
-  /** Normalises a path with the core's rules. */
+  /** Normalises a path with the core's rules; a path longer than a store key may be is
+   * `invalid_path`, for every operation alike. */
   async #path(path: string): Promise<Result<{ path: string }>> {
-    return (await this.#core()).normalizePath(path);
+    const p = (await this.#core()).normalizePath(path);
+    if (p.error || p.path.length <= MAX_KEY_BYTES / 3 || encoder.encode(p.path).length <= MAX_KEY_BYTES) return p;
+    return this.#fail("invalid_path", p.path, `longer than ${MAX_KEY_BYTES} UTF-8 bytes, the longest store key`);
   }
 
   /** The stored item at `key`; a damaged one (its value is not JSON, see
@@ -370,12 +375,7 @@ export class StoreBackend implements Backend {
     content: string | Uint8Array,
     options: BackendWriteOptions = {},
   ): Promise<Result<{ path: string; version: string }>> {
-    if (typeof content !== "string" && !(content instanceof Uint8Array)) {
-      throw new EngramError(
-        "invalid_argument",
-        `write: content must be a string or a Uint8Array, got ${content === null ? "null" : typeof content}`,
-      );
-    }
+    requireContent(content);
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
     if (p.path === "/") return this.#fail("is_directory", p.path);
@@ -401,6 +401,8 @@ export class StoreBackend implements Backend {
   }
 
   async edit(path: string, oldString: string, newString: string, options: BackendEditOptions = {}): ReturnType<Backend["edit"]> {
+    requireString(oldString, "oldString");
+    requireString(newString, "newString");
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
     const change = { path: p.path, oldString, newString, replaceAll: options.replaceAll ?? false };
@@ -466,6 +468,7 @@ export class StoreBackend implements Backend {
   }
 
   async glob(pattern: string, options: BackendGlobOptions = {}) {
+    requireString(pattern, "pattern");
     const p = await this.#path(options.path ?? "/");
     if (p.error) return { error: p.error };
     // Anchored patterns may reach outside `path`; the mirror's glob keeps only what matches.
@@ -499,7 +502,9 @@ export class StoreBackend implements Backend {
   /** @internal The resident mirror synced for the normalised directory `path`, and the store
    * revision behind each mirror version (see {@link residentFiles}). */
   async [residentFiles](path: string): Promise<ResidentFiles> {
-    return { table: await this.#sync(path), version: (mirrorVersion) => this.#revisionOf(Number(mirrorVersion)) };
+    const p = await this.#path(path);
+    if (p.error) return { table: await this.#table(), error: p.error };
+    return { table: await this.#sync(p.path), version: (mirrorVersion) => this.#revisionOf(Number(mirrorVersion)) };
   }
 
   // ---- tool text (tools/format.ts) ----

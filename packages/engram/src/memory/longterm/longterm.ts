@@ -393,8 +393,12 @@ export class LongTermMemory {
   }
 
   /** Adds a fact (`source: "manual"`; the confidence threshold does not apply). Secrets are
-   * redacted first. */
+   * redacted first. A fact that is not an object rejects with `invalid_argument`; what is
+   * wrong inside one is answered as `{ error }`. */
   async addFact(userId: string, agentName: string | undefined, input: NewFactInput): Promise<FactResult> {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      throw new EngramError("invalid_argument", "addFact: the fact must be an object { content, category?, confidence? }");
+    }
     const category = input.category ?? "context";
     const confidence = input.confidence ?? 0.9;
     if (typeof input.content !== "string" || !isConfidence(confidence) || !FACT_CATEGORIES.includes(category)) {
