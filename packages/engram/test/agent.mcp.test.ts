@@ -141,6 +141,28 @@ describe("mcpServers", () => {
     }
   }, 60_000);
 
+  it("tells the model a result too large for stdio was too large, and the next call reconnects", async () => {
+    const model = new FakeChatModel([
+      { toolCalls: [{ name: "fixture__big", args: { bytes: 11 * 1024 * 1024 } }] },
+      { toolCalls: [{ name: "fixture__add", args: { a: 2, b: 3 } }] },
+      "the sum is 5",
+      { toolCalls: [{ name: "fixture__add", args: { a: 1, b: 1 } }] },
+      "2",
+    ]);
+    const agent = createDeepAgent(model, { core, mcpServers: { fixture: fixture(join(dir, "big.pid")) }, enableSubagents: false });
+    try {
+      const out = await agent.invoke(user("get it"));
+      expect(out.stopReason).toBe("done");
+      const [big, sum] = toolResults(out.messages);
+      expect(big).toMatch(/^Error: big on MCP server 'fixture' failed: its result was too large/);
+      expect(sum).toBe("5");
+      // And in the agent's later runs.
+      expect(toolResults((await agent.invoke(user("again"))).messages)).toEqual(["2"]);
+    } finally {
+      await agent.close();
+    }
+  }, 60_000);
+
   it("fails a run with a typed error when a server cannot start, and connects again on the next run", async () => {
     const model = new FakeChatModel(["connected"]);
     const late = join(dir, "late-server.sh");

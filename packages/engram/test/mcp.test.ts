@@ -1,6 +1,9 @@
 /** MCP tools against a real MCP server process (written with the same SDK), over stdio and Streamable HTTP. */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EngramError } from "../src/index.js";
@@ -51,7 +54,7 @@ describe.each(transports)("MCP over %s", (_, config) => {
   it("lists namespaced tools with the server's JSON Schemas as they are", async () => {
     const tools = await mcp.tools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["fixture__add", "fixture__fail", "fixture__pixel", "fixture__shout_loud", "fixture__slow", "fixture__unlock"].sort(),
+      ["fixture__add", "fixture__big", "fixture__fail", "fixture__pixel", "fixture__shout_loud", "fixture__slow", "fixture__unlock"].sort(),
     );
     const add = await tool("fixture__add");
     expect(add.mcpName).toBe("add");
@@ -96,6 +99,66 @@ describe.each(transports)("MCP over %s", (_, config) => {
     const r = await pending;
     expect(r.isError).toBe(true);
   });
+});
+
+/** Over the 10 MiB a stdio message may take: the SDK closes the connection on it. */
+const OVERSIZED = 11 * 1024 * 1024;
+
+describe("MCP connection loss (stdio)", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "engram-mcp-loss-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The fixture over stdio, through `sh`, which logs every start to `log` and lets only the
+   * first `starts` of them run the server (the others exit at once). */
+  const flaky = (log: string, starts: number): McpServerConfig => ({
+    command: "/bin/sh",
+    args: ["-c", 'echo start >> "$0"; [ "$(wc -l < "$0")" -le "$1" ] || exit 1; exec "$2" "$3" stdio', log, String(starts), tsx, server],
+  });
+  const startsIn = (log: string) => readFileSync(log, "utf8").trim().split("\n").length;
+
+  it("answers a result over the limit as too large, and the next call connects again", async () => {
+    const log = join(dir, "again.log");
+    const mcp = await McpToolset.connect({ fixture: flaky(log, 2) }, { callTimeoutMs: 20_000 });
+    try {
+      const tools = await mcp.tools();
+      const run = (name: string, input: Record<string, unknown>) => tools.find((t) => t.name === name)?.run(input, {});
+      const big = await run("fixture__big", { bytes: OVERSIZED });
+      expect(big).toEqual({
+        content: expect.stringMatching(/^Error: big on MCP server 'fixture' failed: its result was too large: over 10485760 bytes/),
+        isError: true,
+      });
+      expect(await run("fixture__add", { a: 2, b: 3 })).toEqual({ content: "5" });
+      expect(startsIn(log)).toBe(2);
+      // A result within the limit is fine on the new connection.
+      expect((await run("fixture__big", { bytes: 1000 }))?.content).toHaveLength(1000);
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
+
+  it("gives a lost server up after three failed attempts to connect again", async () => {
+    const log = join(dir, "gone.log");
+    const mcp = await McpToolset.connect({ fixture: flaky(log, 1) }, { callTimeoutMs: 20_000 });
+    try {
+      const add = (await mcp.tools()).find((t) => t.name === "fixture__add");
+      const big = (await mcp.tools()).find((t) => t.name === "fixture__big");
+      expect((await big?.run({ bytes: OVERSIZED }, {}))?.content).toMatch(/too large/);
+      const results = [];
+      for (let i = 0; i < 4; i++) results.push(await add?.run({ a: 1, b: 1 }, {}));
+      expect(results.map((r) => r?.isError)).toEqual([true, true, true, true]);
+      expect(results.slice(0, 3).map((r) => r?.content)).toEqual(
+        Array(3).fill(expect.stringMatching(/could not connect to MCP server 'fixture'/)),
+      );
+      expect(results[3]?.content).toMatch(/MCP server 'fixture' is gone: 3 attempts to connect to it again failed/);
+      // The first start, then one per attempt: the last call made none.
+      expect(startsIn(log)).toBe(4);
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
 });
 
 describe("MCP configuration", () => {

@@ -171,7 +171,10 @@ export interface DeepAgentOptions {
    * reports `tools/list_changed`), reach the model — and every subagent — as `<server>__<tool>`
    * with the server's JSON Schema as is, and are reviewed by that name in `interruptOn`
    * (e.g. `{ files__delete: true }`). A server tool whose name is already taken is left out with
-   * a warning. Default: none.
+   * a warning. A connection lost meanwhile (the server stopped, or sent a result over the 10 MiB
+   * a stdio message may take — the model is told that result was too large) is made again on
+   * the next call; after 3 failed attempts in a row the server's calls fail until `close()`.
+   * Default: none.
    */
   mcpServers?: Record<string, McpServerConfig>;
   /**

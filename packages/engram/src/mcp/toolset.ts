@@ -5,7 +5,8 @@
  * Each server's tools are listed once and cached until the server sends
  * `notifications/tools/list_changed`; they reach the model as `<server>__<tool>` with the
  * server's JSON Schema passed as is, and their results (text, images, resources, errors) become
- * tool results.
+ * tool results. A lost connection is made again on the next call; a stdio result too large for
+ * the connection (which ends it) is answered as such to the model.
  * @module
  */
 import * as z from "zod/mini";
@@ -64,6 +65,11 @@ export interface McpToolResult extends ToolResult {
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MAX_TOOL_NAME = 64;
 const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+/** The largest message a stdio server may send (the SDK's default): a bigger one ends the
+ * connection. */
+const STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+/** Failed connection attempts in a row after which a lost server is given up. */
+const MAX_RECONNECTS = 3;
 
 type Sdk = {
   Client: typeof import("@modelcontextprotocol/sdk/client/index.js").Client;
@@ -98,6 +104,7 @@ async function transportFor(name: string, config: McpServerConfig) {
       ...(config.env && { env: config.env }),
       ...(config.cwd && { cwd: config.cwd }),
       stderr: "pipe",
+      maxBufferSize: STDIO_MAX_MESSAGE_BYTES,
     });
   }
   if ("url" in config && (typeof config.url === "string" || config.url instanceof URL)) {
@@ -172,18 +179,117 @@ export function toToolResult(result: McpCallResult): McpToolResult {
   };
 }
 
-/** One connected server and its cached tool list. */
+/**
+ * Makes a stdio transport's read buffer throw a typed `too_large` error for a message over its
+ * limit — the SDK throws a plain Error, reports it through `onerror` and closes the connection —
+ * so that the call can be answered "too large". A transport without that buffer (HTTP, or an
+ * SDK that keeps it elsewhere) is left as it is.
+ */
+function typeOversizedMessages(transport: object): void {
+  const buffer = (transport as { _readBuffer?: { append?: unknown } })._readBuffer;
+  if (typeof buffer?.append !== "function") return;
+  const append = (buffer.append as (chunk: Uint8Array) => void).bind(buffer);
+  buffer.append = (chunk: Uint8Array) => {
+    try {
+      append(chunk);
+    } catch (cause) {
+      throw new EngramError("too_large", `a message of the server is over ${STDIO_MAX_MESSAGE_BYTES} bytes`, { cause });
+    }
+  };
+}
+
+/** One connection to a server; `oversized` once the server sent a message over the limit. */
+interface Session {
+  client: Client;
+  oversized: boolean;
+}
+
+/**
+ * One server: its connection and its cached tool list. A lost connection (the server stopped,
+ * or sent a message over the stdio limit, which makes the SDK close it) is made again on the
+ * next use, at most {@link MAX_RECONNECTS} failed attempts in a row.
+ */
 class Connection {
   #tools: Promise<McpTool[]> | undefined;
+  #session: Session | undefined;
+  #connecting: Promise<Session> | undefined;
+  #failedAttempts = 0;
+  #closed = false;
+
   constructor(
     readonly name: string,
-    readonly client: Client,
+    readonly config: McpServerConfig,
+    readonly sdk: Sdk,
     readonly callTimeoutMs: number,
   ) {}
 
-  /** Forgets the cached list (the server said it changed). */
+  /** Forgets the cached list (the server said it changed, or it was connected again). */
   invalidate(): void {
     this.#tools = undefined;
+  }
+
+  /** The live connection, made (again) when there is none. */
+  session(): Promise<Session> {
+    if (this.#session) return Promise.resolve(this.#session);
+    if (this.#closed) return Promise.reject(new EngramError("unsupported", `MCP server '${this.name}' is closed`));
+    if (this.#failedAttempts >= MAX_RECONNECTS) {
+      return Promise.reject(
+        new EngramError("unsupported", `MCP server '${this.name}' is gone: ${MAX_RECONNECTS} attempts to connect to it again failed`),
+      );
+    }
+    this.#connecting ??= this.#connect().then(
+      (session) => {
+        this.#connecting = undefined;
+        this.#failedAttempts = 0;
+        this.#session = session;
+        this.invalidate();
+        return session;
+      },
+      (e: unknown) => {
+        this.#connecting = undefined;
+        this.#failedAttempts++;
+        throw e;
+      },
+    );
+    return this.#connecting;
+  }
+
+  async #connect(): Promise<Session> {
+    const transport = await transportFor(this.name, this.config);
+    typeOversizedMessages(transport);
+    const client = new this.sdk.Client(
+      { name: "engram", version: "0.1.0" },
+      { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => this.invalidate() } } },
+    );
+    const session: Session = { client, oversized: false };
+    // Kept by the client when it connects (it calls ours first, then its own).
+    transport.onerror = (e: unknown) => {
+      if (EngramError.hasCode(e, "too_large")) session.oversized = true;
+    };
+    client.onclose = () => {
+      if (this.#session === session) this.#session = undefined;
+    };
+    try {
+      await client.connect(transport);
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw new EngramError(
+        "unsupported",
+        `could not connect to MCP server '${this.name}': ${e instanceof Error ? e.message : String(e)}`,
+        {
+          cause: e,
+        },
+      );
+    }
+    return session;
+  }
+
+  /** Closes the connection for good. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const session = this.#session ?? (await this.#connecting?.catch(() => undefined));
+    this.#session = undefined;
+    await session?.client.close().catch(() => undefined);
   }
 
   tools(): Promise<McpTool[]> {
@@ -201,31 +307,46 @@ class Connection {
   }
 
   async #list(): Promise<McpTool[]> {
+    const { client } = await this.session();
     const listed: ListedTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.client.listTools(cursor === undefined ? {} : { cursor });
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
       listed.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
     return listed.map((t) => this.#tool(t));
   }
 
-  #tool(t: ListedTool): McpTool {
-    const call = async (input: Record<string, unknown>, context: ToolContext): Promise<McpToolResult> => {
-      try {
-        const result = await this.client.callTool({ name: t.name, arguments: input }, undefined, {
-          timeout: this.callTimeoutMs,
-          ...(context.signal && { signal: context.signal }),
-        });
-        return toToolResult(result);
-      } catch (e) {
-        return {
-          content: `Error: ${t.name} on MCP server '${this.name}' failed: ${e instanceof Error ? e.message : String(e)}`,
-          isError: true,
-        };
+  /** Calls a tool; every failure is an error result for the model. */
+  async #call(tool: string, input: Record<string, unknown>, context: ToolContext): Promise<McpToolResult> {
+    const failed = (why: string): McpToolResult => ({
+      content: `Error: ${tool} on MCP server '${this.name}' failed: ${why}`,
+      isError: true,
+    });
+    let session: Session;
+    try {
+      session = await this.session();
+    } catch (e) {
+      return failed(e instanceof Error ? e.message : String(e));
+    }
+    try {
+      const result = await session.client.callTool({ name: tool, arguments: input }, undefined, {
+        timeout: this.callTimeoutMs,
+        ...(context.signal && { signal: context.signal }),
+      });
+      return toToolResult(result);
+    } catch (e) {
+      if (session.oversized) {
+        return failed(
+          `its result was too large: over ${STDIO_MAX_MESSAGE_BYTES} bytes, more than the connection takes. Ask for less (a narrower query, a smaller range); the server is connected again for the next call.`,
+        );
       }
-    };
+      return failed(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  #tool(t: ListedTool): McpTool {
     return {
       name: namespacedToolName(this.name, t.name),
       description: t.description ?? t.title ?? `Tool ${t.name} of the MCP server ${this.name}`,
@@ -234,7 +355,7 @@ class Connection {
       jsonSchema: t.inputSchema as Record<string, unknown>,
       mcpName: t.name,
       server: this.name,
-      run: call,
+      run: (input, context) => this.#call(t.name, input, context),
     };
   }
 }
@@ -263,31 +384,18 @@ export class McpToolset {
     for (const name of Object.keys(servers)) {
       if (!SERVER_NAME.test(name)) throw new ConfigError(`mcpServers.${name}`, "a server name is 1–32 characters of [A-Za-z0-9_-]");
     }
-    const { Client } = await loadSdk();
+    const sdk = await loadSdk();
     const settled = await Promise.allSettled(
       Object.entries(servers).map(async ([name, config]) => {
-        const transport = await transportFor(name, config);
-        let connection: Connection | undefined;
-        const client = new Client(
-          { name: "engram", version: "0.1.0" },
-          { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => connection?.invalidate() } } },
-        );
-        try {
-          await client.connect(transport);
-        } catch (e) {
-          await client.close().catch(() => undefined);
-          throw new EngramError("unsupported", `could not connect to MCP server '${name}': ${e instanceof Error ? e.message : String(e)}`, {
-            cause: e,
-          });
-        }
-        connection = new Connection(name, client, callTimeoutMs);
+        const connection = new Connection(name, config, sdk, callTimeoutMs);
+        await connection.session();
         return connection;
       }),
     );
     const connections = settled.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed) {
-      await Promise.all(connections.map((c) => c.client.close().catch(() => undefined)));
+      await Promise.all(connections.map((c) => c.close()));
       throw failed.reason;
     }
     return new McpToolset(connections);
@@ -300,6 +408,6 @@ export class McpToolset {
 
   /** Closes every connection (and stops stdio servers). */
   async close(): Promise<void> {
-    await Promise.all(this.#connections.map((c) => c.client.close().catch(() => undefined)));
+    await Promise.all(this.#connections.map((c) => c.close()));
   }
 }
