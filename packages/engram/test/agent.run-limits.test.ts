@@ -77,3 +77,32 @@ describe("maxParallelToolCalls across nested subagents", () => {
     expect(seen.peak).toBe(1);
   });
 });
+
+describe("summaries under the run's concurrency limit", () => {
+  it("counts a summary's model call as one of the calls in flight", async () => {
+    const seen: Concurrency = { active: 0, peak: 0 };
+    // Two subagents; each lists a directory, and its second call is summarised first
+    // (maxInputTokens 1: always over budget). A summary request has no tools.
+    const model = new FakeChatModel(async (req) => {
+      seen.active++;
+      seen.peak = Math.max(seen.peak, seen.active);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 3));
+        if (req.tools.length === 0) return `summary of ${req.messages[0]?.content}`;
+        if (req.messages.some((m) => m.role === "tool")) return "done";
+        if (req.messages.some((m) => m.content.includes("subtask"))) return { toolCalls: [{ name: "ls", args: { path: "/" } }] };
+        return { toolCalls: [1, 2].map((i) => ({ name: "task", args: { description: `subtask ${i}` } })) };
+      } finally {
+        seen.active--;
+      }
+    });
+    const out = await createDeepAgent(model, { core, maxParallelToolCalls: 1, maxInputTokens: 1, summarizationKeepMessages: 1 }).invoke(
+      user("go"),
+    );
+    expect(out.stopReason).toBe("done");
+    const summaries = model.requests.filter((r) => r.tools.length === 0).length;
+    // Each subagent's second call, and the top's.
+    expect(summaries).toBe(3);
+    expect(seen.peak).toBe(1);
+  });
+});
