@@ -1,14 +1,13 @@
 /**
  * The model of an `engram` invocation: `--model provider:model` through engram's resolver (AI SDK
- * provider packages the user installed, `llama:<file.gguf>`, `ollama:`), or an OpenAI-compatible
+ * provider packages the user installed, loaded as {@link commandImporter} says, never from the
+ * project; `llama:<file.gguf>`, `ollama:`), or an OpenAI-compatible
  * server at `--base-url` (llama.cpp, Ollama, vLLM, LM Studio).
  * @module
  */
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { type ChatModel, ConfigError, OpenAICompatibleModel, parseModelString, resolveModel } from "engram";
-import type { CliConfig } from "./config.js";
+import { type CliConfig, engramHome } from "./config.js";
+import { commandImporter, installHint } from "./modules.js";
 
 /** The variable each AI SDK provider reads its key from. */
 export const PROVIDER_KEY_VARS: Record<string, string[]> = {
@@ -32,17 +31,6 @@ export const NO_MODEL_MESSAGE =
   "no model configured: pass --model provider:model (e.g. --model openai:gpt-4.1 with OPENAI_API_KEY set, " +
   "or --model openai-compatible:<name> --base-url http://127.0.0.1:8080/v1, or --model llama:<file.gguf>), " +
   'or set ENGRAM_MODEL / ENGRAM_BASE_URL, or "model" in $ENGRAM_HOME/config.json';
-
-/** Imports a provider package from the working directory first (where users install it), then
- * from engram's own location. */
-async function importFromProject(packageName: string): Promise<unknown> {
-  try {
-    const require = createRequire(join(process.cwd(), "noop.js"));
-    return await import(pathToFileURL(require.resolve(packageName)).href);
-  } catch {
-    return import(packageName);
-  }
-}
 
 /**
  * The configured model. Throws a `ConfigError` (exit code 2) when none is configured, when the
@@ -74,5 +62,6 @@ export function createModel(config: CliConfig, env: NodeJS.ProcessEnv = process.
   if (vars && !vars.some((v) => env[v])) {
     throw new ConfigError("model", `${model} needs an API key: set ${vars.join(" or ")}`);
   }
-  return resolveModel(model as string, { importModule: importFromProject });
+  const home = engramHome(env);
+  return resolveModel(model as string, { importModule: commandImporter(home), installHint: installHint(home) });
 }

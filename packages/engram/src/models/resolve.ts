@@ -82,6 +82,9 @@ export interface ResolveModelOptions {
   /** Loads a provider package by name. Default: a dynamic `import(packageName)` from engram's
    * own location. Override for bundlers or strict package layouts. */
   importModule?: (packageName: string) => Promise<unknown>;
+  /** What the error of a provider package that is not installed tells the user to run. Default:
+   * `npm install <packageName>`. */
+  installHint?: (packageName: string) => string;
 }
 
 /**
@@ -141,7 +144,7 @@ function resolveString(spec: string, options: ResolveModelOptions): ChatModel {
       `Unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(spec)} (known: ${known})`,
     );
   }
-  return new ProviderModel(spec, () => loadProvider(spec, model, pkg, options.importModule ?? defaultImport));
+  return new ProviderModel(spec, () => loadProvider(spec, model, pkg, options));
 }
 
 const defaultImport = (packageName: string): Promise<unknown> => import(packageName);
@@ -196,16 +199,17 @@ class ProviderModel implements ChatModel {
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     yield* (await this.load()).stream(request);
   }
+
+  /** The adapted model's input budget (importing it, but not loading a local model's weights). */
+  async maxInputTokens(): Promise<number | undefined> {
+    return (await this.load()).maxInputTokens?.();
+  }
 }
 
 /** The AI SDK model of a `"provider:model"` string, from its provider package. */
-async function loadProvider(
-  id: string,
-  modelId: string,
-  pkg: ModelProviderPackage,
-  importModule: (packageName: string) => Promise<unknown>,
-): Promise<ChatModel> {
+async function loadProvider(id: string, modelId: string, pkg: ModelProviderPackage, options: ResolveModelOptions): Promise<ChatModel> {
   const { packageName, exportName } = pkg;
+  const { importModule = defaultImport, installHint = (name: string) => `npm install ${name}` } = options;
   let mod: unknown;
   try {
     mod = await importModule(packageName);
@@ -214,7 +218,7 @@ async function loadProvider(
     const reason = missing ? "is not installed" : `could not be loaded (${e instanceof Error ? e.message : String(e)})`;
     throw new ModelError(
       "unknown_provider",
-      `Model ${JSON.stringify(id)} needs the package ${packageName}, which ${reason}: npm install ${packageName}`,
+      `Model ${JSON.stringify(id)} needs the package ${packageName}, which ${reason}: ${installHint(packageName)}`,
       { cause: e },
     );
   }
