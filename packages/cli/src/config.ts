@@ -28,12 +28,13 @@
  * keys (`temperature`, `maxOutputTokens`, `memoryDebounceMs`) are taken as they are.
  * @module
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { defaultDatabasePath } from "@engram/sqlite";
 import { ConfigError, validateNamespace } from "engram";
 import { z } from "zod";
+import { parseConfigJson, readConfigText, within } from "./config-file.js";
 import { maskApiKey, maskUrlCredentials } from "./masking.js";
 
 /** The effective configuration of one `engram` invocation. */
@@ -195,8 +196,7 @@ function realPath(path: string): string {
 
 /** Whether `path` is `dir` or inside it, symbolic links followed. */
 function isInside(path: string, dir: string): boolean {
-  const rel = relative(realPath(dir), realPath(path));
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+  return within(realPath(path), realPath(dir));
 }
 
 /** Throws the `ConfigError` of the first key of a project file that would widen what the agent
@@ -317,19 +317,10 @@ function check(layer: Record<string, unknown>, where: string): FileConfig {
   throw new ConfigError(key, `${message} (${where})`);
 }
 
-function readFile(path: string): FileConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (e) {
-    throw new ConfigError("(file)", `cannot read ${path}: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError("(file)", `${path} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
-  }
+/** The configuration file `path`, read as {@link readConfigText} does (`project`: the directory a
+ * project file must stay in) and validated. */
+function readFile(path: string, project?: string): FileConfig {
+  const json = parseConfigJson(readConfigText(path, project), path);
   if (typeof json !== "object" || json === null || Array.isArray(json)) throw new ConfigError("(file)", `${path} must hold a JSON object`);
   return check(json as Record<string, unknown>, `in ${path}`);
 }
@@ -373,7 +364,7 @@ export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): 
   }
   const project = projectConfigFile(cwd);
   if (project && resolve(project.path) !== resolve(userFile)) {
-    const values = readFile(project.path);
+    const values = readFile(project.path, project.base);
     layers.push({ values, source: `file ${project.path}`, base: project.base, path: project.path, project: true });
     files.push(project.path);
   }

@@ -5,10 +5,14 @@
  * device, a link out of the project or a huge file (refused without reading it, its content never
  * echoed); and credentials in a URL written with one slash are printed masked.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, existsSync, mkdirSync, openSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { ConfigError } from "engram";
 import { describe, expect, it } from "vitest";
+import { MAX_CONFIG_FILE_BYTES } from "../src/config-file.js";
+import { loadConfig } from "../src/config.js";
 import { type CommandSandbox, engram, useCommandSandbox } from "./helpers.js";
 
 // Set before each test by the sandbox.
@@ -91,4 +95,88 @@ describe("a cloned project's code is never loaded", { timeout: 300_000 }, () => 
       expect(existsSync(marker)).toBe(false);
     },
   );
+});
+
+describe("the project file is read bounded, never through a link out of the project, never echoed", { timeout: 300_000 }, () => {
+  const projectFile = () => join(cwd.path, "engram.config.json");
+  const load = () => loadConfig({}, { env: { ENGRAM_HOME: home.path }, cwd: cwd.path, osUser: "ada" });
+  const refusal = (): ConfigError => {
+    try {
+      load();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return e as ConfigError;
+    }
+    throw new Error("the project file was accepted");
+  };
+  const SECRET = "sk-proj-outside0123456789abcdefghijklmnop";
+
+  it("a FIFO or a link to /dev/zero (project or user file) is refused at once, without reading it", async () => {
+    execFileSync("mkfifo", [projectFile()]);
+    // A command that waits for a writer would never exit: one opened later lets it go on (to fail
+    // the assertions below) instead of leaving it blocked.
+    const release = setTimeout(() => {
+      try {
+        closeSync(openSync(projectFile(), constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // No reader waits: nothing to release.
+      }
+    }, 60_000);
+    const fifo = await run(["config"]).finally(() => clearTimeout(release));
+    expect(fifo.code, fifo.stderr).toBe(2);
+    expect(fifo.stderr).toContain(`cannot read ${projectFile()}: not a regular file`);
+
+    unlinkSync(projectFile());
+    symlinkSync("/dev/zero", projectFile());
+    const zero = await run(["config"]);
+    expect(zero.code, zero.stderr).toBe(2);
+    expect(zero.stderr).toContain("symbolic link out of the project directory");
+
+    unlinkSync(projectFile());
+    symlinkSync("/dev/zero", join(home.path, "config.json"));
+    const user = await run(["config"]);
+    expect(user.code, user.stderr).toBe(2);
+    expect(user.stderr).toContain("not a regular file");
+  });
+
+  it("a link out of the project (file or .engram directory) is refused without showing the target's content", () => {
+    const outside = join(home.path, "secret.txt");
+    writeFileSync(outside, `${SECRET}\n`);
+    symlinkSync(outside, projectFile());
+    let e = refusal();
+    expect(e.message).toContain("symbolic link out of the project directory");
+    expect(e.message).not.toContain("sk-proj");
+
+    unlinkSync(projectFile());
+    const outsideDir = join(home.path, "elsewhere");
+    mkdirSync(outsideDir);
+    writeFileSync(join(outsideDir, "config.json"), `${SECRET}\n`);
+    symlinkSync(outsideDir, join(cwd.path, ".engram"));
+    e = refusal();
+    expect(e.message).toContain("symbolic link out of the project directory");
+    expect(e.message).not.toContain("sk-proj");
+
+    // A link that stays inside the project is a project file like any other.
+    unlinkSync(join(cwd.path, ".engram"));
+    mkdirSync(join(cwd.path, "config"));
+    writeFileSync(join(cwd.path, "config", "engram.json"), JSON.stringify({ temperature: 0.3 }));
+    symlinkSync(join("config", "engram.json"), projectFile());
+    expect(load().config.temperature).toBe(0.3);
+  });
+
+  it(`a file over ${MAX_CONFIG_FILE_BYTES} bytes is refused, naming the limit`, () => {
+    writeFileSync(projectFile(), `{"temperature": 0.3${" ".repeat(MAX_CONFIG_FILE_BYTES)}}`);
+    expect(refusal().message).toContain(`larger than ${MAX_CONFIG_FILE_BYTES} bytes`);
+    writeFileSync(projectFile(), `{"temperature": 0.3${" ".repeat(MAX_CONFIG_FILE_BYTES - 100)}}`);
+    expect(load().config.temperature).toBe(0.3);
+  });
+
+  it("a malformed file's error gives the line and column, never its content", () => {
+    writeFileSync(projectFile(), `{"temperature": 0.3, "note": ${SECRET}}`);
+    let e = refusal();
+    expect(e.message).toBe(`(file): ${projectFile()} is not valid JSON`);
+    writeFileSync(projectFile(), `{\n  "note": "${SECRET}",\n}\n`);
+    e = refusal();
+    expect(e.message).toBe(`(file): ${projectFile()} is not valid JSON (line 3, column 1)`);
+  });
 });
