@@ -4,8 +4,19 @@
  * @module
  */
 
-/** `scheme://userinfo@`: the user information runs to the last `@` before the path. */
-const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#]*)@/gi;
+/**
+ * `scheme:` + slashes + `userinfo@`, written any way a URL parser reads it. WHATWG URLs (what
+ * `fetch` uses) take `http:/user:pass@host`, `http:\\user:pass@host` and even
+ * `http:user:pass@host` for `http://user:pass@host` (special schemes need no `//`, `\` counts as
+ * `/`), and drop tabs and newlines anywhere. So: any scheme followed by at least one slash or
+ * backslash, and the special schemes by none; the user information runs to the last `@` before
+ * the path.
+ */
+const GAP = "[\\t\\n\\r]*";
+const SLASHES = `${GAP}[/\\\\][/\\\\\\t\\n\\r]*`;
+const SCHEME = `[a-z][a-z0-9+.-]*:${SLASHES}|(?:https?|wss?|ftp):`;
+const USERINFO = "(?:[^\\s/\\\\?#]|[\\t\\n\\r])*";
+const URL_USERINFO = new RegExp(`\\b(${SCHEME})(${USERINFO})@`, "gi");
 
 /**
  * `text` with the credentials of every URL in it masked: `http://user:pass@host/v1` becomes

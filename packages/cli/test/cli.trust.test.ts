@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { ConfigError } from "engram";
 import { describe, expect, it } from "vitest";
 import { MAX_CONFIG_FILE_BYTES } from "../src/config-file.js";
-import { loadConfig } from "../src/config.js";
+import { describeConfig, loadConfig } from "../src/config.js";
+import { maskUrlCredentials } from "../src/masking.js";
 import { type CommandSandbox, engram, useCommandSandbox } from "./helpers.js";
 
 // Set before each test by the sandbox.
@@ -178,5 +179,38 @@ describe("the project file is read bounded, never through a link out of the proj
     writeFileSync(projectFile(), `{\n  "note": "${SECRET}",\n}\n`);
     e = refusal();
     expect(e.message).toBe(`(file): ${projectFile()} is not valid JSON (line 3, column 1)`);
+  });
+});
+
+describe("credentials in a URL written any way a URL parser reads it are printed masked", () => {
+  it("one slash, a backslash or none after the scheme; tabs and newlines inside", () => {
+    const cases: [string, string][] = [
+      ["http:/user:hunter2@host/v1", "http:/user:***@host/v1"],
+      ["https:\\\\user:hunter2@host/v1", "https:\\\\user:***@host/v1"],
+      ["HTTP:user:hunter2@host/v1", "HTTP:user:***@host/v1"],
+      ["http:/TOKEN@host", "http:/***@host"],
+      ["http://user:hun\tter2@host", "http://user:***@host"],
+      ["openai-compatible:m@http:/u:hunter2@h/v1", "openai-compatible:m@http:/u:***@h/v1"],
+    ];
+    for (const [text, masked] of cases) {
+      expect(maskUrlCredentials(text)).toBe(masked);
+      // What fetch would send, to prove each case is a credential and not a look-alike.
+      const url = new URL(text.startsWith("openai-compatible:") ? text.slice(text.indexOf("@") + 1) : text);
+      expect(url.password || url.username).toMatch(/hunter2|TOKEN/);
+    }
+    // Model strings and plain text are left as they are.
+    for (const text of ["openai:gpt-4.1", "ollama:llama3.1:8b@http://127.0.0.1:11434/v1", "see http:/host/path and mail a@b.c"]) {
+      expect(maskUrlCredentials(text)).toBe(text);
+    }
+  });
+
+  it("engram config rows: a model string whose server has one slash after the scheme; such a base URL is refused unechoed", () => {
+    const opts = { env: { ENGRAM_HOME: home.path, ENGRAM_MODEL: "openai-compatible:m@http:/u:hunter2@127.0.0.1:8080/v1" }, cwd: cwd.path };
+    const rows = Object.fromEntries(describeConfig(loadConfig({}, opts)).map((r) => [r.key, r.value]));
+    expect(rows.model).toBe("openai-compatible:m@http:/u:***@127.0.0.1:8080/v1");
+    expect(JSON.stringify(rows)).not.toContain("hunter2");
+    expect(() => loadConfig({ baseUrl: "http:/user:hunter2@127.0.0.1:8080/v1" }, opts)).toThrow(
+      /^baseUrl: must be a URL[^\n]*\(flag --base-url\)$/,
+    );
   });
 });
