@@ -1,7 +1,7 @@
 /**
  * What every command opens from the configuration: the SQLite store and checkpointer (one file),
  * the per-thread backend (a sandboxed `--root` or the database) with the user's `/memories/`
- * route, and the agent.
+ * route (and, over a `--root`, what the agent records of the thread, in the database), and the agent.
  * @module
  */
 import { existsSync, statSync } from "node:fs";
@@ -34,6 +34,17 @@ export const USER_MEMORY_PATH = "/memories/AGENTS.md";
 export const PROJECT_MEMORY_PATH = "/AGENTS.md";
 /** Skill directories: the user's (`$ENGRAM_HOME/skills`, read-only), then the project's (later wins). */
 export const SKILLS_SOURCES = ["/user-skills/", "/skills/"];
+
+/** What the agent writes on its own, beside the task's files: summarisation's older messages
+ * (`/conversation_history/<thread>.md`) and large tool results (`/large_tool_results/<id>.txt`). */
+export const AGENT_RECORD_DIRS = ["conversation_history", "large_tool_results"] as const;
+
+/** The namespace of a thread's `dir` (one of {@link AGENT_RECORD_DIRS}) in the store, when its
+ * files are a `--root` directory: a raw transcript belongs with the thread, not in the user's
+ * project (where it would be committed). */
+export function agentRecordsNamespace(threadId: string, dir: (typeof AGENT_RECORD_DIRS)[number]): string[] {
+  return ["engram", "threads", threadId, dir];
+}
 
 /** The namespace of a user's `/memories/` files in the store. */
 export function userFilesNamespace(user: string): string[] {
@@ -102,7 +113,12 @@ export function openStorage(config: CliConfig, home: string): Storage {
     ...(project && { project }),
     backend(threadId) {
       const base = project ?? new StoreBackend({ store, namespace: ["engram", "threads", threadId, "files"] });
-      return new CompositeBackend(base, { "/memories/": memoryFiles, ...(userSkills && { "/user-skills/": userSkills }) });
+      const records = project
+        ? Object.fromEntries(
+            AGENT_RECORD_DIRS.map((dir) => [`/${dir}/`, new StoreBackend({ store, namespace: agentRecordsNamespace(threadId, dir) })]),
+          )
+        : {};
+      return new CompositeBackend(base, { "/memories/": memoryFiles, ...(userSkills && { "/user-skills/": userSkills }), ...records });
     },
     close() {
       checkpointer.close();

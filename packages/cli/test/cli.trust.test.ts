@@ -6,11 +6,12 @@
  * echoed); and credentials in a URL written with one slash are printed masked.
  */
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, existsSync, mkdirSync, openSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { ConfigError } from "engram";
 import { describe, expect, it } from "vitest";
+import { type WireRequest, afterToolResult, lastUserText, systemText } from "../../../examples/node/scripted-model-server.js";
 import { MAX_CONFIG_FILE_BYTES } from "../src/config-file.js";
 import { describeConfig, loadConfig } from "../src/config.js";
 import { maskUrlCredentials } from "../src/masking.js";
@@ -96,6 +97,58 @@ describe("a cloned project's code is never loaded", { timeout: 300_000 }, () => 
       expect(existsSync(marker)).toBe(false);
     },
   );
+});
+
+describe("the thread's records stay out of the project under --root --write", { timeout: 300_000 }, () => {
+  const SUMMARY_MARK = "[Summary of the earlier conversation";
+  const isSummaryRequest = (r: WireRequest) => systemText(r).includes("You compress conversations");
+  const hasSummary = (r: WireRequest) => r.messages.some((m) => m.role === "user" && m.content?.startsWith(SUMMARY_MARK));
+
+  it("summarised messages and large tool results are kept in the database (readable by the agent), never written under the root", async () => {
+    writeFileSync(join(root.path, "README.md"), "# project\n");
+    // Over the default input budget (128 000 × 0.85 estimated tokens): summarisation starts once
+    // more than the kept tail of 6 messages exists.
+    const big = "0123456789".repeat(50_000);
+    const notes = "n".repeat(90_000); // over the 80 000-character eviction threshold
+    let recordsAsked = 0;
+    server.setScript((r) => {
+      if (isSummaryRequest(r)) return { text: "the user wants the parser shipped" };
+      if (lastUserText(r) === "collect the notes") return { text: notes }; // the subagent
+      if (lastUserText(r) === "show the records") {
+        if (afterToolResult(r)) return { text: "shown" };
+        recordsAsked++;
+        const sent = JSON.stringify(server.requests);
+        const history = /the full history is in (\/conversation_history\/\S+\.md)/.exec(sent)?.[1] ?? "/conversation_history/missing";
+        const evicted = /saved to (\/large_tool_results\/\S+\.txt)/.exec(sent)?.[1] ?? "/large_tool_results/missing";
+        return {
+          toolCalls: [
+            { name: "read_file", args: { file_path: history } },
+            { name: "read_file", args: { file_path: evicted, limit: 1 } },
+          ],
+        };
+      }
+      if (hasSummary(r)) return { text: "done" };
+      if (!r.messages.some((m) => m.role === "assistant"))
+        return { text: big, toolCalls: [{ name: "task", args: { description: "collect the notes" } }] };
+      return { toolCalls: [{ name: "ls", args: { path: "/" } }] };
+    });
+    const flags = ["--base-url", server.baseURL, "--model", "openai-compatible:scripted", "--root", root.path, "--write"];
+
+    const first = await run([...flags, "run", "--thread", "t1", "plan: ship the parser"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(server.requests.some(isSummaryRequest)).toBe(true);
+    expect(JSON.stringify(server.requests)).toMatch(/saved to \/large_tool_results\//);
+    expect(readdirSync(root.path)).toEqual(["README.md"]);
+
+    const second = await run([...flags, "run", "--thread", "t1", "show the records"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(recordsAsked).toBe(1);
+    const results = (server.requests.at(-1)?.messages ?? []).filter((m) => m.role === "tool").map((m) => m.content ?? "");
+    const [history, evicted] = results.slice(-2);
+    expect(history).toContain("plan: ship the parser");
+    expect(evicted).toContain("nnnnnnnnnn");
+    expect(readdirSync(root.path)).toEqual(["README.md"]);
+  });
 });
 
 describe("the project file is read bounded, never through a link out of the project, never echoed", { timeout: 300_000 }, () => {
