@@ -33,8 +33,8 @@ export interface WireRequest {
 export interface ScriptedReply {
   /** Answer text (streamed word by word). Default: none. */
   text?: string;
-  /** Tool calls to make. Default: none. */
-  toolCalls?: { name: string; args: Record<string, unknown> }[];
+  /** Tool calls to make (`id`: the call's id, default `call_<n>_<i>`). Default: none. */
+  toolCalls?: { name: string; args: Record<string, unknown>; id?: string }[];
   /** Pause between streamed chunks, ms (to make a turn slow enough to cancel). Default: the server's. */
   chunkDelayMs?: number;
   /** The finish reason sent. Default: `tool_calls` when there are calls, else `stop`. */
@@ -127,7 +127,7 @@ export async function startScriptedModelServer(script: Script, options: { chunkD
     }
     const id = `chatcmpl-${++counter}`;
     const calls = (reply.toolCalls ?? []).map((c, i) => ({
-      id: `call_${counter}_${i}`,
+      id: c.id ?? `call_${counter}_${i}`,
       type: "function" as const,
       function: { name: c.name, arguments: JSON.stringify(c.args) },
     }));

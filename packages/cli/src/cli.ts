@@ -80,16 +80,17 @@ export function buildProgram(done: (code: number) => void): Command {
     (fn: (ctx: Context, ...args: never[]) => number | Promise<number>) =>
     async (...args: unknown[]) => {
       const cmd = args.at(-1) as Command;
-      const [{ loadConfig }, { createContext }, { describeError, exitCodeForError }] = await Promise.all([
+      const [{ loadConfig }, { createContext }, { describeError, exitCodeForError }, { inert }] = await Promise.all([
         import("./config.js"),
         import("./context.js"),
         import("./exit.js"),
+        import("./render.js"),
       ]);
       let loaded: LoadedConfig;
       try {
         loaded = loadConfig(typedFlags(cmd));
       } catch (e) {
-        process.stderr.write(`engram: ${describeError(e)}\n`);
+        process.stderr.write(`engram: ${inert(describeError(e))}\n`);
         done(exitCodeForError(e));
         return;
       }
@@ -224,8 +225,8 @@ export async function main(argv: string[]): Promise<number> {
       // Help and version exit 0; every parse error is a usage error.
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    const { describeError, exitCodeForError } = await import("./exit.js");
-    process.stderr.write(`engram: ${describeError(e)}\n`);
+    const [{ describeError, exitCodeForError }, { inert }] = await Promise.all([import("./exit.js"), import("./render.js")]);
+    process.stderr.write(`engram: ${inert(describeError(e))}\n`);
     return exitCodeForError(e);
   }
   return code;

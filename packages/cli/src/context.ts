@@ -4,7 +4,8 @@
  */
 import type { LoadedConfig } from "./config.js";
 import { EXIT } from "./exit.js";
-import { type Colors, type Out, colorsFor, printable } from "./terminal.js";
+import { inert } from "./render.js";
+import { type Colors, type Out, colorsFor } from "./terminal.js";
 
 /** The per-invocation context. */
 export interface Context {
@@ -14,8 +15,10 @@ export interface Context {
   env: NodeJS.ProcessEnv;
   /** Colours for a stream (off for NO_COLOR, --no-color, non-TTY). */
   colors(stream: Out): Colors;
-  /** Prints `engram: <message>` on stderr. */
+  /** Prints `engram: <message>` on stderr, the message on one line and inert (see {@link inert}). */
   error(message: string): void;
+  /** Prints `warning: <message>` on stderr, the message on one line and inert. */
+  warn(message: string): void;
   /** Prints a usage error and returns {@link EXIT.usage}. */
   usage(message: string): number;
 }
@@ -31,7 +34,10 @@ export function createContext(loaded: LoadedConfig, options: { color?: boolean; 
     env,
     colors: (stream) => colorsFor(stream, { ...colorOption, env }),
     error(message) {
-      ctx.stderr.write(`${ctx.colors(ctx.stderr).red("engram:")} ${printable(message)}\n`);
+      ctx.stderr.write(`${ctx.colors(ctx.stderr).red("engram:")} ${inert(message)}\n`);
+    },
+    warn(message) {
+      ctx.stderr.write(`${ctx.colors(ctx.stderr).yellow("warning:")} ${inert(message)}\n`);
     },
     usage(message) {
       ctx.error(message);

@@ -3,7 +3,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { checkThreadId, validateNamespace } from "engram";
+import { UserThreads } from "./user-threads.js";
 
 /** `t-20250101-120000-a1b2c3` (UTC time, then 6 random hex digits). */
 export function newThreadId(now: Date = new Date()): string {
@@ -11,15 +11,9 @@ export function newThreadId(now: Date = new Date()): string {
   return `t-${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
-/** Why `id` (a `--thread` value) cannot name a thread of the command, whose files live in a
- * store namespace of their own; `undefined` when it can (or is not given). */
-export function threadIdProblem(id: string | undefined): string | undefined {
-  if (id === undefined) return undefined;
-  try {
-    checkThreadId(id);
-    validateNamespace(["engram", "threads", id, "files"]);
-    return undefined;
-  } catch (e) {
-    return `--thread: ${(e as Error).message}`;
-  }
+/** Why `id` (a `--thread` value) cannot name a thread of `user` (see {@link UserThreads.problem});
+ * `undefined` when it can (or is not given). */
+export function threadIdProblem(id: string | undefined, user: string): string | undefined {
+  const problem = id === undefined ? undefined : new UserThreads(user, false).problem(id);
+  return problem === undefined ? undefined : `--thread: ${problem}`;
 }

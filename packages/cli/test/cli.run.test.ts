@@ -291,7 +291,7 @@ describe("memory, threads and skills", { timeout: 300_000 }, () => {
     const shown = await run(["threads", "show", first.threadId]);
     expect(shown.stdout).toContain("echo first thread");
     expect(shown.stdout).toContain("echo and more");
-    expect((await run(["threads", "show", "nope"])).code).toBe(1);
+    expect((await run(["threads", "show", "nope"])).code).toBe(2);
   });
 
   it("threads resume asks the pending review first (lines from a pipe), then chats on the thread", async () => {
@@ -316,7 +316,7 @@ describe("memory, threads and skills", { timeout: 300_000 }, () => {
     expect(resumed.stdout).toContain("still on it (2 user messages)");
     expect(resumed.stdout).toContain(`memory saved · thread ${threadId}`);
     expect(readFileSync(join(root.path, "r.md"), "utf8")).toBe("resumed");
-    expect((await run(["threads", "resume", "no-such-thread"])).code).toBe(1);
+    expect((await run(["threads", "resume", "no-such-thread"])).code).toBe(2);
   });
 
   it("skills list shows the user's and the project's skills (the project wins a clash)", async () => {

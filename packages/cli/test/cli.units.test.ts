@@ -205,9 +205,9 @@ describe("names that store namespaces cannot hold are usage errors", () => {
   });
 
   it("a --thread such a name is refused before anything is opened", () => {
-    expect(threadIdProblem("a/b")).toMatch(/^--thread: invalid namespace component "a\/b"/);
-    expect(threadIdProblem("x".repeat(200))).toMatch(/^--thread: /);
-    expect(threadIdProblem("t-20260101-120000-a1b2c3")).toBeUndefined();
-    expect(threadIdProblem(undefined)).toBeUndefined();
+    expect(threadIdProblem("a/b", "tester")).toMatch(/^--thread: invalid namespace component "a\/b"/);
+    expect(threadIdProblem("x".repeat(200), "tester")).toMatch(/^--thread: /);
+    expect(threadIdProblem("t-20260101-120000-a1b2c3", "tester")).toBeUndefined();
+    expect(threadIdProblem(undefined, "tester")).toBeUndefined();
   });
 });

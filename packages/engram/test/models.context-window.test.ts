@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Core, OpenAICompatibleModel, createDeepAgent, fromLanguageModel, loadCore } from "../src/index.js";
+import { type Core, OpenAICompatibleModel, createDeepAgent, fromLanguageModel, loadCore, resolveModel } from "../src/index.js";
 import { knownContextWindow } from "../src/models/context-window.js";
 import { LlamaCppModel } from "../src/models/llama.js";
 import { serverLanguageModel } from "./fixtures/models/ai-sdk-server-model.js";
@@ -76,6 +76,15 @@ describe("AI SDK", () => {
     server().reply(raw(400, LLAMA_SERVER_OVERFLOW));
     expect(await rejection(model.invoke(hello))).toMatchObject({ code: "context_length" });
     expect(model.maxInputTokens?.()).toBe(4096);
+  });
+});
+
+describe("models named by a string", () => {
+  it("answer once imported, without loading a local model's weights", async () => {
+    const importModule = async (name: string) =>
+      name === "engram/llama" ? { LlamaCppModel } : { openai: (id: string) => serverLanguageModel(server().baseURL, id) };
+    expect(await resolveModel("llama:/nowhere/model.gguf", { importModule }).maxInputTokens?.()).toBe(4096 - 512);
+    expect(await resolveModel("openai:gpt-4o", { importModule }).maxInputTokens?.()).toBe(128_000);
   });
 });
 

@@ -11,8 +11,10 @@ import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
 import { maskUrlCredentials } from "../masking.js";
 import { openAgent } from "../runtime.js";
-import { EventRenderer, callTarget, printable } from "../terminal.js";
+import { inert, inertLines, jsonText } from "../render.js";
+import { EventRenderer, callTarget } from "../terminal.js";
 import { newThreadId, threadIdProblem } from "../threads-id.js";
+import { UserThreads } from "../user-threads.js";
 import { openSession } from "./open.js";
 
 /** Options of `engram chat`. */
@@ -81,7 +83,7 @@ const HELP = [
 /** Runs the interactive session; resolves to the exit code. */
 export async function chatCommand(ctx: Context, options: ChatCommandOptions): Promise<number> {
   const { config } = ctx.loaded;
-  const badThread = threadIdProblem(options.thread);
+  const badThread = threadIdProblem(options.thread, config.user);
   if (badThread) return ctx.usage(badThread);
   const opened = openSession(ctx);
   if (typeof opened === "number") return opened;
@@ -90,6 +92,9 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
   const renderer = new EventRenderer(ctx.stdout, ctx.stdout, c);
   const agent = openAgent(storage, model, (m) => renderer.warn(m));
   let threadId = options.thread ?? newThreadId();
+  const threads = UserThreads.of(config.user, ctx.env);
+  // The thread's checkpoint key: the user's saved thread of that name, else a new one.
+  let threadKey = threads.key(threadId);
   const print = (text: string) => {
     renderer.newline();
     ctx.stdout.write(`${text}\n`);
@@ -134,10 +139,10 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
   rl.on("SIGINT", onSigint);
   process.on("SIGINT", onSigint);
 
-  const root = config.root ? ` · root ${config.root}${config.write ? "" : " (read-only)"}` : "";
+  const root = config.root ? ` · root ${inert(config.root)}${config.write ? "" : " (read-only)"}` : "";
   // Where the conversation goes, the password of the server's URL masked.
-  const server = config.baseUrl ? ` at ${maskUrlCredentials(config.baseUrl)}` : "";
-  print(c.bold("engram chat") + c.dim(printable(` · ${model.id}${server} · user ${config.user} · thread ${threadId}${root}`)));
+  const server = config.baseUrl ? ` at ${inert(maskUrlCredentials(config.baseUrl))}` : "";
+  print(c.bold("engram chat") + c.dim(` · ${inert(model.id)}${server} · user ${inert(config.user)} · thread ${inert(threadId)}${root}`));
   print(c.dim("Ctrl-C cancels a turn, twice exits · /help"));
 
   /** Asks for decisions on every interrupted call; undefined when the review was cancelled. */
@@ -157,9 +162,9 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
   };
 
   const reviewCall = async (call: InterruptedCall): Promise<Decision | undefined> => {
-    const who = call.subagent ? c.dim(` (subagent ${call.subagent.name}, ${call.subagent.path})`) : "";
-    print(`${c.yellow("?")} ${c.bold("review")} ${c.bold(printable(call.name))} ${callTarget(call)}${who}`);
-    print(indent(printable(previewArgs(call.args))));
+    const who = call.subagent ? c.dim(` (subagent ${inert(call.subagent.name)}, ${inert(call.subagent.path)})`) : "";
+    print(`${c.yellow("?")} ${c.bold("review")} ${c.bold(inert(call.name))} ${callTarget(call)}${who}`);
+    print(inertLines(indent(previewArgs(call.args))));
     const choices = call.allow.map((d) => (d === "approve" ? "[a]pprove" : d === "edit" ? "[e]dit" : "[r]eject")).join(" · ");
     for (;;) {
       const answer = await input.ask(`${choices} › `);
@@ -168,14 +173,14 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       if ((key === "a" || key === "approve" || key === "y") && call.allow.includes("approve")) return { type: "approve" };
       if ((key === "e" || key === "edit") && call.allow.includes("edit")) {
         for (;;) {
-          const edited = await input.ask("arguments (JSON) › ", tty ? JSON.stringify(call.args) : undefined);
+          const edited = await input.ask("arguments (JSON) › ", tty ? jsonText(call.args) : undefined);
           if (edited.kind !== "line") return undefined;
           try {
             const args: unknown = JSON.parse(edited.text);
             if (typeof args !== "object" || args === null || Array.isArray(args)) throw new Error("must be a JSON object");
             return { type: "edit", args: args as Record<string, unknown> };
           } catch (e) {
-            print(c.red(`not valid: ${e instanceof Error ? e.message : String(e)}`));
+            print(c.red(`not valid: ${inert(e instanceof Error ? e.message : String(e))}`));
           }
         }
       }
@@ -199,7 +204,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       let interrupt: Interrupt | undefined;
       renderer.begin();
       try {
-        for await (const ev of agent.stream(next, { threadId, userId: config.user, signal: controller.signal })) {
+        for await (const ev of agent.stream(next, { threadId: threadKey, userId: config.user, signal: controller.signal })) {
           renderer.event(ev);
           if (ev.type === "final") {
             stopReason = ev.stopReason;
@@ -209,7 +214,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       } catch (e) {
         renderer.newline();
         if (stopReason === "cancelled" || controller.signal.aborted) print(c.yellow("cancelled"));
-        else print(c.red(`error: ${printable(describeError(e))}`));
+        else print(c.red(`error: ${inert(describeError(e))}`));
         return;
       } finally {
         turn = undefined;
@@ -217,21 +222,22 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       if (stopReason === "interrupted" && interrupt) {
         const decisions = await review(interrupt);
         if (!decisions) {
-          print(c.yellow(`review cancelled: the thread waits (/review, or engram threads resume ${threadId})`));
+          print(c.yellow(`review cancelled: the thread waits (/review, or engram threads resume ${inert(threadId)})`));
           return;
         }
         next = resume(decisions);
         continue;
       }
-      if (stopReason !== "done") print(c.yellow(`stopped: ${stopReason.replace("_", " ")}`));
+      if (stopReason !== "done") print(c.yellow(`stopped: ${inert(stopReason.replace("_", " "))}`));
       return;
     }
   };
 
-  const pendingReview = async () => (await storage.checkpointer.get(threadId))?.interrupt;
+  const pendingReview = async () => (await storage.checkpointer.get(threadKey))?.interrupt;
 
   let code: number = EXIT.ok;
   try {
+    threadKey = await threads.keyFor(storage.checkpointer, threadId);
     const waiting = await pendingReview();
     if (waiting) {
       print(c.yellow("this thread waits for a review"));
@@ -252,10 +258,11 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
         const [command] = text.split(/\s+/);
         if (command === "/exit" || command === "/quit") break;
         if (command === "/help") print(HELP);
-        else if (command === "/thread") print(threadId);
+        else if (command === "/thread") print(inert(threadId));
         else if (command === "/new") {
           threadId = newThreadId();
-          print(c.dim(`thread ${threadId}`));
+          threadKey = threads.key(threadId);
+          print(c.dim(`thread ${inert(threadId)}`));
         } else if (command === "/review") {
           const w = await pendingReview();
           if (!w) print(c.dim("nothing to review"));
@@ -263,13 +270,13 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
             const decisions = await review(w);
             if (decisions) await runTurn(resume(decisions));
           }
-        } else print(c.red(`unknown command ${command}`) + c.dim(" (/help)"));
+        } else print(c.red(`unknown command ${inert(command ?? "")}`) + c.dim(" (/help)"));
         continue;
       }
       await runTurn({ messages: [{ role: "user", content: asked.text }] });
     }
   } catch (e) {
-    print(c.red(`error: ${printable(describeError(e))}`));
+    print(c.red(`error: ${inert(describeError(e))}`));
     code = exitCodeForError(e);
   } finally {
     rl.off("SIGINT", onSigint);
@@ -280,10 +287,10 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
     try {
       await agent.close();
       renderer.spinner.stop();
-      ctx.stdout.write(c.dim(`memory saved · thread ${threadId}\n`));
+      ctx.stdout.write(c.dim(`memory saved · thread ${inert(threadId)}\n`));
     } catch (e) {
       renderer.spinner.stop();
-      ctx.stdout.write(c.red(`memory could not be saved: ${describeError(e)}\n`));
+      ctx.stdout.write(c.red(`memory could not be saved: ${inert(describeError(e))}\n`));
       code = EXIT.error;
     }
     storage.close();

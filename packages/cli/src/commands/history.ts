@@ -8,7 +8,8 @@ import { EngramError, type MemoryChange, restoreThrough } from "engram";
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
 import type { Storage } from "../runtime.js";
-import { printable } from "../terminal.js";
+import { inert, inertLines, jsonText } from "../render.js";
+import { UserThreads } from "../user-threads.js";
 import { withStorage } from "./open.js";
 
 /** The thread a CLI revert restores through (the memory routes are the same in every thread). */
@@ -31,7 +32,9 @@ async function findChange(ctx: Context, storage: Storage, id: string): Promise<M
   const user = ctx.loaded.config.user;
   const exact = await storage.history.get(user, id);
   if (exact) return exact;
-  const matches = (await storage.history.list(user, { limit: Number.MAX_SAFE_INTEGER })).filter((c) => c.id.startsWith(id));
+  const matches = (await storage.history.list(user, { limit: Number.MAX_SAFE_INTEGER, onDamaged: () => {} })).filter((c) =>
+    c.id.startsWith(id),
+  );
   if (matches.length === 1 && matches[0]) return matches[0];
   ctx.error(
     matches.length > 1
@@ -46,19 +49,25 @@ export function memoryHistory(ctx: Context, options: { limit?: string; json?: bo
   const limit = options.limit === undefined ? 20 : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1) return Promise.resolve(ctx.usage("--limit must be an integer ≥ 1"));
   return withStorage(ctx, async (storage) => {
-    const changes = await storage.history.list(ctx.loaded.config.user, { limit });
+    const changes = await storage.history.list(ctx.loaded.config.user, {
+      limit,
+      onDamaged: (id) => ctx.warn(`memory change ${id} cannot be read (a damaged record), it is left out`),
+    });
+    const threads = UserThreads.of(ctx.loaded.config.user, ctx.env);
     const c = ctx.colors(ctx.stdout);
     if (!options.json && changes.length === 0) ctx.stdout.write(c.dim("no memory changes yet\n"));
     for (const change of changes) {
       const { added, removed } = lineCounts(storage.history.diff(change));
+      // The thread by the name the user knows it by (its key holds the owner).
+      const thread = change.threadId === undefined ? undefined : (threads.idOf(change.threadId) ?? change.threadId);
       if (options.json) {
         const { before: _b, after: _a, ...meta } = change;
-        ctx.stdout.write(`${JSON.stringify({ ...meta, added, removed })}\n`);
+        ctx.stdout.write(`${jsonText({ ...meta, ...(thread !== undefined && { threadId: thread }), added, removed })}\n`);
         continue;
       }
-      const who = change.actor === "revert" ? `revert of ${change.reverts}` : change.actor;
+      const who = inert(change.actor === "revert" ? `revert of ${change.reverts}` : change.actor);
       ctx.stdout.write(
-        `${change.id}  ${c.dim(new Date(change.at).toISOString())}  ${who.padEnd(6)}  ${c.dim(change.threadId ?? "-")}  ${change.target}  ${c.green(`+${added}`)} ${c.red(`-${removed}`)}\n`,
+        `${inert(change.id)}  ${c.dim(new Date(change.at).toISOString())}  ${who.padEnd(6)}  ${c.dim(inert(thread ?? "-"))}  ${inert(change.target)}  ${c.green(`+${added}`)} ${c.red(`-${removed}`)}\n`,
       );
     }
     return EXIT.ok;
@@ -71,7 +80,7 @@ export function memoryDiff(ctx: Context, id: string): Promise<number> {
     const change = await findChange(ctx, storage, id);
     if (typeof change === "number") return change;
     const c = ctx.colors(ctx.stdout);
-    for (const line of printable(storage.history.diff(change)).split("\n")) {
+    for (const line of inertLines(storage.history.diff(change)).split("\n")) {
       const coloured =
         line.startsWith("+++") || line.startsWith("---")
           ? c.bold(line)
@@ -106,7 +115,9 @@ export function memoryRevert(ctx: Context, id: string): Promise<number> {
     try {
       const reverted = await storage.history.revert(ctx.loaded.config.user, change.id, restoreThrough(backend));
       const { added, removed } = lineCounts(storage.history.diff(reverted));
-      ctx.stdout.write(`reverted ${change.id} on ${change.target} (+${added} -${removed}); recorded as ${reverted.id}\n`);
+      ctx.stdout.write(
+        `reverted ${inert(change.id)} on ${inert(change.target)} (+${added} -${removed}); recorded as ${inert(reverted.id)}\n`,
+      );
       return EXIT.ok;
     } catch (e) {
       if (EngramError.hasCode(e, "conflict")) {

@@ -23,7 +23,7 @@ import {
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
 import { PROJECT_MEMORY_PATH, type Storage, USER_MEMORY_PATH, openLongTermMemory } from "../runtime.js";
-import { printable } from "../terminal.js";
+import { inert, inertLines, jsonText } from "../render.js";
 import { withStorage } from "./open.js";
 
 /** The user's AGENTS.md inside the `/memories/` store backend. */
@@ -88,27 +88,26 @@ export function memoryShow(ctx: Context, options: { json?: boolean }): Promise<n
     const projectMd = storage.project ? await readText(storage.project, PROJECT_MEMORY_PATH) : undefined;
     const data = await memory.read(user);
     if (options.json) {
-      ctx.stdout.write(
-        `${JSON.stringify({ user, agentsMd: userMd?.text ?? null, projectAgentsMd: projectMd?.text ?? null, longTerm: data })}\n`,
-      );
+      ctx.stdout.write(`${jsonText({ user, agentsMd: userMd?.text ?? null, projectAgentsMd: projectMd?.text ?? null, longTerm: data })}\n`);
       return EXIT.ok;
     }
     const c = ctx.colors(ctx.stdout);
     const w = (s: string) => ctx.stdout.write(`${s}\n`);
-    w(c.bold(`AGENTS.md of ${user}`) + c.dim(" (/memories/AGENTS.md)"));
-    w(printable(userMd?.text.trimEnd() ?? "") || c.dim("(empty)"));
+    w(c.bold(`AGENTS.md of ${inert(user)}`) + c.dim(" (/memories/AGENTS.md)"));
+    w(inertLines(userMd?.text.trimEnd() ?? "") || c.dim("(empty)"));
     if (storage.project) {
       w("");
-      w(c.bold("project AGENTS.md") + c.dim(` (${ctx.loaded.config.root}/AGENTS.md)`));
-      w(printable(projectMd?.text.trimEnd() ?? "") || c.dim("(none)"));
+      w(c.bold("project AGENTS.md") + c.dim(` (${inert(ctx.loaded.config.root ?? "")}/AGENTS.md)`));
+      w(inertLines(projectMd?.text.trimEnd() ?? "") || c.dim("(none)"));
     }
     w("");
-    w(c.bold(`long-term memory of ${user}`));
+    w(c.bold(`long-term memory of ${inert(user)}`));
     for (const [name, section] of [...Object.entries(data.user), ...Object.entries(data.history)]) {
-      if (section.summary) w(`${c.dim(`${name}:`)} ${printable(section.summary)}`);
+      if (section.summary) w(`${c.dim(`${inert(name)}:`)} ${inertLines(section.summary)}`);
     }
     if (data.facts.length === 0) w(c.dim("(no facts)"));
-    for (const f of data.facts) w(`${c.dim(f.id)}  ${printable(f.content)} ${c.dim(`(${f.category}, ${f.confidence})`)}`);
+    for (const f of data.facts)
+      w(`${c.dim(inert(f.id))}  ${inert(f.content)} ${c.dim(`(${inert(f.category)}, ${inert(String(f.confidence))})`)}`);
     return EXIT.ok;
   });
 }
@@ -118,11 +117,11 @@ export function memoryFacts(ctx: Context, options: { json?: boolean }): Promise<
   return withMemory(ctx, async (_storage, memory) => {
     const facts = await memory.listFacts(ctx.loaded.config.user);
     const c = ctx.colors(ctx.stdout);
-    if (options.json) for (const f of facts) ctx.stdout.write(`${JSON.stringify(f)}\n`);
+    if (options.json) for (const f of facts) ctx.stdout.write(`${jsonText(f)}\n`);
     else if (facts.length === 0) ctx.stdout.write(c.dim("no facts yet\n"));
     else
       for (const f of facts)
-        ctx.stdout.write(`${f.id}  ${c.dim(`${f.category.padEnd(11)} ${f.confidence.toFixed(2)}`)}  ${printable(f.content)}\n`);
+        ctx.stdout.write(`${inert(f.id)}  ${c.dim(`${inert(f.category).padEnd(11)} ${f.confidence.toFixed(2)}`)}  ${inert(f.content)}\n`);
     return EXIT.ok;
   });
 }
@@ -160,7 +159,7 @@ export function memoryAdd(ctx: Context, words: string[], options: { category?: s
       return EXIT.error;
     }
     await recordFacts(ctx, storage, factsBefore, await memory.listFacts(ctx.loaded.config.user));
-    ctx.stdout.write(`${r.fact.id}  ${r.fact.content}${note}\n`);
+    ctx.stdout.write(`${inert(r.fact.id)}  ${inert(r.fact.content)}${note}\n`);
     return EXIT.ok;
   });
 }
@@ -188,7 +187,7 @@ export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
       if (r.error) {
         ctx.error(r.error.message);
         code = EXIT.error;
-      } else ctx.stdout.write(`forgot ${target.id}  ${printable(target.content)}\n`);
+      } else ctx.stdout.write(`forgot ${inert(target.id)}  ${inert(target.content)}\n`);
     }
     await recordFacts(ctx, storage, facts, await memory.listFacts(user));
     return code;
@@ -202,7 +201,7 @@ export async function memoryClear(ctx: Context, options: { yes?: boolean; agents
     if (!process.stdin.isTTY) return ctx.usage("memory clear needs --yes when not run in a terminal");
     const rl = createInterface({ input: process.stdin, output: process.stdout });
     const answer = await rl.question(
-      `forget everything engram remembers about ${user}${options.agentsMd ? " (and AGENTS.md)" : ""}? [y/N] `,
+      `forget everything engram remembers about ${inert(user)}${options.agentsMd ? " (and AGENTS.md)" : ""}? [y/N] `,
     );
     rl.close();
     if (!/^y(es)?$/i.test(answer.trim())) {
@@ -220,7 +219,7 @@ export async function memoryClear(ctx: Context, options: { yes?: boolean; agents
       if ("error" in r && r.error.code !== "file_not_found") throw new Error(r.error.message);
       if (before) await recordAgentsMd(ctx, storage, USER_MEMORY_PATH, before.text, null);
     }
-    ctx.stdout.write(`cleared the long-term memory of ${user}${options.agentsMd ? " and /memories/AGENTS.md" : ""}\n`);
+    ctx.stdout.write(`cleared the long-term memory of ${inert(user)}${options.agentsMd ? " and /memories/AGENTS.md" : ""}\n`);
     return EXIT.ok;
   });
 }
@@ -256,7 +255,7 @@ export function memoryEdit(ctx: Context, options: { project?: boolean }): Promis
       const { redacted, written } = await writeRedacted(backend, path, after, current?.version ?? "0");
       await recordAgentsMd(ctx, storage, options.project ? PROJECT_MEMORY_PATH : USER_MEMORY_PATH, current?.text ?? null, written);
       ctx.stdout.write(
-        `saved ${options.project ? `${ctx.loaded.config.root}/AGENTS.md` : "/memories/AGENTS.md"}${redacted ? " (secrets were redacted)" : ""}\n`,
+        `saved ${options.project ? `${inert(ctx.loaded.config.root ?? "")}/AGENTS.md` : "/memories/AGENTS.md"}${redacted ? " (secrets were redacted)" : ""}\n`,
       );
       return EXIT.ok;
     } finally {

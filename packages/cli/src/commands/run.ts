@@ -7,9 +7,11 @@
 import { type AgentEvent, type AgentInput, type Decision, type Interrupt, ResumeError, type StopReason, resume } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeFor, exitCodeForError } from "../exit.js";
+import { inert, jsonText } from "../render.js";
 import { openAgent } from "../runtime.js";
 import { EventRenderer } from "../terminal.js";
 import { newThreadId, threadIdProblem } from "../threads-id.js";
+import { UserThreads } from "../user-threads.js";
 import { openSession } from "./open.js";
 
 /** Options of `engram run`. */
@@ -56,11 +58,11 @@ async function readStdin(): Promise<string> {
 export async function runCommand(ctx: Context, taskWords: string[], options: RunCommandOptions): Promise<number> {
   const { config } = ctx.loaded;
   if (options.yes && options.deny) return ctx.usage("--yes and --deny cannot be used together");
-  const badThread = threadIdProblem(options.thread);
+  const badThread = threadIdProblem(options.thread, config.user);
   if (badThread) return ctx.usage(badThread);
   let task = taskWords.join(" ").trim();
   if (task === "-" || (task === "" && !process.stdin.isTTY && !options.thread)) task = (await readStdin()).trim();
-  const emit = (obj: Record<string, unknown>) => ctx.stdout.write(`${JSON.stringify(obj)}\n`);
+  const emit = (obj: Record<string, unknown>) => ctx.stdout.write(`${jsonText(obj)}\n`);
   const renderer = new EventRenderer(ctx.stdout, ctx.stderr, ctx.colors(ctx.stderr));
   const fail = (e: unknown) => {
     if (options.json) emit({ type: "error", code: (e as { code?: string }).code ?? "error", message: describeError(e) });
@@ -72,6 +74,9 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
   if (typeof opened === "number") return opened;
   const { model, storage } = opened;
   const threadId = options.thread ?? newThreadId();
+  // The thread's checkpoint key: a new thread of the user unless they have one of this name.
+  const threads = UserThreads.of(config.user, ctx.env);
+  let threadKey = threads.key(threadId);
   const warn = (m: string) => (options.json ? emit({ type: "warning", message: m }) : renderer.warn(m));
   const agent = openAgent(storage, model, warn);
   const controller = new AbortController();
@@ -87,7 +92,9 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
   let code: number = EXIT.ok;
   try {
     let input: AgentInput;
-    const saved = await storage.checkpointer.get(threadId);
+    const found = await threads.find(storage.checkpointer, threadId);
+    const saved = found?.checkpoint;
+    threadKey = found?.key ?? threadKey;
     if (saved?.interrupt) {
       if (!options.yes && !options.deny) {
         return fail(
@@ -98,6 +105,9 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
       if (options.json) emit({ type: "review", decisions: (input as { resume: unknown }).resume });
       if (task !== "") ctx.error("the pending review is decided first; the task is not sent (run it again)");
     } else {
+      // Asked to decide a review on a thread the user does not have (another user's, or none).
+      if (!saved && task === "" && options.thread !== undefined && (options.yes || options.deny))
+        return ctx.usage(`no thread ${JSON.stringify(threadId)} of user ${config.user} (engram threads list)`);
       // Asked to decide a review that is not there (another process decided it meanwhile).
       if (task === "" && options.thread !== undefined && (options.yes || options.deny))
         return fail(new ResumeError(`thread ${threadId} has no pending review to decide (decided already, or none was asked)`));
@@ -110,7 +120,7 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
       let interrupt: Interrupt | undefined;
       if (!options.json) renderer.begin();
       try {
-        for await (const ev of agent.stream(input, { threadId, userId: config.user, signal: controller.signal })) {
+        for await (const ev of agent.stream(input, { threadId: threadKey, userId: config.user, signal: controller.signal })) {
           if (options.json) emit(jsonEvent(ev, threadId));
           else renderer.event(ev);
           if (ev.type === "final") {
@@ -132,7 +142,9 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
       if (stopReason === "interrupted" && interrupt && (options.yes || options.deny)) {
         const decisions = decide(interrupt, options.yes === true);
         if (options.json) emit({ type: "review", decisions });
-        else for (const [id, d] of Object.entries(decisions)) ctx.stderr.write(`${d.type === "approve" ? "approved" : "rejected"} ${id}\n`);
+        else
+          for (const [id, d] of Object.entries(decisions))
+            ctx.stderr.write(`${d.type === "approve" ? "approved" : "rejected"} ${inert(id)}\n`);
         input = resume(decisions);
         continue;
       }
@@ -158,6 +170,6 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
     }
     storage.close();
   }
-  if (!options.json && code === EXIT.ok) ctx.stderr.write(ctx.colors(ctx.stderr).dim(`thread ${threadId}\n`));
+  if (!options.json && code === EXIT.ok) ctx.stderr.write(ctx.colors(ctx.stderr).dim(`thread ${inert(threadId)}\n`));
   return code;
 }

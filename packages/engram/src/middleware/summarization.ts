@@ -32,8 +32,8 @@ export const DEFAULT_MAX_INPUT_TOKENS = 128_000;
 /** The input budget of one call: the explicit one, else the model's, else the default. Asked
  * before every call: a model may learn its size late (a local model when it loads, a provider
  * from an error). */
-export function inputBudget(model: ChatModel, explicit: number | undefined): number {
-  return explicit ?? model.maxInputTokens?.() ?? DEFAULT_MAX_INPUT_TOKENS;
+export async function inputBudget(model: ChatModel, explicit: number | undefined): Promise<number> {
+  return explicit ?? (await model.maxInputTokens?.()) ?? DEFAULT_MAX_INPUT_TOKENS;
 }
 
 /** Where a thread's history goes (thread ids become safe file names). */
@@ -56,7 +56,7 @@ export function summarizationMiddleware(o: SummarizationOptions): Middleware {
   return {
     name: "summarization",
     async beforeModel(request, ctx) {
-      const budget = inputBudget(o.model, o.maxInputTokens) * o.threshold;
+      const budget = (await inputBudget(o.model, o.maxInputTokens)) * o.threshold;
       // The system context (memory, skills) counts too.
       if (sharedTokenCounter.request(request) <= budget) return;
       const messages = ctx.state.messages;

@@ -159,10 +159,11 @@ export interface ChatModel {
   stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
   /**
    * Optional: the most input tokens one call can take — the context window less the output
-   * reserved for the reply — or `undefined` when the model does not know it. The agent
-   * summarises the conversation before it outgrows this (unless `maxInputTokens` is set).
+   * reserved for the reply — or `undefined` when the model does not know it. The agent asks
+   * before every call and summarises the conversation before it outgrows this (unless
+   * `maxInputTokens` is set).
    */
-  maxInputTokens?(): number | undefined;
+  maxInputTokens?(): number | undefined | Promise<number | undefined>;
 }
 
 export { ModelError, type ModelErrorCode } from "../errors.js";

@@ -6,6 +6,7 @@
  */
 import { createTwoFilesPatch } from "diff";
 import { ConfigError, EngramError } from "../../errors.js";
+import { listReadable } from "../../stores/rules.js";
 import { type Namespace, type Store, validateNamespace } from "../../stores/types.js";
 import { redactSecrets } from "../longterm/redact.js";
 
@@ -34,6 +35,22 @@ export interface MemoryChange {
   before: string | null;
   /** The text after the change; `null` when the target was deleted. Redacted. */
   after: string | null;
+}
+
+/** Whether a stored value has the shape of a {@link MemoryChange} (what a diff and a listing read). */
+function isChange(value: unknown): value is MemoryChange {
+  const c = value as MemoryChange | null;
+  const text = (t: unknown) => t === null || typeof t === "string";
+  return (
+    typeof c === "object" &&
+    c !== null &&
+    typeof c.id === "string" &&
+    typeof c.at === "number" &&
+    typeof c.target === "string" &&
+    typeof c.actor === "string" &&
+    text(c.before) &&
+    text(c.after)
+  );
 }
 
 /** What a caller records; the history adds `id` and `at`. */
@@ -66,6 +83,9 @@ export interface ListChangesOptions {
   kind?: MemoryKind;
   /** At most this many, newest first. Default: 50. */
   limit?: number;
+  /** Called with the id of each change whose stored record is damaged (not JSON): it is left
+   * out of the list, the others are listed. */
+  onDamaged?: (id: string) => void;
 }
 
 /** Writes `content` back to `target` for {@link MemoryHistory.revert}; `expected` is what the
@@ -134,14 +154,21 @@ export class MemoryHistory {
       );
   }
 
-  /** A user's changes, newest first. */
+  /** A user's changes, newest first. A damaged record costs only itself (see
+   * {@link ListChangesOptions.onDamaged}). */
   async list(userId: string, options: ListChangesOptions = {}): Promise<MemoryChange[]> {
     const limit = options.limit ?? 50;
-    const { items } = await this.#store.list<MemoryChange>(this.#ns(userId));
+    const { items, damaged } = await listReadable<MemoryChange>(this.#store, this.#ns(userId));
+    for (const id of damaged) options.onDamaged?.(id);
     const out: MemoryChange[] = [];
     for (let i = items.length - 1; i >= 0 && out.length < limit; i--) {
-      const change = items[i]?.value;
-      if (!change) continue;
+      const item = items[i];
+      if (!item) continue;
+      const change = item.value;
+      if (!isChange(change)) {
+        options.onDamaged?.(item.key);
+        continue;
+      }
       if (options.target !== undefined && change.target !== options.target) continue;
       if (options.kind !== undefined && change.kind !== options.kind) continue;
       out.push(change);
