@@ -84,7 +84,9 @@ function expectNoContinuation(bodies: unknown[]): void {
 
 describe("OpenAI-compatible (a real local server)", () => {
   it("a tool call written as text and cut mid-JSON ends truncated, unshown and not continued", async () => {
-    server().reply(sse([chunk({ role: "assistant", content: "I will save it.\n<tool_call>" }), chunk({ content: CUT_TEXT_CALL }, "length")]));
+    server().reply(
+      sse([chunk({ role: "assistant", content: "I will save it.\n<tool_call>" }), chunk({ content: CUT_TEXT_CALL }, "length")]),
+    );
     const out = await run(new OpenAICompatibleModel({ baseURL: server().baseURL, model: "local" }));
     expectTruncatedCleanly(out);
     expectNoContinuation(server().requests.map((r) => r.body));
