@@ -27,6 +27,7 @@ import {
 import type { CliConfig } from "./config.js";
 import { maskUrlCredentials } from "./masking.js";
 import { ReadOnlyBackend } from "./readonly-backend.js";
+import { inert } from "./render.js";
 
 /** Where the user's AGENTS.md lives, in the agent's tree (a store route). */
 export const USER_MEMORY_PATH = "/memories/AGENTS.md";
@@ -180,6 +181,6 @@ export function openLongTermMemory(storage: Storage): LongTermMemory {
     model: NO_MODEL,
     storage: new StoreMemoryStorage({ store: storage.store }),
     store: storage.store,
-    onWarning: (m) => process.stderr.write(`warning: ${maskUrlCredentials(m)}\n`),
+    onWarning: (m) => process.stderr.write(`warning: ${inert(maskUrlCredentials(m))}\n`),
   });
 }

@@ -5,6 +5,7 @@
  */
 import type { AgentEvent, ToolCall } from "engram";
 import pc from "picocolors";
+import { inert, inertLines } from "./render.js";
 
 /** picocolors' functions, possibly disabled. */
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -65,24 +66,6 @@ export class Spinner {
   }
 }
 
-/** C0 controls but tab and newline, DEL and the C1 controls (`\x9b` is a CSI on some terminals). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-
-/**
- * `text` safe to show on a terminal: what the model, a file or a tool result holds is printed,
- * never interpreted — an escape sequence (retitling the window, clearing the screen, writing the
- * clipboard) or a carriage return overwriting a line is shown inert in caret notation (`^[`,
- * `^M`, `\x9b`). Tabs and newlines are kept; a CRLF line end becomes a newline.
- */
-export function printable(text: string): string {
-  return text.replace(/\r\n/g, "\n").replace(CONTROL, (ch) => {
-    const code = ch.charCodeAt(0);
-    if (code < 0x20) return `^${String.fromCharCode(code + 64)}`;
-    return code === 0x7f ? "^?" : `\\x${code.toString(16)}`;
-  });
-}
-
 /** `1.2 kB` style sizes. */
 export function formatBytes(n: number): string {
   if (n < 1000) return `${n} B`;
@@ -95,7 +78,7 @@ export function callTarget(call: ToolCall): string {
   const a = call.args ?? {};
   for (const key of ["file_path", "path", "pattern", "subagent_type", "description"]) {
     const v = a[key];
-    if (typeof v === "string" && v !== "") return printable(v.length > 60 ? `${v.slice(0, 57)}…` : v);
+    if (typeof v === "string" && v !== "") return inert(v.length > 60 ? `${v.slice(0, 57)}…` : v);
   }
   return "";
 }
@@ -141,40 +124,40 @@ export class EventRenderer {
   }
 
   warn(message: string): void {
-    this.#line(this.c.yellow(`! ${printable(message)}`));
+    this.#line(this.c.yellow(`! ${inert(message)}`));
   }
 
   event(ev: AgentEvent): void {
     // A subagent's run is framed by subagent_start / subagent_end; its own events carry `path`.
     if (ev.type === "subagent_start") {
-      this.#line(this.c.dim(`▸ subagent ${ev.name}: ${oneLine(ev.task, 80)}`));
-      this.spinner.start(`${ev.name} working`);
+      this.#line(this.c.dim(`▸ subagent ${inert(ev.name)}: ${oneLine(ev.task, 80)}`));
+      this.spinner.start(`${inert(ev.name)} working`);
       return;
     }
     if (ev.type === "subagent_end") {
-      this.#line(this.c.dim(`◂ subagent ${ev.name} · ${ev.stopReason}`));
+      this.#line(this.c.dim(`◂ subagent ${inert(ev.name)} · ${inert(ev.stopReason)}`));
       this.spinner.start("thinking");
       return;
     }
     const path = "path" in ev ? ev.path : undefined;
-    const who = path ? this.c.dim(`${path} `) : "";
+    const who = path ? this.c.dim(`${inert(path)} `) : "";
     if (path && ev.type === "model_delta") {
       // A subagent's text is its report to the parent, not the answer: show progress only.
-      if (this.status.isTTY) this.spinner.start(`${path} writing`);
+      if (this.status.isTTY) this.spinner.start(`${inert(path)} writing`);
       return;
     }
     switch (ev.type) {
       case "model_delta": {
         if (ev.text === "") return;
         this.spinner.stop();
-        this.out.write(printable(ev.text));
+        this.out.write(inertLines(ev.text));
         this.#atLineStart = ev.text.endsWith("\n");
         return;
       }
       case "tool_start": {
         this.newline();
         this.#started.set(ev.call.id, { call: ev.call, at: performance.now() });
-        const label = `${printable(ev.call.name)} ${callTarget(ev.call)}`.trim();
+        const label = `${inert(ev.call.name)} ${callTarget(ev.call)}`.trim();
         if (this.status.isTTY) this.spinner.start(label);
         else this.status.write(`${this.c.dim("→")} ${who}${label}\n`);
         return;
@@ -187,9 +170,9 @@ export class EventRenderer {
         const size = formatBytes(encoder.encode(ev.result).length);
         const mark = ev.isError ? this.c.red("✗") : this.c.green("✓");
         const detail = ev.isError ? this.c.red(firstLine(ev.result)) : this.c.dim(`${size} · ${ms} ms`);
-        this.#line(`${mark} ${who}${this.c.bold(printable(ev.call.name))}${target ? ` ${target}` : ""} ${this.c.dim("·")} ${detail}`);
+        this.#line(`${mark} ${who}${this.c.bold(inert(ev.call.name))}${target ? ` ${target}` : ""} ${this.c.dim("·")} ${detail}`);
         const next = [...this.#started.values()].at(-1);
-        if (next) this.spinner.start(`${printable(next.call.name)} ${callTarget(next.call)}`.trim());
+        if (next) this.spinner.start(`${inert(next.call.name)} ${callTarget(next.call)}`.trim());
         else this.spinner.start("thinking");
         return;
       }
@@ -206,11 +189,11 @@ export class EventRenderer {
 }
 
 function oneLine(text: string, max: number): string {
-  const line = printable(text).replace(/\s+/g, " ").trim();
+  const line = inert(text.replace(/\s+/g, " ").trim());
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 function firstLine(text: string): string {
-  const line = printable(text.split("\n", 1)[0] ?? "");
+  const line = inert(text.split("\n", 1)[0] ?? "");
   return line.length > 100 ? `${line.slice(0, 97)}…` : line;
 }
