@@ -7,7 +7,7 @@
 import { loadCore } from "../core/loader.js";
 import type { Core } from "../core/types.js";
 import { type McpServerConfig, McpToolset } from "../mcp/toolset.js";
-import { LongTermMemory } from "../memory/longterm/longterm.js";
+import { type CloseOptions, LongTermMemory } from "../memory/longterm/longterm.js";
 import { StoreMemoryStorage } from "../memory/longterm/store-storage.js";
 import type { MemoryStorage } from "../memory/longterm/storage.js";
 import type { MemoryHistory } from "../memory/history/history.js";
@@ -30,9 +30,10 @@ import type { AgentEvent, AgentInput, AgentOutput, RunOptions } from "./types.js
 export interface DeepAgent {
   invoke(input: AgentInput, options?: RunOptions): Promise<AgentOutput>;
   stream(input: AgentInput, options?: RunOptions): AsyncGenerator<AgentEvent, void>;
-  /** Finishes pending background work (long-term memory) and closes the MCP servers (stdio
-   * servers stop). A later run connects them again. */
-  close(): Promise<void>;
+  /** Finishes pending background work (long-term memory; `timeoutMs` bounds it, see
+   * {@link LongTermMemory.close}) and closes the MCP servers (stdio servers stop). A later run
+   * connects them again. */
+  close(options?: CloseOptions): Promise<void>;
   /** The agent's long-term memory, when enabled: list, add, edit and delete facts, or clear a
    * user's memory. */
   readonly longTermMemory?: LongTermMemory;
@@ -102,17 +103,28 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
   };
   return {
     ...(longTerm && { longTermMemory: longTerm }),
-    stream: (input, opts) => runThread(top, input, opts),
+    stream: (input, opts) => asTurn(longTerm, runThread(top, input, opts)),
     async invoke(input, opts) {
       let output: AgentOutput | undefined;
       // Only the final event: the others would be queued and dropped.
-      for await (const ev of runThread(top, input, opts, false)) if (ev.type === "final") output = ev.output;
+      for await (const ev of asTurn(longTerm, runThread(top, input, opts, false))) if (ev.type === "final") output = ev.output;
       return output as AgentOutput;
     },
-    async close() {
+    async close(closeOptions) {
       const servers = mcp;
       mcp = undefined;
-      await Promise.all([longTerm?.close(), servers?.then((m) => m.close()).catch(() => undefined)]);
+      await Promise.all([longTerm?.close(closeOptions), servers?.then((m) => m.close()).catch(() => undefined)]);
     },
   };
+}
+
+/** A run's events, the run marked as a turn for long-term memory (which then holds idle-time
+ * extraction back, see {@link LongTermMemory.beginTurn}) from its first step to its end. */
+async function* asTurn(longTerm: LongTermMemory | undefined, events: AsyncGenerator<AgentEvent, void>): AsyncGenerator<AgentEvent, void> {
+  const endTurn = longTerm?.beginTurn();
+  try {
+    yield* events;
+  } finally {
+    endTurn?.();
+  }
 }

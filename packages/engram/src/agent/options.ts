@@ -372,6 +372,8 @@ export const longTermMemoryOptionsSchema = z.strictObject({
   maxOutputTokens: z.optional(int(1)),
   localModel: z.optional(bool),
   extraction: z.optional(z.enum(["full", "facts"], { message: "must be full or facts" })),
+  schedule: z.optional(z.enum(["background", "idle"], { message: "must be background or idle" })),
+  onExtracting: z.optional(fn()),
   extractionAttempts: z.optional(int(1)),
   retryBackoffMs: z.optional(int(0)),
   maxRemovalShare: z.optional(between(0, 1)),

@@ -64,6 +64,13 @@ export interface LongTermMemoryOptions {
    * Small local models given the full update tend to leave the facts empty. Default: `"facts"`
    * for a local model (see `localModel`), else `"full"`. */
   extraction?: ExtractionMode;
+  /** When extraction runs. `"background"`: `debounceMs` after a capture, alongside the agent's
+   * turns. `"idle"`: never while a turn runs or waits (see {@link LongTermMemory.beginTurn}; the
+   * agent marks its runs) — a turn that starts aborts the extraction under way, whose work waits,
+   * unfinished parts included, for the next idle time — and only after `debounceMs` without a
+   * turn. A local model serves one call at a time, so extraction would hold up the user's turn.
+   * Default: `"idle"` for a local model (see `localModel`), else `"background"`. */
+  schedule?: ExtractionSchedule;
   /** Extraction attempts per chunk in one run (first try included) before the work is kept as
    * pending work (see `pendingWork`). Default: `3`. */
   extractionAttempts?: number;
@@ -91,9 +98,22 @@ export interface LongTermMemoryOptions {
   onWarning?: (message: string) => void;
   /** Called after each extraction with what it did (for logs and tests). Default: none. */
   onUpdate?: (outcome: UpdateOutcome, identity: MemoryIdentity) => void;
+  /** Called with `true` when an extraction starts and `false` when it ends, done or not (for a
+   * status line). Default: none. */
+  onExtracting?: (extracting: boolean) => void;
   /** The core that packs the injected block (and ranks facts for relevance recall). Default:
    * {@link loadCore}, loaded on first use. */
   core?: Core | Promise<Core>;
+}
+
+/** When extraction runs: see {@link LongTermMemoryOptions.schedule}. */
+export type ExtractionSchedule = "background" | "idle";
+
+/** Options of {@link LongTermMemory.close}. */
+export interface CloseOptions {
+  /** Extract for at most this long, in ms, then keep what is left as pending work (resumed by a
+   * later run or `flush()`) and return. Default: no bound — everything is extracted. */
+  timeoutMs?: number;
 }
 
 /** Whose conversation a capture is. */
@@ -190,6 +210,8 @@ export class LongTermMemory {
   readonly #queue: UpdateQueue<UpdateJob>;
   readonly #warn: (message: string) => void;
   readonly #onUpdate: LongTermMemoryOptions["onUpdate"];
+  readonly #onExtracting: LongTermMemoryOptions["onExtracting"];
+  readonly #schedule: ExtractionSchedule;
   readonly #coreOption: LongTermMemoryOptions["core"];
   #core: Promise<Core> | undefined;
   /** Latest clear per memory made through this instance (ms), for work already under way. */
@@ -252,9 +274,15 @@ export class LongTermMemory {
     this.#warn = options.onWarning ?? ((m) => console.warn(`[engram] long-term memory: ${m}`));
     this.#onUpdate = options.onUpdate;
     this.#coreOption = options.core;
+    const schedule = options.schedule ?? (local ? "idle" : "background");
+    if (schedule !== "idle" && schedule !== "background")
+      throw new ConfigError("longTermMemory.schedule", 'must be "idle" or "background"');
+    this.#schedule = schedule;
+    this.#onExtracting = options.onExtracting;
     this.#queue = new UpdateQueue<UpdateJob>({
       debounceMs: o.debounceMs,
-      process: (job) => this.#process(job),
+      process: (job, signal) => this.#process(job, signal),
+      ...(schedule === "idle" && { quietMs: o.debounceMs }),
       merge: (older, newer) => ({
         ...newer,
         conversation: {
@@ -310,11 +338,27 @@ export class LongTermMemory {
     await this.#queue.flush();
   }
 
-  /** Flushes, then stops the queue (later captures throw). Call on shutdown. */
-  async close(): Promise<void> {
-    await this.flush();
+  /** Flushes, then stops the queue (later captures throw). Call on shutdown. With
+   * `timeoutMs`, extraction stops when the time is up (the call under way is aborted) and what
+   * is left is kept as pending work, as extraction that failed is: nothing is lost. */
+  async close(options: CloseOptions = {}): Promise<void> {
+    const { timeoutMs } = options;
+    if (timeoutMs === undefined) {
+      await this.flush();
+      this.#closed = true;
+      await this.#queue.close();
+      return;
+    }
+    if (typeof timeoutMs !== "number" || !(timeoutMs >= 0)) {
+      throw new EngramError("invalid_argument", "close: timeoutMs must be a number >= 0");
+    }
     this.#closed = true;
-    await this.#queue.close();
+    if (timeoutMs > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.#queue.flush(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+    }
+    for (const job of await this.#queue.stop()) await this.#putPending(job, job, "not extracted before the memory was closed", 0);
   }
 
   /** Extraction work that kept failing, kept for a later retry (every user). */
@@ -486,7 +530,27 @@ export class LongTermMemory {
     }
   }
 
-  async #process(job: UpdateJob): Promise<void> {
+  /**
+   * Marks a turn of the agent as running (or waiting for its model) until the returned function
+   * is called; the agent does it around every run. With `schedule: "idle"` no extraction runs
+   * meanwhile: one under way is aborted (its model call too) and what it had not done waits for
+   * the next idle time. With `"background"` it changes nothing.
+   */
+  beginTurn(): () => void {
+    return this.#schedule === "idle" ? this.#queue.pause() : () => {};
+  }
+
+  /** One queued job; resolves to the work left when `signal` preempted it. */
+  async #process(job: UpdateJob, signal: AbortSignal): Promise<UpdateJob | undefined> {
+    this.#onExtracting?.(true);
+    try {
+      return await this.#extract(job, signal);
+    } finally {
+      this.#onExtracting?.(false);
+    }
+  }
+
+  async #extract(job: UpdateJob, signal: AbortSignal): Promise<UpdateJob | undefined> {
     const identity: MemoryIdentity = { threadId: job.threadId, userId: job.userId };
     if (job.agentName !== undefined) identity.agentName = job.agentName;
     const thread = JSON.stringify(job.threadId);
@@ -512,6 +576,7 @@ export class LongTermMemory {
         },
         clearedAt: (j) => this.#cleared.get(memoryKey(j.userId, j.agentName)),
         onWarning: this.#warn,
+        signal,
       });
     } catch (error) {
       // Storage failed: keep the whole job for later, then report as before.
@@ -519,6 +584,7 @@ export class LongTermMemory {
       if (job.pendingId) this.#resuming.delete(job.pendingId);
       throw error;
     }
+    if (outcome.status === "preempted") return outcome.remaining;
     for (const note of "notes" in outcome ? (outcome.notes ?? []) : []) this.#warn(`extraction for thread ${thread}: ${note}`);
     if (outcome.status === "pending") {
       await this.#keepPending(job, outcome.remaining, outcome.reason, outcome.attempts);
@@ -530,10 +596,22 @@ export class LongTermMemory {
     }
     if (job.pendingId) this.#resuming.delete(job.pendingId);
     this.#onUpdate?.(outcome, identity);
+    return undefined;
   }
 
   /** Keeps `remaining` (what is left of `job`) as pending work and says so. */
   async #keepPending(job: UpdateJob, remaining: UpdateJob, reason: string, attempts: number): Promise<void> {
+    const entry = await this.#putPending(job, remaining, reason, attempts);
+    const where =
+      (this.#pendingWork as { durable?: boolean }).durable === false ? " (in this process only: no durable store configured)" : "";
+    this.#warn(
+      `extraction for thread ${JSON.stringify(job.threadId)} kept as pending work ${entry.id}${where} after ${entry.attempts} failed attempt(s): ${reason}; it is retried on the next run or flush()`,
+    );
+  }
+
+  /** Stores `remaining` (what is left of `job`) as pending work, under the job's entry if it
+   * came from one. */
+  async #putPending(job: UpdateJob, remaining: UpdateJob, reason: string, attempts: number): Promise<PendingEntry> {
     const previous = job.pendingId ? (await this.#pendingWork.list()).find((e) => e.id === job.pendingId) : undefined;
     const { pendingId: _p, failures: _f, ...work } = remaining;
     const entry: PendingEntry = {
@@ -544,11 +622,7 @@ export class LongTermMemory {
       updatedAt: Date.now(),
     };
     await this.#pendingWork.put(entry);
-    const where =
-      (this.#pendingWork as { durable?: boolean }).durable === false ? " (in this process only: no durable store configured)" : "";
-    this.#warn(
-      `extraction for thread ${JSON.stringify(job.threadId)} kept as pending work ${entry.id}${where} after ${entry.attempts} failed attempt(s): ${reason}; it is retried on the next run or flush()`,
-    );
+    return entry;
   }
 
   /** Load, change a copy, sanitise, save by compare-and-swap; retried on conflict. `change`

@@ -52,7 +52,10 @@ export type UpdateOutcome =
   /** Memory was cleared after the conversation was captured; nothing was saved. */
   | { status: "cleared" }
   /** Every compare-and-swap attempt lost to another writer; `remaining` is the work left. */
-  | { status: "conflict"; attempts: number; remaining?: UpdateJob };
+  | { status: "conflict"; attempts: number; remaining?: UpdateJob }
+  /** {@link UpdaterContext.signal} fired (a turn needs the model): `remaining` is the work left,
+   * not counted as a failure. Chunks before it were saved. */
+  | { status: "preempted"; remaining: UpdateJob };
 
 /** Everything {@link runMemoryUpdate} needs. */
 export interface UpdaterContext extends UpdateRules {
@@ -72,9 +75,23 @@ export interface UpdaterContext extends UpdateRules {
   clearedAt?: (job: UpdateJob) => number | undefined;
   /** Reports warnings: storage repairs, dropped parts of an update, failed attempts. */
   onWarning: (message: string) => void;
+  /** Stops the update between steps and aborts its model call: the outcome is `preempted`.
+   * Default: none. */
+  signal?: AbortSignal;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms`, or as soon as `signal` fires (the loop then sees it). */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 
 /**
  * Runs one job: the conversation is split into chunks ({@link chunkConversation}); for each,
@@ -97,6 +114,7 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
   });
 
   while (work.length > 0) {
+    if (ctx.signal?.aborted) return { status: "preempted", remaining: remainingJob() };
     const chunk = work[0] as { messages: Message[]; failures: number };
     if (!chunk.messages.some((m) => m.role === "user")) {
       work.shift(); // nothing the user said: no fact could be supported by it
@@ -123,7 +141,7 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
     const { request, shortIds } = buildUpdateRequest(loaded.memory, conversation, ctx.prompt);
     const timeoutMs = typeof ctx.modelTimeoutMs === "function" ? ctx.modelTimeoutMs(request) : ctx.modelTimeoutMs;
     const signal = AbortSignal.timeout(timeoutMs);
-    request.signal = signal;
+    request.signal = ctx.signal ? AbortSignal.any([signal, ctx.signal]) : signal;
     let update: MemoryUpdate | undefined;
     try {
       const reply = await ctx.model.invoke(request);
@@ -133,6 +151,7 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
         for (const issue of parsed.issues) total.notes.push(`part of the update dropped: ${issue}`);
       } else lastError = parsed.error;
     } catch (e) {
+      if (ctx.signal?.aborted) return { status: "preempted", remaining: remainingJob() };
       lastError = signal.aborted
         ? `the model did not answer within ${Math.round(timeoutMs / 1000)} s`
         : `the model call failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -146,7 +165,7 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
           { messages: chunk.messages.slice(half), failures: chunk.failures + 1 },
         );
         ctx.onWarning(`extraction for thread ${JSON.stringify(job.threadId)}: ${lastError}; retrying in two halves`);
-        await sleep(backoffMs(ctx, chunk.failures + 1));
+        await sleep(backoffMs(ctx, chunk.failures + 1), ctx.signal);
         continue;
       }
     }
@@ -155,7 +174,7 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
       ctx.onWarning(
         `extraction for thread ${JSON.stringify(job.threadId)} failed (attempt ${chunk.failures} of ${maxTries}): ${lastError}`,
       );
-      if (chunk.failures < maxTries) await sleep(backoffMs(ctx, chunk.failures));
+      if (chunk.failures < maxTries) await sleep(backoffMs(ctx, chunk.failures), ctx.signal);
       continue;
     }
 
