@@ -3,7 +3,7 @@
  * on a TTY), and the compact rendering of an agent's events shared by `chat` and `run`.
  * @module
  */
-import type { AgentEvent, ToolCall } from "engram";
+import type { AgentEvent, ModelStage, ToolCall } from "engram";
 import pc from "picocolors";
 import { inert, inertLines } from "./render.js";
 
@@ -154,6 +154,12 @@ export class EventRenderer {
         this.#atLineStart = ev.text.endsWith("\n");
         return;
       }
+      case "model_status": {
+        // A spinner label only: it says what a slow local model is busy with.
+        const label = stageLabel(ev.stage, ev.tokens);
+        if (this.#atLineStart) this.spinner.start(path ? `${inert(path)} ${label}` : label);
+        return;
+      }
       case "tool_start": {
         this.newline();
         this.#started.set(ev.call.id, { call: ev.call, at: performance.now() });
@@ -186,6 +192,13 @@ export class EventRenderer {
         return;
     }
   }
+}
+
+/** What a model's status event says, for the spinner. */
+export function stageLabel(stage: ModelStage, tokens?: number): string {
+  if (stage === "loading_model") return "loading the model";
+  if (stage === "reading_prompt") return tokens === undefined ? "reading the prompt" : `reading the prompt (${tokens} tokens)`;
+  return "writing";
 }
 
 function oneLine(text: string, max: number): string {

@@ -193,6 +193,8 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     let structuredCut = false;
     for await (const ev of model.stream(request)) {
       if (ev.type === "text_delta") events.push({ type: "model_delta", text: ev.text });
+      else if (ev.type === "status")
+        events.push({ type: "model_status", stage: ev.stage, ...(ev.tokens !== undefined && { tokens: ev.tokens }) });
       else if (ev.type === "finish") {
         message = ev.message;
         turnUsage = ev.usage;

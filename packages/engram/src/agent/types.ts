@@ -3,7 +3,7 @@
  * @module
  */
 import type { Decision } from "../middleware/hitl.js";
-import type { Message, ToolCall, Usage } from "../models/types.js";
+import type { Message, ModelStage, ToolCall, Usage } from "../models/types.js";
 import type { ToolAttachment } from "../tools/types.js";
 
 export type { RunContext } from "../tools/types.js";
@@ -96,12 +96,15 @@ export interface RunOptions {
 
 /**
  * Events `stream` yields, in order. A `task` subagent's run is framed by `subagent_start` and
- * `subagent_end`, and its own `model_delta`, `tool_start`, `tool_end` and `warning` events carry
+ * `subagent_end`, and its own `model_delta`, `model_status`, `tool_start`, `tool_end` and `warning` events carry
  * its `path` (see {@link SubagentIdentity.path}); the top agent's carry none. Parallel
  * subagents' events interleave: tell them apart by `path`.
  */
 export type AgentEvent =
   | { type: "model_delta"; text: string; path?: string }
+  /** What the model is busy with before its text (see {@link ModelStage}; local models report
+   * it): for a status line. */
+  | { type: "model_status"; stage: ModelStage; tokens?: number; path?: string }
   | { type: "tool_start"; call: ToolCall; path?: string }
   | { type: "tool_end"; call: ToolCall; result: string; isError: boolean; attachments?: ToolAttachment[]; path?: string }
   | { type: "interrupt"; interrupt: Interrupt }

@@ -5,6 +5,7 @@ export type {
   ModelRequest,
   ModelResult,
   ModelSettings,
+  ModelStage,
   ModelStreamEvent,
   ResponseFormat,
   Role,

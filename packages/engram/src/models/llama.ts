@@ -18,8 +18,10 @@ import { existsSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
-import { abortedError, throwIfAborted } from "./abort.js";
+import { abortedError, raceAbort, throwIfAborted } from "./abort.js";
+import { AnswerStream } from "./answer-stream.js";
 import { isPlainObject } from "./normalize.js";
+import { estimateTokens } from "./tokens.js";
 import {
   type ChatModel,
   type CutReply,
@@ -84,6 +86,7 @@ interface LlamaContext {
 }
 interface LlamaModelHandle {
   readonly trainContextSize: number;
+  tokenize?(text: string): readonly unknown[];
   createContext(options: { contextSize?: number; threads?: number }): Promise<LlamaContext>;
   dispose(): Promise<void>;
 }
@@ -186,11 +189,17 @@ interface Generated extends CutReply {
  * format, then `systemContext`, as one system message; tool results come back as user
  * messages naming the call. Without tools or `responseFormat` the reply is free text, streamed
  * token by token; otherwise it is grammar-constrained JSON, parsed into tool calls or an
- * answer, and `stream` emits it once complete. Optional tool arguments may be left out (the
+ * answer; `stream` streams an answer's text as it is generated (decoded from the JSON) and
+ * emits a tool call once complete. Optional tool arguments may be left out (the
  * grammar offers each subset of them); those with bounds a grammar cannot express (minimum,
  * pattern, …) always are, so the tool's default applies. A reply cut by the token cap keeps
  * what is complete (an answer string, a tool call whose arguments closed) or is reported with
  * `structuredCut` and no text.
+ *
+ * `stream` also says what the model is doing (`status` events): `loading_model` on the first
+ * call, `reading_prompt` with the prompt's token count, `writing` at the first token. An aborted
+ * call returns at once; the native work stops at llama.cpp's next check of the signal, and the
+ * next call waits for it.
  *
  * `finishReason`: `length` when the output-token cap cut the reply, else `tool_calls`/`stop`.
  * Usage: prompt tokens (`cachedInputTokens` = the prefix reused from the previous call) and
@@ -200,6 +209,8 @@ export class LlamaCppModel implements ChatModel {
   readonly id: string;
   readonly #options: LlamaCppOptions;
   #loading: Promise<Loaded> | undefined;
+  /** The load has finished (a call then reports no `loading_model`). */
+  #loaded = false;
   #queue: Promise<unknown> = Promise.resolve();
   /** The loaded context's size, once loaded. */
   #contextSize: number | undefined;
@@ -224,50 +235,66 @@ export class LlamaCppModel implements ChatModel {
   }
 
   async invoke(request: ModelRequest): Promise<ModelResult> {
-    const g = await this.#serialized(() => this.#generate(request));
+    // An abort answers at once; the native call stops when llama.cpp next looks at the signal,
+    // and the next call waits for that.
+    const g = await raceAbort(
+      this.#serialized(() => this.#generate(request)),
+      request.signal,
+    );
     return { message: g.message, finishReason: g.finishReason, usage: g.usage, ...(g.structuredCut && { structuredCut: true }) };
   }
 
   async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
-    const chunks: string[] = [];
+    const queued: Progress[] = [];
     let wake: (() => void) | undefined;
     let settled = false;
-    const job = this.#serialized(() =>
-      this.#generate(request, (text) => {
-        chunks.push(text);
-        wake?.();
-      }),
+    const job = raceAbort(
+      this.#serialized(() =>
+        this.#generate(request, (ev) => {
+          if (settled) return; // an aborted call's native work still winding down
+          queued.push(ev);
+          wake?.();
+        }),
+      ),
+      request.signal,
     ).finally(() => {
       settled = true;
       wake?.();
     });
     job.catch(() => undefined); // observed below
     let streamed = "";
-    while (!settled || chunks.length > 0) {
-      if (chunks.length === 0) {
+    while (!settled || queued.length > 0) {
+      const ev = queued.shift();
+      if (!ev) {
         await new Promise<void>((resolve) => {
           wake = resolve;
-          if (settled || chunks.length > 0) resolve();
+          if (settled || queued.length > 0) resolve();
         });
         wake = undefined;
         continue;
       }
-      const text = chunks.shift() as string;
-      streamed += text;
-      yield { type: "text_delta", text };
+      if (ev.type === "text_delta") streamed += ev.text;
+      yield ev;
     }
     const g = await job;
     if (g.message.content.length > streamed.length && g.message.content.startsWith(streamed)) {
       yield { type: "text_delta", text: g.message.content.slice(streamed.length) };
     }
     for (const call of g.message.toolCalls ?? []) yield { type: "tool_call", call };
-    yield { type: "finish", message: g.message, finishReason: g.finishReason, usage: g.usage, ...(g.structuredCut && { structuredCut: true }) };
+    yield {
+      type: "finish",
+      message: g.message,
+      finishReason: g.finishReason,
+      usage: g.usage,
+      ...(g.structuredCut && { structuredCut: true }),
+    };
   }
 
   /** Frees the context, the weights and the runtime; the next call loads them again. */
   async dispose(): Promise<void> {
     const loading = this.#loading;
     this.#loading = undefined;
+    this.#loaded = false;
     if (!loading) return;
     const loaded = await loading.catch(() => undefined);
     if (!loaded) return;
@@ -285,10 +312,16 @@ export class LlamaCppModel implements ChatModel {
   }
 
   #load(): Promise<Loaded> {
-    this.#loading ??= this.#doLoad().catch((e: unknown) => {
-      this.#loading = undefined;
-      throw e;
-    });
+    this.#loading ??= this.#doLoad().then(
+      (loaded) => {
+        this.#loaded = true;
+        return loaded;
+      },
+      (e: unknown) => {
+        this.#loading = undefined;
+        throw e;
+      },
+    );
     return this.#loading;
   }
 
@@ -327,9 +360,11 @@ export class LlamaCppModel implements ChatModel {
     }
   }
 
-  async #generate(request: ModelRequest, onText?: (text: string) => void): Promise<Generated> {
+  /** One generation; `report` (when streaming) receives progress and the answer's text. */
+  async #generate(request: ModelRequest, report?: (ev: Progress) => void): Promise<Generated> {
     const { signal } = request;
     throwIfAborted(signal);
+    if (!this.#loaded) report?.({ type: "status", stage: "loading_model" });
     const loaded = await this.#load();
     throwIfAborted(signal);
     const tools = request.responseFormat ? [] : request.tools;
@@ -356,11 +391,15 @@ export class LlamaCppModel implements ChatModel {
     if (s.topP !== undefined) options.topP = s.topP;
     if (s.seed !== undefined) options.seed = s.seed;
     if (signal) options.signal = signal;
-    if (onText && !grammar) options.onTextChunk = onText;
+    const history = toHistory(request, tools);
+    if (report) {
+      report({ type: "status", stage: "reading_prompt", tokens: promptTokens(loaded.model, history) });
+      options.onTextChunk = streamedText(report, grammar && !request.responseFormat ? new AnswerStream() : grammar ? undefined : null);
+    }
     const before = loaded.sequence.tokenMeter.getState();
     let response: LlamaChatResponse;
     try {
-      response = await loaded.chat.generateResponse(toHistory(request, tools), options);
+      response = await loaded.chat.generateResponse(history, options);
     } catch (e) {
       if (signal?.aborted) throw abortedError(signal);
       const text = message(e);
@@ -543,6 +582,32 @@ function dropOptionalNulls(value: unknown, schema: unknown): unknown {
     out[key] = dropOptionalNulls(v, schema.properties[key]);
   }
   return out;
+}
+
+/** What {@link LlamaCppModel} streams before its `finish`. */
+type Progress = Extract<ModelStreamEvent, { type: "text_delta" | "status" }>;
+
+/**
+ * The `onTextChunk` of a streamed generation: `writing` on the first chunk, then the text —
+ * as it comes (`answer` null: free text), the answer decoded from the JSON reply, or nothing
+ * (`undefined`: a `responseFormat` reply).
+ */
+function streamedText(report: (ev: Progress) => void, answer: AnswerStream | null | undefined): (text: string) => void {
+  let writing = false;
+  return (text) => {
+    if (!writing) {
+      writing = true;
+      report({ type: "status", stage: "writing" });
+    }
+    const shown = answer === null ? text : (answer?.push(text) ?? "");
+    if (shown) report({ type: "text_delta", text: shown });
+  };
+}
+
+/** The prompt's size in tokens: counted by the model's tokenizer where it has one, else estimated. */
+function promptTokens(model: LlamaModelHandle, history: readonly ChatHistoryItem[]): number {
+  const text = history.map((h) => ("text" in h ? h.text : h.response.join("\n"))).join("\n");
+  return typeof model.tokenize === "function" ? model.tokenize(text).length : estimateTokens(text);
 }
 
 /** The prompt as node-llama-cpp chat history. */

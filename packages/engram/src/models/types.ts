@@ -138,11 +138,20 @@ export interface ModelResult extends CutReply {
 }
 
 /**
+ * What a model is busy with, for a status line (local models report it; others need not):
+ * `loading_model` (weights into memory, once), `reading_prompt` (`tokens`: the prompt's size),
+ * `writing` (the first token is out; a tool call's JSON streams no text).
+ */
+export type ModelStage = "loading_model" | "reading_prompt" | "writing";
+
+/**
  * One event of {@link ChatModel.stream}: text as it arrives, each tool call once complete,
- * then exactly one `finish` carrying the whole assistant message, why it stopped and usage.
+ * then exactly one `finish` carrying the whole assistant message, why it stopped and usage;
+ * `status` events may come at any point before `finish`.
  */
 export type ModelStreamEvent =
   | { type: "text_delta"; text: string }
+  | { type: "status"; stage: ModelStage; tokens?: number }
   | { type: "tool_call"; call: ToolCall }
   | ({ type: "finish"; message: Message; finishReason?: FinishReason; usage?: Usage } & CutReply);
 
