@@ -17,17 +17,20 @@ export const OWNER_MARK = "~";
 /** The longest store namespace component (a thread's key names one). */
 const MAX_KEY = 128;
 
-/** A saved thread of the user: its name (`id`) and its checkpoint key. */
+/** A saved thread of the user: `threadId` is its name, `key` its checkpoint key. */
 export interface UserThread extends ThreadInfo {
   key: string;
 }
 
+/** The OS login's name, as the configuration finds it for its default user. */
 function loginName(env: NodeJS.ProcessEnv): string {
+  let name = "";
   try {
-    return userInfo().username || env.USER || "default";
+    name = userInfo().username;
   } catch {
-    return env.USER || env.USERNAME || "default";
+    // No passwd entry (containers): the environment says.
   }
+  return name || env.USER || env.USERNAME || "default";
 }
 
 /** The threads `user` may see and use. */

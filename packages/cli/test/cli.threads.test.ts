@@ -10,6 +10,7 @@ import { SqliteCheckpointer } from "@engram/sqlite";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { afterToolResult, isMemoryExtraction, lastUserText, memoryUpdate } from "../../../examples/node/scripted-model-server.js";
+import { UserThreads } from "../src/user-threads.js";
 import { type CommandSandbox, engram, jsonLines, useCommandSandbox } from "./helpers.js";
 
 let { server, home, cwd, root, env } = {} as CommandSandbox;
@@ -34,6 +35,28 @@ function writeThenReport(): void {
           : { text: `echo ${lastUserText(r)}` },
   );
 }
+
+describe("UserThreads", () => {
+  it("a key names one user's thread, whatever the user's name holds", () => {
+    const ab = new UserThreads("a~b", false);
+    const a = new UserThreads("a", true);
+    expect(ab.key("t1")).toBe("a~b~t1");
+    expect(ab.idOf("a~b~t1")).toBe("t1");
+    // User "a" never owns "a~b"'s thread: a thread name cannot hold the mark.
+    expect(a.idOf("a~b~t1")).toBeUndefined();
+    expect(a.problem("b~t1")).toMatch(/cannot contain "~"/);
+    // Keys without an owner: only for the user who owns them.
+    expect(a.idOf("t-old")).toBe("t-old");
+    expect(ab.idOf("t-old")).toBeUndefined();
+  });
+
+  it("a thread name fits its store namespace together with its owner", () => {
+    const user = new UserThreads("u".repeat(100), false);
+    expect(user.problem("x".repeat(27))).toBeUndefined();
+    expect(user.problem("x".repeat(28))).toMatch(/at most 27 characters/);
+    expect(user.problem("a/b")).toMatch(/invalid namespace component/);
+  });
+});
 
 describe("threads belong to a user", { timeout: 300_000 }, () => {
   it("another user's thread is not listed, shown or resumed: the answer is that of a thread that does not exist", async () => {
