@@ -12,7 +12,14 @@ import { InMemoryStore } from "../../stores/memory.js";
 import type { Store } from "../../stores/types.js";
 import { captureConversation } from "./capture.js";
 import { type RecallMode, formatMemoryBlock } from "./inject.js";
-import { type PendingEntry, type PendingWorkStore, InMemoryPendingWork, StorePendingWork, newPendingId } from "./pending.js";
+import {
+  type PendingEntry,
+  type PendingWorkStore,
+  InMemoryPendingWork,
+  StorePendingWork,
+  newPendingId,
+  redactPendingEntry,
+} from "./pending.js";
 import { DEFAULT_UPDATE_PROMPT_OPTIONS, type UpdateRequest } from "./prompt.js";
 import { UpdateQueue } from "./queue.js";
 import { redactSecrets } from "./redact.js";
@@ -605,7 +612,7 @@ export class LongTermMemory {
     const where =
       (this.#pendingWork as { durable?: boolean }).durable === false ? " (in this process only: no durable store configured)" : "";
     this.#warn(
-      `extraction for thread ${JSON.stringify(job.threadId)} kept as pending work ${entry.id}${where} after ${entry.attempts} failed attempt(s): ${reason}; it is retried on the next run or flush()`,
+      `extraction for thread ${JSON.stringify(job.threadId)} kept as pending work ${entry.id}${where} after ${entry.attempts} failed attempt(s): ${entry.reason}; it is retried on the next run or flush()`,
     );
   }
 
@@ -614,13 +621,14 @@ export class LongTermMemory {
   async #putPending(job: UpdateJob, remaining: UpdateJob, reason: string, attempts: number): Promise<PendingEntry> {
     const previous = job.pendingId ? (await this.#pendingWork.list()).find((e) => e.id === job.pendingId) : undefined;
     const { pendingId: _p, failures: _f, ...work } = remaining;
-    const entry: PendingEntry = {
+    await this.#loadCore(); // redaction runs in the core
+    const entry: PendingEntry = redactPendingEntry({
       id: job.pendingId ?? newPendingId(),
       job: work,
       reason,
       attempts: (previous?.attempts ?? 0) + attempts,
       updatedAt: Date.now(),
-    };
+    });
     await this.#pendingWork.put(entry);
     return entry;
   }

@@ -10,6 +10,7 @@ import type { Message } from "../../models/types.js";
 import type { Namespace, Store } from "../../stores/types.js";
 import { listReadable } from "../../stores/rules.js";
 import type { CapturedConversation } from "./capture.js";
+import { redactSecrets } from "./redact.js";
 
 /** One queued update: a conversation and who it belongs to, fixed when it was captured. */
 export interface UpdateJob {
@@ -53,6 +54,22 @@ export function newPendingId(now = Date.now()): string {
   const bytes = new Uint8Array(6);
   globalThis.crypto.getRandomValues(bytes);
   return `p${now.toString(36).padStart(9, "0")}-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** `entry` as it may be stored: secrets redacted from the conversation and from the failure
+ * reason (a provider's error can echo a key). Pending work can outlive many failed runs, so it
+ * obeys the rule of everything else memory keeps. Extraction redacts what it sends the model
+ * anyway, so nothing of use is lost. Needs the core loaded (see {@link redactSecrets}). */
+export function redactPendingEntry(entry: PendingEntry): PendingEntry {
+  const { conversation } = entry.job;
+  return {
+    ...entry,
+    job: {
+      ...entry.job,
+      conversation: { ...conversation, messages: conversation.messages.map((m) => ({ ...m, content: redactSecrets(m.content) })) },
+    },
+    reason: redactSecrets(entry.reason),
+  };
 }
 
 const isMessage = (m: unknown): m is Message =>
