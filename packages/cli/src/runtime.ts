@@ -21,6 +21,7 @@ import {
   StoreBackend,
   StoreMemoryStorage,
   createDeepAgent,
+  isLocalModelId,
   loadCore,
   redactMemoryWrites,
 } from "engram";
@@ -151,9 +152,37 @@ export function agentOptions(storage: Storage, extra: { model: ChatModel }): Dee
       ? {
           model: extra.model,
           ...(config.memoryDebounceMs !== undefined && { debounceMs: config.memoryDebounceMs }),
+          // One local model serves the turn and the memory: extraction waits for idle time.
+          ...(runsLocally(config, extra.model) && { schedule: "idle" as const }),
         }
       : false,
   };
+}
+
+/** How long `chat` and `run` let long-term memory extract when they end, in ms; what is not
+ * done by then is kept as pending work and extracted in a later session's idle time. */
+export const EXIT_MEMORY_BUDGET_MS = 500;
+
+/** Closes the agent as `chat` and `run` end: long-term memory extracts for at most
+ * {@link EXIT_MEMORY_BUDGET_MS} and keeps the rest as pending work. Resolves to how many of the
+ * user's conversations wait for extraction. */
+export async function closeAgent(agent: DeepAgent, user: string): Promise<number> {
+  await agent.close({ timeoutMs: EXIT_MEMORY_BUDGET_MS });
+  const pending = (await agent.longTermMemory?.pendingWork()) ?? [];
+  return pending.filter((entry) => entry.job.userId === user).length;
+}
+
+/** Whether the model runs on this machine: a `llama:` file, `ollama:`, or a server at a
+ * loopback address (llama.cpp's server, Ollama, LM Studio). */
+export function runsLocally(config: CliConfig, model: ChatModel): boolean {
+  if (isLocalModelId(model.id)) return true;
+  if (!config.baseUrl) return false;
+  try {
+    const host = new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, "");
+    return host === "localhost" || host === "::1" || /^127\./.test(host);
+  } catch {
+    return false;
+  }
 }
 
 /** The agent of `config` over `storage`. */

@@ -3,7 +3,6 @@
  * keys are sent with send-keys and the screen is read with capture-pane. The model is a scripted
  * one behind a real OpenAI-compatible HTTP server that streams slowly when asked to.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -16,10 +15,12 @@ import {
   startScriptedModelServer,
   systemText,
 } from "../../../examples/node/scripted-model-server.js";
-import { ENGRAM_ARGV, REPO, cleanEnv, tempDir } from "./helpers.js";
+import { REPO, cleanEnv, tempDir } from "./helpers.js";
+import { Terminal } from "./tmux.js";
 
-const socket = `engram-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-const tmux = (...args: string[]) => execFileSync("tmux", ["-u", "-L", socket, ...args], { encoding: "utf8" });
+const terminal = new Terminal();
+const tmux = (...args: string[]) => terminal.tmux(...args);
+const socket = terminal.session("chat");
 
 let server: ScriptedModelServer;
 let home: ReturnType<typeof tempDir>;
@@ -59,11 +60,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  try {
-    tmux("kill-server");
-  } catch {
-    // No session left.
-  }
+  terminal.close();
   await server.close();
   home.remove();
   root.remove();
@@ -72,10 +69,6 @@ afterAll(async () => {
 /** Starts `engram chat` in a detached tmux session; the pane stays after the command exits. */
 function startChat(session: string): void {
   const env = cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester", LANG: "C.UTF-8", TERM: "xterm-256color" });
-  const exports = Object.entries(env)
-    .filter(([k]) => /^[A-Z_][A-Z0-9_]*$/i.test(k))
-    .map(([k, v]) => `export ${k}=${shellQuote(v ?? "")}`)
-    .join("\n");
   const args = [
     "--base-url",
     server.baseURL,
@@ -88,35 +81,13 @@ function startChat(session: string): void {
     "write_file",
     "chat",
   ];
-  const script = join(home.path, `${session}.sh`);
-  writeFileSync(
-    script,
-    `${exports}\ncd ${shellQuote(REPO)}\n${[...ENGRAM_ARGV, ...args].map(shellQuote).join(" ")}\necho "EXITED $?"\nsleep 600\n`,
-  );
-  tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", `bash ${shellQuote(script)}`);
+  terminal.start(session, { env, args, dir: home.path });
 }
 
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-const pane = (session: string) => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", session);
-
-/** Waits (bounded) until the pane shows `text`. */
-async function waitFor(session: string, text: string | RegExp | ((screen: string) => boolean), ms = 60_000): Promise<string> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const screen = pane(session);
-    if (typeof text === "string" ? screen.includes(text) : typeof text === "function" ? text(screen) : text.test(screen)) return screen;
-    if (Date.now() > until) throw new Error(`pane never showed ${String(text)}:\n${screen}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
-const type = (session: string, text: string) => {
-  tmux("send-keys", "-t", session, "-l", text);
-  tmux("send-keys", "-t", session, "Enter");
-};
+const pane = (session: string) => terminal.pane(session);
+const waitFor = (session: string, text: string | RegExp | ((screen: string) => boolean), ms?: number) =>
+  terminal.waitFor(session, text, ms);
+const type = (session: string, text: string) => terminal.type(session, text);
 
 it("chat: streamed answer, an approved write, Ctrl-C cancels a slow turn, a second Ctrl-C exits; a restart keeps the memory", {
   timeout: 300_000,

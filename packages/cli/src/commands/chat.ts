@@ -10,7 +10,7 @@ import { type AgentInput, type Decision, type Interrupt, type InterruptedCall, t
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
 import { maskUrlCredentials } from "../masking.js";
-import { openAgent } from "../runtime.js";
+import { closeAgent, openAgent } from "../runtime.js";
 import { inert, inertLines, jsonText } from "../render.js";
 import { EventRenderer, callTarget } from "../terminal.js";
 import { newThreadId, threadIdProblem } from "../threads-id.js";
@@ -285,9 +285,10 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
     renderer.newline();
     renderer.spinner.start("saving memory");
     try {
-      await agent.close();
+      const waiting = await closeAgent(agent, config.user);
       renderer.spinner.stop();
-      ctx.stdout.write(c.dim(`memory saved · thread ${inert(threadId)}\n`));
+      const later = waiting > 0 ? ` (${waiting} conversation${waiting === 1 ? "" : "s"} to learn from next time)` : "";
+      ctx.stdout.write(c.dim(`memory saved${later} · thread ${inert(threadId)}\n`));
     } catch (e) {
       renderer.spinner.stop();
       ctx.stdout.write(c.red(`memory could not be saved: ${inert(describeError(e))}\n`));

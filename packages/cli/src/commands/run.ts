@@ -8,7 +8,7 @@ import { type AgentEvent, type AgentInput, type Decision, type Interrupt, Resume
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeFor, exitCodeForError } from "../exit.js";
 import { inert, jsonText } from "../render.js";
-import { openAgent } from "../runtime.js";
+import { closeAgent, openAgent } from "../runtime.js";
 import { EventRenderer } from "../terminal.js";
 import { newThreadId, threadIdProblem } from "../threads-id.js";
 import { UserThreads } from "../user-threads.js";
@@ -163,11 +163,13 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
   } finally {
     process.removeListener("SIGINT", onSigint);
     process.removeListener("SIGTERM", onSigint);
+    if (!options.json) renderer.spinner.start("saving memory");
     try {
-      await agent.close();
+      await closeAgent(agent, config.user);
     } catch (e) {
       warn(`memory: ${describeError(e)}`);
     }
+    renderer.spinner.stop();
     storage.close();
   }
   if (!options.json && code === EXIT.ok) ctx.stderr.write(ctx.colors(ctx.stderr).dim(`thread ${inert(threadId)}\n`));
