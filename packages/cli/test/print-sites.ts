@@ -212,7 +212,10 @@ export function scanPrintSites(files: { file: string; text: string }[], allowed:
         if (e.text === "undefined") return [];
         if (helperParameter(e.text, e) || numberParameter(e.text, e)) return [];
         const init = constant(e.text, e);
-        if (init && unsafe(init, seen).length === 0) return [];
+        // A constant is as safe as what it holds: report what in it is not (or the name).
+        const inner = init ? unsafe(init, seen) : [e];
+        if (inner.length === 0 || allow(e)) return [];
+        return inner.filter((x) => !allow(x));
       }
       return allow(e) ? [] : [e];
     };
