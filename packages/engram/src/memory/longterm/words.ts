@@ -27,31 +27,40 @@ const CREDENTIAL = new Set(
   ).split(" "),
 );
 
-const HAN = /\p{Script=Han}|\p{Script=Hiragana}|\p{Script=Katakana}|\p{Script=Hangul}/u;
-const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
+/** Characters that are a word each: CJK ideographs, kana, hangul syllables (and the marks
+ * that live inside such words: the prolonged-sound mark, the ideographic iteration mark). Per
+ * character, not per dictionary word: a segmenter's dictionary (Intl.Segmenter) differs between
+ * ICU versions and runtimes and splits the same characters differently in different sentences,
+ * while a restated fact keeps the characters of what the user said. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\u30fc\u3005]/u;
+/** A run of letters, marks and digits (an inner apostrophe kept: "don't", "user's"). */
+const RUN = /[\p{L}\p{M}\p{N}]+(?:['’][\p{L}]+)?/gu;
+/** Inside a run: one CJK character, or a stretch of anything else ("rust", "3", "python3"). */
+const PIECE = new RegExp(`${CJK.source}|(?:(?!${CJK.source})[^])+`, "gu");
 
 /**
- * The content words of `text`: lower-cased letters and digits, filler words and redaction
- * placeholders dropped; each CJK character is a word of its own.
+ * The content words of `text`: lower-cased (NFKC) letters and digits, filler words and redaction
+ * placeholders dropped. Each CJK character is a word of its own, and numbers and words of other
+ * scripts inside a CJK run stay words ("用户有3只猫" → 用 户 有 3 只 猫; "Rust를" → rust 를).
  */
 export function contentWords(text: string): string[] {
   const out: string[] = [];
   const plain = text.split(REDACTED).join(" ").normalize("NFKC").toLowerCase();
-  for (const match of plain.matchAll(WORD)) {
-    const word = match[0].replace(/['’]s$/, "");
-    if (HAN.test(word)) {
-      for (const ch of word) if (HAN.test(ch)) out.push(ch);
-      continue;
+  for (const run of plain.matchAll(RUN)) {
+    for (const piece of run[0].matchAll(PIECE)) {
+      const word = piece[0].replace(/['’]s$/, "");
+      if (!FILLER.has(word)) out.push(word);
     }
-    if (!FILLER.has(word)) out.push(word);
   }
   return out;
 }
 
 /** Two words match when equal, or when one is a prefix of the other of at least 3 characters
- * ("use"/"uses"), or they share a prefix of at least 5 ("prefers"/"preference"). */
+ * ("use"/"uses"), or they share a prefix of at least 5 ("prefers"/"preference"); words with a
+ * digit only when equal. */
 export function sameWord(a: string, b: string): boolean {
   if (a === b) return true;
+  if (/\p{N}/u.test(a) || /\p{N}/u.test(b)) return false; // "python3" is not "python2"
   const [short, long] = a.length <= b.length ? [a, b] : [b, a];
   if (short.length >= 3 && long.startsWith(short)) return true;
   let n = 0;
