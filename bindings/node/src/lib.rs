@@ -16,6 +16,8 @@ pub mod composite;
 pub mod format;
 mod fs;
 pub mod prompt;
+#[cfg(target_os = "linux")]
+pub mod sandbox;
 mod utf8;
 
 use utf8::{Batch, Utf8};

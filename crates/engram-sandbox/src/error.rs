@@ -24,12 +24,12 @@ impl fmt::Display for SandboxError {
 impl std::error::Error for SandboxError {}
 
 impl SandboxError {
-    /// A stable code for the bindings (`unsupported`, `invalid_argument`, `io_error`).
+    /// The error code the bindings report: `invalid_path` for a root or working directory
+    /// that cannot be used, `unsupported` when the command cannot be run here at all.
     pub fn code(&self) -> &'static str {
         match self {
-            SandboxError::Unsupported(_) => "unsupported",
-            SandboxError::InvalidPolicy(_) => "invalid_argument",
-            SandboxError::Io(_) => "io_error",
+            SandboxError::InvalidPolicy(_) => "invalid_path",
+            SandboxError::Unsupported(_) | SandboxError::Io(_) => "unsupported",
         }
     }
 }

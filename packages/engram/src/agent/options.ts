@@ -16,6 +16,7 @@ import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
 import { type InterruptConfig, stricterPolicy } from "../middleware/hitl.js";
 import { type SubagentDefinition, TASK_TOOL_NAME } from "../middleware/subagents.js";
+import { EXECUTE_TOOL_NAME } from "../tools/execute.js";
 import { FILESYSTEM_TOOL_NAMES } from "../tools/filesystem.js";
 import type { Middleware } from "../middleware/types.js";
 import type { RunContext } from "../tools/types.js";
@@ -258,7 +259,7 @@ export const DEFAULT_OPTIONS = {
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
-export const BUILT_IN_TOOL_NAMES = [...FILESYSTEM_TOOL_NAMES, TASK_TOOL_NAME] as const;
+export const BUILT_IN_TOOL_NAMES = [...FILESYSTEM_TOOL_NAMES, EXECUTE_TOOL_NAME, TASK_TOOL_NAME] as const;
 
 // ---- validation: one zod schema per options object; every failure is a ConfigError naming the
 // option's path (`interruptOn.write_file`, `subagents[0].model`). The schemas use `zod/mini`

@@ -121,7 +121,15 @@ export class CompositeBackend implements Backend {
     // A wrapper (a Proxy) hands out bound or replaced methods, never the prototype's own.
     this.#exact = d instanceof StateBackend && d.write === proto.write && d.edit === proto.edit && d.append === proto.append;
     this.#core = coreRef(options.core as CoreSource);
+    const run = defaultBackend.execute;
+    if (typeof run === "function") {
+      Object.defineProperty(this, "execute", { configurable: true, value: run.bind(defaultBackend) });
+    }
   }
+
+  /** Present when the default backend runs commands: they run there, and see its files only
+   * (a mount's files are not on its disk). */
+  declare readonly execute?: Backend["execute"];
 
   #setup() {
     return (this.#state ??= this.#core().then((core) => {

@@ -35,8 +35,11 @@ import type {
   BackendGlobOptions,
   BackendGrepOptions,
   BackendWriteOptions,
+  ExecuteOptions,
+  ExecuteResult,
   ToolTextRequest,
 } from "./protocol.js";
+import { type SandboxDefaults, runSandboxed } from "./sandbox.js";
 
 /** Options of {@link FilesystemBackend}. */
 export interface FilesystemBackendOptions {
@@ -64,6 +67,13 @@ export interface FilesystemBackendOptions {
   signal?: AbortSignal;
   /** The core used for canonical error texts. Default: {@link loadCore}'s choice. */
   core?: Core | Promise<Core>;
+  /** Gives the backend an `execute` method, and so the agent an `execute` tool: shell commands
+   * run confined to `rootDir` by the native sandbox (Linux: Landlock lets them write only
+   * beneath the root, no network, no process or `/proc` entry outside is visible, rlimits, a
+   * timeout that kills every process of the command, an environment without the agent's
+   * variables). Where the kernel lacks a part, `execute` answers `unsupported` naming it: there
+   * is no unconfined fallback. `true` for the defaults. Default: absent (no commands). */
+  execute?: boolean | SandboxDefaults;
 }
 
 /** @internal A failed native call. */
@@ -261,12 +271,33 @@ export class FilesystemBackend implements Backend {
   #handle: RawRootedFs | undefined;
   #binding: RawFsBinding | undefined;
 
+  /** Present when the backend was made with the `execute` option (see {@link Backend.execute}). */
+  declare readonly execute?: (command: string, options?: ExecuteOptions) => Promise<Result<ExecuteResult>>;
+
   /** Throws an {@link EngramError} when `rootDir` is missing or not a directory. */
   constructor(options: FilesystemBackendOptions) {
     if (!options?.rootDir) throw new EngramError("invalid_path", "FilesystemBackend needs a rootDir");
     this.#options = options;
     this.#core = coreRef(options.core as CoreSource);
     this.#fs();
+    const sandbox = options.execute;
+    if (sandbox) {
+      const defaults = sandbox === true ? {} : sandbox;
+      // Configurable, so a Proxy over the backend (a wrapper) may hand out a bound copy.
+      Object.defineProperty(this, "execute", {
+        configurable: true,
+        value: (command: string, o: ExecuteOptions = {}) => this.#execute(command, { ...defaults, ...o }),
+      });
+    }
+  }
+
+  async #execute(command: string, options: ExecuteOptions & SandboxDefaults): Promise<Result<ExecuteResult>> {
+    requireString(command, "command");
+    const cwd = await this.#in(options.cwd ?? "/");
+    if (cwd.error) return cwd;
+    const normal = (await this.#core()).normalizePath(cwd.path);
+    if (normal.error) return normal;
+    return runSandboxed(this.rootDir, normal.path === "/" ? this.rootDir : this.rootDir + normal.path, command, options);
   }
 
   /** The canonical host directory behind `/`. */

@@ -5,6 +5,8 @@ export type {
   BackendGrepOptions,
   BackendReadResult,
   BackendWriteOptions,
+  ExecuteOptions,
+  ExecuteResult,
   ToolTextRequest,
   VersionedFileInfo,
 } from "./protocol.js";
@@ -12,3 +14,4 @@ export { StateBackend, type StateBackendOptions, type StateMark } from "./state.
 export { StoreBackend, type StoreBackendOptions, type NamespaceContext, type StoredFile } from "./store.js";
 export { CompositeBackend, type CompositeBackendOptions } from "./composite.js";
 export { FilesystemBackend, type FilesystemBackendOptions, type FilesystemSearchOptions } from "./filesystem.js";
+export type { SandboxDefaults } from "./sandbox.js";

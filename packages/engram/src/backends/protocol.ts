@@ -62,6 +62,35 @@ export type ToolTextRequest =
  * the file they were read from (taken together with them, so it never names other content). */
 export type BackendReadResult = ReadResult & { version?: string };
 
+/** Options of {@link Backend.execute}. */
+export interface ExecuteOptions {
+  /** Wall-clock limit; every process of the command is killed when it passes. Default: the
+   * backend's (2 minutes for a sandboxed `FilesystemBackend`). */
+  timeoutMs?: number;
+  /** Working directory, a path of this backend. Default: `/`. */
+  cwd?: string;
+  /** Variables the command gets besides the harmless ones (locale, terminal, `PATH`); nothing
+   * else of the agent's environment reaches it. */
+  env?: Record<string, string>;
+  /** Kills the command (every process of it) when it fires. */
+  signal?: AbortSignal;
+}
+
+/** How a command run by {@link Backend.execute} ended. */
+export interface ExecuteResult {
+  /** stdout and stderr interleaved; over the backend's cap, its head and tail with a line saying
+   * how much was left out between them. */
+  output: string;
+  /** The exit status; `null` when a signal ended the command. */
+  exitCode: number | null;
+  /** Output was cut to the cap. */
+  truncated: boolean;
+  /** The timeout killed it. */
+  timedOut: boolean;
+  /** The signal fired and killed it. */
+  cancelled: boolean;
+}
+
 /** A file's metadata including its version (which changes on every write). */
 export type VersionedFileInfo = FileInfo & { version: string };
 
@@ -98,4 +127,8 @@ export interface Backend {
    * `undefined` for a call this backend leaves to the tools, which then format its structured
    * result with the same core rules. Default: absent. */
   toolText?(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined>;
+  /** Optional: runs a shell command over this backend's files. A backend that has it gives the
+   * agent an `execute` tool; one that runs commands must confine them to what the backend may
+   * reach (see `FilesystemBackend`'s `execute` option). `unsupported` where it cannot run one. */
+  execute?(command: string, options?: ExecuteOptions): Promise<Result<ExecuteResult>>;
 }

@@ -7,6 +7,7 @@ import * as z from "zod/mini";
 import type { Backend, ToolTextRequest } from "../backends/protocol.js";
 import { type CoreSource, coreRef } from "../backends/core-ref.js";
 import type { Core } from "../core/types.js";
+import { createExecuteTool } from "./execute.js";
 import { DEFAULT_MAX_OUTPUT_CHARS, errorResult, toolText } from "./format.js";
 import type { Tool, ToolResult } from "./types.js";
 
@@ -88,7 +89,7 @@ const schemas = {
   delete: withPathAlias({ file_path: described(z.string(), "File or directory to delete (directories recursively).") }),
 };
 
-/** Builds the seven filesystem tools over a backend. */
+/** Builds the seven filesystem tools over a backend, and `execute` when the backend runs commands. */
 export function createFilesystemTools(options: FilesystemToolsOptions): Tool<never>[] {
   const { backend } = options;
   const core = coreRef(options.core as CoreSource);
@@ -145,7 +146,8 @@ export function createFilesystemTools(options: FilesystemToolsOptions): Tool<nev
       return r.error ? errorResult(r.error) : text(`Deleted ${file_path} (${r.deleted} file${r.deleted === 1 ? "" : "s"})`);
     }),
   ];
-  return tools as Tool<never>[];
+  const execute = createExecuteTool(backend);
+  return (execute ? [...tools, execute] : tools) as Tool<never>[];
 }
 
 function tool<S extends z.ZodMiniType>(
