@@ -33,12 +33,14 @@ const GLOBAL_FLAGS: [flag: string, key: keyof FlagValues, description: string][]
   ["--root <dir>", "root", "expose this directory to the agent as / (sandboxed, read-only unless --write) (ENGRAM_ROOT)"],
   ["--write", "write", "let the agent write under --root (ENGRAM_WRITE)"],
   ["-u, --user <name>", "user", "whose memory and threads: default the OS user name (ENGRAM_USER)"],
-  ["--review <tools>", "review", "tools reviewed before they run, comma-separated, e.g. write_file,edit_file (ENGRAM_REVIEW)"],
+  ["--review <tools>", "review", "tools reviewed before they run, comma-separated; files = write_file,edit_file,delete (ENGRAM_REVIEW)"],
   ["--no-long-term-memory", "longTermMemory", "turn long-term facts memory off (ENGRAM_LONG_TERM_MEMORY=false)"],
   ["--database <file>", "database", "the SQLite file: default $ENGRAM_HOME/engram.db (ENGRAM_DATABASE)"],
   ["--max-turns <n>", "maxTurns", "model turns per run at most (ENGRAM_MAX_TURNS)"],
   ["--temperature <t>", "temperature", "sampling temperature (ENGRAM_TEMPERATURE)"],
   ["--max-output-tokens <n>", "maxOutputTokens", "output tokens per model call at most (ENGRAM_MAX_OUTPUT_TOKENS)"],
+  ["--threads <n>", "threads", "CPU threads of a llama: model; default every core (ENGRAM_THREADS)"],
+  ["--context-size <n>", "contextSize", "context window of a llama: model, in tokens; default 4096 (ENGRAM_CONTEXT_SIZE)"],
 ];
 
 const EXIT_HELP = `
@@ -52,7 +54,7 @@ Configuration: flags > environment (ENGRAM_*) > ./engram.config.json or ./.engra
 > $ENGRAM_HOME/config.json (ENGRAM_HOME defaults to ~/.engram). See \`engram config\`.
 A project file comes with the repository: it may only narrow (root inside the project, more
 reviews, write/longTermMemory false, a lower maxTurns); model, baseUrl, apiKey, user, database,
-history retention, write true and a root outside the project are refused there.`;
+history retention, threads, contextSize, write true and a root outside the project are refused there.`;
 
 /** The flag values the user actually typed (commander fills defaults for --no-* flags). */
 function typedFlags(cmd: Command): FlagValues {

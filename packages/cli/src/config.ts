@@ -18,6 +18,8 @@
  *   written to;
  * - `historyMaxChanges`, `historyMaxAgeDays`: how much of the user's memory history is kept (for
  *   every project: a project must not prune it);
+ * - `threads`, `contextSize`: how much of the user's machine a `llama:` model takes (a context
+ *   size is memory: a large one can exhaust it);
  * - `write` other than `false`, `longTermMemory` other than `false`, `maxTurns` above the value
  *   it overrides (the user file's, else the agent's default of 100);
  * - `root` outside the project directory (the file's directory, the working directory; symbolic
@@ -66,6 +68,11 @@ export interface CliConfig {
   maxOutputTokens?: number;
   /** Delay before long-term memory extraction, ms (0 or 1000–300000). Default: the library's (30000). */
   memoryDebounceMs?: number;
+  /** CPU threads of a `llama:` model. Default: every core. */
+  threads?: number;
+  /** Context window of a `llama:` model, in tokens. Default: the library's (4096, or the
+   * model's training size if smaller). */
+  contextSize?: number;
   /** Memory history: changes kept per user at most. Default: the library's (1,000). */
   historyMaxChanges?: number;
   /** Memory history: changes older than this many days are dropped. Default: the library's (365). */
@@ -112,6 +119,8 @@ export const configFileSchema = z.strictObject({
     .optional(),
   historyMaxChanges: int(1).optional(),
   historyMaxAgeDays: int(1).optional(),
+  threads: int(1).optional(),
+  contextSize: int(256).optional(),
 });
 
 type FileConfig = z.infer<typeof configFileSchema>;
@@ -134,6 +143,8 @@ export const ENV_VARS: Record<Key, string> = {
   memoryDebounceMs: "ENGRAM_MEMORY_DEBOUNCE_MS",
   historyMaxChanges: "ENGRAM_HISTORY_MAX_CHANGES",
   historyMaxAgeDays: "ENGRAM_HISTORY_MAX_AGE_DAYS",
+  threads: "ENGRAM_THREADS",
+  contextSize: "ENGRAM_CONTEXT_SIZE",
 };
 
 const KEYS = Object.keys(ENV_VARS) as Key[];
@@ -152,6 +163,8 @@ const FLAGS: Partial<Record<Key, string>> = {
   maxTurns: "--max-turns",
   temperature: "--temperature",
   maxOutputTokens: "--max-output-tokens",
+  threads: "--threads",
+  contextSize: "--context-size",
 };
 
 /** The keys a project file may not hold at all, and why: each widens what the agent may do or
@@ -165,6 +178,8 @@ export const PROJECT_REFUSED: Partial<Record<Key, string>> = {
   database: "it chooses the file threads and memory are read from and written to",
   historyMaxChanges: "it decides how much of your memory history is kept, for every project",
   historyMaxAgeDays: "it decides how much of your memory history is kept, for every project",
+  threads: "it decides how much of your machine's CPU a local model takes",
+  contextSize: "it decides how much of your machine's memory a local model takes",
 };
 
 /** The agent's default `maxTurns` (a project file may only lower the value it overrides). */
@@ -292,6 +307,8 @@ function fromText(key: Key, text: string, where: string): unknown {
     case "memoryDebounceMs":
     case "historyMaxChanges":
     case "historyMaxAgeDays":
+    case "threads":
+    case "contextSize":
     case "temperature": {
       const n = Number(text);
       if (text.trim() === "" || !Number.isFinite(n)) throw new ConfigError(key, `must be a number, got ${JSON.stringify(text)} (${where})`);

@@ -8,6 +8,7 @@
 import { type ChatModel, ConfigError, OpenAICompatibleModel, parseModelString, resolveModel } from "engram";
 import { type CliConfig, engramHome } from "./config.js";
 import { commandImporter, installHint } from "./modules.js";
+import { llamaModel } from "./llama-model.js";
 
 /** The variable each AI SDK provider reads its key from. */
 export const PROVIDER_KEY_VARS: Record<string, string[]> = {
@@ -55,6 +56,7 @@ export function createModel(config: CliConfig, env: NodeJS.ProcessEnv = process.
     return new OpenAICompatibleModel({ baseURL: baseUrl, model: name, ...(config.apiKey && { apiKey: config.apiKey }) });
   }
   const spec = parseModelString(model as string);
+  if (spec.provider === "llama") return llamaModel(config, spec.model);
   if (spec.provider === "openai-compatible" && !spec.baseURL) {
     throw new ConfigError("baseUrl", `${model} needs a server: add --base-url http://host:port/v1 (or set ENGRAM_BASE_URL)`);
   }

@@ -129,11 +129,16 @@ export function openStorage(config: CliConfig, home: string): Storage {
   };
 }
 
+/** Names `--review` takes for several tools: `files` is every tool that changes a file. */
+export const REVIEW_GROUPS: Record<string, readonly string[]> = { files: ["write_file", "edit_file", "delete"] };
+
 /** The agent options the CLI derives from the configuration. */
 export function agentOptions(storage: Storage, extra: { model: ChatModel }): DeepAgentOptions {
   const { config } = storage;
   const interruptOn: Record<string, InterruptConfig> = {};
-  for (const tool of config.review) interruptOn[tool] = true;
+  for (const name of config.review) {
+    for (const tool of Object.hasOwn(REVIEW_GROUPS, name) ? (REVIEW_GROUPS[name] ?? []) : [name]) interruptOn[tool] = true;
+  }
   const settings = {
     ...(config.temperature !== undefined && { temperature: config.temperature }),
     ...(config.maxOutputTokens !== undefined && { maxOutputTokens: config.maxOutputTokens }),

@@ -6,7 +6,7 @@
  * @module
  */
 import { type Interface, createInterface } from "node:readline";
-import { type AgentInput, type Decision, type Interrupt, type InterruptedCall, type StopReason, resume } from "engram";
+import { type AgentInput, type ChatModel, type Decision, type Interrupt, type InterruptedCall, type StopReason, resume } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
 import { maskUrlCredentials } from "../masking.js";
@@ -138,6 +138,15 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
   };
   rl.on("SIGINT", onSigint);
   process.on("SIGINT", onSigint);
+
+  // A model that loads (a llama: file, a provider package) loads now, while the user types; one
+  // that cannot ends the session with its error, instead of failing every turn.
+  let loadFailure: unknown;
+  preload(model)?.catch((e: unknown) => {
+    loadFailure = e;
+    exitRequested = true;
+    input.cancel({ kind: "closed" });
+  });
 
   const root = config.root ? ` · root ${inert(config.root)}${config.write ? "" : " (read-only)"}` : "";
   // Where the conversation goes, the password of the server's URL masked.
@@ -275,6 +284,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       }
       await runTurn({ messages: [{ role: "user", content: asked.text }] });
     }
+    if (loadFailure !== undefined) throw loadFailure;
   } catch (e) {
     print(c.red(`error: ${inert(describeError(e))}`));
     code = exitCodeForError(e);
@@ -297,6 +307,12 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
     storage.close();
   }
   return code;
+}
+
+/** Starts loading a model that has a `load()` (see {@link chatCommand}), else `undefined`. */
+function preload(model: ChatModel): Promise<unknown> | undefined {
+  const load = (model as { load?: () => Promise<unknown> }).load;
+  return typeof load === "function" ? load.call(model) : undefined;
 }
 
 function indent(text: string): string {

@@ -164,7 +164,8 @@ export function memoryAdd(ctx: Context, words: string[], options: { category?: s
   });
 }
 
-/** `engram memory forget <id…>`: deletes facts by id (a unique prefix is enough). */
+/** `engram memory forget <id…>`: deletes facts by id (a unique prefix is enough, with or
+ * without `fact_`). */
 export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
   // An empty id (an unset shell variable) would be a prefix of every fact: never a match.
   if (ids.length === 0 || ids.some((id) => id.trim() === "")) {
@@ -175,8 +176,10 @@ export function memoryForget(ctx: Context, ids: string[]): Promise<number> {
     const facts = await memory.listFacts(user);
     let code: number = EXIT.ok;
     for (const id of ids) {
-      const matches = facts.filter((f) => f.id === id || f.id.startsWith(id));
-      const exact = matches.find((f) => f.id === id);
+      // `fact_` may be left out: `memory forget 3a7c` is `memory forget fact_3a7c`.
+      const prefixes = id.startsWith("fact_") ? [id] : [id, `fact_${id}`];
+      const matches = facts.filter((f) => prefixes.some((p) => f.id.startsWith(p)));
+      const exact = matches.find((f) => prefixes.includes(f.id));
       const target = exact ?? (matches.length === 1 ? matches[0] : undefined);
       if (!target) {
         ctx.error(matches.length > 1 ? `${id} matches ${matches.length} facts; give more of the id` : `no fact ${id}`);

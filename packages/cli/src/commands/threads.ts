@@ -106,10 +106,33 @@ export async function threadsShow(ctx: Context, id: string, options: { json?: bo
   });
 }
 
-/** `engram threads resume <id>`: `chat` on that thread (a pending review is asked first). */
+/** Turns shown before `threads resume` chats on. */
+const RESUME_TURNS = 3;
+
+/** The thread's last `turns` turns: its messages from the `turns`-th last user message on. */
+export function lastTurns(messages: readonly Message[], turns: number): Message[] {
+  let start = messages.length;
+  for (let i = messages.length - 1, seen = 0; i >= 0 && seen < turns; i--) {
+    if (messages[i]?.role === "user") {
+      start = i;
+      seen++;
+    }
+  }
+  return messages.slice(start);
+}
+
+/** `engram threads resume <id>`: the thread's last turns (inert, as `threads show` prints them),
+ * then `chat` on it (a pending review is asked first). */
 export async function threadsResume(ctx: Context, id: string): Promise<number> {
-  const found = await withStorage(ctx, async (storage) =>
-    (await userThreads(ctx).find(storage.checkpointer, id)) ? EXIT.ok : noThread(ctx, id),
-  );
+  const found = await withStorage(ctx, async (storage) => {
+    const thread = await userThreads(ctx).find(storage.checkpointer, id);
+    if (!thread) return noThread(ctx, id);
+    const { messages } = thread.checkpoint;
+    const recent = lastTurns(messages, RESUME_TURNS);
+    const earlier = messages.length - recent.length;
+    if (earlier > 0) ctx.stdout.write(ctx.colors(ctx.stdout).dim(`… ${earlier} earlier messages (engram threads show ${inert(id)})\n`));
+    for (const m of recent) ctx.stdout.write(`${renderMessage(ctx, m)}\n`);
+    return EXIT.ok;
+  });
   return found === EXIT.ok ? chatCommand(ctx, { thread: id }) : found;
 }
