@@ -4,14 +4,14 @@
  * `--context-size` (user-level only); `memory forget` without `fact_`; `threads resume` shows the
  * last turns first; `--review files` reviews every tool that changes a file.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isMemoryExtraction, lastUserText, memoryUpdate } from "../../../examples/node/scripted-model-server.js";
 import { loadConfig } from "../src/config.js";
 import { llamaModel } from "../src/llama-model.js";
-import { agentOptions } from "../src/runtime.js";
-import { type CommandSandbox, engram, jsonLines, useCommandSandbox } from "./helpers.js";
+import { REVIEW_GROUPS, agentOptions } from "../src/runtime.js";
+import { type CommandSandbox, REPO, engram, jsonLines, useCommandSandbox } from "./helpers.js";
 
 let { server, home, cwd, env } = {} as CommandSandbox;
 useCommandSandbox("engram-local-", {}, (s) => {
@@ -81,5 +81,17 @@ describe("memory, threads and reviews", { timeout: 120_000 }, () => {
     const storage = { config, backend: () => undefined } as unknown as Parameters<typeof agentOptions>[0];
     const options = agentOptions(storage, { model: { id: "m", invoke: async () => ({}), stream: async function* () {} } as never });
     expect(Object.keys(options.interruptOn ?? {}).sort()).toEqual(["delete", "edit_file", "write_file"]);
+  });
+
+  it("the README: every --review covers each tool that changes a file; llama: says it needs node-llama-cpp", () => {
+    const readme = readFileSync(`${REPO}/README.md`, "utf8");
+    const reviews = [...readme.matchAll(/--review[ =]([\w,-]+)/g)].map((m) => m[1] ?? "");
+    expect(reviews.length).toBeGreaterThan(0);
+    for (const list of reviews) {
+      const tools = list.split(",").flatMap((name) => (Object.hasOwn(REVIEW_GROUPS, name) ? [...(REVIEW_GROUPS[name] ?? [])] : [name]));
+      expect(tools, `--review ${list}`).toEqual(expect.arrayContaining(["write_file", "edit_file", "delete"]));
+    }
+    // And its llama: example says what it needs.
+    expect(readme).toMatch(/npm install -g node-llama-cpp\n.*--model llama:/);
   });
 });
