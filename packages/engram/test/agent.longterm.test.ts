@@ -29,7 +29,9 @@ it("learns a fact after a run, injects it for that user only, and never stores a
   });
   const agent = createDeepAgent(model, { core, store, longTermMemory: { debounceMs: 0 } });
   await agent.invoke(
-    { messages: [{ role: "user", content: "I work at Acme on billing. My key is sk-live-1234567890abcdefghij, keep it safe." }] },
+    {
+      messages: [{ role: "user", content: "I work at Acme on the billing service. My key is sk-live-1234567890abcdefghij, keep it safe." }],
+    },
     { threadId: "t1", userId: "alice" },
   );
   await agent.close();

@@ -189,9 +189,9 @@ describe("LongTermMemory.capture", () => {
   it("close loses nothing and captures after close throw", async () => {
     const model = new FakeChatModel((req) => factsReply(`fact of ${/thread (\w+)/.exec(promptOf(req))?.[1]}`));
     const memory = new LongTermMemory({ model, debounceMs: 300_000, onWarning: () => {}, minUserSupport: 0 });
-    for (const t of ["a", "b", "c"]) memory.capture([user(`thread ${t}`), assistant("ok")], { threadId: t, userId: "u1" });
+    for (const t of ["alpha", "beta", "gamma"]) memory.capture([user(`thread ${t}`), assistant("ok")], { threadId: t, userId: "u1" });
     await memory.close();
-    expect((await memory.listFacts("u1")).map((f) => f.content).sort()).toEqual(["fact of a", "fact of b", "fact of c"]);
+    expect((await memory.listFacts("u1")).map((f) => f.content).sort()).toEqual(["fact of alpha", "fact of beta", "fact of gamma"]);
     expect(() => memory.capture([user("late"), assistant("ok")], ids)).toThrow();
   });
 

@@ -200,7 +200,7 @@ describe("FileMemoryStorage", () => {
     const results = await Promise.all([run("A"), run("B")]);
     for (const r of results) expect(r, r.out).toMatchObject({ code: 0 });
     const memory = (await new FileMemoryStorage({ dir }).load("shared")).memory;
-    const expected = ["A", "B"].flatMap((n) => Array.from({ length: 100 }, (_, i) => `fact ${n}-${i}`));
+    const expected = ["A", "B"].flatMap((n) => Array.from({ length: 100 }, (_, i) => `fact ${n}${i}`));
     expect(memory.facts.map((f) => f.content).sort()).toEqual(expected.sort());
     expect(new Set(memory.facts.map((f) => f.id)).size).toBe(200);
     expect(await readdir(join(dir, "users", "shared"))).toEqual(["memory.json"]);

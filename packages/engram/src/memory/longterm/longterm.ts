@@ -89,9 +89,10 @@ export interface LongTermMemoryOptions {
    * Default: `0.5`. */
   maxRemovalShare?: number;
   /** A new fact needs at least this share (0–1) of its content words in what the user said or
-   * confirmed, and no content word that only the assistant said (its suggestion in a fact about
-   * the user's question); the assistant's own claims never become facts. `0` turns both checks
-   * off. Default: `0.5`. */
+   * confirmed, no content word that only the assistant said (its suggestion in a fact about
+   * the user's question), and no word nobody said (a value made up or copied from the prompt's
+   * example; words that only frame a fact, such as "prefers" or "editor", are exempt); the
+   * assistant's own claims never become facts. `0` turns these checks off. Default: `0.5`. */
   minUserSupport?: number;
   /** Where extraction work that kept failing is kept and retried from (next run, `flush()`).
    * Default: in `store` when given; else what `storage.pendingWork()` offers (the store of a

@@ -47,7 +47,7 @@ const TASK: Record<ExtractionMode, string> = {
 
 const FACT_RULES = `newFacts — only what the USER said about themselves or explicitly confirmed:
 - Never record what the assistant said, suggested or guessed unless the user confirmed it.
-- One short, self-contained statement each, in the user's language, durable and specific. Skip small talk, one-off task details and anything already in <current_memory>.
+- One short, self-contained statement each about the user in the third person (never "I" or "my"), in the user's language, durable and specific. Skip small talk, one-off task details and anything already in <current_memory>.
 - category is one of: ${FACT_CATEGORIES.join(", ")}.
 - confidence: 0.9–1.0 stated explicitly by the user; 0.7–0.8 strongly implied; 0.5–0.6 guessed.`;
 /** The last rule of {@link FACT_RULES} where the schema offers `sourceError`. */

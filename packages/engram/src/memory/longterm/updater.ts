@@ -17,7 +17,8 @@ import { type Fact, HISTORY_SECTIONS, type MemoryData, type MemorySection, USER_
 import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
 import { resolveFactId } from "./update-schema.js";
-import { contentWords, isMeaningless, sameContent, supportShare } from "./words.js";
+import { thirdPerson } from "./person.js";
+import { addsDetail, contentWords, isMeaningless, sameContent, sameMeaning, supportShare, unsaidWord } from "./words.js";
 
 /** Rules applied to every document before it is saved. */
 export interface SaveRules {
@@ -33,7 +34,8 @@ export interface UpdateRules extends SaveRules {
    * asked for a correction or to forget something. */
   maxRemovalShare: number;
   /** A new fact needs at least this share (0–1) of its content words in what the user said or
-   * confirmed, and no content word that only the assistant said. `0` turns both checks off. */
+   * confirmed, no content word that only the assistant said, and no word nobody said (framing
+   * words exempt). `0` turns these checks off. */
   minUserSupport: number;
 }
 
@@ -321,20 +323,44 @@ export function assistantOnlyWord(content: string, support: ReadonlySet<string>,
   return contentWords(content).find((w) => supportShare(w, support) === 0 && supportShare(w, assistantOnly) > 0);
 }
 
-/** The fact of `existing` that says the same as `content` (equal duplicate keys, or the same
- * content words), if any. */
+/** Why a proposed fact is not the user's, or `undefined` when it is: too few of its words are
+ * the user's ({@link UpdateRules.minUserSupport}), it carries a word only the assistant said, or
+ * a word nobody said (a value the model made up or copied from an example; framing words such as
+ * "prefers" or "editor" are exempt, see `unsaidWord`). */
+export function userRefusal(
+  content: string,
+  support: ReadonlySet<string>,
+  assistantOnly: ReadonlySet<string>,
+  minUserSupport: number,
+): string | undefined {
+  if (supportShare(content, support) < minUserSupport) return "the user did not say or confirm it";
+  const claimed = assistantOnlyWord(content, support, assistantOnly);
+  if (claimed !== undefined) return `${JSON.stringify(claimed)} is only what the assistant said`;
+  const unsaid = unsaidWord(content, support);
+  if (unsaid !== undefined) return `${JSON.stringify(unsaid)} is not something the user said or confirmed`;
+  return undefined;
+}
+
+/** The fact of `existing` that says the same as `content` (equal duplicate keys, the same
+ * content words, or the same meaning in other words: see `sameMeaning`), if any. */
 export function findDuplicate(content: string, existing: readonly Fact[]): Fact | undefined {
   const key = factKey(content);
-  return existing.find((f) => factKey(f.content) === key) ?? existing.find((f) => sameContent(f.content, content));
+  return (
+    existing.find((f) => factKey(f.content) === key) ??
+    existing.find((f) => sameContent(f.content, content)) ??
+    existing.find((f) => sameMeaning(f.content, content))
+  );
 }
 
 /**
  * Applies an update to a copy of `memory`:
  * - summaries with `shouldUpdate` and non-empty, meaningful text are replaced;
- * - new facts at or above the threshold become facts with a fresh id, unless they are empty or
- *   meaningless after redaction, say the same as an existing fact (which keeps its id), or are
- *   not supported by what the user said or confirmed, or carry a word only the assistant said
- *   ({@link UpdateRules.minUserSupport});
+ * - new facts at or above the threshold, in the third person (see `person.ts`), become facts
+ *   with a fresh id, unless they are empty or meaningless after redaction, say the same as an
+ *   existing fact (which keeps its id, and takes the new words when they say more of what the
+ *   user said), or are not the user's: too little of them is what the user said or confirmed,
+ *   or they carry a word only the assistant said or a word nobody said
+ *   ({@link UpdateRules.minUserSupport}, {@link userRefusal});
  * - `factsToRemove` must name existing facts (short or stored ids); a removal is refused when
  *   the same update adds the same content again; all removals are ignored when they exceed
  *   {@link UpdateRules.maxRemovalShare} of the facts (more than one), or when the update adds no
@@ -371,29 +397,37 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
 
   // New facts, checked against every existing fact (those proposed for removal included, so a
   // remove-and-re-add keeps the original).
+  // What the user said here, and what they said before (the facts already kept, all theirs): a
+  // correction names the fact it replaces ("Uses pnpm, not npm").
   const support = options.conversation ? userSupportWords(options.conversation) : undefined;
+  for (const f of support ? memory.facts : []) for (const w of contentWords(f.content)) support?.add(w);
   const assistantOnly = options.conversation && support ? assistantOnlyWords(options.conversation, support) : undefined;
   const added: Fact[] = [];
+  const detailed = new Set<string>();
   for (const proposal of update.newFacts) {
     if (proposal.confidence < options.confidenceThreshold) continue;
-    const content = cleanText(proposal.content, false);
+    const content = cleanFact(proposal.content);
     if (content === "") continue;
     if (isMeaningless(content)) {
       notes.push(`fact ${JSON.stringify(content)} refused: nothing left after redaction`);
       continue;
     }
+    const refusal =
+      support && assistantOnly && options.minUserSupport > 0
+        ? userRefusal(content, support, assistantOnly, options.minUserSupport)
+        : undefined;
     const duplicate = findDuplicate(content, [...next.facts, ...added]);
     if (duplicate) {
       if (removeIds.delete(duplicate.id)) notes.push(`removal of ${duplicate.id} refused: the update adds the same fact again`);
+      // The same fact with more of what the user said: the stored one (same id) takes the words.
+      if (refusal === undefined && addsDetail(content, duplicate.content)) {
+        duplicate.content = content;
+        detailed.add(duplicate.id);
+      }
       continue;
     }
-    if (support && options.minUserSupport > 0 && supportShare(content, support) < options.minUserSupport) {
-      notes.push(`fact ${JSON.stringify(content)} refused: the user did not say or confirm it`);
-      continue;
-    }
-    const claimed = support && assistantOnly && options.minUserSupport > 0 ? assistantOnlyWord(content, support, assistantOnly) : undefined;
-    if (claimed !== undefined) {
-      notes.push(`fact ${JSON.stringify(content)} refused: ${JSON.stringify(claimed)} is only what the assistant said`);
+    if (refusal !== undefined) {
+      notes.push(`fact ${JSON.stringify(content)} refused: ${refusal}`);
       continue;
     }
     const fact = makeFact({ ...proposal, content }, [...next.facts, ...added], options.source, at);
@@ -421,7 +455,12 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
   const reallyAdded = added.filter((f) => keptIds.has(f.id));
   return {
     memory: sanitized,
-    changed: summaries.length > 0 || removed.length > 0 || reallyAdded.length > 0 || sanitized.facts.length !== memory.facts.length,
+    changed:
+      summaries.length > 0 ||
+      removed.length > 0 ||
+      reallyAdded.length > 0 ||
+      detailed.size > 0 ||
+      sanitized.facts.length !== memory.facts.length,
     added: reallyAdded,
     removed,
     summaries,
@@ -437,7 +476,7 @@ export function makeFact(
   source: string,
   at: string,
 ): Fact | undefined {
-  const content = cleanText(proposal.content, false);
+  const content = cleanFact(proposal.content);
   if (content === "" || isMeaningless(content)) return undefined;
   if (findDuplicate(content, existing)) return undefined;
   const fact: Fact = {
@@ -473,7 +512,7 @@ export function sanitizeMemory(memory: MemoryData, rules: Pick<SaveRules, "maxFa
   const seen = new Set<string>();
   const facts: Fact[] = [];
   for (const f of next.facts) {
-    const content = cleanText(f.content, false);
+    const content = cleanFact(f.content);
     const key = factKey(content);
     if (content === "" || seen.has(key) || isMeaningless(content)) continue;
     seen.add(key);
@@ -505,6 +544,12 @@ function cleanText(text: string, partial: boolean): string {
   const redacted = redactSecrets(text).trim();
   if (partial) return stripUploadMentions(redacted);
   return mentionsUpload(redacted) ? "" : redacted;
+}
+
+/** A fact's text as stored: {@link cleanText} (whole), in the third person about the user (see
+ * `person.ts`). */
+function cleanFact(text: string): string {
+  return thirdPerson(cleanText(text, false));
 }
 
 /** `fact_` + 8 random hex digits, unique among `existing`. */

@@ -1,0 +1,149 @@
+/** Facts are the user's: every word of a fact was said (or confirmed) by the user, in every
+ * script, so no example value of the prompt or the schema can ever become memory; facts are in
+ * the third person about the user; and the same fact in other words is stored once. */
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadCore } from "../src/core/loader.js";
+import type { Message } from "../src/models/types.js";
+import { type MemoryData, applyUpdate, createEmptyMemory, sanitizeMemory } from "../src/memory/longterm/index.js";
+import { thirdPerson } from "../src/memory/longterm/person.js";
+import { contentWords, isFramingWord, sameMeaning } from "../src/memory/longterm/words.js";
+import { exampleValues } from "./fixtures/longterm/examples.js";
+import { DIFFERENT, DIFFERENT_2, MISSED_PARAPHRASES, PARAPHRASES, PARAPHRASES_2 } from "./fixtures/longterm/fact-pairs.js";
+
+beforeAll(async () => {
+  await loadCore(); // redaction runs in the core
+});
+
+const RULES = { confidenceThreshold: 0.7, maxFacts: 100, maxRemovalShare: 0.5, minUserSupport: 0.5 };
+
+/** The facts stored when a model proposes `proposed` after a conversation (user first, then
+ * alternating), starting from `memory`. */
+function extract(conversation: string[], proposed: string[], memory: MemoryData = createEmptyMemory()): string[] {
+  const messages: Message[] = conversation.map((content, i) => ({ role: i % 2 === 0 ? "user" : "assistant", content }));
+  const update = {
+    newFacts: proposed.map((content) => ({ content, category: "context" as const, confidence: 0.95 })),
+    factsToRemove: [],
+    user: {},
+    history: {},
+  };
+  const applied = applyUpdate(memory, update, {
+    ...RULES,
+    source: "t",
+    now: 0,
+    conversation: { messages, correction: false, reinforcement: false },
+  });
+  return applied.memory.facts.map((f) => f.content);
+}
+
+describe("a word nobody said is refused, in every script", () => {
+  // Half or more of each fact is what the user said: only the made-up name is not.
+  const CASES: [script: string, said: string, fact: string, name: string, spoken: string][] = [
+    ["English", "What is my name?", "My name is Sam", "Sam", "Dana"],
+    ["Chinese", "我叫什么名字？我住在北京。", "用户叫萨姆，住在北京", "萨姆", "达娜"],
+    ["Japanese", "私の名前は何ですか？東京に住んでいます。", "ユーザーの名前はサムで、東京に住んでいる", "サム", "ダナ"],
+    ["Korean", "제 이름이 뭐예요? 서울에 살아요.", "이름은 샘, 서울에 산다", "샘", "다나"],
+  ];
+  it.each(CASES)("%s: refused when nobody said the name, stored when the user did", (_, said, fact, name, spoken) => {
+    expect(extract([said, "I don't know yet."], [fact])).toEqual([]);
+    expect(extract([`${said} ${spoken}`, "Nice to meet you."], [fact.replace(name, spoken)])).toHaveLength(1);
+  });
+
+  it("a value the assistant said and the user confirmed is the user's; unconfirmed it is not", () => {
+    expect(extract(["Which editor do I use?", "You use Helix, I think.", "Yes, exactly."], ["Uses Helix"])).toEqual(["Uses Helix"]);
+    expect(extract(["Which editor do I use?", "You use Helix, I think."], ["Uses Helix"])).toEqual([]);
+  });
+});
+
+describe("no example value of the prompt or the schema can become memory", () => {
+  const examples = exampleValues();
+
+  it("collects the example values (the schema's example facts among them)", () => {
+    expect(examples).toEqual(expect.arrayContaining(["Is called Sam", "Works as a nurse in Porto", "Prefers TypeScript over JavaScript"]));
+  });
+
+  it.each(examples.map((e) => [e]))("%s: refused after a conversation that does not hold it", (example) => {
+    expect(extract(["I drink tea in the morning and walk my dog at night.", "Sounds relaxing."], [example])).toEqual([]);
+  });
+
+  // The user said all of the example but one word ("Is called …"): unless that word only frames
+  // the fact ("called"), the fact is refused.
+  const missingOne = examples.flatMap((e) => [...new Set(contentWords(e))].filter((w) => !isFramingWord(w)).map((w) => [e, w] as const));
+  it.each(missingOne)("%s: refused when the user said all of it but %s", (example, word) => {
+    const said = example.replace(new RegExp(`\\b${word}\\b`, "giu"), " ");
+    expect(extract([`${said}.`, "OK."], [example])).toEqual([]);
+  });
+
+  it("while a fact the user did state is stored from the same reply", () => {
+    const facts = extract(
+      ["I drink tea in the morning and walk my dog at night.", "Sounds relaxing."],
+      [...examples, "Drinks tea in the morning"],
+    );
+    expect(facts).toEqual(["Drinks tea in the morning"]);
+  });
+});
+
+describe("facts are in the third person about the user", () => {
+  const CASES: [said: string, proposed: string, stored: string][] = [
+    ["I prefer tabs over spaces.", "I prefer tabs over spaces", "The user prefers tabs over spaces"],
+    ["My name is Dana.", "My name is Dana", "The user's name is Dana"],
+    ["I'm a nurse in Porto.", "I'm a nurse in Porto", "The user is a nurse in Porto"],
+    ["I always indent with tabs.", "I always indent with tabs", "The user always indents with tabs"],
+    ["I don't use Windows.", "I don't use Windows", "The user doesn't use Windows"],
+    ["我喜欢Rust。", "我喜欢Rust", "用户喜欢Rust"],
+    ["私はRustが好きです。", "私はRustが好き", "ユーザーはRustが好き"],
+    ["저는 Rust를 좋아해요.", "저는 Rust를 좋아한다", "사용자는 Rust를 좋아한다"],
+  ];
+  it.each(CASES)("%s → %s", (said, proposed, stored) => {
+    expect(extract([said, "Noted."], [proposed])).toEqual([stored]);
+  });
+
+  it("a first-person fact stored earlier is rewritten on the next save; third-person facts are untouched", () => {
+    const memory = createEmptyMemory();
+    const at = "2026-01-01T00:00:00.000Z";
+    memory.facts = [
+      { id: "fact_00000001", content: "I prefer tabs", category: "preference", confidence: 0.9, createdAt: at, source: "t" },
+      { id: "fact_00000002", content: "Prefers Python over R", category: "preference", confidence: 0.9, createdAt: at, source: "t" },
+    ];
+    expect(sanitizeMemory(memory, { maxFacts: 10 }).facts.map((f) => f.content)).toEqual([
+      "The user prefers tabs",
+      "Prefers Python over R",
+    ]);
+  });
+});
+
+describe("the same fact in other words is stored once", () => {
+  // Compared as stored: in the third person.
+  const same = (a: string, b: string) => sameMeaning(thirdPerson(a), thirdPerson(b));
+  it.each(PARAPHRASES.concat(PARAPHRASES_2))("same: %s / %s", (a, b) => {
+    expect(same(a, b)).toBe(true);
+  });
+  it.each(DIFFERENT.concat(DIFFERENT_2))("different: %s / %s", (a, b) => {
+    expect(same(a, b)).toBe(false);
+  });
+  it.each(MISSED_PARAPHRASES)("not recognised (kept twice, nothing lost): %s / %s", (a, b) => {
+    expect(same(a, b)).toBe(false);
+  });
+
+  it('"prefers tabs" three times in different phrasings is one fact, with the most the user said', () => {
+    const said = ["I prefer tabs over spaces, I always indent with tabs.", "Noted."];
+    expect(extract(said, ["Prefers tabs for indentation", "I prefer tabs over spaces", "I always indent with tabs"])).toEqual([
+      "The user prefers tabs over spaces",
+    ]);
+  });
+
+  it("an update of a value is a new fact, not a duplicate", () => {
+    const memory = sanitizeMemory(
+      {
+        ...createEmptyMemory(),
+        facts: [
+          { id: "fact_00000001", content: "Uses Neovim as editor", category: "preference", confidence: 0.9, createdAt: "", source: "t" },
+        ],
+      },
+      { maxFacts: 10 },
+    );
+    expect(extract(["I switched to Helix as my editor.", "Nice."], ["Uses Helix as editor"], memory)).toEqual([
+      "Uses Neovim as editor",
+      "Uses Helix as editor",
+    ]);
+  });
+});
