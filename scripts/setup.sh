@@ -159,7 +159,7 @@ fi
 rm -f bindings/wasm/pkg/.gitignore bindings/wasm/pkg/.next/.gitignore
 WASM=bindings/wasm/pkg/.next/engram_wasm_bg.wasm
 STAMP=target/.engram-wasm-opt.sha256
-# -Os: -Oz saved ~9 KB but inlines less, and the bench found WASM calls slower (issue 13).
+# -Os: -Oz saved ~9 KB but inlines less, and the bench found WASM calls slower.
 WASM_OPT_FLAGS=(-Os --strip-debug --strip-producers)
 raw_sum="$(sha256sum "$WASM" | cut -d' ' -f1) ${WASM_OPT_FLAGS[*]}"
 if [[ -f $STAMP && "$(sed -n 1p "$STAMP")" == "$raw_sum" && -f "$STAMP.wasm" ]]; then

@@ -1,5 +1,5 @@
 /**
- * The boundary's small and bulk State calls (issue 13): a read of a small file, and loading the
+ * The boundary's small and bulk State calls: a read of a small file, and loading the
  * whole corpus into a fresh StateBackend in one call — ours (native and WASM) against the peer.
  * The peer's load is what its StateBackend needs to serve the files: its `files` state object;
  * the load's floor is plain JS encoding the same texts to UTF-8 once.

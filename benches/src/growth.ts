@@ -1,5 +1,5 @@
 /**
- * Table growth (issue 13): what one more `write` costs as an in-memory table fills, on both cores.
+ * Table growth: what one more `write` costs as an in-memory table fills, on both cores.
  * Two rows — the first files into an empty table and the last ones into a table already holding
  * the rest — whose ratio shows whether the table, its index or the WASM heap copy what they hold
  * as they grow (amortised growth keeps the two within noise; quadratic copying does not).

@@ -99,7 +99,7 @@ export function targets(report: BenchReport): Target[] {
   return out;
 }
 
-/** Issue 13's targets (every call cheaper than the pure-JS peer), evaluated on this run. */
+/** The in-process targets (every call cheaper than the pure-JS peer), evaluated on this run. */
 function boundaryTargets(report: BenchReport): Target[] {
   const by = (id: string) => report.workloads.find((w) => w.id === id);
   const out: Target[] = [];

@@ -1,5 +1,5 @@
 /**
- * Tool-level rows (issue 13): the text the model receives — capped at each library's default —
+ * Tool-level rows: the text the model receives — capped at each library's default —
  * from `grep` (a common and a rare token, content mode), `glob` and `read_file`, over the whole
  * corpus held as thread state. Ours: `createFilesystemTools` on a `StateBackend` (native, WASM),
  * whose text is made in the core in one call. The peer: deepagents' own `grep`, `glob` and

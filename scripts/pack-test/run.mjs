@@ -31,7 +31,7 @@ const wanted = (step) => !only || only.has(step);
 const PG_URL = process.env.ENGRAM_PG_URL ?? "postgres://engram:engram@127.0.0.1:5432/engram";
 /** The oldest TypeScript the published declarations support (README, docs/guides/quick-start.md). */
 const OLDEST_TS = "5.0";
-/** The most a Worker's JavaScript may weigh, minified (issue 14): the example's bundle fails above it. */
+/** The most a Worker's JavaScript may weigh, minified: the example's bundle fails above it. */
 const WORKER_BUNDLE_LIMIT = 350 * 1024;
 
 const failures = [];

@@ -9,7 +9,7 @@
 //! `String`, a `Vec` or an `Option` of one as a multi-value pair, and Node 20's V8 compiles a
 //! wrapper for each multi-value export signature with its optimising compiler while it
 //! compiles the module (~0.15 ms each): 20 signatures were 2.5 ms of a 12 ms cold start
-//! (issue 13). One-value signatures share V8's generic wrapper. No call throws: a call that
+//! One-value signatures share V8's generic wrapper. No call throws: a call that
 //! makes one thing returns it or a [`Failure`], one value typed `T | Failure`.
 
 use engram_core::grep::{GrepOptions, OutputMode};

@@ -1,5 +1,5 @@
 /**
- * The WASM core from a module the caller provides (issue 13 item 6): a precompiled
+ * The WASM core from a module the caller provides: a precompiled
  * `WebAssembly.Module` (`wasmModule`), or `wasmSource` — the module's bytes, or a `fetch` response
  * (or a promise of one) compiled while it downloads. A real HTTP server on 127.0.0.1 serves the
  * package's `.wasm` file. Each test loads a fresh loader (the loader caches one core per kind).

@@ -1,6 +1,6 @@
 /**
  * Unicode in grep regexes, on both cores (vitest projects `native` and `wasm`). The core is built
- * with every `regex` Unicode table except `unicode-age` and `unicode-segment` (issue 13: ~54 KB
+ * with every `regex` Unicode table except `unicode-age` and `unicode-segment` (~54 KB
  * of the WASM module). This pins what holds — Unicode-aware `\w`, `\d`, `\s`, `\b`, case-insensitive
  * matching of non-ASCII text, general categories, scripts and boolean properties — and what the
  * trim removed: `\p{Age=..}` and the segmentation properties are `invalid_pattern`, alike on both

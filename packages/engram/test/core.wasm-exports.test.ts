@@ -1,5 +1,5 @@
 /**
- * The WASM module's exports return one value (issue 13, cold start): Node 20 compiles a wrapper
+ * The WASM module's exports return one value (for cold start): Node 20 compiles a wrapper
  * with its optimising compiler for every multi-value export signature while it compiles the
  * module, ~0.15 ms each. A function, method or result field that returns a `String`, a `Vec`,
  * an `Option` of one or a `Result` as wasm-bindgen makes it fails here (see

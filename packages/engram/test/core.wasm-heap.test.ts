@@ -1,7 +1,7 @@
 /**
  * The WASM core's heap (bindings/wasm/src/heap.rs): linear memory grows geometrically, not by
  * what each allocation needs, so filling a table costs O(log n) `memory.grow`s — each of which
- * makes V8 run a full GC once the heap is a few MB (issue 13: writes slowed down as a table
+ * makes V8 run a full GC once the heap is a few MB (writes slowed down as a table
  * grew). Counted, not timed. Freed memory is reused and contents survive. Runs in the `wasm`
  * project (the native core has no linear memory).
  */
