@@ -8,7 +8,7 @@
 //! `string[]`, ...), both as results and as result fields. wasm-bindgen would return a
 //! `String`, a `Vec` or an `Option` of one as a multi-value pair, and Node 20's V8 compiles a
 //! wrapper for each multi-value export signature with its optimising compiler while it
-//! compiles the module (~0.15 ms each): 20 signatures were 2.5 ms of a 12 ms cold start
+//! compiles the module (~0.15 ms each): 20 signatures were 2.5 ms of a 12 ms cold start.
 //! One-value signatures share V8's generic wrapper. No call throws: a call that
 //! makes one thing returns it or a [`Failure`], one value typed `T | Failure`.
 
