@@ -58,6 +58,9 @@ export async function* runThread(
   yield { type: "final", output, stopReason: output.stopReason };
 }
 
+/** The message that ends a cancelled run's turn in its thread. */
+export const CANCELLED_TURN = "(cancelled before the answer was finished)";
+
 /** A run under way: its events, its state and scope, and its end (after its save). */
 interface Started {
   done: Promise<AgentOutput>;
@@ -155,7 +158,9 @@ async function startRun(
   };
   const done = runLoop(scope, state, input, { save, top: true }).catch(async (e: unknown) => {
     // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise
-    // keep what completed; dangling tool calls are answered by the patch middleware next time.
+    // keep what completed; dangling tool calls are answered by the patch middleware next time. A
+    // cancelled run says so in the thread, for whoever reads it next (the model, `threads show`).
+    if (opts.signal?.aborted && !(e instanceof ResumeError)) state.messages.push({ role: "assistant", content: CANCELLED_TURN });
     if (!(e instanceof ResumeError)) await save({ messages: state.messages, data: state.data }).catch(() => undefined);
     throw e;
   });
