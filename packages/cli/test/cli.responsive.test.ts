@@ -27,6 +27,9 @@ let server: ScriptedModelServer;
 let home: ReturnType<typeof tempDir>;
 /** While set, extraction requests wait for it. */
 let gate: { promise: Promise<void>; open: () => void } | undefined;
+/** While set, extraction replies are no JSON (the memory then reports a failed attempt). */
+let garbled = false;
+const SLOW_ANSWER = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
 const latencies: Record<string, number> = {};
 
 function closedGate() {
@@ -45,9 +48,11 @@ beforeAll(async () => {
   server = await startScriptedModelServer(async (r) => {
     if (isMemoryExtraction(r)) {
       await gate?.promise;
+      if (garbled) return { text: "this is no JSON" };
       return { text: memoryUpdate(said(r).includes("my favourite drink is green tea") ? [{ content: FACT }] : []) };
     }
     const user = lastUserText(r);
+    if (user.includes("slow answer")) return { text: SLOW_ANSWER, chunkDelayMs: 60 };
     if (user.includes("long story")) return { text: `${"once upon a time ".repeat(300)}THE END`, chunkDelayMs: 40 };
     return { text: `ok: ${user}` };
   });
@@ -65,11 +70,11 @@ afterAll(async () => {
 const env = () =>
   cleanEnv({ ENGRAM_HOME: home.path, ENGRAM_USER: "tester", ENGRAM_MEMORY_DEBOUNCE_MS: "0", LANG: "C.UTF-8", TERM: "xterm-256color" });
 
-function startChat(name: string): string {
+function startChat(name: string, baseURL = server.baseURL): string {
   const session = terminal.session(name);
   terminal.start(session, {
     env: env(),
-    args: ["--base-url", server.baseURL, "--model", "openai-compatible:scripted", "chat"],
+    args: ["--base-url", baseURL, "--model", "openai-compatible:scripted", "chat"],
     dir: home.path,
   });
   return session;
@@ -154,4 +159,27 @@ it("Ctrl-C cancels a slow turn, and a second Ctrl-C exits, each within 2 s, whil
   expect(closed).toContain("EXITED 0");
   expect(closed).toContain("memory saved (1 conversation to learn from next time)");
   expect(latencies.ctrlCExit).toBeLessThan(2000);
+});
+
+it("with a model elsewhere, extraction runs alongside a turn, and its diagnostics wait for the answer", { timeout: 240_000 }, async () => {
+  // 0.0.0.0 reaches the same server but is no loopback name: extraction runs in the background.
+  gate = closedGate();
+  garbled = true;
+  const session = startChat("d", server.baseURL.replace("127.0.0.1", "0.0.0.0"));
+  await terminal.waitFor(session, "› ");
+  const before = extractions().length;
+  terminal.type(session, "my favourite drink is green tea");
+  await terminal.waitFor(session, "ok: my favourite drink is green tea");
+  await extractionCount(before + 1);
+  terminal.type(session, "a slow answer please");
+  await terminal.waitFor(session, "word3 ");
+  gate.open(); // the extraction fails while the answer streams
+  gate = undefined;
+  const lines = (await terminal.waitFor(session, /word39[\s\S]*extraction/)).split("\n");
+  const answer = lines.findIndex((l) => l.includes("word0 "));
+  expect(lines[answer]).toContain(SLOW_ANSWER);
+  expect(lines.findIndex((l) => l.includes("extraction"))).toBeGreaterThan(answer);
+  garbled = false;
+  terminal.type(session, "/exit");
+  expect(await terminal.waitFor(session, "EXITED")).toContain("EXITED 0");
 });

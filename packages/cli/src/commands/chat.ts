@@ -90,7 +90,10 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
   const { model, storage } = opened;
   const c = ctx.colors(ctx.stdout);
   const renderer = new EventRenderer(ctx.stdout, ctx.stdout, c);
-  const agent = openAgent(storage, model, (m) => renderer.warn(m));
+  // Memory's diagnostics (a refused fact, a failed extraction) never cut into an answer: those
+  // that come while a turn streams are shown when it ends.
+  const heldNotes: string[] = [];
+  const agent = openAgent(storage, model, (m) => (turn ? heldNotes.push(m) : renderer.warn(m)));
   let threadId = options.thread ?? newThreadId();
   const threads = UserThreads.of(config.user, ctx.env);
   // The thread's checkpoint key: the user's saved thread of that name, else a new one.
@@ -227,6 +230,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
         return;
       } finally {
         turn = undefined;
+        for (const note of heldNotes.splice(0)) renderer.warn(note);
       }
       if (stopReason === "interrupted" && interrupt) {
         const decisions = await review(interrupt);
