@@ -1,7 +1,8 @@
 /**
  * What `LlamaCppModel.stream` tells while it works — the model loading, the prompt being read
  * (its size), the first token — and the answer of a grammar-constrained reply streamed as it is
- * generated (decoded from its JSON); an aborted call returns at once. node-llama-cpp is the stub
+ * generated (decoded from its JSON); an aborted call returns at once; structured requests keep
+ * off the conversation's context sequence. node-llama-cpp is the stub
  * in fixtures/models/llama-stub.ts (text arrives in small pieces, as from the real one).
  */
 import { join } from "node:path";
@@ -98,5 +99,25 @@ describe("LlamaCppModel.stream", () => {
     release();
     expect((await second).message.content).toBe("next");
     await model.dispose();
+  });
+
+  it("structured requests (memory extraction) run on a sequence of their own: the conversation's cache stays", async () => {
+    const stub = resetLlamaStub({
+      replies: [{ response: '{"answer": "hi"}' }, { response: '{"newFacts": []}' }, { response: '{"answer": "again"}' }],
+    });
+    const model = new LlamaCppModel({ modelPath: import.meta.filename, module: STUB });
+    await model.invoke(request());
+    await model.invoke(request({ tools: [], responseFormat: { name: "memory_update", schema: { type: "object" } } }));
+    await model.invoke(request());
+    expect(stub.contexts).toMatchObject([{ sequences: 2 }]);
+    expect(stub.sequenceIds).toEqual([0, 1, 0]);
+    await model.dispose();
+
+    const single = resetLlamaStub();
+    const small = new LlamaCppModel({ modelPath: import.meta.filename, module: STUB, structuredSequence: false });
+    await small.invoke(request({ tools: [], responseFormat: { name: "memory_update", schema: { type: "object" } } }));
+    expect(single.contexts[0]).not.toHaveProperty("sequences");
+    expect(single.sequenceIds).toEqual([0]);
+    await small.dispose();
   });
 });

@@ -49,6 +49,13 @@ export interface LlamaCppOptions {
   threads?: number;
   /** Context window in tokens. Default: `4096` (or the model's training size, if smaller). */
   contextSize?: number;
+  /**
+   * Whether structured requests (`responseFormat`: long-term memory extraction) run on a context
+   * sequence of their own, so that they never evict the conversation's cached prompt — the turn
+   * after an extraction then reads only its new messages, not the whole prompt again. Costs a
+   * second KV cache of `contextSize` tokens. Default: `true`.
+   */
+  structuredSequence?: boolean;
   /** Default cap on generated tokens (a request's `settings.maxOutputTokens` wins). Default: `512`. */
   maxOutputTokens?: number;
   /** Default temperature (a request's `settings.temperature` wins). Default: `0` (greedy, reproducible). */
@@ -87,7 +94,7 @@ interface LlamaContext {
 interface LlamaModelHandle {
   readonly trainContextSize: number;
   tokenize?(text: string): readonly unknown[];
-  createContext(options: { contextSize?: number; threads?: number }): Promise<LlamaContext>;
+  createContext(options: { contextSize?: number; threads?: number; sequences?: number }): Promise<LlamaContext>;
   dispose(): Promise<void>;
 }
 interface LlamaGrammarHandle {
@@ -164,11 +171,17 @@ function entryOf(path: string): string {
 }
 
 /** The loaded runtime, model and context of one {@link LlamaCppModel}. */
-interface Loaded {
+interface Loaded extends Lane {
   mod: NodeLlamaCppModule;
   llama: Llama;
   model: LlamaModelHandle;
   context: LlamaContext;
+  /** Where structured requests run when they have a sequence of their own. */
+  structured?: Lane;
+}
+
+/** A context sequence (its KV cache) and the chat that generates on it. */
+interface Lane {
   sequence: LlamaSequence;
   chat: LlamaChat;
 }
@@ -300,6 +313,7 @@ export class LlamaCppModel implements ChatModel {
     if (!loaded) return;
     await this.#queue.catch(() => undefined);
     loaded.chat.dispose();
+    loaded.structured?.chat.dispose();
     await loaded.context.dispose();
     await loaded.model.dispose();
     await loaded.llama.dispose();
@@ -349,11 +363,14 @@ export class LlamaCppModel implements ChatModel {
     try {
       const model = await llama.loadModel({ modelPath });
       const contextSize = Math.min(o.contextSize ?? DEFAULT_CONTEXT_SIZE, model.trainContextSize || Number.POSITIVE_INFINITY);
-      const context = await model.createContext({ contextSize, threads });
+      const separate = o.structuredSequence ?? true;
+      const context = await model.createContext({ contextSize, threads, ...(separate && { sequences: 2 }) });
       this.#contextSize = context.contextSize || contextSize;
-      const sequence = context.getSequence();
-      const chat = new mod.LlamaChat({ contextSequence: sequence });
-      return { mod, llama, model, context, sequence, chat };
+      const lane = (): Lane => {
+        const sequence = context.getSequence();
+        return { sequence, chat: new mod.LlamaChat({ contextSequence: sequence }) };
+      };
+      return { mod, llama, model, context, ...lane(), ...(separate && { structured: lane() }) };
     } catch (e) {
       await llama.dispose().catch(() => undefined);
       throw new ModelError("bad_request", `LlamaCppModel: could not load ${modelPath}: ${message(e)}`, { cause: e });
@@ -396,19 +413,20 @@ export class LlamaCppModel implements ChatModel {
       report({ type: "status", stage: "reading_prompt", tokens: promptTokens(loaded.model, history) });
       options.onTextChunk = streamedText(report, grammar && !request.responseFormat ? new AnswerStream() : grammar ? undefined : null);
     }
-    const before = loaded.sequence.tokenMeter.getState();
+    const { sequence, chat } = request.responseFormat && loaded.structured ? loaded.structured : loaded;
+    const before = sequence.tokenMeter.getState();
     let response: LlamaChatResponse;
     try {
-      response = await loaded.chat.generateResponse(history, options);
+      response = await chat.generateResponse(history, options);
     } catch (e) {
       if (signal?.aborted) throw abortedError(signal);
       const text = message(e);
       const code = /context|too long|exceed/i.test(text) ? "context_length" : "bad_response";
       throw new ModelError(code, `LlamaCppModel: generation failed: ${text}`, { cause: e });
     }
-    const after = loaded.sequence.tokenMeter.getState();
+    const after = sequence.tokenMeter.getState();
     const outputTokens = after.usedOutputTokens - before.usedOutputTokens;
-    const inputTokens = Math.max(0, loaded.sequence.nextTokenIndex - outputTokens);
+    const inputTokens = Math.max(0, sequence.nextTokenIndex - outputTokens);
     const usage: Usage = {
       inputTokens,
       outputTokens,
