@@ -54,3 +54,15 @@ it("keeps checkpoints over a row's 2 MB in parts, and refuses an oversized value
     notStorage: "invalid_argument",
   });
 });
+
+it("8 concurrent requests of 100 compare-and-swap increments each on one key make exactly 800, every time", async () => {
+  for (const round of [1, 2, 3]) {
+    const key = `n${round}`;
+    const runs = (await Promise.all(Array.from({ length: 8 }, () => call(`/increment?object=counter&key=${key}&times=100`)))) as {
+      conflicts: number;
+    }[];
+    expect(await call(`/get?object=counter&key=${key}`)).toBe(800);
+    // The requests overlapped: some of their swaps lost and were retried.
+    expect(runs.reduce((n, r) => n + r.conflicts, 0)).toBeGreaterThan(0);
+  }
+});
