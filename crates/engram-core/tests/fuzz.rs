@@ -254,6 +254,27 @@ proptest! {
     }
 
     #[test]
+    fn no_encoding_hides_a_fixture_secret_among_noise(
+        pick in any::<prop::sample::Index>(),
+        encoding in prop::sample::select(common::ENCODINGS.to_vec()),
+        seed in any::<usize>(),
+        before in "[a-zA-Z0-9 .:,]{0,24}",
+        after in "[a-zA-Z0-9 .:,]{0,24}",
+    ) {
+        let rows = common::rows();
+        let (_, template, secret, _) = &rows[pick.index(rows.len())];
+        let text = format!("{before}\n{}\n{after}", template.replace("{}", secret));
+        // Base64 is decoded where it decodes to ASCII text.
+        prop_assume!(text.is_ascii() || !matches!(encoding, common::Encoding::Base64));
+        let out = redact(&encoding.encode(&text, secret, seed)).text;
+        // Short prose secrets (a PIN, a single word) can legitimately occur in the noise.
+        if secret.len() >= 8 {
+            prop_assert!(!encoding.decode(&out).contains(secret.as_str()), "{:?} survived {:?} in {:?}", secret, encoding, out);
+        }
+        prop_assert_eq!(redact(&out).text, out);
+    }
+
+    #[test]
     fn redaction_of_arbitrary_text_is_idempotent(text in "\\PC{0,200}") {
         let once = redact(&text);
         prop_assert_eq!(redact(&once.text).text, once.text.clone());

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{rows, Gen, B64, HEX};
+use common::{rows, Encoding, Gen, B64, ENCODINGS, HEX};
 use engram_core::redact::{find, redact, rule_ids, REDACTED};
 use std::collections::BTreeSet;
 
@@ -28,6 +28,26 @@ fn every_format_redacts_its_positive_and_ignores_its_negative() {
             failures.push(format!("{id}: negative {negative:?} redacted by {:?}", neg));
         }
         assert_eq!(redact(&got.text).text, got.text, "{id}: not idempotent");
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn no_encoding_hides_a_fixture_secret() {
+    let mut failures = Vec::new();
+    for (id, template, secret, _) in &rows() {
+        let text = template.replace("{}", secret);
+        for encoding in ENCODINGS {
+            // Base64 is decoded where it decodes to ASCII text.
+            if matches!(encoding, Encoding::Base64) && !text.is_ascii() {
+                continue;
+            }
+            let encoded = encoding.encode(&text, secret, secret.len());
+            let out = redact(&encoded).text;
+            if encoding.decode(&out).contains(secret.as_str()) || !out.contains(REDACTED) {
+                failures.push(format!("{id} {encoding:?}\n  in:  {encoded:?}\n  out: {out:?}"));
+            }
+        }
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -1,6 +1,8 @@
 //! Fixtures shared by the redaction tests: a deterministic generator and one row per format.
 #![allow(dead_code)]
 
+use base64::Engine;
+
 pub const ALNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 pub const UPNUM: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 pub const LOWNUM: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -421,5 +423,130 @@ pub fn rows() -> Vec<Row> {
             g.mixed(32),
             "the secret recipe uses 3 eggs",
         ),
+        row(
+            "aws-key-id-and-secret",
+            "keys: {}",
+            format!("AKIA{}, {}", g.s(UPNUM, 16), g.s(B64, 40)),
+            "AKIA and then forty characters of plain words follow here",
+        ),
+        row("base64-encoded-secret", "OpenAI: {}", base64(&format!("sk-proj-{}", g.s(B64URL, 48))), &base64("prose")),
+        row("base64-encoded-secret", "{}", base64(&format!("password: {}", g.mixed(12))), &base64("password: string")),
     ]
+}
+
+pub fn base64(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+/// The encodings a secret may hide behind in a memory write. `decode` is what a reader of the
+/// redacted text recovers from it.
+#[derive(Debug, Clone, Copy)]
+pub enum Encoding {
+    /// A JSON string: `\/`, `\"`, `\n` and `\u0061` escapes.
+    Json,
+    /// Percent-encoding of everything but letters, digits and `-_.~`.
+    Percent,
+    /// Full-width forms of every ASCII character, the ideographic space for a space.
+    FullWidth,
+    /// Zero-width and other invisible characters inside the secret.
+    ZeroWidth,
+    /// Base64 of the whole text.
+    Base64,
+}
+
+pub const ENCODINGS: [Encoding; 5] =
+    [Encoding::Json, Encoding::Percent, Encoding::FullWidth, Encoding::ZeroWidth, Encoding::Base64];
+
+const INVISIBLE: [char; 6] = ['\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}', '\u{ad}'];
+
+impl Encoding {
+    /// `text`, which holds `secret`, encoded; `seed` varies where invisible characters go.
+    pub fn encode(self, text: &str, secret: &str, seed: usize) -> String {
+        match self {
+            Encoding::Json => text.chars().map(json_escape).collect(),
+            Encoding::Percent => text
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+                    _ => format!("%{b:02X}"),
+                })
+                .collect(),
+            Encoding::FullWidth => text
+                .chars()
+                .map(|c| match c {
+                    ' ' => '\u{3000}',
+                    '!'..='~' => char::from_u32(c as u32 + 0xfee0).unwrap(),
+                    c => c,
+                })
+                .collect(),
+            Encoding::ZeroWidth => {
+                let every = 1 + seed % 5;
+                let mut spread = String::new();
+                for (i, c) in secret.chars().enumerate() {
+                    spread.push(c);
+                    if i % every == every - 1 {
+                        spread.push(INVISIBLE[(seed + i) % INVISIBLE.len()]);
+                    }
+                }
+                text.replacen(secret, &spread, 1)
+            }
+            Encoding::Base64 => base64(text),
+        }
+    }
+
+    pub fn decode(self, text: &str) -> String {
+        match self {
+            Encoding::Json => serde_json::from_str(&format!("\"{text}\"")).expect("redaction keeps JSON escapes whole"),
+            Encoding::Percent => {
+                let b = text.as_bytes();
+                let mut out = Vec::new();
+                let mut i = 0;
+                while i < b.len() {
+                    match b.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()) {
+                        Some(byte) if b[i] == b'%' => {
+                            out.push(byte);
+                            i += 3;
+                        }
+                        _ => {
+                            out.push(b[i]);
+                            i += 1;
+                        }
+                    }
+                }
+                String::from_utf8_lossy(&out).into_owned()
+            }
+            Encoding::FullWidth => text
+                .chars()
+                .map(|c| match c {
+                    '\u{3000}' => ' ',
+                    '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap(),
+                    c => c,
+                })
+                .collect(),
+            Encoding::ZeroWidth => text.chars().filter(|c| !INVISIBLE.contains(c)).collect(),
+            // The text as it stands and every base64 run in it decoded.
+            Encoding::Base64 => {
+                let mut out = text.to_string();
+                for run in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '/')) {
+                    if let Ok(bytes) = base64::engine::general_purpose::STANDARD_NO_PAD.decode(run) {
+                        out.push('\n');
+                        out.push_str(&String::from_utf8_lossy(&bytes));
+                    }
+                }
+                out
+            }
+        }
+    }
+}
+
+fn json_escape(c: char) -> String {
+    match c {
+        '"' => "\\\"".into(),
+        '\\' => "\\\\".into(),
+        '/' => "\\/".into(),
+        '\n' => "\\n".into(),
+        'a' => "\\u0061".into(),
+        c if c.is_control() => format!("\\u{:04x}", c as u32),
+        c => c.to_string(),
+    }
 }
