@@ -24,7 +24,7 @@ import {
 import { nextRevision, openSchema } from "./schema.js";
 import { type DurableObjectSqlStorage, blobParts, first, guard, joinBlobs, rows, textParts } from "./sql.js";
 
-interface HeadRow extends Record<string, string | number | null> {
+interface HeadRow {
   revision: number;
   files_id: string | null;
   files_deltas: number | null;

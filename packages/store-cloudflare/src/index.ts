@@ -6,5 +6,8 @@
  */
 export type { DurableObjectSqlStorage, SqlCursor, SqlStorage, SqlValue } from "./sql.js";
 export { SCHEMA_VERSION } from "./schema.js";
-export { DurableObjectStore, MAX_VALUE_BYTES } from "./store.js";
+export { MAX_VALUE_BYTES } from "./items.js";
+export { DurableObjectStore } from "./store.js";
 export { DurableObjectCheckpointer } from "./checkpointer.js";
+export type { D1Database, D1PreparedStatement } from "./d1.js";
+export { D1Store } from "./d1-store.js";

@@ -27,9 +27,9 @@ export interface DurableObjectSqlStorage {
 }
 
 /** A storage failure as a `store_error` {@link EngramError} (Engram errors pass through). */
-export function storeError(e: unknown): EngramError {
+export function storeError(e: unknown, source = "durable object sql"): EngramError {
   if (e instanceof EngramError) return e;
-  return new EngramError("store_error", `durable object sql: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  return new EngramError("store_error", `${source}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
 }
 
 /** Runs `fn`, turning a storage failure into a `store_error` {@link EngramError}. */
@@ -41,15 +41,16 @@ export function guard<T>(fn: () => T): T {
   }
 }
 
-/** The rows of `query` (synchronous: the storage lives in the Durable Object's own process). */
-export function rows<T extends Record<string, SqlValue>>(sql: SqlStorage, query: string, ...bindings: unknown[]): T[] {
-  return sql.exec<T>(query, ...bindings).toArray();
+/** The rows of `query`, typed as the caller knows them (synchronous: the storage lives in the
+ * Durable Object's own process). */
+export function rows<T>(sql: SqlStorage, query: string, ...bindings: unknown[]): T[] {
+  return sql.exec(query, ...bindings).toArray() as T[];
 }
 
 /** The first row of `query`, if any. The cursor is read to its end: a statement that writes
  * is then done whatever it returns. */
-export function first<T extends Record<string, SqlValue>>(sql: SqlStorage, query: string, ...bindings: unknown[]): T | undefined {
-  return sql.exec<T>(query, ...bindings).toArray()[0];
+export function first<T>(sql: SqlStorage, query: string, ...bindings: unknown[]): T | undefined {
+  return rows<T>(sql, query, ...bindings)[0];
 }
 
 /** A Durable Object's SQLite refuses strings and blobs over 2 MB; larger checkpoint parts are

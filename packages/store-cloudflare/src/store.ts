@@ -8,50 +8,28 @@ import {
   type BatchOp,
   type BatchResult,
   type Bound,
-  EngramError,
   type ListOptions,
   type ListResult,
   type Namespace,
   type PutOptions,
   type PutResult,
-  type RawRow,
   type SearchOptions,
   type SearchResult,
   type Store,
   type StoreItem,
   checkKey,
   decodeValue,
-  encodeValue,
   listRows,
   namespaceId,
   searchRows,
 } from "engram";
+import { type ItemRow, checkBatch, encodeSized, rangeQuery, rawRow, singlePut } from "./items.js";
 import { nextRevision, openSchema } from "./schema.js";
 import { type DurableObjectSqlStorage, first, guard, rows, storeError } from "./sql.js";
-
-/** The largest value a {@link DurableObjectStore} keeps, in UTF-8 bytes of its JSON: a row of a
- * Durable Object's SQLite holds at most 2 MB, key included. */
-export const MAX_VALUE_BYTES = 1_900_000;
-
-interface Row extends Record<string, string | number> {
-  key: string;
-  revision: number;
-  updated_at: number;
-}
 
 /** Thrown inside a transaction to roll it back on a lost compare-and-swap. */
 class Conflict {
   constructor(readonly index: number) {}
-}
-
-const encoder = new TextEncoder();
-
-function encodeSized(value: unknown, key: string): string {
-  const text = encodeValue(value);
-  if (text.length > MAX_VALUE_BYTES / 3 && encoder.encode(text).length > MAX_VALUE_BYTES) {
-    throw new EngramError("too_large", `the value of '${key}' is over ${MAX_VALUE_BYTES} bytes as JSON (a Durable Object row's limit)`);
-  }
-  return text;
 }
 
 /**
@@ -69,7 +47,7 @@ export class DurableObjectStore implements Store {
     const ns = namespaceId(namespace);
     checkKey(key);
     const row = guard(() =>
-      first<Row & { value: string }>(
+      first<ItemRow & { value: string }>(
         this.#storage.sql,
         "SELECT key, value, revision, updated_at FROM engram_items WHERE ns = ? AND key = ?",
         ns,
@@ -139,10 +117,7 @@ export class DurableObjectStore implements Store {
   }
 
   async put<V>(namespace: Namespace, key: string, value: V, options: PutOptions = {}): Promise<PutResult> {
-    const r = this.#write([
-      { op: "put", namespace, key, value, ...(options.ifRevision !== undefined && { ifRevision: options.ifRevision }) },
-    ]);
-    return r.ok ? { ok: true, revision: r.revisions[0] as string } : { ok: false, conflict: true };
+    return singlePut.result(this.#write([singlePut.op(namespace, key, value, options)]));
   }
 
   async delete(namespace: Namespace, keys: readonly string[]): Promise<number> {
@@ -166,11 +141,7 @@ export class DurableObjectStore implements Store {
   }
 
   async batch(ops: readonly BatchOp[]): Promise<BatchResult> {
-    if (!Array.isArray(ops)) throw new EngramError("invalid_argument", "batch takes an array of operations");
-    for (const op of ops) {
-      if (op?.op !== "put" && op?.op !== "delete") throw new EngramError("invalid_argument", `unknown batch op ${JSON.stringify(op?.op)}`);
-    }
-    return this.#write(ops);
+    return this.#write(checkBatch(ops));
   }
 
   async changeToken(namespace: Namespace): Promise<string> {
@@ -181,17 +152,9 @@ export class DurableObjectStore implements Store {
 
   #fetch(namespace: Namespace) {
     const ns = namespaceId(namespace);
-    return (from: Bound, to: string | undefined, limit: number, values: boolean): RawRow[] => {
-      const query =
-        `SELECT key, ${values ? "value, " : ""}revision, updated_at FROM engram_items ` +
-        `WHERE ns = ? AND key ${from.inclusive ? ">=" : ">"} ?${to === undefined ? "" : " AND key < ?"} ORDER BY key LIMIT ?`;
-      const args = to === undefined ? [ns, from.key, limit] : [ns, from.key, to, limit];
-      return guard(() => rows<Row & { value?: string }>(this.#storage.sql, query, ...args)).map((r) => ({
-        key: r.key,
-        ...(r.value !== undefined && { value: r.value }),
-        revision: String(r.revision),
-        updatedAt: r.updated_at,
-      }));
+    return (from: Bound, to: string | undefined, limit: number, values: boolean) => {
+      const { query, args } = rangeQuery(ns, from, to, limit, values);
+      return guard(() => rows<ItemRow>(this.#storage.sql, query, ...args)).map(rawRow);
     };
   }
 

@@ -1,49 +1,22 @@
 /** The Durable Object store and checkpointer in workerd (miniflare), with a real SQLite-backed
  * Durable Object binding: the conformance suites run inside the object. */
-import { join } from "node:path";
-import { checkpointerConformance, storeConformance } from "engram/testing";
-import type { Miniflare } from "miniflare";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { checkpointerConformance, storeConformance } from "../../engram/src/testing/index.js";
 import type { TestResult } from "./fixtures/harness.js";
-import { type Bundle, bundleWorker, startWorker } from "./fixtures/host.js";
+import { registeredTests, useTestWorker } from "./fixtures/host.js";
 
-let bundle: Bundle;
-let mf: Miniflare;
-
-beforeAll(async () => {
-  bundle = await bundleWorker(join(import.meta.dirname, "fixtures/worker.ts"));
-  mf = await startWorker(bundle);
-});
-
-afterAll(async () => {
-  await mf?.dispose();
-  await bundle?.dispose();
-});
-
-/** How many tests a suite registers (counted here, in Node, by the same suite function). */
-function testCount(register: (t: Parameters<typeof storeConformance>[1]) => void): number {
-  let n = 0;
-  register({ describe: (_, fn) => fn(), it: () => void n++, expect: () => ({}) as never });
-  return n;
-}
-
-async function call(path: string): Promise<unknown> {
-  const res = await mf.dispatchFetch(`http://localhost${path}`);
-  const body = await res.json();
-  expect(res.status, JSON.stringify(body)).toBe(200);
-  return body;
-}
+const { call } = useTestWorker();
 
 it("passes the Store conformance suite inside a Durable Object", async () => {
   const results = (await call("/conformance/store?object=store-suite")) as TestResult[];
   expect(results.filter((r) => r.error)).toEqual([]);
-  expect(results.length).toBe(testCount((t) => storeConformance("x", t, () => ({}) as never)));
+  expect(results.length).toBe(registeredTests((t) => storeConformance("x", t, () => ({}) as never)));
 });
 
 it("passes the Checkpointer conformance suite inside a Durable Object", async () => {
   const results = (await call("/conformance/checkpointer?object=checkpointer-suite")) as TestResult[];
   expect(results.filter((r) => r.error)).toEqual([]);
-  expect(results.length).toBe(testCount((t) => checkpointerConformance("x", t, () => ({}) as never)));
+  expect(results.length).toBe(registeredTests((t) => checkpointerConformance("x", t, () => ({}) as never)));
 });
 
 it("keeps checkpoints over a row's 2 MB in parts, and refuses an oversized value with too_large", async () => {
