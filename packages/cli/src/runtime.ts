@@ -20,8 +20,10 @@ import {
   MemoryHistory,
   StoreBackend,
   StoreMemoryStorage,
+  DEFAULT_OLLAMA_BASE_URL,
   createDeepAgent,
   isLocalModelId,
+  parseModelString,
   loadCore,
   redactMemoryWrites,
 } from "engram";
@@ -177,17 +179,23 @@ export async function closeAgent(agent: DeepAgent, user: string): Promise<number
   return pending.filter((entry) => entry.job.userId === user).length;
 }
 
-/** Whether the model runs on this machine: a `llama:` file, `ollama:`, or a server at a
- * loopback address (llama.cpp's server, Ollama, LM Studio). */
+/** Whether the model runs on this machine: a `llama:` file, or a server at a loopback address
+ * (`--base-url`, a model string's `@http://…`, `ollama:`'s default: llama.cpp's server, Ollama,
+ * LM Studio). */
 export function runsLocally(config: CliConfig, model: ChatModel): boolean {
   if (isLocalModelId(model.id)) return true;
-  if (!config.baseUrl) return false;
-  try {
-    const host = new URL(config.baseUrl).hostname.replace(/^\[|\]$/g, "");
-    return host === "localhost" || host === "::1" || /^127\./.test(host);
-  } catch {
-    return false;
+  let url = config.baseUrl;
+  if (url === undefined && config.model !== undefined) {
+    try {
+      const spec = parseModelString(config.model);
+      url = spec.baseURL ?? (spec.provider === "ollama" ? DEFAULT_OLLAMA_BASE_URL : undefined);
+    } catch {
+      return false;
+    }
   }
+  if (url === undefined || !URL.canParse(url)) return false;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+  return host === "localhost" || host === "::1" || /^127\./.test(host);
 }
 
 /** The agent of `config` over `storage`. */

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { isMemoryExtraction, lastUserText, memoryUpdate } from "../../../examples/node/scripted-model-server.js";
 import { loadConfig } from "../src/config.js";
 import { llamaModel } from "../src/llama-model.js";
-import { REVIEW_GROUPS, agentOptions } from "../src/runtime.js";
+import { REVIEW_GROUPS, agentOptions, runsLocally } from "../src/runtime.js";
 import { type CommandSandbox, REPO, engram, jsonLines, useCommandSandbox } from "./helpers.js";
 
 let { server, home, cwd, env } = {} as CommandSandbox;
@@ -37,6 +37,22 @@ describe("a llama: model that cannot load", { timeout: 120_000 }, () => {
     const r = await run(["--model", `llama:${file}`, "chat"], "hello\n");
     expect(r.code).not.toBe(0);
     expect(`${r.stdout}${r.stderr}`).toMatch(/error: .*LlamaCppModel/);
+  });
+});
+
+describe("a model on this machine", () => {
+  it("is one whose memory extraction waits for idle time: llama:, ollama:, a loopback server", () => {
+    const model = (id: string) => ({ id, invoke: async () => ({}), stream: async function* () {} }) as never;
+    const local = (config: { model?: string; baseUrl?: string }, id = "openai-compatible:m") =>
+      runsLocally(config as Parameters<typeof runsLocally>[0], model(id));
+    expect(local({ model: "llama:./m.gguf" }, "llama:./m.gguf")).toBe(true);
+    expect(local({ model: "ollama:qwen2.5" })).toBe(true);
+    expect(local({ model: "ollama:qwen2.5@http://gpu-box:11434/v1" })).toBe(false);
+    expect(local({ model: "openai-compatible:m@http://127.0.0.1:8080/v1" })).toBe(true);
+    expect(local({ model: "openai-compatible:m", baseUrl: "http://[::1]:8080/v1" })).toBe(true);
+    expect(local({ model: "openai-compatible:m", baseUrl: "http://localhost:1234/v1" })).toBe(true);
+    expect(local({ model: "openai-compatible:m", baseUrl: "https://api.example.com/v1" })).toBe(false);
+    expect(local({ model: "openai:gpt-4.1" }, "openai:gpt-4.1")).toBe(false);
   });
 });
 
