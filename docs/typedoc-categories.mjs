@@ -14,6 +14,7 @@ const CATEGORIES = [
   ["skills/", "Skills"],
   ["memory/longterm/", "Long-term memory"],
   ["memory/history/", "Memory history"],
+  ["memory/recall/", "Thread recall"],
   ["mcp/", "MCP"],
   ["tracing/", "Tracing"],
   ["prompt/", "Prompt"],

@@ -21,5 +21,6 @@ export * from "./middleware/index.js";
 export * from "./skills/index.js";
 export * from "./memory/longterm/index.js";
 export * from "./memory/history/index.js";
+export * from "./memory/recall/index.js";
 export { redactMemoryWrites } from "./memory/redact-writes.js";
 export { PROMPT_SECTION_TAGS, escapeTags, neutralizeSectionTags } from "./prompt/escape.js";

@@ -11,28 +11,40 @@ import {
   type ThreadInfo,
   checkThreadId,
   checkThreadLimit,
+  type Core,
   type GetCheckpointOptions,
+  type MessageSearchHit,
+  type MessageSearchQuery,
   assembleCheckpoint as assemble,
+  checkMessageSearch,
   decodeCheckpoint,
   encodeCheckpoint,
   filesConflict,
+  loadCore,
   revisionConflict,
   sameFiles,
 } from "engram";
 import type pg from "pg";
 import { PgDatabase, type PostgresOptions, storeError } from "./database.js";
+import { indexThread, searchIndex } from "./message-index.js";
 
 /** Options of {@link PostgresCheckpointer}. */
-export type PostgresCheckpointerOptions = PostgresOptions;
+export type PostgresCheckpointerOptions = PostgresOptions & {
+  /** The core whose BM25 ranks {@link PostgresCheckpointer.searchMessages}. Default: `loadCore()`'s. */
+  core?: Core | Promise<Core>;
+};
 
 /** A {@link Checkpointer} on PostgreSQL. Call `close()` when done. */
 export class PostgresCheckpointer implements Checkpointer {
   readonly #db: PgDatabase;
   /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
   readonly incremental = true;
+  readonly #core: Core | Promise<Core> | undefined;
 
   constructor(options: PostgresCheckpointerOptions) {
-    this.#db = new PgDatabase(options);
+    const { core, ...database } = options;
+    this.#db = new PgDatabase(database as PostgresOptions);
+    this.#core = core;
   }
 
   /** The pool in use. */
@@ -110,6 +122,7 @@ export class PostgresCheckpointer implements Checkpointer {
             ),
             [threadId, e.version, e.doc, e.savedAt, e.interrupted],
           );
+          await indexThread(client, this.#sql("S.engram_thread_messages"), threadId, e.userId, checkpoint.messages);
           return Number(updated.rows[0]?.revision);
         }
         // A new thread has no row to lock: a writer that inserted it meanwhile makes this
@@ -128,6 +141,7 @@ export class PostgresCheckpointer implements Checkpointer {
         );
         await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
         if (e.files) await addParts(client, 0, [e.files, ...e.deltas]);
+        await indexThread(client, this.#sql("S.engram_thread_messages"), threadId, e.userId, checkpoint.messages);
         return Number(written.rows[0]?.revision);
       } catch (err) {
         if (e.expected === 0 && (err as { code?: unknown }).code === "23505") throw revisionConflict(threadId, 0, undefined);
@@ -142,10 +156,20 @@ export class PostgresCheckpointer implements Checkpointer {
       try {
         await client.query(this.#sql("DELETE FROM S.engram_checkpoints WHERE thread_id = $1"), [threadId]);
         await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
+        await client.query(this.#sql("DELETE FROM S.engram_thread_messages WHERE thread_id = $1"), [threadId]);
       } catch (err) {
         throw storeError(err);
       }
     });
+  }
+
+  /** The user's threads: the messages sharing a word with the query come from the database's
+   * full-text index (`tsvector`, GIN), ranked with the core's BM25 (see
+   * {@link Checkpointer.searchMessages}). */
+  async searchMessages(search: MessageSearchQuery): Promise<MessageSearchHit[]> {
+    const checked = checkMessageSearch(search);
+    const core = await (this.#core ?? loadCore());
+    return searchIndex((text, values) => this.#db.query(text, values), this.#db.schema, core, checked);
   }
 
   async list(options: ListThreadsOptions = {}): Promise<{ threads: ThreadInfo[]; cursor?: string }> {

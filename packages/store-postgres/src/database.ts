@@ -33,6 +33,16 @@ const MIGRATIONS: readonly string[] = [
   // share one new revision.
   `ALTER TABLE S.engram_checkpoints ADD COLUMN revision bigint NOT NULL DEFAULT 0;
    UPDATE S.engram_checkpoints SET revision = (SELECT nextval('S.engram_revision'));`,
+  // Recall of a user's earlier threads: the searchable messages of each thread saved with a
+  // user, with a tsvector of each and a GIN index over them. Threads saved before have no user
+  // and are never searched, so nothing is backfilled.
+  `CREATE TABLE S.engram_thread_messages (
+     thread_id text COLLATE "C" NOT NULL, seq integer NOT NULL, user_id text COLLATE "C" NOT NULL,
+     role text NOT NULL, text text NOT NULL,
+     words tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED,
+     PRIMARY KEY (thread_id, seq));
+   CREATE INDEX engram_thread_messages_words ON S.engram_thread_messages USING gin (words);
+   CREATE INDEX engram_thread_messages_user ON S.engram_thread_messages (user_id);`,
 ];
 
 /** The schema version this code writes. */

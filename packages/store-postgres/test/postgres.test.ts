@@ -132,7 +132,8 @@ describe.skipIf(!available)("PostgreSQL", () => {
       const seed = new PostgresCheckpointer({ connectionString: PG_URL, schema: old });
       await seed.get("warm-up");
       await store.pool.query(
-        `DELETE FROM "${old}".engram_migrations WHERE version = 3; ALTER TABLE "${old}".engram_checkpoints DROP COLUMN revision;` +
+        `DELETE FROM "${old}".engram_migrations WHERE version >= 3; DROP TABLE "${old}".engram_thread_messages;` +
+          `ALTER TABLE "${old}".engram_checkpoints DROP COLUMN revision;` +
           `INSERT INTO "${old}".engram_checkpoints VALUES ('legacy', 0, '${legacy.replaceAll("'", "''")}', NULL, 0, true)`,
       );
       await seed.close();

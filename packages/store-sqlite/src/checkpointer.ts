@@ -12,7 +12,10 @@ import {
   checkThreadId,
   checkThreadLimit,
   type GetCheckpointOptions,
+  type MessageSearchHit,
+  type MessageSearchQuery,
   assembleCheckpoint as assemble,
+  checkMessageSearch,
   decodeCheckpoint,
   encodeCheckpoint,
   filesConflict,
@@ -20,6 +23,7 @@ import {
   sameFiles,
 } from "engram";
 import { type SqliteDatabase, type SqliteOptions, guard, openDatabase } from "./database.js";
+import { indexThread, searchIndex, unindexThread } from "./message-index.js";
 
 /** Options of {@link SqliteCheckpointer}. */
 export interface SqliteCheckpointerOptions extends SqliteOptions {}
@@ -86,6 +90,7 @@ export class SqliteCheckpointer implements Checkpointer {
             this.#db
               .prepare("UPDATE engram_checkpoints SET format = ?, doc = ?, saved_at = ?, interrupted = ?, revision = ? WHERE thread_id = ?")
               .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, next, threadId);
+            indexThread(this.#db, threadId, e.userId, checkpoint.messages);
             return next;
           }
           this.#db
@@ -100,6 +105,7 @@ export class SqliteCheckpointer implements Checkpointer {
             addParts.run(threadId, 0, bytes(e.files));
             for (const [i, d] of e.deltas.entries()) addParts.run(threadId, 1 + i, bytes(d));
           }
+          indexThread(this.#db, threadId, e.userId, checkpoint.messages);
           return next;
         })
         .immediate(),
@@ -112,8 +118,16 @@ export class SqliteCheckpointer implements Checkpointer {
       this.#db.transaction(() => {
         this.#db.prepare("DELETE FROM engram_checkpoints WHERE thread_id = ?").run(threadId);
         this.#db.prepare("DELETE FROM engram_checkpoint_files WHERE thread_id = ?").run(threadId);
+        unindexThread(this.#db, threadId);
       })(),
     );
+  }
+
+  /** The user's threads, ranked by the database's full-text index (FTS5, BM25) over their user
+   * and assistant messages (see {@link Checkpointer.searchMessages}). */
+  async searchMessages(search: MessageSearchQuery): Promise<MessageSearchHit[]> {
+    const checked = checkMessageSearch(search);
+    return guard(() => searchIndex(this.#db, checked));
   }
 
   async list(options: ListThreadsOptions = {}): Promise<{ threads: ThreadInfo[]; cursor?: string }> {

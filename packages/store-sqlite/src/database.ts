@@ -69,6 +69,21 @@ export const MIGRATIONS: readonly string[] = [
      SELECT thread_id, format, saved_at, interrupted, revision, doc, files FROM engram_checkpoints ORDER BY thread_id;
    DROP TABLE engram_checkpoints;
    ALTER TABLE engram_checkpoints_v4 RENAME TO engram_checkpoints;`,
+  // Recall of a user's earlier threads: the searchable messages of each thread saved with a
+  // user, and an FTS5 index over them (kept by triggers). Threads saved before have no user and
+  // are never searched, so nothing is backfilled.
+  `CREATE TABLE engram_thread_messages (
+     id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     role TEXT NOT NULL, text TEXT NOT NULL);
+   CREATE INDEX engram_thread_messages_thread ON engram_thread_messages (thread_id, seq);
+   CREATE VIRTUAL TABLE engram_message_search USING fts5(
+     text, content = 'engram_thread_messages', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 0');
+   CREATE TRIGGER engram_thread_messages_added AFTER INSERT ON engram_thread_messages BEGIN
+     INSERT INTO engram_message_search (rowid, text) VALUES (new.id, new.text);
+   END;
+   CREATE TRIGGER engram_thread_messages_removed AFTER DELETE ON engram_thread_messages BEGIN
+     INSERT INTO engram_message_search (engram_message_search, rowid, text) VALUES ('delete', old.id, old.text);
+   END;`,
 ];
 
 /** The schema version this code writes. */

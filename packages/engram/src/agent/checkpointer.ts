@@ -8,8 +8,12 @@
  * by an older Engram resumes in a newer one.
  * @module
  */
+import { loadCore } from "../core/loader.js";
 import type { Core } from "../core/types.js";
 import { EngramError } from "../errors.js";
+import { rankLoadedThreads } from "../memory/recall/rank.js";
+import { type SearchableMessage, searchableMessages } from "../memory/recall/text.js";
+import { type MessageSearchHit, type MessageSearchQuery, checkMessageSearch } from "../memory/recall/types.js";
 import type { Message } from "../models/types.js";
 import { checkKeyText, compareKeys } from "../stores/rules.js";
 import type { Interrupt } from "./types.js";
@@ -52,6 +56,9 @@ export interface Checkpoint {
   interrupt?: Interrupt;
   /** Milliseconds since the epoch. */
   savedAt: number;
+  /** Whose thread this is (the run's `userId`): only that user's searches
+   * ({@link Checkpointer.searchMessages}) see it. A checkpoint saved without one is nobody's. */
+  userId?: string;
   /**
    * Which save of the thread this is: set on `get` (a positive integer that grows with every
    * put and is never used again for the thread, not even after a delete). On `put`, when set,
@@ -99,6 +106,14 @@ export interface Checkpointer {
   delete(threadId: string): Promise<void>;
   /** Optional: the saved threads, sorted by id. */
   list?(options?: ListThreadsOptions): Promise<{ threads: ThreadInfo[]; cursor?: string }>;
+  /**
+   * Optional: the threads saved with `search.userId` (never another user's, never one saved
+   * without a user) whose user or assistant messages share words with `search.query`, best
+   * first, one hit per thread (its best message), at most `search.limit`, each snippet at most
+   * `search.snippetChars` long; `search.excludeThreadId` is left out. A checkpointer without it
+   * is searched by listing and loading its threads (`searchPastThreads`).
+   */
+  searchMessages?(search: MessageSearchQuery): Promise<MessageSearchHit[]>;
 }
 
 /** A checkpoint in storage form: a JSON document and the files as raw bytes. */
@@ -119,6 +134,8 @@ export interface EncodedCheckpoint {
   expected: number | undefined;
   savedAt: number;
   interrupted: boolean;
+  /** {@link Checkpoint.userId}, checked. */
+  userId: string | undefined;
 }
 
 /** Validates a thread id; throws an `invalid_argument` {@link EngramError}. */
@@ -150,6 +167,7 @@ export function encodeCheckpoint(cp: Checkpoint): EncodedCheckpoint {
   if (expected !== undefined && !(Number.isSafeInteger(expected) && expected >= 0))
     throw new EngramError("invalid_argument", `checkpoint revision must be an integer ≥ 0, got ${String(expected)}`);
   const savedAt = typeof cp.savedAt === "number" && Number.isFinite(cp.savedAt) ? cp.savedAt : Date.now();
+  const userId = cp.userId === undefined ? undefined : checkKeyText(cp.userId, "a checkpoint's userId", false);
   const { files, filesDeltas: _, filesRef: __, revision: ___, version: ____, ...rest } = cp;
   let filesRef: FilesRef | undefined;
   let base: FilesRef | undefined;
@@ -181,6 +199,7 @@ export function encodeCheckpoint(cp: Checkpoint): EncodedCheckpoint {
     expected,
     savedAt,
     interrupted: cp.interrupt !== undefined,
+    userId,
   };
 }
 
@@ -281,6 +300,7 @@ export function decodeCheckpoint(
     savedAt: typeof raw.savedAt === "number" ? raw.savedAt : 0,
   };
   if (raw.interrupt !== undefined && raw.interrupt !== null) cp.interrupt = raw.interrupt as Interrupt;
+  if (typeof raw.userId === "string") cp.userId = raw.userId;
   const bytes = files ?? (version === 0 && raw.files !== undefined && raw.files !== null ? bytesFrom(raw.files) : undefined);
   if (bytes) cp.files = new Uint8Array(bytes);
   if (raw.filesRef !== undefined) {
@@ -326,13 +346,26 @@ export function checkpointFiles(checkpoint: Checkpoint, core: Pick<Core, "applyF
   }
 }
 
+/** Options of {@link InMemoryCheckpointer}. */
+export interface InMemoryCheckpointerOptions {
+  /** The core whose BM25 ranks {@link InMemoryCheckpointer.searchMessages}. Default: {@link loadCore}'s. */
+  core?: Core | Promise<Core>;
+}
+
 /** Checkpoints in process memory, in storage form (so callers cannot alias them and they
  * behave exactly as durable ones). */
 export class InMemoryCheckpointer implements Checkpointer {
   readonly #threads = new Map<string, { e: EncodedCheckpoint; revision: number }>();
+  /** The searchable messages of each thread saved with a user, taken out at its save. */
+  readonly #searchable = new Map<string, SearchableMessage[]>();
   /** The last revision handed out, across threads (so none is reused after a delete). */
   #revisions = 0;
   readonly incremental = true;
+  readonly #core: Core | Promise<Core> | undefined;
+
+  constructor(options: InMemoryCheckpointerOptions = {}) {
+    this.#core = options.core;
+  }
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
     const stored = this.#threads.get(checkThreadId(threadId));
@@ -356,11 +389,14 @@ export class InMemoryCheckpointer implements Checkpointer {
     }
     const next = ++this.#revisions;
     this.#threads.set(id, { e, revision: next });
+    if (e.userId === undefined) this.#searchable.delete(id);
+    else this.#searchable.set(id, searchableMessages(checkpoint.messages));
     return next;
   }
 
   async delete(threadId: string): Promise<void> {
     this.#threads.delete(checkThreadId(threadId));
+    this.#searchable.delete(threadId);
   }
 
   async list(options: ListThreadsOptions = {}): Promise<{ threads: ThreadInfo[]; cursor?: string }> {
@@ -373,5 +409,18 @@ export class InMemoryCheckpointer implements Checkpointer {
       return { threadId, savedAt: cp.savedAt, interrupted: cp.interrupted };
     });
     return ids.length > page.length ? { threads, cursor: page.at(-1) as string } : { threads };
+  }
+
+  /** The user's threads ranked with the core's BM25 over their messages (see
+   * {@link Checkpointer.searchMessages}). */
+  async searchMessages(search: MessageSearchQuery): Promise<MessageSearchHit[]> {
+    const checked = checkMessageSearch(search);
+    const core = await (this.#core ?? loadCore());
+    const threads = [];
+    for (const [threadId, { e }] of this.#threads) {
+      if (e.userId !== checked.userId || threadId === checked.excludeThreadId) continue;
+      threads.push({ threadId, savedAt: e.savedAt, searchable: this.#searchable.get(threadId) ?? [] });
+    }
+    return rankLoadedThreads(core, checked, threads);
   }
 }

@@ -73,7 +73,7 @@ export function createDeepAgent(model: ChatModel | LanguageModelLike | string, o
   const memoryCaches = new Map<string, Map<string, MemoryCacheEntry>>();
   const services: AgentServices = {
     core,
-    checkpointer: o.checkpointer ?? new InMemoryCheckpointer(),
+    checkpointer: o.checkpointer ?? new InMemoryCheckpointer({ core }),
     longTerm,
     longTermOptions: ltmOptions,
     backendOwners: new WeakMap(),

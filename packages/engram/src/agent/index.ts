@@ -8,6 +8,7 @@ export {
   type InterruptConfig,
   type LongTermMemoryAgentOptions,
   type SubagentDefinition,
+  type ThreadRecallOptions,
 } from "./options.js";
 export {
   CHECKPOINT_VERSION,
@@ -17,6 +18,7 @@ export {
   type FilesRef,
   type GetCheckpointOptions,
   InMemoryCheckpointer,
+  type InMemoryCheckpointerOptions,
   type ListThreadsOptions,
   type ThreadInfo,
   checkThreadId,

@@ -17,6 +17,9 @@ import type { Checkpointer } from "./checkpointer.js";
 import { type InterruptConfig, stricterPolicy } from "../middleware/hitl.js";
 import { type SubagentDefinition, TASK_TOOL_NAME } from "../middleware/subagents.js";
 import { EXECUTE_TOOL_NAME } from "../tools/execute.js";
+import { PAST_THREADS_TOOL_NAME } from "../middleware/past-threads.js";
+import { MESSAGE_SEARCH_LIMIT, SNIPPET_CHARS } from "../memory/recall/types.js";
+import { canSearchThreads } from "../memory/recall/search.js";
 import { FILESYSTEM_TOOL_NAMES } from "../tools/filesystem.js";
 import type { Middleware } from "../middleware/types.js";
 import type { RunContext } from "../tools/types.js";
@@ -50,6 +53,14 @@ export interface BackendContext {
    * route). Its files are loaded from the thread's checkpoint after the factory returns, so use
    * it only through the returned backend. Created on first access. */
   readonly state: StateBackend;
+}
+
+/** Options of the `search_past_threads` tool (`threadRecall`). */
+export interface ThreadRecallOptions {
+  /** Threads per answer at most (1–50). Default: 5. */
+  maxResults?: number;
+  /** Characters per snippet at most (40–2000). Default: 300. */
+  snippetChars?: number;
 }
 
 /** Options of {@link createDeepAgent}. Every default is in {@link DEFAULT_OPTIONS}. */
@@ -116,6 +127,16 @@ export interface DeepAgentOptions {
    * agent), injected within a token budget. `true` uses every default; the model defaults to the
    * agent's, the storage to a `StoreMemoryStorage` over `store` (or an in-memory one). Default: off. */
   longTermMemory?: boolean | LongTermMemoryAgentOptions;
+  /**
+   * The `search_past_threads` tool: the model searches the run's user's earlier threads (their
+   * user and assistant messages, BM25 — or the checkpointer's own full-text index when it has
+   * `searchMessages`) and gets back the best threads with a snippet each, so it can answer "what
+   * did we decide about X last time" when no long-term fact holds it. Every checkpoint records
+   * its run's `userId`; only threads saved with the same `userId` are searched, never the
+   * current one, and a run without a `userId` gets an error from the tool. The checkpointer
+   * must have `searchMessages` or `list`. `true` uses every default. Default: off.
+   */
+  threadRecall?: boolean | ThreadRecallOptions;
   /** Human review: tool name → `true` (approve/edit/reject) or the decisions allowed.
    * Default: none. */
   interruptOn?: Record<string, InterruptConfig>;
@@ -238,6 +259,7 @@ export const DEFAULT_OPTIONS = {
   skillsDir: "/skills",
   memoryFile: "AGENTS.md",
   longTermMemory: false as const,
+  threadRecall: false as boolean | ThreadRecallOptions,
   interruptOn: {} as Record<string, InterruptConfig>,
   enableMemory: true,
   enableSkills: true,
@@ -259,7 +281,7 @@ export const DEFAULT_OPTIONS = {
 } as const;
 
 /** Names the built-in tools take; user tools must not reuse them. */
-export const BUILT_IN_TOOL_NAMES = [...FILESYSTEM_TOOL_NAMES, EXECUTE_TOOL_NAME, TASK_TOOL_NAME] as const;
+export const BUILT_IN_TOOL_NAMES = [...FILESYSTEM_TOOL_NAMES, EXECUTE_TOOL_NAME, TASK_TOOL_NAME, PAST_THREADS_TOOL_NAME] as const;
 
 // ---- validation: one zod schema per options object; every failure is a ConfigError naming the
 // option's path (`interruptOn.write_file`, `subagents[0].model`). The schemas use `zod/mini`
@@ -426,6 +448,22 @@ export const deepAgentOptionsSchema = z.strictObject(
     memoryFile: z.optional(nonEmpty),
     memorySources: z.optional(z.array(nonEmpty, { message: "must be an array of paths" })),
     longTermMemory: z.optional(z.union([bool, longTermMemoryOptionsSchema], { message: "must be true, false or an options object" })),
+    threadRecall: z.optional(
+      z.union(
+        [
+          bool,
+          z.strictObject({
+            maxResults: z.optional(
+              int(1).check(z.lte(MESSAGE_SEARCH_LIMIT.max, { message: `must be at most ${MESSAGE_SEARCH_LIMIT.max}` })),
+            ),
+            snippetChars: z.optional(
+              int(SNIPPET_CHARS.min).check(z.lte(SNIPPET_CHARS.max, { message: `must be at most ${SNIPPET_CHARS.max}` })),
+            ),
+          }),
+        ],
+        { message: "must be true, false or { maxResults?, snippetChars? }" },
+      ),
+    ),
     interruptOn: z.optional(interruptOnSchema),
     enableMemory: z.optional(bool),
     enableSkills: z.optional(bool),
@@ -579,15 +617,28 @@ export function resolveOptions(options: DeepAgentOptions) {
     }
     return out;
   };
+  if (o.threadRecall && options.checkpointer && !canSearchThreads(options.checkpointer))
+    throw new ConfigError("threadRecall", "needs a checkpointer with searchMessages or list (to find the user's threads)");
   if (o.responseFormat !== undefined && o.responseMode === "tool" && names.has(RESPOND_TOOL))
     throw new ConfigError("tools", `'${RESPOND_TOOL}' is the tool that gives the final answer when responseMode is "tool"`);
   return {
     ...o,
     interruptOn: reviewed(o.interruptOn),
+    threadRecall: resolveThreadRecall(o.threadRecall),
     structured: o.responseFormat === undefined ? undefined : structuredFormat(o.responseFormat),
     subagents: subagents.map((s) => (s.interruptOn ? { ...s, interruptOn: reviewed(s.interruptOn) } : s)),
     memorySources: options.memorySources ?? [o.memoryFile],
     skillsSources: options.skillsSources ?? [o.skillsDir],
+  };
+}
+
+/** `threadRecall` with its defaults, or `undefined` when off. */
+function resolveThreadRecall(option: boolean | ThreadRecallOptions): Required<ThreadRecallOptions> | undefined {
+  if (!option) return undefined;
+  const given = option === true ? {} : option;
+  return {
+    maxResults: given.maxResults ?? MESSAGE_SEARCH_LIMIT.default,
+    snippetChars: given.snippetChars ?? SNIPPET_CHARS.default,
   };
 }
 

@@ -8,6 +8,7 @@ import type { Middleware } from "../middleware/types.js";
 import type { RunScope } from "./runtime.js";
 import { filesystemSlot } from "./slots/filesystem.js";
 import { memorySlot } from "./slots/memory.js";
+import { pastThreadsSlot } from "./slots/past-threads.js";
 import { patchToolCallsSlot } from "./slots/patch-tool-calls.js";
 import { skillsSlot } from "./slots/skills.js";
 import { type RunChild, subagentsSlot } from "./slots/subagents.js";
@@ -20,6 +21,7 @@ export function buildStack(scope: RunScope, runChild: RunChild): Middleware[] {
     // Outermost: the chat and execute_tool spans time the whole stack.
     tracing?.middleware(scope.level.model.id),
     memorySlot(scope),
+    pastThreadsSlot(scope),
     skillsSlot(scope),
     filesystemSlot(scope),
     subagentsSlot(scope, runChild),

@@ -138,7 +138,13 @@ async function startRun(
   // checkpointer that reports no revisions saves unconditionally.
   let revision = saved ? saved.revision : 0;
   const save = async (s: LevelState) => {
-    const cp: Checkpoint = { messages: s.messages, data: s.data, savedAt: Date.now() };
+    // The thread's user is saved with it: recall searches only that user's threads.
+    const cp: Checkpoint = {
+      messages: s.messages,
+      data: s.data,
+      savedAt: Date.now(),
+      ...(opts.userId !== undefined && { userId: opts.userId }),
+    };
     if (s.interrupt) cp.interrupt = s.interrupt;
     if (revision !== undefined) cp.revision = revision;
     // Only the files written since the last save, when the checkpointer appends deltas.

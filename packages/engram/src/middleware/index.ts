@@ -6,3 +6,10 @@ export { GENERAL_PURPOSE, type SpawnSubagent, type SubagentRequest, subagentsMid
 export { allowedDecisions, hitlMiddleware, stricterPolicy } from "./hitl.js";
 export type { DecisionType } from "./types.js";
 export { type SkillsMiddlewareOptions, skillsMiddleware } from "./skills.js";
+export {
+  PAST_THREADS_TOOL_NAME,
+  type PastThreadsOptions,
+  formatPastThreads,
+  pastThreadsMiddleware,
+  pastThreadsTool,
+} from "./past-threads.js";

@@ -252,6 +252,133 @@ export function checkpointerConformance(name: string, t: TestApi, get: () => Che
       expect(await cp.get(id)).toBeUndefined();
     });
 
+    it("records the user of a checkpoint, and rejects a malformed one", async () => {
+      const cp = await get();
+      const id = uniqueId("owned");
+      const user = uniqueId("user");
+      await cp.put(id, { messages: [{ role: "user", content: "hi" }], data: {}, savedAt: 1, userId: user });
+      expect((await cp.get(id))?.userId).toBe(user);
+      await cp.put(id, { messages: [], data: {}, savedAt: 2 });
+      expect((await cp.get(id))?.userId).toBeUndefined();
+      for (const bad of ["", "a\u0000b", 7]) {
+        await expect(cp.put(id, { messages: [], data: {}, savedAt: 3, userId: bad as string })).rejects.toMatchObject(invalidArgument);
+      }
+      expect((await cp.get(id))?.savedAt).toBe(2);
+    });
+
+    it("searches one user's threads: never another user's or an unowned one, bounded, following saves", async () => {
+      const cp = await get();
+      if (!cp.searchMessages) return;
+      const search = cp.searchMessages.bind(cp);
+      const [ada, bob] = [uniqueId("ada"), uniqueId("bob")];
+      const word = uniqueId("zq").replaceAll("-", "");
+      const said = (userId: string | undefined, ...texts: string[]): Checkpoint => ({
+        messages: texts.map((content, i) => ({ role: i % 2 === 0 ? "user" : "assistant", content })),
+        data: {},
+        savedAt: 10,
+        ...(userId !== undefined && { userId }),
+      });
+      const ids = { decided: uniqueId("a1"), weather: uniqueId("a2"), invoices: uniqueId("a3"), current: uniqueId("a4") };
+      await cp.put(ids.decided, said(ada, "hello", `we decided to use PostgreSQL for the ${word} billing database`));
+      await cp.put(ids.weather, said(ada, "the weather in Lisbon is fine"));
+      await cp.put(ids.invoices, said(ada, `${word} billing invoices go out monthly`, "noted"));
+      await cp.put(ids.current, said(ada, `what about ${word} then?`));
+      const bobs = uniqueId("b1");
+      await cp.put(bobs, said(bob, `${word} billing database decided: MySQL`));
+      const unowned = uniqueId("n1");
+      await cp.put(unowned, said(undefined, `${word} billing database decided: SQLite`));
+      // A tool result is not searched (files, command output).
+      const tooled = uniqueId("a5");
+      await cp.put(tooled, {
+        ...said(ada, "read it"),
+        messages: [{ role: "tool", content: `${word} billing database`, toolCallId: "c1" }],
+        userId: ada,
+      });
+
+      const hits = await search({ userId: ada, query: `${word} billing database decided`, excludeThreadId: ids.current });
+      expect(hits.map((h) => h.threadId)).toEqual([ids.decided, ids.invoices]);
+      expect(hits[0]).toMatchObject({ role: "assistant", messageIndex: 1, savedAt: 10 });
+      expect(hits[0]?.snippet).toBe(`we decided to use PostgreSQL for the ${word} billing database`);
+      expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? 0);
+      expect((await search({ userId: bob, query: `${word} PostgreSQL invoices` })).map((h) => h.threadId)).toEqual([bobs]);
+      expect(await search({ userId: uniqueId("nobody"), query: `${word} billing` })).toEqual([]);
+      expect(await search({ userId: ada, query: " ?! " })).toEqual([]);
+      // Without the exclusion, the asking thread matches too; a limit keeps the best.
+      expect((await search({ userId: ada, query: `${word} billing database decided`, limit: 1 })).map((h) => h.threadId)).toEqual([
+        ids.decided,
+      ]);
+
+      // The index follows saves: new words are found, the replaced ones are not; a deleted or
+      // re-owned thread is gone.
+      const fresh = uniqueId("zr").replaceAll("-", "");
+      await cp.put(ids.weather, said(ada, "the weather in Lisbon is fine", `${fresh} sunny`));
+      expect((await search({ userId: ada, query: fresh })).map((h) => h.threadId)).toEqual([ids.weather]);
+      await cp.put(ids.weather, said(ada, "nothing to see"));
+      expect(await search({ userId: ada, query: fresh })).toEqual([]);
+      await cp.put(ids.invoices, said(bob, `${word} billing invoices go out monthly`));
+      await cp.delete(ids.decided);
+      expect((await search({ userId: ada, query: `${word} billing` })).map((h) => h.threadId)).toEqual([ids.current]);
+
+      // Snippets are bounded and show the match.
+      const long = `${"lorem ipsum ".repeat(200)}the ${fresh} plan was approved ${"dolor sit ".repeat(200)}`;
+      const longId = uniqueId("a6");
+      await cp.put(longId, said(ada, long));
+      const [hit] = await search({ userId: ada, query: fresh, snippetChars: 60 });
+      expect(hit?.threadId).toBe(longId);
+      expect((hit?.snippet.length ?? 99) <= 60).toBe(true);
+      expect(hit?.snippet.includes(fresh)).toBe(true);
+
+      for (const bad of [
+        { userId: "", query: "x" },
+        { userId: ada, query: 7 },
+        { userId: ada, query: "x", limit: 0 },
+        { userId: ada, query: "x", limit: 51 },
+        { userId: ada, query: "x", snippetChars: 5 },
+        { userId: ada, query: "x", excludeThreadId: "" },
+      ]) {
+        await expect(search(bad as Parameters<typeof search>[0])).rejects.toMatchObject(invalidArgument);
+      }
+    });
+
+    it("keeps two users' searches apart over 1,000 interleaved threads", async () => {
+      const cp = await get();
+      if (!cp.searchMessages) return;
+      const tag = uniqueId("w").replace(/[^a-z0-9]/g, "");
+      const users = [uniqueId("ada"), uniqueId("bob")] as const;
+      // Each user's own words (`<tag>a3`, `<tag>b7`), and words both use.
+      const own = (u: number, k: number) => `${tag}${u === 0 ? "a" : "b"}${k % 10}`;
+      const ids: Set<string>[] = [new Set(), new Set()];
+      for (let i = 0; i < 1000; i++) {
+        const u = i % 2;
+        const id = `${tag}-${i}`;
+        ids[u]?.add(id);
+        await cp.put(id, {
+          messages: [
+            { role: "user", content: `shared plan ${i}: ${own(u, i)} and ${own(u, i + 3)}` },
+            { role: "assistant", content: `agreed on ${own(u, i + 5)}, shared budget` },
+          ],
+          data: {},
+          savedAt: i,
+          userId: users[u],
+        });
+      }
+      const everyWord = Array.from({ length: 10 }, (_, k) => `${own(0, k)} ${own(1, k)}`).join(" ");
+      for (const [u, userId] of users.entries()) {
+        const mine = ids[u] as Set<string>;
+        const theirs = u === 0 ? `${tag}b` : `${tag}a`;
+        for (const query of [everyWord, "shared plan budget", `${theirs}1 ${theirs}2 shared`]) {
+          const hits = await cp.searchMessages({ userId, query, limit: 50 });
+          expect(hits.length).toBe(50);
+          for (const h of hits) {
+            expect(mine.has(h.threadId)).toBe(true);
+            expect(h.snippet.includes(theirs)).toBe(false);
+          }
+        }
+        // The other user's words alone match nothing of this user's.
+        expect(await cp.searchMessages({ userId, query: `${theirs}1 ${theirs}4 ${theirs}8` })).toEqual([]);
+      }
+    }, 120_000);
+
     it("lists threads in id order, with pages", async () => {
       const cp = await get();
       if (!cp.list) return;

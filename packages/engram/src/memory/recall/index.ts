@@ -1,0 +1,12 @@
+/** Recall of a user's earlier threads. @module */
+export {
+  type CheckedSearch,
+  MESSAGE_SEARCH_LIMIT,
+  type MessageSearchHit,
+  type MessageSearchQuery,
+  SNIPPET_CHARS,
+  checkMessageSearch,
+} from "./types.js";
+export { MAX_INDEXED_CHARS, type SearchableMessage, queryWords, searchableMessages, snippetAround } from "./text.js";
+export { type CandidateMessage, type IndexedThread, type LoadedThread, byRelevance, rankCandidates, rankLoadedThreads } from "./rank.js";
+export { type ThreadSearchSource, canSearchThreads, searchPastThreads } from "./search.js";

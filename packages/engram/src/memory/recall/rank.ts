@@ -1,0 +1,92 @@
+/**
+ * Ranking threads held in memory: the core's BM25 over every searchable message of them, the
+ * best message standing for its thread.
+ * @module
+ */
+import type { Core } from "../../core/types.js";
+import type { Message } from "../../models/types.js";
+import { type SearchableMessage, queryWords, searchableMessages, snippetAround } from "./text.js";
+import type { CheckedSearch, MessageSearchHit } from "./types.js";
+
+/** A thread of the user asking, loaded. */
+export interface LoadedThread {
+  threadId: string;
+  savedAt: number;
+  messages: readonly Message[];
+}
+
+/** The best-matching threads among `threads` (already the user's, without the excluded one),
+ * best first, at most `search.limit`. Only the messages holding a query word (as a substring)
+ * are ranked, as a full-text index hands them over: the core's BM25 costs per message given. */
+export function rankLoadedThreads(
+  core: Pick<Core, "rankBm25">,
+  search: CheckedSearch,
+  threads: Iterable<LoadedThread | IndexedThread>,
+): MessageSearchHit[] {
+  const words = queryWords(search.query);
+  const candidates: CandidateMessage[] = [];
+  for (const thread of threads) {
+    const { threadId, savedAt } = thread;
+    const messages = "searchable" in thread ? thread.searchable : searchableMessages(thread.messages);
+    for (const message of messages) {
+      const lower = message.text.toLowerCase();
+      if (words.some((w) => lower.includes(w))) candidates.push({ threadId, savedAt, message });
+    }
+  }
+  return rankCandidates(core, search, candidates);
+}
+
+/** A thread of the user asking, with its searchable messages taken out already. */
+export interface IndexedThread {
+  threadId: string;
+  savedAt: number;
+  searchable: readonly SearchableMessage[];
+}
+
+/** A message that may match, with its thread. */
+export interface CandidateMessage {
+  threadId: string;
+  savedAt: number;
+  message: SearchableMessage;
+}
+
+/** The core's BM25 over `candidates`; each thread's best message, best first, at most
+ * `search.limit` (messages sharing no word with the query are left out). */
+export function rankCandidates(
+  core: Pick<Core, "rankBm25">,
+  search: CheckedSearch,
+  candidates: readonly CandidateMessage[],
+): MessageSearchHit[] {
+  const words = queryWords(search.query);
+  if (words.length === 0 || candidates.length === 0) return [];
+  const scores = core.rankBm25(
+    words.join(" "),
+    candidates.map((c) => c.message.text),
+  );
+  const best = new Map<string, { at: number; score: number }>();
+  for (const [at, score] of scores.entries()) {
+    if (!(score > 0)) continue;
+    const id = (candidates[at] as CandidateMessage).threadId;
+    const held = best.get(id);
+    if (!held || score > held.score) best.set(id, { at, score });
+  }
+  return [...best.values()]
+    .map(({ at, score }) => {
+      const { threadId, savedAt, message } = candidates[at] as CandidateMessage;
+      return {
+        threadId,
+        savedAt,
+        role: message.role,
+        messageIndex: message.index,
+        snippet: snippetAround(message.text, words, search.snippetChars),
+        score,
+      };
+    })
+    .sort(byRelevance)
+    .slice(0, search.limit);
+}
+
+/** Higher score first; on a tie, the thread saved last, then thread id. */
+export function byRelevance(a: MessageSearchHit, b: MessageSearchHit): number {
+  return b.score - a.score || b.savedAt - a.savedAt || (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0);
+}

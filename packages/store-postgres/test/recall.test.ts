@@ -1,0 +1,31 @@
+/** Recall on PostgreSQL: the tsvector index answers around damaged and removed rows. */
+import { PostgresCheckpointer } from "@engram/postgres";
+import { afterAll, beforeAll, describe } from "vitest";
+import { recallDamageSuite } from "../../store-sqlite/test/recall.js";
+import { PG_URL, dropSchema, pgAvailable, testSchema } from "./helpers.js";
+
+const available = await pgAvailable();
+const schema = testSchema("pg_recall");
+let checkpointer: PostgresCheckpointer;
+
+describe.skipIf(!available)("PostgresCheckpointer recall", () => {
+  beforeAll(async () => {
+    await dropSchema(schema);
+    checkpointer = new PostgresCheckpointer({ connectionString: PG_URL, schema });
+    await checkpointer.get("warm-up");
+  });
+  afterAll(async () => {
+    await checkpointer?.close();
+    await dropSchema(schema);
+  });
+
+  recallDamageSuite(() => ({
+    checkpointer,
+    async corruptDoc(threadId, text) {
+      await checkpointer.pool.query(`UPDATE "${schema}".engram_checkpoints SET doc = $1 WHERE thread_id = $2`, [text, threadId]);
+    },
+    async dropCheckpointRow(threadId) {
+      await checkpointer.pool.query(`DELETE FROM "${schema}".engram_checkpoints WHERE thread_id = $1`, [threadId]);
+    },
+  }));
+});
