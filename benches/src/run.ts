@@ -27,6 +27,7 @@ import { memoryRefresh } from "./memory.js";
 import { boundaryRows } from "./boundary.js";
 import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
+import { recallRows } from "./recall.js";
 import { renderDocs } from "./report.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
 import {
@@ -520,6 +521,7 @@ async function measureRows(
     );
   }
   results.push(...growthRows([native, wasm], wanted, quick));
+  results.push(...(await recallRows({ native, wasm }, wanted, quick, log)));
   results.push(...(await toolRows(corpus, [native, wasm], wanted, quick)));
   results.push(...(await boundaryRows([native, wasm], corpus, wanted, quick)));
   if (wanted("core.cold-start")) {
