@@ -11,3 +11,4 @@ export { DurableObjectStore } from "./store.js";
 export { DurableObjectCheckpointer } from "./checkpointer.js";
 export type { D1Database, D1PreparedStatement } from "./d1.js";
 export { D1Store } from "./d1-store.js";
+export { AlarmExtraction, type AlarmExtractionOptions, type AlarmStorage } from "./alarm-extraction.js";
