@@ -163,12 +163,17 @@ pub(crate) fn execute(command: &str, policy: &Policy, cancel: &AtomicBool) -> Re
         }
     };
     drain(reader, &mut output, || stop(&mut ended_by))?;
+    // The output ends as the shell exits, a moment before it can be reaped: wait 1 ms, then
+    // twice as long each time up to the poll interval (a flat 50 ms wait was most of a short
+    // command's time).
+    let mut wait = Duration::from_millis(1);
     let status = loop {
         if let Some(status) = child.try_wait().map_err(io_error)? {
             break status;
         }
         stop(&mut ended_by);
-        std::thread::sleep(Duration::from_millis(POLL_MS as u64));
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(Duration::from_millis(POLL_MS as u64));
     };
     drop(cgroup);
     Ok(Outcome {
