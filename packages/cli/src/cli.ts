@@ -32,6 +32,11 @@ const GLOBAL_FLAGS: [flag: string, key: keyof FlagValues, description: string][]
   ],
   ["--root <dir>", "root", "expose this directory to the agent as / (sandboxed, read-only unless --write) (ENGRAM_ROOT)"],
   ["--write", "write", "let the agent write under --root (ENGRAM_WRITE)"],
+  [
+    "--mode <mode>",
+    "mode",
+    "plan (no writes, no commands), ask (default: execute and --review tools reviewed), auto-edit (writes unreviewed), auto (no review; commands sandboxed) (ENGRAM_MODE)",
+  ],
   ["-u, --user <name>", "user", "whose memory and threads: default the OS user name (ENGRAM_USER)"],
   ["--review <tools>", "review", "tools reviewed before they run, comma-separated; files = write_file,edit_file,delete (ENGRAM_REVIEW)"],
   ["--no-long-term-memory", "longTermMemory", "turn long-term facts memory off (ENGRAM_LONG_TERM_MEMORY=false)"],
@@ -53,8 +58,11 @@ const CONFIG_HELP = `
 Configuration: flags > environment (ENGRAM_*) > ./engram.config.json or ./.engram/config.json
 > $ENGRAM_HOME/config.json (ENGRAM_HOME defaults to ~/.engram). See \`engram config\`.
 A project file comes with the repository: it may only narrow (root inside the project, more
-reviews, write/longTermMemory false, a lower maxTurns); model, baseUrl, apiKey, user, database,
-history retention, threads, contextSize, write true and a root outside the project are refused there.`;
+reviews, write/longTermMemory false, a lower maxTurns, a narrower mode, permissions.deny rules);
+model, baseUrl, apiKey, user, database, history retention, threads, contextSize, write true,
+permissions.allow and a root outside the project are refused there.
+Your config.json may hold "permissions": {"allow": [...], "deny": [...]}: rules "tool" or
+"tool(pattern)", e.g. "execute(npm test*)", "write_file(/docs/*)" (ENGRAM_PERMISSIONS as JSON).`;
 
 /** The flag values the user actually typed (commander fills defaults for --no-* flags). */
 function typedFlags(cmd: Command): FlagValues {

@@ -23,11 +23,17 @@
  * - `write` other than `false`, `longTermMemory` other than `false`, `maxTurns` above the value
  *   it overrides (the user file's, else the agent's default of 100);
  * - `root` outside the project directory (the file's directory, the working directory; symbolic
- *   links are followed): `"."` and `"src"` are fine, `"/"`, `".."` or a link to `/` are not.
+ *   links are followed): `"."` and `"src"` are fine, `"/"`, `".."` or a link to `/` are not;
+ * - `mode` wider than the one it overrides (`plan` < `ask` < `auto-edit` < `auto`), and
+ *   `permissions.allow` (a project cannot let a call skip its review).
  *
  * A project `review` list is added to the user file's, never replaces it (a project can ask for
- * more reviews, not remove the user's); `--review` and `ENGRAM_REVIEW` still replace. The other
- * keys (`temperature`, `maxOutputTokens`, `memoryDebounceMs`) are taken as they are.
+ * more reviews, not remove the user's); `--review` and `ENGRAM_REVIEW` still replace. Its
+ * `permissions.deny` rules are added to the user's the same way. The other keys (`temperature`,
+ * `maxOutputTokens`, `memoryDebounceMs`) are taken as they are.
+ *
+ * `mode` sets `write`: `plan` turns it off, `auto-edit` and `auto` on (unless a project file
+ * turned it off: then `execute` is not offered either, as `write` is needed for it).
  * @module
  */
 import { existsSync, realpathSync } from "node:fs";
@@ -38,6 +44,7 @@ import { ConfigError, validateNamespace } from "engram";
 import { z } from "zod";
 import { parseConfigJson, readConfigText, within } from "./config-file.js";
 import { maskApiKey, maskUrlCredentials } from "./masking.js";
+import { MODES, type Mode, type PermissionRules, RULE_SYNTAX } from "./permissions.js";
 
 /** The effective configuration of one `engram` invocation. */
 export interface CliConfig {
@@ -77,6 +84,11 @@ export interface CliConfig {
   historyMaxChanges?: number;
   /** Memory history: changes older than this many days are dropped. Default: the library's (365). */
   historyMaxAgeDays?: number;
+  /** What the agent may do unreviewed (see `permissions.ts`). Default: `ask`. */
+  mode: Mode;
+  /** Allow and deny rules, `tool` or `tool(pattern)` (a project file's denials are added to the
+   * user's; it may not allow). Default: none. */
+  permissions: PermissionRules;
 }
 
 /** Where a value came from. */
@@ -98,6 +110,7 @@ const int = (min: number) =>
     .int({ message: "must be an integer" })
     .min(min, { message: `must be an integer ≥ ${min}` });
 const str = z.string({ message: "must be a string" }).min(1, { message: "must not be empty" });
+const rule = z.string({ message: "must be a string" }).regex(RULE_SYNTAX, { message: 'must be a rule: "tool" or "tool(pattern)"' });
 const toolName = z.string({ message: "must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be a tool name" });
 
 /** The keys a configuration file may hold (a project file: fewer, see the module documentation). */
@@ -121,6 +134,16 @@ export const configFileSchema = z.strictObject({
   historyMaxAgeDays: int(1).optional(),
   threads: int(1).optional(),
   contextSize: int(256).optional(),
+  mode: z.enum(MODES, { message: `must be one of ${MODES.join(", ")}` }).optional(),
+  permissions: z
+    .strictObject(
+      {
+        allow: z.array(rule, { message: "must be an array of rules" }).optional(),
+        deny: z.array(rule, { message: "must be an array of rules" }).optional(),
+      },
+      { message: 'must be { "allow": [rules], "deny": [rules] }' },
+    )
+    .optional(),
 });
 
 type FileConfig = z.infer<typeof configFileSchema>;
@@ -145,6 +168,8 @@ export const ENV_VARS: Record<Key, string> = {
   historyMaxAgeDays: "ENGRAM_HISTORY_MAX_AGE_DAYS",
   threads: "ENGRAM_THREADS",
   contextSize: "ENGRAM_CONTEXT_SIZE",
+  mode: "ENGRAM_MODE",
+  permissions: "ENGRAM_PERMISSIONS",
 };
 
 const KEYS = Object.keys(ENV_VARS) as Key[];
@@ -165,6 +190,7 @@ const FLAGS: Partial<Record<Key, string>> = {
   maxOutputTokens: "--max-output-tokens",
   threads: "--threads",
   contextSize: "--context-size",
+  mode: "--mode",
 };
 
 /** The keys a project file may not hold at all, and why: each widens what the agent may do or
@@ -245,6 +271,19 @@ function checkProject(values: FileConfig, path: string, base: string, below: Cli
       values.maxTurns,
     );
   }
+  const mode = below.mode;
+  if (values.mode !== undefined && MODES.indexOf(values.mode) > MODES.indexOf(mode)) {
+    throw refused("mode", path, `a project file may only narrow it, to at most ${mode} (the mode it overrides)`, userFile, values.mode);
+  }
+  if (values.permissions?.allow !== undefined) {
+    throw refused(
+      "permissions",
+      path,
+      "allow rules let calls skip their review (a project file may only add deny rules)",
+      userFile,
+      values.permissions.allow,
+    );
+  }
   if (values.root !== undefined && !isInside(resolve(base, values.root), base)) {
     throw refused(
       "root",
@@ -302,6 +341,12 @@ function fromText(key: Key, text: string, where: string): unknown {
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean);
+    case "permissions":
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new ConfigError(key, `must be JSON: {"allow": [rules], "deny": [rules]} (${where})`);
+      }
     case "maxTurns":
     case "maxOutputTokens":
     case "memoryDebounceMs":
@@ -407,6 +452,8 @@ export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): 
     user: defaultUserId(options.osUser ?? osUser(env)),
     review: [],
     longTermMemory: true,
+    mode: "ask",
+    permissions: {},
     database: env === process.env ? defaultDatabasePath() : join(home, "engram.db"),
   };
   const sources = Object.fromEntries(KEYS.map((k) => [k, "default"])) as Record<Key, ConfigSource>;
@@ -425,13 +472,19 @@ export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): 
     }
     // The project file (not trusted): refused if it widens anything; its reviews are added.
     checkProject(layer.values, layer.path, layer.base, config, userFile);
-    const { review, ...rest } = layer.values;
+    const { review, permissions, ...rest } = layer.values;
     apply(rest, () => layer.source, layer.base);
     const added = (review ?? []).filter((tool) => !config.review.includes(tool));
     if (added.length > 0) apply({ review: [...config.review, ...added] }, () => layer.source, layer.base);
+    const denials = (permissions?.deny ?? []).filter((rule) => !(config.permissions.deny ?? []).includes(rule));
+    if (denials.length > 0) {
+      const deny = [...(config.permissions.deny ?? []), ...denials];
+      apply({ permissions: { ...config.permissions, deny } }, () => layer.source, layer.base);
+    }
   }
   apply(fromEnv, (k) => (envSources[k] as ConfigSource) ?? "default", cwd);
   apply(fromFlags, () => "flag", cwd);
+  applyModeToWrite(config, sources, layers.find((layer) => layer.project)?.source);
   // The user names store namespaces: a name they cannot hold is a usage error here, not a
   // failure of whichever command first opens them.
   try {
@@ -442,12 +495,31 @@ export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): 
   return { config, sources, files, home };
 }
 
+/** `mode` decides `write`: `plan` never writes, `auto-edit` and `auto` do, unless the project
+ * file (`projectSource`) said `write: false` (it may narrow). */
+function applyModeToWrite(config: CliConfig, sources: Record<Key, ConfigSource>, projectSource: ConfigSource | undefined): void {
+  if (config.mode === "plan" && config.write) {
+    config.write = false;
+    sources.write = sources.mode;
+  } else if ((config.mode === "auto-edit" || config.mode === "auto") && !config.write && sources.write !== projectSource) {
+    config.write = true;
+    sources.write = sources.mode;
+  }
+}
+
 /** The configuration as printable rows: the API key masked, and the password of every URL
  * (`baseUrl`, a model string's `@http://…` suffix). */
 export function describeConfig(loaded: LoadedConfig): { key: string; value: string; source: ConfigSource }[] {
   return KEYS.map((key) => {
     const v = loaded.config[key];
-    let value = v === undefined ? "(unset)" : Array.isArray(v) ? v.join(",") || "(none)" : maskUrlCredentials(String(v));
+    let value =
+      v === undefined
+        ? "(unset)"
+        : Array.isArray(v)
+          ? v.join(",") || "(none)"
+          : typeof v === "object"
+            ? JSON.stringify(v)
+            : maskUrlCredentials(String(v));
     if (key === "apiKey" && typeof v === "string") value = maskApiKey(v);
     return { key, value, source: loaded.sources[key] };
   });

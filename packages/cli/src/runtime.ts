@@ -29,6 +29,7 @@ import {
 } from "engram";
 import type { CliConfig } from "./config.js";
 import { maskUrlCredentials } from "./masking.js";
+import { Permissions, modePolicy, permissionsMiddleware } from "./permissions.js";
 import { ReadOnlyBackend } from "./readonly-backend.js";
 import { inert } from "./render.js";
 
@@ -82,7 +83,9 @@ export function openStorage(config: CliConfig, home: string): Storage {
     if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
       throw new ConfigError("root", `${config.root} is not a directory`);
     }
-    const fs = new FilesystemBackend({ rootDir: config.root });
+    // A command can change files: `execute` is offered where the agent may write (see modePolicy).
+    const { execute } = modePolicy(config.mode, [], { root: true, write: config.write });
+    const fs = new FilesystemBackend({ rootDir: config.root, ...(execute && { execute: true }) });
     // Its AGENTS.md is a memory source: the agent redacts what it writes there.
     project = config.write ? fs : new ReadOnlyBackend(fs, loadCore());
   }
@@ -137,10 +140,9 @@ export const REVIEW_GROUPS: Record<string, readonly string[]> = { files: ["write
 /** The agent options the CLI derives from the configuration. */
 export function agentOptions(storage: Storage, extra: { model: ChatModel }): DeepAgentOptions {
   const { config } = storage;
-  const interruptOn: Record<string, InterruptConfig> = {};
-  for (const name of config.review) {
-    for (const tool of Object.hasOwn(REVIEW_GROUPS, name) ? (REVIEW_GROUPS[name] ?? []) : [name]) interruptOn[tool] = true;
-  }
+  const reviewed = config.review.flatMap((name) => (Object.hasOwn(REVIEW_GROUPS, name) ? [...(REVIEW_GROUPS[name] ?? [])] : [name]));
+  const policy = modePolicy(config.mode, reviewed, { root: storage.project !== undefined, write: config.write });
+  const interruptOn: Record<string, InterruptConfig> = policy.interruptOn;
   const settings = {
     ...(config.temperature !== undefined && { temperature: config.temperature }),
     ...(config.maxOutputTokens !== undefined && { maxOutputTokens: config.maxOutputTokens }),
@@ -152,6 +154,7 @@ export function agentOptions(storage: Storage, extra: { model: ChatModel }): Dee
     memorySources: storage.project ? [USER_MEMORY_PATH, PROJECT_MEMORY_PATH] : [USER_MEMORY_PATH],
     skillsSources: SKILLS_SOURCES,
     interruptOn,
+    middleware: [permissionsMiddleware(new Permissions(config.permissions), policy.hidden, config.mode)],
     memoryHistory: storage.history,
     ...(config.maxTurns !== undefined && { maxTurns: config.maxTurns }),
     ...(Object.keys(settings).length > 0 && { modelSettings: settings }),

@@ -10,6 +10,7 @@ import { type AgentInput, type ChatModel, type Decision, type Interrupt, type In
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeForError } from "../exit.js";
 import { maskUrlCredentials } from "../masking.js";
+import { Permissions } from "../permissions.js";
 import { closeAgent, openAgent } from "../runtime.js";
 import { inert, inertLines, jsonText } from "../render.js";
 import { EventRenderer, callTarget } from "../terminal.js";
@@ -94,6 +95,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
   // that come while a turn streams are shown when it ends.
   const heldNotes: string[] = [];
   const agent = openAgent(storage, model, (m) => (turn ? heldNotes.push(m) : renderer.warn(m)));
+  const permissions = new Permissions(config.permissions);
   let threadId = options.thread ?? newThreadId();
   const threads = UserThreads.of(config.user, ctx.env);
   // The thread's checkpoint key: the user's saved thread of that name, else a new one.
@@ -163,7 +165,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
     try {
       const decisions: Record<string, Decision> = {};
       for (const call of interrupt.toolCalls) {
-        const decision = await reviewCall(call);
+        const decision = permissions.decide(call) ?? (await reviewCall(call));
         if (!decision) return undefined;
         decisions[call.id] = decision;
       }

@@ -7,6 +7,7 @@
 import { type AgentEvent, type AgentInput, type Decision, type Interrupt, ResumeError, type StopReason, resume } from "engram";
 import type { Context } from "../context.js";
 import { EXIT, describeError, exitCodeFor, exitCodeForError } from "../exit.js";
+import { Permissions } from "../permissions.js";
 import { inert, jsonText } from "../render.js";
 import { closeAgent, openAgent } from "../runtime.js";
 import { EventRenderer } from "../terminal.js";
@@ -39,10 +40,15 @@ export function jsonEvent(ev: AgentEvent, threadId: string): Record<string, unkn
   return { ...ev };
 }
 
-function decide(interrupt: Interrupt, yes: boolean): Record<string, Decision> {
+/** The decisions on `interrupt`: the user's rules first, then `--yes` (`yes`) or `--deny`;
+ * `undefined` when a call is left to a human (neither flag was given). */
+function decide(interrupt: Interrupt, yes: boolean | undefined, permissions: Permissions): Record<string, Decision> | undefined {
   const decisions: Record<string, Decision> = {};
   for (const call of interrupt.toolCalls) {
-    if (yes && call.allow.includes("approve")) decisions[call.id] = { type: "approve" };
+    const ruled = permissions.decide(call);
+    if (ruled) decisions[call.id] = ruled;
+    else if (yes === undefined) return undefined;
+    else if (yes && call.allow.includes("approve")) decisions[call.id] = { type: "approve" };
     else decisions[call.id] = { type: "reject", message: yes ? "approval is not allowed for this tool" : "rejected by --deny" };
   }
   return decisions;
@@ -79,6 +85,8 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
   let threadKey = threads.key(threadId);
   const warn = (m: string) => (options.json ? emit({ type: "warning", message: m }) : renderer.warn(m));
   const agent = openAgent(storage, model, warn);
+  const permissions = new Permissions(config.permissions);
+  const flagged = options.yes ? true : options.deny ? false : undefined;
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -101,7 +109,7 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
           new Error(`thread ${threadId} waits for a review: rerun with --yes or --deny, or use engram threads resume ${threadId}`),
         );
       }
-      input = resume(decide(saved.interrupt, options.yes === true));
+      input = resume(decide(saved.interrupt, options.yes === true, permissions) ?? {});
       if (options.json) emit({ type: "review", decisions: (input as { resume: unknown }).resume });
       if (task !== "") ctx.error("the pending review is decided first; the task is not sent (run it again)");
     } else {
@@ -139,8 +147,8 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
         if (stopReason === "truncated" && !options.json) ctx.error(describeError(e));
         break;
       }
-      if (stopReason === "interrupted" && interrupt && (options.yes || options.deny)) {
-        const decisions = decide(interrupt, options.yes === true);
+      const decisions = stopReason === "interrupted" && interrupt ? decide(interrupt, flagged, permissions) : undefined;
+      if (decisions) {
         if (options.json) emit({ type: "review", decisions });
         else
           for (const [id, d] of Object.entries(decisions))
