@@ -29,6 +29,7 @@ import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
 import { recallRows } from "./recall.js";
 import { renderDocs } from "./report.js";
+import { sandboxRows } from "./sandbox.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
 import {
   GREP_CEILING,
@@ -524,6 +525,7 @@ async function measureRows(
   results.push(...(await recallRows({ native, wasm }, wanted, quick, log)));
   results.push(...(await toolRows(corpus, [native, wasm], wanted, quick)));
   results.push(...(await boundaryRows([native, wasm], corpus, wanted, quick)));
+  results.push(...(await sandboxRows(wanted, quick)));
   if (wanted("core.cold-start")) {
     const cold = coldStarts();
     results.push({
