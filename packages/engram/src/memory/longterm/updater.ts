@@ -18,7 +18,7 @@ import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
 import { resolveFactId } from "./update-schema.js";
 import { thirdPerson } from "./person.js";
-import { addsDetail, contentWords, isMeaningless, sameContent, sameMeaning, supportShare, unsaidWord } from "./words.js";
+import { addsDetail, contentWords, isMeaningless, isQuestion, sameContent, sameMeaning, supportShare, unsaidWord } from "./words.js";
 
 /** Rules applied to every document before it is saved. */
 export interface SaveRules {
@@ -356,7 +356,8 @@ export function findDuplicate(content: string, existing: readonly Fact[]): Fact 
  * Applies an update to a copy of `memory`:
  * - summaries with `shouldUpdate` and non-empty, meaningful text are replaced;
  * - new facts at or above the threshold, in the third person (see `person.ts`), become facts
- *   with a fresh id, unless they are empty or meaningless after redaction, say the same as an
+ *   with a fresh id, unless they are empty or meaningless after redaction, are questions (what
+ *   the user asked is not a fact about them), say the same as an
  *   existing fact (which keeps its id, and takes the new words when they say more of what the
  *   user said), or are not the user's: too little of them is what the user said or confirmed,
  *   or they carry a word only the assistant said or a word nobody said
@@ -410,6 +411,10 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     if (content === "") continue;
     if (isMeaningless(content)) {
       notes.push(`fact ${JSON.stringify(content)} refused: nothing left after redaction`);
+      continue;
+    }
+    if (isQuestion(proposal.content)) {
+      notes.push(`fact ${JSON.stringify(content)} refused: a question is not a fact`);
       continue;
     }
     const refusal =

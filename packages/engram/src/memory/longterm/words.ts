@@ -274,6 +274,17 @@ export function addsDetail(fact: string, other: string): boolean {
   return covers(o.values, t.values) && !covers(t.values, o.values);
 }
 
+/** A question: ends with a question mark, or opens with a question word and an auxiliary
+ * ("How do I …", "What is …", "How to …"). */
+const QUESTION =
+  /[?？]\s*$|^\s*(?:how|what|why|where|when|which|who|whom|whose)\s+(?:do|does|did|is|are|was|were|can|could|should|would|will|to)\b/i;
+
+/** True when `text` is a question: what the user asked is not something they said about
+ * themselves (a small model lists the user's question among the facts). */
+export function isQuestion(text: string): boolean {
+  return QUESTION.test(text);
+}
+
 /**
  * True when a fact says nothing once secrets are redacted: no content word at all, or it holds
  * a redaction placeholder and fewer than two content words remain besides credential words
