@@ -469,6 +469,21 @@ describe("permissions: configuration and rules", () => {
     expect(() => project({ permissions: { deny: ["not a rule"] } })).toThrow(/must be a rule/);
   });
 
+  it("a bad mode or rule is a ConfigError naming the key", () => {
+    const at =
+      (flags: Record<string, unknown>, env: Record<string, string> = {}) =>
+      () =>
+        loadConfig(flags, { env: { ENGRAM_HOME: cwd.path, ...env }, cwd: cwd.path, osUser: "u" });
+    expect(at({ mode: "yolo" })).toThrow(
+      expect.objectContaining({
+        code: "invalid_config",
+        message: expect.stringMatching(/mode.*must be one of plan, ask, auto-edit, auto/s),
+      }),
+    );
+    expect(at({}, { ENGRAM_PERMISSIONS: "{deny:" })).toThrow(/permissions.*must be JSON/s);
+    expect(at({}, { ENGRAM_PERMISSIONS: '{"deny":["rm -rf"]}' })).toThrow(/permissions\.deny\.0.*must be a rule/s);
+  });
+
   it("mode sets write: plan never writes, auto-edit and auto do unless the project said write: false", () => {
     expect(project({}, { mode: "plan", write: true }).write).toBe(false);
     expect(project({}, { mode: "auto" }).write).toBe(true);
