@@ -27,6 +27,7 @@ export function PACKAGES(builtPlatforms) {
     ...builtPlatforms.map((p) => ({ dir: `bindings/node/npm/${p}`, need: [`engram.${p}.node`] })),
     { dir: "packages/store-sqlite" },
     { dir: "packages/store-postgres" },
+    { dir: "packages/store-cloudflare" },
     { dir: "packages/cli" },
   ];
 }

@@ -153,7 +153,7 @@ if (failures.length > 0) {
 const app = join(work, "app");
 mkdirSync(app);
 const specs = Object.fromEntries([...packed].map(([name, t]) => [name, `file:${t.file}`]));
-const direct = ["engram", "@engram/sqlite", "@engram/postgres", "@engram/cli"];
+const direct = ["engram", "@engram/sqlite", "@engram/postgres", "@engram/cloudflare", "@engram/cli"];
 writeFileSync(
   join(app, "package.json"),
   JSON.stringify(
@@ -305,7 +305,7 @@ await check("workerd", async () => {
   if (bundle.packages.has("yaml")) throw new Error("the Workers bundle carries the yaml package, though the example uses no skills");
   const out = await runWorker(ROOT, bundle);
   expectEqual(out.first, { answer: "Saved: you prefer short answers.", core: "wasm" }, "first request");
-  expectEqual(out.second, { answer: "Short answer, as you prefer.", core: "wasm" }, "second request (memory from KV)");
+  expectEqual(out.second, { answer: "Short answer, as you prefer.", core: "wasm" }, "second request (memory from the Durable Object)");
 });
 
 await check("deno", () => {

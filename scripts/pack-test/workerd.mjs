@@ -59,7 +59,7 @@ export async function bundleWorker(root, dir, outDir) {
   };
 }
 
-/** Runs the bundle in workerd with a local KV namespace; two requests from one user. */
+/** Runs the bundle in workerd with its SQLite-backed Durable Object class; two requests from one user. */
 export async function runWorker(root, bundle) {
   const { Miniflare } = await import(join(root, "node_modules/miniflare/dist/src/index.js"));
   const mf = new Miniflare({
@@ -73,7 +73,7 @@ export async function runWorker(root, bundle) {
     ],
     modulesRoot: bundle.dir,
     compatibilityDate: "2025-06-01",
-    kvNamespaces: ["MEMORY"],
+    durableObjects: { USER_AGENT: { className: "UserAgent", useSQLite: true } },
   });
   try {
     const ask = async (text) => {
