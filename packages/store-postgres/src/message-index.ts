@@ -14,7 +14,7 @@ export const MAX_CANDIDATES = 2000;
 
 /** Makes the thread's index rows those of `messages` (none without a user), inside the save's
  * transaction, in one round trip: rows of messages no longer there are deleted, changed ones
- * rewritten, unchanged ones left alone (their tsvector is not computed again). `table` is the
+ * rewritten, unchanged ones left alone (not written, their tsvector not computed again). `table` is the
  * schema-qualified table name. */
 export async function indexThread(
   client: pg.PoolClient,
@@ -26,9 +26,11 @@ export async function indexThread(
   const wanted = userId === undefined ? [] : searchableMessages(messages);
   await client.query(
     `WITH gone AS (DELETE FROM ${table} WHERE thread_id = $1 AND NOT (seq = ANY($3::int[]))) ` +
-      `INSERT INTO ${table} AS t (thread_id, user_id, seq, role, text) SELECT $1, $2, * FROM unnest($3::int[], $4::text[], $5::text[]) ` +
-      "ON CONFLICT (thread_id, seq) DO UPDATE SET user_id = excluded.user_id, role = excluded.role, text = excluded.text " +
-      "WHERE (t.user_id, t.role, t.text) IS DISTINCT FROM (excluded.user_id, excluded.role, excluded.text)",
+      `INSERT INTO ${table} AS t (thread_id, user_id, seq, role, text) SELECT $1, $2, w.* FROM unnest($3::int[], $4::text[], $5::text[]) AS w(seq, role, text) ` +
+      // Unchanged rows are left out here, not merely skipped by the update: a conflicting row is
+      // locked (a write) even when its update does nothing.
+      `WHERE NOT EXISTS (SELECT 1 FROM ${table} o WHERE o.thread_id = $1 AND o.seq = w.seq AND o.user_id = $2 AND o.role = w.role AND o.text = w.text) ` +
+      "ON CONFLICT (thread_id, seq) DO UPDATE SET user_id = excluded.user_id, role = excluded.role, text = excluded.text",
     [threadId, userId ?? null, wanted.map((m) => m.index), wanted.map((m) => m.role), wanted.map((m) => m.text)],
   );
 }

@@ -27,5 +27,13 @@ describe.skipIf(!available)("PostgresCheckpointer recall", () => {
     async dropCheckpointRow(threadId) {
       await checkpointer.pool.query(`DELETE FROM "${schema}".engram_checkpoints WHERE thread_id = $1`, [threadId]);
     },
+    async indexRows(threadId) {
+      // xmin: the transaction that wrote the row version.
+      const r = await checkpointer.pool.query<{ seq: number; version: string }>(
+        `SELECT seq, xmin::text AS version FROM "${schema}".engram_thread_messages WHERE thread_id = $1`,
+        [threadId],
+      );
+      return new Map(r.rows.map((row) => [row.seq, row.version]));
+    },
   }));
 });

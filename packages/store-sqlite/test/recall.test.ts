@@ -31,6 +31,16 @@ describe("SqliteCheckpointer recall", () => {
       db.prepare("DELETE FROM engram_checkpoints WHERE thread_id = ?").run(threadId);
       db.close();
     },
+    async indexRows(threadId) {
+      const { default: Database } = await import("better-sqlite3");
+      const db = new Database(path);
+      const rows = db.prepare("SELECT seq, id FROM engram_thread_messages WHERE thread_id = ?").all(threadId) as {
+        seq: number;
+        id: number;
+      }[];
+      db.close();
+      return new Map(rows.map((r) => [r.seq, String(r.id)]));
+    },
   }));
 
   it("migrates a database saved before recall: old threads load, are nobody's, and are found once saved with a user", async () => {

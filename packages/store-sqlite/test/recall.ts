@@ -15,6 +15,9 @@ export interface RecallDamageSetup {
   corruptDoc(threadId: string, text: string): Promise<void>;
   /** Deletes the checkpoint row of `threadId` (and nothing else). */
   dropCheckpointRow(threadId: string): Promise<void>;
+  /** Each indexed message of `threadId` (by its index in the thread) and a version of its
+   * index row that changes whenever the row is written. */
+  indexRows(threadId: string): Promise<Map<number, string>>;
 }
 
 const said = (userId: string, content: string): Checkpoint => ({ messages: [{ role: "user", content }], data: {}, savedAt: 1, userId });
@@ -32,6 +35,34 @@ export function recallDamageSuite(setup: () => RecallDamageSetup): void {
     await cp.put(ids[1] as string, said(user, "a fresh plan"));
     const again = await searchPastThreads(cp, core, { userId: user, query: "fresh" });
     expect(again.map((h) => h.threadId)).toEqual([ids[1]]);
+  });
+
+  it("a save re-indexes only the messages that changed", async () => {
+    const { checkpointer: cp, indexRows } = setup();
+    const user = uniqueId("ada");
+    const id = uniqueId("grows");
+    const messages: Checkpoint["messages"] = [
+      { role: "user", content: "first question" },
+      { role: "assistant", content: "first answer" },
+      { role: "user", content: "second question" },
+    ];
+    await cp.put(id, { messages, data: {}, savedAt: 1, userId: user });
+    const before = await indexRows(id);
+    expect([...before.keys()].sort()).toEqual([0, 1, 2]);
+    const next = [
+      ...messages.slice(0, 2),
+      { role: "user" as const, content: "second question, edited" },
+      { role: "assistant" as const, content: "an answer" },
+    ];
+    await cp.put(id, { messages: next, data: {}, savedAt: 2, userId: user });
+    const after = await indexRows(id);
+    expect([...after.keys()].sort()).toEqual([0, 1, 2, 3]);
+    expect(after.get(0)).toBe(before.get(0));
+    expect(after.get(1)).toBe(before.get(1));
+    expect(after.get(2)).not.toBe(before.get(2));
+    // Saved without a user, the thread leaves the index.
+    await cp.put(id, { messages: next, data: {}, savedAt: 3 });
+    expect((await indexRows(id)).size).toBe(0);
   });
 
   it("a thread whose checkpoint row is gone is never a hit", async () => {
