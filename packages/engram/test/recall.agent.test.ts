@@ -87,6 +87,21 @@ describe("search_past_threads", () => {
     expect(found.length < 400).toBe(true);
   });
 
+  it("is the top agent's tool: subagents do not get it", async () => {
+    const model = new FakeChatModel((req) => {
+      const first = req.messages[0]?.content ?? "";
+      if (req.messages.length > 1) return "done";
+      return first.startsWith("sub:") ? "sub done" : { toolCalls: [{ name: "task", args: { description: "sub: look around" } }] };
+    });
+    const agent = createDeepAgent(model, { ...bare, enableSubagents: true, threadRecall: true });
+    await agent.invoke(user("go"), { threadId: "top", userId: "ada" });
+    const toolsOf = (prefix: string) =>
+      model.requests.find((r) => (r.messages[0]?.content ?? "").startsWith(prefix))?.tools?.map((t) => t.name) ?? [];
+    expect(toolsOf("go")).toContain(PAST_THREADS_TOOL_NAME);
+    expect(toolsOf("sub:")).toContain("task");
+    expect(toolsOf("sub:")).not.toContain(PAST_THREADS_TOOL_NAME);
+  });
+
   it("rejects bad options and a checkpointer that can neither search nor list", () => {
     const model = recallModel();
     const opaque: Checkpointer = { get: async () => undefined, put: async () => 1, delete: async () => {} };

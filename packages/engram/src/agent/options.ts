@@ -134,7 +134,8 @@ export interface DeepAgentOptions {
    * did we decide about X last time" when no long-term fact holds it. Every checkpoint records
    * its run's `userId`; only threads saved with the same `userId` are searched, never the
    * current one, and a run without a `userId` gets an error from the tool. The checkpointer
-   * must have `searchMessages` or `list`. `true` uses every default. Default: off.
+   * must have `searchMessages` or `list`. The top agent's tool (subagents do not get it). `true`
+   * uses every default. Default: off.
    */
   threadRecall?: boolean | ThreadRecallOptions;
   /** Human review: tool name → `true` (approve/edit/reject) or the decisions allowed.
