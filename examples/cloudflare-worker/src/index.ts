@@ -78,7 +78,8 @@ export class UserAgent {
     const out = await agent.invoke({ messages: [{ role: "user", content: await request.text() }] }, { threadId: "main", userId: user });
     // Long-term memory extracts facts later: kept in storage, run by the alarm (an evicted isolate loses nothing).
     await this.#extraction.defer(agent.longTermMemory);
-    return Response.json({ answer: out.messages.at(-1)?.content, core: core.kind });
+    const body = JSON.stringify({ answer: out.messages.at(-1)?.content, core: core.kind });
+    return new Response(body, { headers: { "content-type": "application/json" } });
   }
 
   async alarm(): Promise<void> {
