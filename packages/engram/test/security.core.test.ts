@@ -65,6 +65,32 @@ describe("redaction (one redactor, in the core)", () => {
     expect(core.redactSecrets("The user prefers tabs.")).toEqual({ text: "The user prefers tabs.", count: 0 });
   });
 
+  it("finds a secret behind an encoding and redacts it where it is written", () => {
+    const key = `sk-proj-${rnd(ALNUM, 40, 20)}`;
+    const hook = `hooks.slack.com/services/T${rnd(ALNUM, 8, 21)}/B${rnd(ALNUM, 8, 22)}/${rnd(ALNUM, 24, 23)}`;
+    const cases: [string, string][] = [
+      [JSON.stringify({ url: `https://${hook}` }).replaceAll("/", "\\/"), '{"url":"https:\\/\\/[REDACTED]"}'],
+      [`see ${encodeURIComponent(`https://${hook}`)}&x=1`, "see https%3A%2F%2F[REDACTED]&x=1"],
+      [`use ${key.replace("proj", "pro\u200bj")} now`, "use [REDACTED] now"],
+      [`use ${key.replace(/[!-~]/g, (c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0))} now`, "use [REDACTED] now"],
+      [`OpenAI: ${Buffer.from(key).toString("base64")}`, "OpenAI: [REDACTED]"],
+    ];
+    for (const [text, redacted] of cases) {
+      expect(core.redactSecrets(text)).toEqual({ text: redacted, count: 1 });
+    }
+  });
+
+  it("keeps a nested label, reads ';' as connection strings do, and reads longer prose", () => {
+    expect(redactSecrets("credentials: password: Xk9mP2vQ7w")).toBe("credentials: password: [REDACTED]");
+    expect(redactSecrets("Server=db;Password=abc;User Id=x")).toBe("Server=db;Password=[REDACTED];User Id=x");
+    expect(redactSecrets("password=abc;XYZ")).toBe("password=[REDACTED]");
+    expect(redactSecrets("the password for the staging database is Tr0ub4dor")).toBe("the password for the staging database is [REDACTED]");
+    expect(redactSecrets(`AKIAZ3MX7QP2RT5WLK8N ${rnd(ALNUM, 40, 24)}`)).toBe("[REDACTED]");
+    for (const code of ["password: string", "token = getToken()"]) {
+      expect(redactSecrets(code)).toBe(code);
+    }
+  });
+
   it("is the same function on both cores and through the synchronous accessor", () => {
     expect(loadedCore().redactSecrets("token ghp_0123456789abcdefghijABCDEFGHIJ012345").text).toBe("token [REDACTED]");
   });
