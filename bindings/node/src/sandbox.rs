@@ -16,6 +16,8 @@ use crate::{ErrorData, Failure};
 pub struct SandboxOptions {
     pub root: String,
     pub cwd: Option<String>,
+    /// The command may read the root but change nothing in it.
+    pub read_only: Option<bool>,
     pub timeout_ms: Option<f64>,
     pub output_cap: Option<u32>,
     /// Extra variables, `NAME=value` each.
@@ -103,6 +105,7 @@ impl Task for Execute {
 pub fn sandbox_execute(command: String, options: SandboxOptions, cancel: &SandboxCancel) -> AsyncTask<Execute> {
     let mut policy = Policy::new(options.root);
     policy.cwd = options.cwd.map(Into::into);
+    policy.write_root = !options.read_only.unwrap_or(false);
     if let Some(ms) = options.timeout_ms {
         policy.timeout = Duration::from_millis(ms.max(0.0) as u64);
     }

@@ -233,7 +233,11 @@ fn ruleset(policy: &Policy, root: &Path, scratch: &Path) -> Result<OwnedFd, Sand
     let devices = AccessFs::from_read(ABI::V5) | AccessFs::WriteFile | AccessFs::IoctlDev;
     let created = created
         .set_compatibility(CompatLevel::BestEffort)
-        .add_rules(path_beneath_rules([root, scratch], AccessFs::from_all(ABI::V5)))
+        .add_rules(path_beneath_rules([scratch], AccessFs::from_all(ABI::V5)))
+        .and_then(|r| {
+            let access = if policy.write_root { AccessFs::from_all(ABI::V5) } else { AccessFs::from_read(ABI::V5) };
+            r.add_rules(path_beneath_rules([root], access))
+        })
         .and_then(|r| r.add_rules(path_beneath_rules(&policy.read_only, AccessFs::from_read(ABI::V5))))
         .and_then(|r| r.add_rules(path_beneath_rules(&policy.devices, devices)))
         .map_err(failed)?;

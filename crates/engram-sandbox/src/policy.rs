@@ -28,6 +28,9 @@ impl Default for Limits {
 pub struct Policy {
     /// The only tree the command may write (and the tree it may read besides the system's).
     pub root: PathBuf,
+    /// Whether the command may change files beneath `root`; when not, it may still read and
+    /// execute them (its scratch `HOME` and `TMPDIR` stay writable). Default: `true`.
+    pub write_root: bool,
     /// Working directory, beneath `root`. Default: `root`.
     pub cwd: Option<PathBuf>,
     /// Trees the command may read and execute but not change. Default: the system
@@ -56,6 +59,7 @@ impl Policy {
         let existing = |paths: &[&str]| paths.iter().map(PathBuf::from).filter(|p| p.exists()).collect();
         Policy {
             root: root.into(),
+            write_root: true,
             cwd: None,
             read_only: existing(SYSTEM_DIRS),
             devices: existing(DEVICES),

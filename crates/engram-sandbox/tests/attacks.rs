@@ -39,6 +39,24 @@ fn a_command_runs_in_the_root_and_reports_its_exit_code() {
 }
 
 #[test]
+fn a_read_only_root_is_read_and_run_but_not_changed() {
+    let (dir, mut policy) = project();
+    policy.write_root = false;
+    std::fs::write(dir.path().join("kept.txt"), "kept\n").unwrap();
+    std::fs::write(dir.path().join("run.sh"), "echo ran\n").unwrap();
+    let command = "cat kept.txt; sh run.sh; echo x > new.txt; echo x >> kept.txt; rm kept.txt; mkdir d; \
+                   echo scratch > $TMPDIR/s && cat $TMPDIR/s";
+    let Some(out) = run(&policy, command) else { return };
+    assert!(out.output.starts_with("kept\nran\n"), "{}", out.output);
+    assert!(out.output.contains("Permission denied"), "{}", out.output);
+    assert!(out.output.ends_with("scratch\n"), "{}", out.output);
+    let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["kept.txt", "run.sh"]);
+    assert_eq!(std::fs::read_to_string(dir.path().join("kept.txt")).unwrap(), "kept\n");
+}
+
+#[test]
 fn writes_outside_the_root_fail() {
     let (_dir, policy) = project();
     let outside = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ import type { ExecuteOptions, ExecuteResult } from "./protocol.js";
 interface RawSandboxBinding {
   sandboxExecute?(
     command: string,
-    options: { root: string; cwd?: string; timeoutMs?: number; outputCap?: number; env?: string[] },
+    options: { root: string; cwd?: string; readOnly?: boolean; timeoutMs?: number; outputCap?: number; env?: string[] },
     cancel: { cancel(): void },
   ): Promise<RawOutcome | { error: ErrorData }>;
   SandboxCancel?: new () => { cancel(): void };
@@ -33,6 +33,9 @@ export interface SandboxDefaults {
   timeoutMs?: number;
   /** Bytes of output kept, head and tail. Default: 30_000. */
   maxOutputBytes?: number;
+  /** Commands may read the root but change nothing in it (their `HOME` and `TMPDIR`, private
+   * scratch directories, stay writable). Default: `false`. */
+  readOnly?: boolean;
 }
 
 /** Runs `command` beneath the host directory `root`; `cwd` is a host directory beneath it. */
@@ -58,6 +61,7 @@ export async function runSandboxed(
       {
         root,
         cwd,
+        readOnly: options.readOnly === true,
         timeoutMs: options.timeoutMs ?? 120_000,
         outputCap: options.maxOutputBytes ?? 30_000,
         env: Object.entries(options.env ?? {}).map(([name, value]) => `${name}=${value}`),
