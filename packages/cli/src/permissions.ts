@@ -131,10 +131,10 @@ export function deniedResult(call: ToolCall, why: string): ToolResult {
   return { content: `Denied: this ${call.name} call was not run (${why}). Do not retry it.`, isError: true };
 }
 
-/** What a mode lets the agent do, given whether writing under the root is allowed and whether
- * there is a root at all. */
+/** What a mode lets the agent do, given whether there is a root. */
 export interface ModePolicy {
-  /** The backend gets `execute` (and the agent the tool). */
+  /** The backend gets `execute` (and the agent the tool); its commands may change the root only
+   * where the agent may write. */
   execute: boolean;
   /** Tools the model is not offered (and whose calls are denied). */
   hidden: string[];
@@ -143,8 +143,8 @@ export interface ModePolicy {
 }
 
 /** The policy of `mode`: `reviewed` is the configuration's list of reviewed tools (expanded). */
-export function modePolicy(mode: Mode, reviewed: string[], options: { root: boolean; write: boolean }): ModePolicy {
-  const execute = mode !== "plan" && options.root && options.write;
+export function modePolicy(mode: Mode, reviewed: string[], options: { root: boolean }): ModePolicy {
+  const execute = mode !== "plan" && options.root;
   // `execute` is reviewed only where it exists (a call of a tool that does not is answered so).
   const review = (tools: string[]) =>
     Object.fromEntries([...new Set([...tools, ...(execute ? [EXECUTE_TOOL] : [])])].map((tool) => [tool, true as InterruptConfig]));

@@ -1,10 +1,12 @@
 /**
  * A read-only view of a backend: reads and searches pass through, every write, edit, append and
  * delete returns `permission_denied` (as data, like every backend error). The `engram` command
- * wraps `--root` in it unless `--write` is given.
+ * wraps `--root` in it unless `--write` is given. An `execute` of the inner backend passes
+ * through too: the backend it wraps must run its commands read-only (the command makes its
+ * `FilesystemBackend` so).
  * @module
  */
-import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, Core, ReadOptions } from "engram";
+import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, Core, ExecuteOptions, ReadOptions } from "engram";
 
 const DETAIL = "the directory is read-only (start engram with --write to allow changes)";
 
@@ -13,9 +15,18 @@ export class ReadOnlyBackend implements Backend {
   readonly #inner: Backend;
   readonly #core: Promise<Core>;
 
+  declare readonly execute?: Backend["execute"];
+
   constructor(inner: Backend, core: Core | Promise<Core>) {
     this.#inner = inner;
     this.#core = Promise.resolve(core);
+    const run = inner.execute;
+    if (typeof run === "function") {
+      Object.defineProperty(this, "execute", {
+        configurable: true,
+        value: (command: string, options?: ExecuteOptions) => run.call(inner, command, options),
+      });
+    }
   }
 
   async #denied(path: string) {

@@ -83,9 +83,9 @@ export function openStorage(config: CliConfig, home: string): Storage {
     if (!existsSync(config.root) || !statSync(config.root).isDirectory()) {
       throw new ConfigError("root", `${config.root} is not a directory`);
     }
-    // A command can change files: `execute` is offered where the agent may write (see modePolicy).
-    const { execute } = modePolicy(config.mode, [], { root: true, write: config.write });
-    const fs = new FilesystemBackend({ rootDir: config.root, ...(execute && { execute: true }) });
+    // Commands change the root only where the agent may write (`--write`, or the mode's).
+    const { execute } = modePolicy(config.mode, [], { root: true });
+    const fs = new FilesystemBackend({ rootDir: config.root, ...(execute && { execute: { readOnly: !config.write } }) });
     // Its AGENTS.md is a memory source: the agent redacts what it writes there.
     project = config.write ? fs : new ReadOnlyBackend(fs, loadCore());
   }
@@ -141,7 +141,7 @@ export const REVIEW_GROUPS: Record<string, readonly string[]> = { files: ["write
 export function agentOptions(storage: Storage, extra: { model: ChatModel }): DeepAgentOptions {
   const { config } = storage;
   const reviewed = config.review.flatMap((name) => (Object.hasOwn(REVIEW_GROUPS, name) ? [...(REVIEW_GROUPS[name] ?? [])] : [name]));
-  const policy = modePolicy(config.mode, reviewed, { root: storage.project !== undefined, write: config.write });
+  const policy = modePolicy(config.mode, reviewed, { root: storage.project !== undefined });
   const interruptOn: Record<string, InterruptConfig> = policy.interruptOn;
   const settings = {
     ...(config.temperature !== undefined && { temperature: config.temperature }),

@@ -62,10 +62,18 @@ const baseEnv = (extra: Record<string, string> = {}) =>
     ...extra,
   });
 
-/** Starts `engram --root <root> run --json <task>` with `calls` scripted for the task. */
-function startRun(task: string, calls: Call[], root: string, flags: string[] = ["--mode", "auto"], env = baseEnv()) {
+/** Starts `engram --root <root> <flags> run --json <runFlags> <task>` with `calls` scripted for the task. */
+function startRun(
+  task: string,
+  calls: Call[],
+  root: string,
+  flags: string[] = ["--mode", "auto"],
+  env = baseEnv(),
+  runFlags: string[] = [],
+) {
   plans.set(task, calls);
-  const args = ["--base-url", server.baseURL, "--model", "openai-compatible:scripted", "--root", root, ...flags, "run", "--json", task];
+  const model = ["--base-url", server.baseURL, "--model", "openai-compatible:scripted"];
+  const args = [...model, "--root", root, ...flags, "run", "--json", ...runFlags, task];
   return startEngram(args, { env, cwd: cwd.path, timeoutMs: 180_000 });
 }
 
@@ -76,8 +84,8 @@ function results(task: string): string[] {
   return (plans.get(task) ?? []).map((_, i) => tools.find((m) => m.tool_call_id === `c${i}`)?.content ?? "(no result)");
 }
 
-async function runCalls(task: string, calls: Call[], root: string, flags?: string[], env?: NodeJS.ProcessEnv) {
-  const ran = await startRun(task, calls, root, flags, env).done;
+async function runCalls(task: string, calls: Call[], root: string, flags?: string[], env?: NodeJS.ProcessEnv, runFlags?: string[]) {
+  const ran = await startRun(task, calls, root, flags, env, runFlags).done;
   return { ran, results: results(task) };
 }
 
@@ -405,6 +413,30 @@ describe("engram run: modes and the user's rules", { timeout: 240_000 }, () => {
       expect(asked.ran.code).toBe(5);
       expect(final(asked.ran)).toMatchObject({ stopReason: "interrupted" });
       expect(existsSync(join(root.path, "asked.txt"))).toBe(false);
+    } finally {
+      root.remove();
+    }
+  });
+
+  it("without --write, execute reads and runs the root but changes nothing in it", async () => {
+    const root = tempDir("engram-exec-root-");
+    try {
+      writeFileSync(join(root.path, "a.txt"), "kept\n");
+      const { ran, results: out } = await runCalls(
+        `read-only ${tag}`,
+        [exec("cat a.txt; echo x > b.txt; echo y >> a.txt; mv a.txt c.txt; echo scratch > $TMPDIR/s && cat $TMPDIR/s")],
+        root.path,
+        [],
+        baseEnv(),
+        ["--yes"],
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      const [output] = out as [string];
+      expect(output).toMatch(/^kept\n/);
+      expect(output).toContain("Permission denied");
+      expect(output).toContain("scratch\n");
+      expect(readdirSync(root.path)).toEqual(["a.txt"]);
+      expect(readFileSync(join(root.path, "a.txt"), "utf8")).toBe("kept\n");
     } finally {
       root.remove();
     }
