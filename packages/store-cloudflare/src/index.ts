@@ -1,7 +1,9 @@
 /**
  * `@engram/cloudflare`: Engram's durable state on Cloudflare — a {@link DurableObjectStore} and a
  * {@link DurableObjectCheckpointer} in a SQLite-backed Durable Object's storage (strongly
- * consistent; compare-and-swap is real). One object per user keeps that user's threads and memory.
+ * consistent; compare-and-swap is real; one object per user keeps that user's threads and
+ * memory), the same on D1 ({@link D1Store}, {@link D1Checkpointer}), and long-term memory
+ * extraction from the object's alarm ({@link AlarmExtraction}).
  * @packageDocumentation
  */
 export type { DurableObjectSqlStorage, SqlCursor, SqlStorage, SqlValue } from "./sql.js";
@@ -12,3 +14,4 @@ export { DurableObjectCheckpointer } from "./checkpointer.js";
 export type { D1Database, D1PreparedStatement } from "./d1.js";
 export { D1Store } from "./d1-store.js";
 export { AlarmExtraction, type AlarmExtractionOptions, type AlarmStorage } from "./alarm-extraction.js";
+export { D1Checkpointer } from "./d1-checkpointer.js";
