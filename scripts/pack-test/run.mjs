@@ -306,6 +306,11 @@ await check("workerd", async () => {
   const out = await runWorker(ROOT, bundle);
   expectEqual(out.first, { answer: "Saved: you prefer short answers.", core: "wasm" }, "first request");
   expectEqual(out.second, { answer: "Short answer, as you prefer.", core: "wasm" }, "second request (memory from the Durable Object)");
+  expectEqual(
+    out.streamed,
+    { status: 200, type: "text/event-stream", text: "Short answer, as you prefer.", done: true },
+    "third request (streamed)",
+  );
 });
 
 await check("deno", () => {

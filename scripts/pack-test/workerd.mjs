@@ -59,7 +59,8 @@ export async function bundleWorker(root, dir, outDir) {
   };
 }
 
-/** Runs the bundle in workerd with its SQLite-backed Durable Object class; two requests from one user. */
+/** Runs the bundle in workerd with its SQLite-backed Durable Object class; three requests from one
+ * user, the last one streamed. */
 export async function runWorker(root, bundle) {
   const { Miniflare } = await import(join(root, "node_modules/miniflare/dist/src/index.js"));
   const mf = new Miniflare({
@@ -84,7 +85,19 @@ export async function runWorker(root, bundle) {
     };
     const first = await ask("I prefer short answers.");
     const second = await ask("Explain KV.");
-    return { first, second };
+    // The same answer streamed as server-sent events: the text of every event before [DONE].
+    const res = await mf.dispatchFetch("http://localhost/chat?user=u1", {
+      method: "POST",
+      body: "And once more, streamed.",
+      headers: { accept: "text/event-stream" },
+    });
+    const events = (await res.text()).split("\n\n").filter((e) => e.startsWith("data: "));
+    const done = events.at(-1) === "data: [DONE]";
+    const streamed = events
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.slice(6)))
+      .join("");
+    return { first, second, streamed: { status: res.status, type: res.headers.get("content-type"), text: streamed, done } };
   } finally {
     await mf.dispose();
   }

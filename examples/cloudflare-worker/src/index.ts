@@ -5,6 +5,7 @@
  *
  *   curl -X POST 'https://<worker>/chat?user=u1' -d 'I prefer short answers.'
  *   curl -X POST 'https://<worker>/chat?user=u1' -d 'Explain Durable Objects.'   # remembered
+ *   curl -N -H 'accept: text/event-stream' -X POST 'https://<worker>/chat?user=u1' -d 'Again?'   # streamed
  *
  * The model is scripted (FakeChatModel) so the example runs offline; for a real one, pass e.g.
  * `new OpenAICompatibleModel({ baseURL: "https://api.openai.com/v1", model: "gpt-4.1", apiKey: env.OPENAI_API_KEY })`.
@@ -75,9 +76,27 @@ export class UserAgent {
   async fetch(request: Request): Promise<Response> {
     const { core, agent } = await this.#agent();
     const user = new URL(request.url).searchParams.get("user") ?? "anonymous";
-    const out = await agent.invoke({ messages: [{ role: "user", content: await request.text() }] }, { threadId: "main", userId: user });
+    const input = { messages: [{ role: "user" as const, content: await request.text() }] };
+    const options = { threadId: "main", userId: user };
     // Long-term memory extracts facts later: kept in storage, run by the alarm (an evicted isolate loses nothing).
-    await this.#extraction.defer(agent.longTermMemory);
+    const defer = () => this.#extraction.defer(agent.longTermMemory);
+    if (request.headers.get("accept")?.includes("text/event-stream")) {
+      // The answer as it is written: one server-sent event per piece of text, then [DONE].
+      const encoder = new TextEncoder();
+      const events = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          for await (const event of agent.stream(input, options)) {
+            if (event.type === "model_delta" && !event.path) controller.enqueue(encoder.encode(`data: ${JSON.stringify(event.text)}\n\n`));
+          }
+          await defer();
+          controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+          controller.close();
+        },
+      });
+      return new Response(events, { headers: { "content-type": "text/event-stream" } });
+    }
+    const out = await agent.invoke(input, options);
+    await defer();
     const body = JSON.stringify({ answer: out.messages.at(-1)?.content, core: core.kind });
     return new Response(body, { headers: { "content-type": "application/json" } });
   }
