@@ -15,7 +15,7 @@ export interface SummarizationOptions {
   model: ChatModel;
   backend: Backend;
   /** The input budget of one call. Default: the model's own ({@link ChatModel.maxInputTokens}),
-   * else {@link DEFAULT_MAX_INPUT_TOKENS}. */
+   * else 128,000 (`DEFAULT_MAX_INPUT_TOKENS`). */
   maxInputTokens?: number | undefined;
   threshold: number;
   keepMessages: number;

@@ -1,5 +1,6 @@
 export type {
   ChatModel,
+  CutReply,
   FinishReason,
   Message,
   ModelRequest,

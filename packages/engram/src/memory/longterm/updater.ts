@@ -361,7 +361,7 @@ export function findDuplicate(content: string, existing: readonly Fact[]): Fact 
  *   existing fact (which keeps its id, and takes the new words when they say more of what the
  *   user said), or are not the user's: too little of them is what the user said or confirmed,
  *   or they carry a word only the assistant said or a word nobody said
- *   ({@link UpdateRules.minUserSupport}, {@link userRefusal});
+ *   ({@link UpdateRules.minUserSupport}, `userRefusal`);
  * - `factsToRemove` must name existing facts (short or stored ids); a removal is refused when
  *   the same update adds the same content again; all removals are ignored when they exceed
  *   {@link UpdateRules.maxRemovalShare} of the facts (more than one), or when the update adds no

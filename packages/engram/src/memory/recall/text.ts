@@ -31,7 +31,7 @@ export function searchableMessages(messages: readonly Message[]): SearchableMess
   return out;
 }
 
-/** The distinct lower-cased words (letters and digits) of a query, at most {@link MAX_QUERY_WORDS}. */
+/** The distinct lower-cased words (letters and digits) of a query, at most `MAX_QUERY_WORDS`. */
 export function queryWords(query: string): string[] {
   const words = new Set<string>();
   for (const [w] of query.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
