@@ -250,7 +250,8 @@ describe("memory, threads and skills", { timeout: 300_000 }, () => {
     expect(added.stdout).toContain("redacted");
     await run(["memory", "add", "--category", "preference", "Likes short answers"]);
     const facts = jsonLines((await run(["memory", "facts", "--json"])).stdout) as { id: string; content: string }[];
-    expect(facts.map((f) => f.content)).toEqual(["My CI token is [REDACTED] and I prefer tabs", "Likes short answers"]);
+    // Facts are kept in the third person (they are read inside <memory> as statements about the user).
+    expect(facts.map((f) => f.content)).toEqual(["The user's CI token is [REDACTED] and the user prefers tabs", "Likes short answers"]);
     expect(JSON.stringify(facts)).not.toContain(secret);
 
     const forgot = await run(["memory", "forget", (facts[0]?.id ?? "").slice(0, 9)]);
