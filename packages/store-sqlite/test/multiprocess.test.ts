@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { StoreBackend, StoreMemoryStorage } from "engram";
 import { prng } from "engram/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteCheckpointer, SqliteStore } from "@engram/sqlite";
+import { SCHEMA_VERSION, SqliteCheckpointer, SqliteStore } from "@engram/sqlite";
 import { Child, WORKER, databaseOfSchema, fillSchema3, raceWorkers, threadIntact } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "engram-sqlite-mp-"));
@@ -47,7 +47,9 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
     await raceWorkers(Array.from({ length: 4 }, () => ["sqlite", path, "open"]));
     const store = new SqliteStore({ path });
     try {
-      expect(store.database.prepare("SELECT version FROM engram_migrations ORDER BY version").pluck().all()).toEqual([1, 2, 3, 4]);
+      expect(store.database.prepare("SELECT version FROM engram_migrations ORDER BY version").pluck().all()).toEqual(
+        Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+      );
       expect((await store.list(["mp", "open"])).items).toHaveLength(4);
       expect((await store.list(["fs", "old"], { values: false })).items).toHaveLength(2000);
       expect((await store.get(["fs", "old"], "/d10/f1999.md"))?.revision).toBe("2000");
