@@ -22,6 +22,8 @@ pub struct SandboxOptions {
     pub output_cap: Option<u32>,
     /// Extra variables, `NAME=value` each.
     pub env: Option<Vec<String>>,
+    /// No confinement at all (`engram_sandbox::Policy::unconfined`).
+    pub unconfined: Option<bool>,
 }
 
 #[napi(object)]
@@ -106,6 +108,7 @@ pub fn sandbox_execute(command: String, options: SandboxOptions, cancel: &Sandbo
     let mut policy = Policy::new(options.root);
     policy.cwd = options.cwd.map(Into::into);
     policy.write_root = !options.read_only.unwrap_or(false);
+    policy.unconfined = options.unconfined.unwrap_or(false);
     if let Some(ms) = options.timeout_ms {
         policy.timeout = Duration::from_millis(ms.max(0.0) as u64);
     }

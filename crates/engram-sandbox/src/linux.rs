@@ -79,6 +79,8 @@ fn can_unshare() -> bool {
 
 /// What the child applies to itself, prepared before `fork`.
 struct Confinement {
+    /// `false` for an explicitly unconfined run: only the rlimits below apply.
+    confined: bool,
     parent: libc::pid_t,
     flags: libc::c_int,
     /// `(path, contents)` written after `unshare` when a user namespace is made.
@@ -90,13 +92,16 @@ struct Confinement {
 }
 
 pub(crate) fn execute(command: &str, policy: &Policy, cancel: &AtomicBool) -> Result<Outcome, SandboxError> {
-    let found = support();
-    if let Some(missing) = found.missing {
-        return Err(SandboxError::Unsupported(missing));
+    if !policy.unconfined {
+        if let Some(missing) = support().missing {
+            return Err(SandboxError::Unsupported(missing));
+        }
     }
     let (root, cwd) = resolve_dirs(policy)?;
     // SAFETY: geteuid cannot fail.
-    let cgroup = if unsafe { libc::geteuid() } == 0 {
+    let cgroup = if policy.unconfined {
+        None
+    } else if unsafe { libc::geteuid() } == 0 {
         let cgroup = PidsCgroup::create(policy.limits.processes);
         if cgroup.is_none() {
             return Err(SandboxError::Unsupported(
@@ -108,15 +113,16 @@ pub(crate) fn execute(command: &str, policy: &Policy, cancel: &AtomicBool) -> Re
         None
     };
     let scratch = Scratch::create()?;
-    let ruleset = ruleset(policy, &root, &scratch.0)?;
+    let ruleset = if policy.unconfined { None } else { Some(ruleset(policy, &root, &scratch.0)?) };
     let confinement = Confinement {
+        confined: !policy.unconfined,
         // SAFETY: getpid/getuid/getgid cannot fail.
         parent: unsafe { libc::getpid() },
         flags: namespace_flags(),
         id_maps: id_maps(),
         cgroup_procs: cgroup.as_ref().map(|c| c.procs.clone()),
         limits: rlimits(&policy.limits),
-        ruleset: ruleset.as_raw_fd(),
+        ruleset: ruleset.as_ref().map_or(-1, |r| r.as_raw_fd()),
     };
 
     let (reader, writer) = pipe()?;
@@ -277,23 +283,28 @@ fn confine(c: &Confinement) -> io::Result<()> {
     // SAFETY: async-signal-safe system calls only, on memory prepared before fork.
     unsafe {
         die_with_parent(c.parent)?;
-        if let Some(procs) = &c.cgroup_procs {
-            write_file(procs, b"0")?;
+        if c.confined {
+            if let Some(procs) = &c.cgroup_procs {
+                write_file(procs, b"0")?;
+            }
+            check(libc::unshare(c.flags))?;
+            for (path, contents) in &c.id_maps {
+                write_file(path, contents)?;
+            }
+            match libc::fork() {
+                -1 => return Err(io::Error::last_os_error()),
+                0 => {}
+                shell => mirror_exit(shell),
+            }
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0))?;
+            private_proc()?;
         }
-        check(libc::unshare(c.flags))?;
-        for (path, contents) in &c.id_maps {
-            write_file(path, contents)?;
-        }
-        match libc::fork() {
-            -1 => return Err(io::Error::last_os_error()),
-            0 => {}
-            shell => mirror_exit(shell),
-        }
-        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0))?;
-        private_proc()?;
         for (resource, value) in c.limits {
             let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
             check(libc::setrlimit(resource, &limit))?;
+        }
+        if !c.confined {
+            return Ok(());
         }
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0))?;
         check(libc::syscall(libc::SYS_landlock_restrict_self, c.ruleset, 0u32) as libc::c_int)?;

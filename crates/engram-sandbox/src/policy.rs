@@ -47,6 +47,11 @@ pub struct Policy {
     pub timeout: Duration,
     /// Bytes of output kept: the first and the last half of this, with a note of what was cut.
     pub output_cap: usize,
+    /// Runs the command with no confinement at all: no Landlock, no namespaces, no pids
+    /// cgroup — only the scrubbed environment, rlimits, the timeout (which then reaches the
+    /// command's process group, not processes that leave it) and the output cap. For callers
+    /// that say so explicitly and loudly (`sandbox: "none"`). Default: `false`.
+    pub unconfined: bool,
 }
 
 const SYSTEM_DIRS: &[&str] =
@@ -67,6 +72,7 @@ impl Policy {
             limits: Limits::default(),
             timeout: Duration::from_secs(120),
             output_cap: 30_000,
+            unconfined: false,
         }
     }
 }

@@ -39,7 +39,7 @@ import type {
   ExecuteResult,
   ToolTextRequest,
 } from "./protocol.js";
-import { type SandboxDefaults, runSandboxed } from "./sandbox.js";
+import { type SandboxDefaults, runSandboxed, unconfinedWarning } from "./sandbox.js";
 
 /** Options of {@link FilesystemBackend}. */
 export interface FilesystemBackendOptions {
@@ -72,7 +72,8 @@ export interface FilesystemBackendOptions {
    * beneath the root, no network, no process or `/proc` entry outside is visible, rlimits, a
    * timeout that kills every process of the command, an environment without the agent's
    * variables). Where the kernel lacks a part, `execute` answers `unsupported` naming it: there
-   * is no unconfined fallback. `true` for the defaults. Default: absent (no commands). */
+   * is no unconfined fallback; only an explicit `sandbox: "none"` runs commands unconfined, and
+   * says so on stderr. `true` for the defaults. Default: absent (no commands). */
   execute?: boolean | SandboxDefaults;
 }
 
@@ -283,6 +284,7 @@ export class FilesystemBackend implements Backend {
     const sandbox = options.execute;
     if (sandbox) {
       const defaults = sandbox === true ? {} : sandbox;
+      if (defaults.sandbox === "none") console.warn(unconfinedWarning(this.rootDir));
       // Configurable, so a Proxy over the backend (a wrapper) may hand out a bound copy.
       Object.defineProperty(this, "execute", {
         configurable: true,
