@@ -442,6 +442,27 @@ describe("engram run: modes and the user's rules", { timeout: 240_000 }, () => {
     }
   });
 
+  it("a command that writes a key into the project's AGENTS.md leaves it redacted, in the file and in the history", async () => {
+    const root = tempDir("engram-exec-root-");
+    try {
+      writeFileSync(join(root.path, "AGENTS.md"), "# Project\n");
+      const task = `memory by command ${tag}`;
+      const { ran } = await runCalls(task, [exec(`printf -- '- deploy key %s\\n' ${SECRET_KEY} >> AGENTS.md`)], root.path, [
+        "--mode",
+        "auto",
+        "--write",
+      ]);
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(readFileSync(join(root.path, "AGENTS.md"), "utf8")).toBe("# Project\n- deploy key [REDACTED]\n");
+      const history = await startEngram(["--root", root.path, "memory", "history", "--json"], { env: baseEnv(), cwd: cwd.path }).done;
+      expect(history.code, history.stderr).toBe(0);
+      expect(history.stdout).toContain("/AGENTS.md");
+      expect(history.stdout).not.toContain(SECRET_KEY);
+    } finally {
+      root.remove();
+    }
+  });
+
   it("chat: an allow rule approves its command without asking", async () => {
     const root = tempDir("engram-exec-root-");
     try {

@@ -191,3 +191,42 @@ describe("a memory source reached through a directory link", () => {
     expect(await host.realPath(join(fs.rootDir, "same/docs/x.md"))).toEqual({ path: join(fs.rootDir, "real/x.md") });
   });
 });
+
+describe("a memory source changed by a command (execute)", () => {
+  it("is written back redacted after the command, and the history records the change without the secret", async () => {
+    const root = mkdtempSync(join(tmpdir(), "engram-redact-exec-"));
+    try {
+      const fs = new FilesystemBackend({ rootDir: root, execute: { readOnly: false } });
+      if (!fs.execute) throw new Error("no execute");
+      const probe = await fs.execute("true");
+      if (probe.error?.code === "unsupported") return; // A kernel without the sandbox's parts.
+      await fs.write("/AGENTS.md", "# Notes\n");
+      const history = new MemoryHistory({ store: new InMemoryStore(), namespace: ["h"] });
+      const model = new FakeChatModel((req) => {
+        if (req.messages.at(-1)?.role !== "user") return "done";
+        return {
+          toolCalls: [
+            { name: "execute", args: { command: `printf -- '- key %s\\n' ${OPENAI} >> AGENTS.md; printf 'aws ${AWS}\\n' > notes.md` } },
+          ],
+        };
+      });
+      const agent = createDeepAgent(model, {
+        core,
+        backend: fs,
+        memorySources: ["/AGENTS.md"],
+        memoryHistory: history,
+        enableSkills: false,
+      });
+      await agent.invoke({ messages: [{ role: "user", content: "remember the key" }] }, { threadId: "t", userId: "u" });
+      expect(readFileSync(join(root, "AGENTS.md"), "utf8")).toBe("# Notes\n- key [REDACTED]\n");
+      // Other files the command wrote are the project's: left as written.
+      expect(readFileSync(join(root, "notes.md"), "utf8")).toBe(`aws ${AWS}\n`);
+      const changes = await history.list("u");
+      // One change: the command's (the redaction write back changes nothing the history shows).
+      expect(changes.map((c) => [c.target, c.before, c.after])).toEqual([["/AGENTS.md", "# Notes\n", "# Notes\n- key [REDACTED]\n"]]);
+      expect(JSON.stringify(changes)).not.toContain(OPENAI);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -10,7 +10,7 @@ import type { Checkpoint } from "./checkpointer.js";
 import { checkInput } from "./input.js";
 import { type LevelState, runLoop } from "./loop.js";
 import { memorySourceOf, recordingBackend } from "./memory-history.js";
-import { redactMemoryWrites } from "../memory/redact-writes.js";
+import { redactAfterCommands, redactMemoryWrites } from "../memory/redact-writes.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
 import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
@@ -110,6 +110,8 @@ async function startRun(
   }
   // Outside the recording, so that the history sees the text as stored.
   backend = redactMemoryWrites(backend, core, memorySourceOf(o.memorySources, core));
+  // A command changes files behind the methods redacted above: the sources are checked after it.
+  backend = redactAfterCommands(backend, core, o.memorySources);
   if (o.tracing) backend = o.tracing.backend(backend);
   const runTools = await services.mcpTools();
   const state: LevelState = {

@@ -5,7 +5,7 @@
  * @module
  */
 import { coreRef } from "../backends/core-ref.js";
-import type { Backend, BackendEditOptions, BackendWriteOptions } from "../backends/protocol.js";
+import type { Backend, BackendEditOptions, BackendWriteOptions, ExecuteOptions } from "../backends/protocol.js";
 import { wrapBackend } from "../backends/wrap.js";
 import type { Core } from "../core/types.js";
 
@@ -119,4 +119,40 @@ export function redactMemoryWrites(
       }
     : undefined;
   return wrapBackend(backend, { write, edit, ...(append && { append }) });
+}
+
+/** How many times a redaction after a command retries when the file changes under it. */
+const COMMAND_REDACT_ATTEMPTS = 3;
+
+/**
+ * `backend` whose commands ({@link Backend.execute}) leave no secret in the memory `sources`: a
+ * command writes files without passing {@link redactMemoryWrites}, so after each one every
+ * source whose text holds a secret is written back redacted — through `backend`, so the layers
+ * beneath (the redactor, the history) see the write — compare-and-swap on the version read.
+ * The command's processes have all ended when `execute` returns (the sandbox's PID namespace),
+ * so nothing writes the file after the check. A backend without `execute` is returned as is.
+ */
+export function redactAfterCommands(backend: Backend, source: Core | Promise<Core>, sources: readonly string[]): Backend {
+  const inner = backend.execute;
+  if (!inner || sources.length === 0) return backend;
+  const core = coreRef(source);
+  const scrub = async (path: string): Promise<void> => {
+    for (let attempt = 0; attempt < COMMAND_REDACT_ATTEMPTS; attempt++) {
+      const stat = await backend.stat(path);
+      if (stat.error) return;
+      const bytes = await backend.readBytes(path);
+      if (bytes.error) return;
+      const clean = redacted(await core(), bytes.data);
+      if (clean === bytes.data) return;
+      const version = (stat.info as { version?: string }).version;
+      const w = await backend.write(path, clean, version === undefined ? {} : { ifVersion: version });
+      if (w.error?.code !== "conflict") return;
+    }
+  };
+  const execute = async (command: string, options?: ExecuteOptions) => {
+    const result = await inner.call(backend, command, options);
+    for (const path of sources) await scrub(path);
+    return result;
+  };
+  return wrapBackend(backend, { execute });
 }

@@ -3,7 +3,7 @@
  * {@link MemoryHistory}, and the restore function that reverts such a change through a backend.
  * @module
  */
-import type { Backend } from "../../backends/protocol.js";
+import type { Backend, ExecuteOptions } from "../../backends/protocol.js";
 import { wrapBackend } from "../../backends/wrap.js";
 import { redactSecrets } from "../longterm/redact.js";
 import type { MemoryActor, MemoryHistory, RestoreFn } from "./history.js";
@@ -28,8 +28,8 @@ async function text(backend: Backend, path: string): Promise<string | null> {
 }
 
 /**
- * Wraps `backend` so that `write`, `append`, `edit` and `delete` of a watched path record the text before
- * and after in the history. Other paths and all reads pass straight through. A change made by
+ * Wraps `backend` so that `write`, `append`, `edit` and `delete` of a watched path, and every
+ * command (`execute`) that changes one, record the text before and after in the history. Other paths and all reads pass straight through. A change made by
  * someone else between the read of "before" and the write is attributed to this change.
  */
 export function recordMemoryChanges(backend: Backend, options: RecordMemoryChangesOptions): Backend {
@@ -55,7 +55,19 @@ export function recordMemoryChanges(backend: Backend, options: RecordMemoryChang
       if (!result.error) await record(path, before);
       return result;
     };
+  // A command writes files behind the backend's methods: what it changed in a watched file is
+  // recorded after it, as one change per file.
+  const inner = backend.execute;
+  const execute = inner
+    ? async (command: string, opts?: ExecuteOptions) => {
+        const before = await Promise.all([...watched].map(async (path) => [path, await text(backend, path)] as const));
+        const result = await inner.call(backend, command, opts);
+        for (const [path, was] of before) if ((await text(backend, path)) !== was) await record(path, was);
+        return result;
+      }
+    : undefined;
   return wrapBackend(backend, {
+    ...(execute && { execute }),
     write: tracked(backend.write),
     edit: tracked(backend.edit),
     delete: tracked(backend.delete),
