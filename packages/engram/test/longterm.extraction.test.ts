@@ -1,4 +1,4 @@
-/** Long-term memory extraction with the replies small local models really give (issue 17):
+/** Long-term memory extraction with the replies small local models really give:
  * one schema for the request, the prompt and the parser; per-part acceptance of near-JSON;
  * fact identity (no churn, no mass removal, no assistant claims); redaction-aware facts;
  * retries, pending work and chunking so that nothing is silently lost. */
