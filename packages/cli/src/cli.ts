@@ -40,6 +40,7 @@ const GLOBAL_FLAGS: [flag: string, key: keyof FlagValues, description: string][]
   ["-u, --user <name>", "user", "whose memory and threads: default the OS user name (ENGRAM_USER)"],
   ["--review <tools>", "review", "tools reviewed before they run, comma-separated; files = write_file,edit_file,delete (ENGRAM_REVIEW)"],
   ["--no-long-term-memory", "longTermMemory", "turn long-term facts memory off (ENGRAM_LONG_TERM_MEMORY=false)"],
+  ["--no-thread-recall", "threadRecall", "no search_past_threads tool over your earlier threads (ENGRAM_THREAD_RECALL=false)"],
   ["--database <file>", "database", "the SQLite file: default $ENGRAM_HOME/engram.db (ENGRAM_DATABASE)"],
   ["--max-turns <n>", "maxTurns", "model turns per run at most (ENGRAM_MAX_TURNS)"],
   ["--temperature <t>", "temperature", "sampling temperature (ENGRAM_TEMPERATURE)"],
@@ -58,7 +59,7 @@ const CONFIG_HELP = `
 Configuration: flags > environment (ENGRAM_*) > ./engram.config.json or ./.engram/config.json
 > $ENGRAM_HOME/config.json (ENGRAM_HOME defaults to ~/.engram). See \`engram config\`.
 A project file comes with the repository: it may only narrow (root inside the project, more
-reviews, write/longTermMemory false, a lower maxTurns, a narrower mode, permissions.deny rules);
+reviews, write/longTermMemory/threadRecall false, a lower maxTurns, a narrower mode, permissions.deny rules);
 model, baseUrl, apiKey, user, database, history retention, threads, contextSize, write true,
 permissions.allow and a root outside the project are refused there.
 Your config.json may hold "permissions": {"allow": [...], "deny": [...]}: rules "tool" or

@@ -20,7 +20,7 @@
  *   every project: a project must not prune it);
  * - `threads`, `contextSize`: how much of the user's machine a `llama:` model takes (a context
  *   size is memory: a large one can exhaust it);
- * - `write` other than `false`, `longTermMemory` other than `false`, `maxTurns` above the value
+ * - `write`, `longTermMemory` or `threadRecall` other than `false`, `maxTurns` above the value
  *   it overrides (the user file's, else the agent's default of 100);
  * - `root` outside the project directory (the file's directory, the working directory; symbolic
  *   links are followed): `"."` and `"src"` are fine, `"/"`, `".."` or a link to `/` are not;
@@ -65,6 +65,8 @@ export interface CliConfig {
   review: string[];
   /** Long-term facts memory for `user`. Default: `true`. */
   longTermMemory: boolean;
+  /** The `search_past_threads` tool: the agent searches `user`'s earlier threads. Default: `true`. */
+  threadRecall: boolean;
   /** The SQLite file (store, checkpointer, long-term memory). Default: `defaultDatabasePath()`. */
   database: string;
   /** Model turns per run at most. Default: the agent's (100). */
@@ -123,6 +125,7 @@ export const configFileSchema = z.strictObject({
   user: str.optional(),
   review: z.array(toolName, { message: "must be an array of tool names" }).optional(),
   longTermMemory: z.boolean({ message: "must be true or false" }).optional(),
+  threadRecall: z.boolean({ message: "must be true or false" }).optional(),
   database: str.optional(),
   maxTurns: int(1).optional(),
   temperature: z.number({ message: "must be a number" }).min(0, { message: "must be ≥ 0" }).max(2, { message: "must be ≤ 2" }).optional(),
@@ -159,6 +162,7 @@ export const ENV_VARS: Record<Key, string> = {
   user: "ENGRAM_USER",
   review: "ENGRAM_REVIEW",
   longTermMemory: "ENGRAM_LONG_TERM_MEMORY",
+  threadRecall: "ENGRAM_THREAD_RECALL",
   database: "ENGRAM_DATABASE",
   maxTurns: "ENGRAM_MAX_TURNS",
   temperature: "ENGRAM_TEMPERATURE",
@@ -194,7 +198,7 @@ const FLAGS: Partial<Record<Key, string>> = {
 };
 
 /** The keys a project file may not hold at all, and why: each widens what the agent may do or
- * where data goes. (`write`, `longTermMemory`, `maxTurns` and `root` are refused only when they
+ * where data goes. (`write`, `longTermMemory`, `threadRecall`, `maxTurns` and `root` are refused only when they
  * widen; see the module documentation.) */
 export const PROJECT_REFUSED: Partial<Record<Key, string>> = {
   model: "it chooses where the conversation and the files the agent reads are sent",
@@ -214,7 +218,7 @@ const DEFAULT_MAX_TURNS = 100;
 /** The refusal of `key` (of `value`, when only some values are refused) in the project file
  * `path`: why, and where to set it instead. */
 function refused(key: Key, path: string, why: string, userFile: string, value?: unknown): ConfigError {
-  const flag = key === "longTermMemory" ? undefined : FLAGS[key];
+  const flag = key === "longTermMemory" || key === "threadRecall" ? undefined : FLAGS[key];
   const where = [flag, ENV_VARS[key]].filter(Boolean).join(", ");
   const what = value === undefined ? "not allowed" : `${JSON.stringify(value)} is not allowed`;
   return new ConfigError(
@@ -260,6 +264,9 @@ function checkProject(values: FileConfig, path: string, base: string, below: Cli
   }
   if (values.longTermMemory !== undefined && values.longTermMemory !== false) {
     throw refused("longTermMemory", path, "a project file may only turn it off (false)", userFile, values.longTermMemory);
+  }
+  if (values.threadRecall !== undefined && values.threadRecall !== false) {
+    throw refused("threadRecall", path, "a project file may only turn it off (false)", userFile, values.threadRecall);
   }
   const turns = below.maxTurns ?? DEFAULT_MAX_TURNS;
   if (values.maxTurns !== undefined && values.maxTurns > turns) {
@@ -331,7 +338,8 @@ function parseBool(text: string): boolean | undefined {
 function fromText(key: Key, text: string, where: string): unknown {
   switch (key) {
     case "write":
-    case "longTermMemory": {
+    case "longTermMemory":
+    case "threadRecall": {
       const b = parseBool(text);
       if (b === undefined) throw new ConfigError(key, `must be true or false, got ${JSON.stringify(text)} (${where})`);
       return b;
@@ -452,6 +460,7 @@ export function loadConfig(flags: FlagValues, options: LoadConfigOptions = {}): 
     user: defaultUserId(options.osUser ?? osUser(env)),
     review: [],
     longTermMemory: true,
+    threadRecall: true,
     mode: "ask",
     permissions: {},
     database: env === process.env ? defaultDatabasePath() : join(home, "engram.db"),

@@ -156,6 +156,7 @@ export function agentOptions(storage: Storage, extra: { model: ChatModel }): Dee
     interruptOn,
     middleware: [permissionsMiddleware(new Permissions(config.permissions), policy.hidden, config.mode)],
     memoryHistory: storage.history,
+    threadRecall: config.threadRecall,
     ...(config.maxTurns !== undefined && { maxTurns: config.maxTurns }),
     ...(Object.keys(settings).length > 0 && { modelSettings: settings }),
     longTermMemory: config.longTermMemory

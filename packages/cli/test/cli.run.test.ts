@@ -295,6 +295,30 @@ describe("memory, threads and skills", { timeout: 300_000 }, () => {
     expect((await run(["threads", "show", "nope"])).code).toBe(2);
   });
 
+  it("search_past_threads finds what the user said in an earlier thread; --no-thread-recall removes the tool", async () => {
+    const offered = (r: Parameters<typeof lastUserText>[0]) => (r.tools ?? []).map((t) => t.function.name);
+    server.setScript((r) => {
+      const memory = noMemoryUpdate(r);
+      if (memory) return memory;
+      if (afterToolResult(r)) return { text: `recalled: ${r.messages.at(-1)?.content}` };
+      if (lastUserText(r).startsWith("what did we decide") && offered(r).includes("search_past_threads"))
+        return { toolCalls: [{ id: "c0", name: "search_past_threads", args: { query: "billing database" } }] };
+      return { text: `noted; tools: ${offered(r).join(",")}` };
+    });
+    const first = jsonLines((await run([...model(), "run", "--json", "for billing we settled on PostgreSQL 16"])).stdout).at(-1);
+    const asked = await run([...model(), "run", "--json", "what did we decide about the billing database?"]);
+    expect(asked.code, asked.stderr).toBe(0);
+    const answer = jsonLines(asked.stdout).at(-1) as { text: string };
+    expect(answer.text).toMatch(/^recalled: /);
+    expect(answer.text).toContain("PostgreSQL 16");
+    expect(answer.text).toContain(String(first?.threadId));
+    // Another user of the same database finds nothing of it.
+    const other = await run([...model(), "--user", "someone-else", "run", "--json", "what did we decide about the billing database?"]);
+    expect((jsonLines(other.stdout).at(-1) as { text: string }).text).not.toContain("PostgreSQL 16");
+    const off = await run([...model(), "--no-thread-recall", "run", "--json", "hello"]);
+    expect((jsonLines(off.stdout).at(-1) as { text: string }).text).not.toContain("search_past_threads");
+  });
+
   it("threads resume asks the pending review first (lines from a pipe), then chats on the thread", async () => {
     server.setScript(
       (r) =>

@@ -102,8 +102,12 @@ describe("a project file (comes with the repository) may only narrow", () => {
     }
   });
 
-  it("refuses turning long-term memory on and raising maxTurns above the value it overrides", () => {
+  it("refuses turning long-term memory or thread recall on and raising maxTurns above the value it overrides", () => {
     expect(refusal({ longTermMemory: true }).option).toBe("longTermMemory");
+    expect(refusal({ threadRecall: true }).option).toBe("threadRecall");
+    expect(load({ threadRecall: false }).config.threadRecall).toBe(false);
+    expect(load({}, {}, { ENGRAM_THREAD_RECALL: "false" }).config.threadRecall).toBe(false);
+    expect(load({}).config.threadRecall).toBe(true);
     expect(refusal({ maxTurns: 101 }).message).toMatch(/at most 100/);
     writeFileSync(userFile(), JSON.stringify({ maxTurns: 20 }));
     expect(refusal({ maxTurns: 21 }).message).toMatch(/at most 20/);
