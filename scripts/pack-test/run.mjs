@@ -153,7 +153,7 @@ if (failures.length > 0) {
 const app = join(work, "app");
 mkdirSync(app);
 const specs = Object.fromEntries([...packed].map(([name, t]) => [name, `file:${t.file}`]));
-const direct = ["engram", "@engram/sqlite", "@engram/postgres", "@engram/cloudflare", "@engram/cli"];
+const direct = ["engram", "@engram/sqlite", "@engram/postgres", "@engram/cloudflare", "@engram/deno", "@engram/cli"];
 writeFileSync(
   join(app, "package.json"),
   JSON.stringify(

@@ -1,0 +1,228 @@
+/**
+ * `DenoKvCheckpointer`: thread checkpoints in Deno KV. A thread is a head entry (revision, files
+ * chain, list fields) and its document, written together by one atomic operation that checks
+ * the head and the thread's revision counter are as the save read them. The files are a chain:
+ * the full snapshot and each delta saved after it are blobs, named by index entries the commit
+ * writes; an append adds entries to the chain, a full snapshot starts a new one and retires the
+ * old.
+ * @module
+ */
+import {
+  type Checkpoint,
+  type Checkpointer,
+  EngramError,
+  type FilesRef,
+  type GetCheckpointOptions,
+  type ListThreadsOptions,
+  type ThreadInfo,
+  assembleCheckpoint,
+  checkThreadId,
+  checkThreadLimit,
+  decodeCheckpoint,
+  encodeCheckpoint,
+  filesConflict,
+  revisionConflict,
+  sameFiles,
+} from "engram";
+import { type BlobRef, Blobs, type StoredText, blobOf } from "./blobs.js";
+import { type DenoKv, KV_LIMITS, type KvKey, type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";
+
+/** A thread's head entry: what `list` reports and where its files are. */
+interface Head {
+  revision: number;
+  savedAt: number;
+  interrupted: boolean;
+  files?: { ref: FilesRef; chain: string };
+}
+
+/** Reads retried when a save replaced the thread's parts in between. */
+const READ_ATTEMPTS = 5;
+
+/** A {@link Checkpointer} on Deno KV: `new DenoKvCheckpointer(await Deno.openKv(path))`. */
+export class DenoKvCheckpointer implements Checkpointer {
+  readonly #kv: DenoKv;
+  readonly #prefix: KvKey;
+  readonly #blobs: Blobs;
+  /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
+  readonly incremental = true;
+
+  constructor(kv: DenoKv, options: KvStoreOptions = {}) {
+    this.#kv = checkKv(kv);
+    this.#prefix = keyPrefix(options);
+    this.#blobs = new Blobs(this.#kv, this.#prefix);
+  }
+
+  #head(threadId: string): KvKey {
+    return [...this.#prefix, "thread", threadId];
+  }
+  #doc(threadId: string): KvKey {
+    return [...this.#prefix, "thread-doc", threadId];
+  }
+  /** The thread's last revision: kept after a delete, so no revision is handed out twice. */
+  #counter(threadId: string): KvKey {
+    return [...this.#prefix, "thread-revision", threadId];
+  }
+  #chain(chain: string): KvKey {
+    return [...this.#prefix, "files", chain];
+  }
+  #retiredChain(chain: string): KvKey {
+    return [...this.#prefix, "files-retired", chain];
+  }
+
+  async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
+    checkThreadId(threadId);
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      // The head and the document from one snapshot; the blobs they name never change.
+      const [head, stored] = await guard(() => this.#kv.getMany<[Head, StoredText]>([this.#head(threadId), this.#doc(threadId)]));
+      if (head.value === null) return undefined;
+      const doc = stored.value && (await this.#blobs.readText(stored.value));
+      if (doc === undefined || doc === null) continue;
+      const files = head.value.files;
+      if (!files || sameFiles(files.ref, options.knownFiles)) return { ...decodeCheckpoint(doc), revision: head.value.revision };
+      const parts = await this.#readChain(files.chain, files.ref.deltas);
+      if (parts) return { ...assembleCheckpoint(doc, parts), revision: head.value.revision };
+    }
+    throw new EngramError("store_error", `thread '${threadId}' kept changing while it was read (its parts were replaced)`);
+  }
+
+  /** The snapshot and deltas `0..deltas` of a chain; `undefined` when one is gone (retired meanwhile). */
+  async #readChain(chain: string, deltas: number): Promise<{ seq: number; bytes: Uint8Array }[] | undefined> {
+    const refs: BlobRef[] = [];
+    for (const entry of await listAll<BlobRef>(this.#kv, { prefix: this.#chain(chain) }, { limit: deltas + 1 })) {
+      if (entry.key.at(-1) !== refs.length) break;
+      refs.push(entry.value);
+    }
+    if (refs.length !== deltas + 1) return undefined;
+    const parts: { seq: number; bytes: Uint8Array }[] = [];
+    for (const [seq, ref] of refs.entries()) {
+      const bytes = await this.#blobs.read(ref);
+      if (!bytes) return undefined;
+      parts.push({ seq, bytes });
+    }
+    return parts;
+  }
+
+  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
+    checkThreadId(threadId);
+    const e = encodeCheckpoint(checkpoint);
+    const doc = await this.#blobs.stageText(e.doc);
+    const staged: BlobRef[] = [];
+    const stage = async (bytes: Uint8Array) => {
+      const ref = await this.#blobs.stage(bytes);
+      staged.push(ref);
+      return ref;
+    };
+    let committed = false;
+    try {
+      const snapshot = e.files && (await stage(e.files));
+      const deltas: BlobRef[] = [];
+      for (const d of e.deltas) deltas.push(await stage(d));
+      const ownDoc = blobOf(doc);
+      if (ownDoc) staged.push(ownDoc);
+      for (;;) {
+        const [head, counter, oldDoc] = await guard(() =>
+          this.#kv.getMany<[Head, number, StoredText]>([this.#head(threadId), this.#counter(threadId), this.#doc(threadId)]),
+        );
+        const stored = head.value;
+        const revision = stored?.revision ?? 0;
+        if (e.expected !== undefined && e.expected !== revision) throw revisionConflict(threadId, e.expected, revision);
+        if (e.base && !sameFiles(stored?.files?.ref, e.base)) throw filesConflict(threadId, e.base, stored?.files?.ref);
+        const next = Math.max(counter.value ?? 0, revision) + 1;
+        const op = this.#kv
+          .atomic()
+          .check({ key: this.#head(threadId), versionstamp: head.versionstamp })
+          .check({ key: this.#counter(threadId), versionstamp: counter.versionstamp })
+          .check({ key: this.#doc(threadId), versionstamp: oldDoc.versionstamp });
+        let files: Head["files"];
+        let retiredChain: string | undefined;
+        if (e.base && stored?.files) {
+          // An append: entries after the stored files' last one, on their chain.
+          files = { ref: e.filesRef as FilesRef, chain: stored.files.chain };
+          for (const [i, ref] of deltas.entries()) op.set([...this.#chain(files.chain), e.base.deltas + 1 + i], ref);
+        } else {
+          if (snapshot) {
+            files = { ref: e.filesRef as FilesRef, chain: crypto.randomUUID() };
+            for (const [seq, ref] of [snapshot, ...deltas].entries()) op.set([...this.#chain(files.chain), seq], ref);
+          }
+          retiredChain = stored?.files?.chain;
+          if (retiredChain) op.set(this.#retiredChain(retiredChain), Date.now());
+        }
+        for (const ref of staged) this.#blobs.confirm(op, ref);
+        const replacedDoc = blobOf(oldDoc.value);
+        if (replacedDoc) this.#blobs.retire(op, replacedDoc);
+        op.set(this.#head(threadId), {
+          revision: next,
+          savedAt: e.savedAt,
+          interrupted: e.interrupted,
+          ...(files && { files }),
+        } satisfies Head);
+        op.set(this.#doc(threadId), doc);
+        op.set(this.#counter(threadId), next);
+        if (!(await commit(op)).ok) continue;
+        committed = true;
+        if (replacedDoc) await this.#blobs.drop([replacedDoc]);
+        if (retiredChain) await this.#dropChain(retiredChain);
+        return next;
+      }
+    } finally {
+      if (!committed) await this.#blobs.drop(staged).catch(() => undefined);
+    }
+  }
+
+  /** Drops a retired chain: its blobs, its index entries, then its record. */
+  async #dropChain(chain: string): Promise<void> {
+    const entries = (await listAll<BlobRef>(this.#kv, { prefix: this.#chain(chain) })).map((e) => ({ key: e.key as KvKey, ref: e.value }));
+    await this.#blobs.drop(entries.map((x) => x.ref));
+    const batch = Math.floor(KV_LIMITS.mutations / 2);
+    for (let at = 0; at < entries.length; at += batch) {
+      const op = this.#kv.atomic();
+      for (const { key } of entries.slice(at, at + batch)) op.delete(key);
+      await commit(op);
+    }
+    await commit(this.#kv.atomic().delete(this.#retiredChain(chain)));
+  }
+
+  async delete(threadId: string): Promise<void> {
+    checkThreadId(threadId);
+    for (;;) {
+      const [head, doc] = await guard(() => this.#kv.getMany<[Head, StoredText]>([this.#head(threadId), this.#doc(threadId)]));
+      if (head.value === null && doc.value === null) return;
+      const op = this.#kv
+        .atomic()
+        .check({ key: this.#head(threadId), versionstamp: head.versionstamp })
+        .check({ key: this.#doc(threadId), versionstamp: doc.versionstamp })
+        .delete(this.#head(threadId))
+        .delete(this.#doc(threadId));
+      const chain = head.value?.files?.chain;
+      if (chain) op.set(this.#retiredChain(chain), Date.now());
+      const docBlob = blobOf(doc.value);
+      if (docBlob) this.#blobs.retire(op, docBlob);
+      if (!(await commit(op)).ok) continue;
+      if (docBlob) await this.#blobs.drop([docBlob]);
+      if (chain) await this.#dropChain(chain);
+      return;
+    }
+  }
+
+  async list(options: ListThreadsOptions = {}): Promise<{ threads: ThreadInfo[]; cursor?: string }> {
+    const after = options.cursor === undefined ? undefined : checkThreadId(options.cursor);
+    const limit = checkThreadLimit(options.limit);
+    const prefix = [...this.#prefix, "thread"];
+    // NUL sorts first, and no thread id holds one: `id + "\0"` is the first id after `id`.
+    const selector = after === undefined ? { prefix } : { prefix, start: [...prefix, `${after}\u0000`] };
+    const found = (await listAll<Head>(this.#kv, selector, Number.isFinite(limit) ? { limit: limit + 1 } : {})).map(
+      (entry): ThreadInfo => ({ threadId: entry.key.at(-1) as string, savedAt: entry.value.savedAt, interrupted: entry.value.interrupted }),
+    );
+    const threads = found.slice(0, limit);
+    return found.length > threads.length ? { threads, cursor: (threads.at(-1) as ThreadInfo).threadId } : { threads };
+  }
+
+  /** Drops what no thread names any more: files of replaced snapshots and documents a writer did
+   * not get to drop, and parts staged more than `olderThanMs` (default: an hour) ago by a
+   * writer that died before its commit. Returns how many chains and blobs were dropped. */
+  async sweep(options: { olderThanMs?: number } = {}): Promise<number> {
+    const chains = (await listAll(this.#kv, { prefix: [...this.#prefix, "files-retired"] })).map((entry) => entry.key.at(-1) as string);
+    for (const chain of chains) await this.#dropChain(chain);
+    return chains.length + (await this.#blobs.sweep(options.olderThanMs ?? 3_600_000));
+  }
+}

@@ -1,0 +1,83 @@
+/** The Deno KV store and checkpointer in Deno's own runtime (the WASM core inside Deno): the
+ * conformance suites in one Deno process, compare-and-swap increments from two processes on one
+ * database file, and an agent's memory across a restart of the process. */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { checkpointerConformance, storeConformance } from "../../engram/src/testing/index.js";
+import type { TestResult } from "../../store-cloudflare/test/fixtures/harness.js";
+import { registeredTests } from "../../store-cloudflare/test/fixtures/host.js";
+import { type ModelServer, startModelServer } from "../../store-cloudflare/test/fixtures/model-server.js";
+import { type DenoProgram, bundleDenoProgram } from "./fixtures/host.js";
+
+let program: DenoProgram;
+
+beforeAll(async () => {
+  program = await bundleDenoProgram();
+});
+
+afterAll(async () => {
+  await program?.dispose();
+});
+
+it("passes the Store and Checkpointer conformance suites in Deno, and keeps what is over KV's limits in parts", async () => {
+  const out = (await program.run("conformance", program.database("suite"))) as {
+    store: TestResult[];
+    checkpointer: TestResult[];
+    limits: unknown;
+  };
+  expect(out.store.filter((r) => r.error)).toEqual([]);
+  expect(out.store.length).toBe(registeredTests((t) => storeConformance("x", t, () => ({}) as never)));
+  expect(out.checkpointer.filter((r) => r.error)).toEqual([]);
+  expect(out.checkpointer.length).toBe(registeredTests((t) => checkpointerConformance("x", t, () => ({}) as never)));
+  expect(out.limits).toEqual({
+    sameContent: true,
+    sameFiles: true,
+    bigPut: true,
+    sameBig: true,
+    listed: true,
+    batchTooLarge: "too_large",
+    notKv: "invalid_argument",
+    swept: 0,
+  });
+});
+
+it("2 Deno processes of 100 compare-and-swap increments each on one key of one database make exactly 200, every time", async () => {
+  const path = program.database("counter");
+  for (const round of [1, 2, 3]) {
+    const key = `n${round}`;
+    const runs = (await Promise.all([1, 2].map(() => program.run("increment", path, key, "100")))) as { conflicts: number }[];
+    expect(await program.run("get", path, key)).toBe(200);
+    // The processes overlapped: some of their swaps lost and were retried.
+    expect(runs.reduce((n, r) => n + r.conflicts, 0)).toBeGreaterThan(0);
+  }
+});
+
+it("needs --unstable-kv: without it, opening the database is an invalid_config error", async () => {
+  const path = program.database("flags");
+  expect(await program.runWithoutKv("open", path)).toBe("invalid_config");
+  expect(await program.run("open", path)).toBe("ok");
+});
+
+let model: ModelServer | undefined;
+afterAll(async () => {
+  await model?.close();
+});
+
+it("keeps a fact, an AGENTS.md edit and the thread across a restart: the next model request carries them", async () => {
+  model = await startModelServer("D'accord.");
+  const path = program.database("restart");
+  const first = await program.run("remember", path, model.url, "My name is Ada.");
+  expect(first).toMatchObject({
+    remembered: { fact: { fact: { content: "Prefers metric units" } }, edited: { occurrences: 1 } },
+    answer: "D'accord.",
+  });
+  const before = model.requests.length;
+
+  expect(await program.run("ask", path, model.url, "How tall is Everest?")).toBe("D'accord.");
+  const sent = model.requests.slice(before).find((r) => r.stream);
+  const text = JSON.stringify(sent?.messages);
+  expect(text).toContain("Answer in French.");
+  expect(text).not.toContain("Answer briefly.");
+  expect(text).toContain("Prefers metric units");
+  expect(text).toContain("My name is Ada.");
+  expect(text).toContain("How tall is Everest?");
+});
