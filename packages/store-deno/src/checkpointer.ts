@@ -10,29 +10,54 @@
 import {
   type Checkpoint,
   type Checkpointer,
+  type Core,
   EngramError,
   type FilesRef,
   type GetCheckpointOptions,
   type ListThreadsOptions,
+  type LoadedThread,
+  type MessageSearchHit,
+  type MessageSearchQuery,
   type ThreadInfo,
   assembleCheckpoint,
+  checkMessageSearch,
   checkThreadId,
   checkThreadLimit,
   decodeCheckpoint,
   encodeCheckpoint,
   filesConflict,
+  loadCore,
+  rankLoadedThreads,
   revisionConflict,
   sameFiles,
 } from "engram";
 import { type BlobRef, Blobs, type StoredText, blobOf } from "./blobs.js";
 import { type DenoKv, KV_LIMITS, type KvKey, type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";
 
-/** A thread's head entry: what `list` reports and where its files are. */
+/** A thread's head entry: what `list` reports, whose thread it is and where its files are. */
 interface Head {
   revision: number;
   savedAt: number;
   interrupted: boolean;
+  userId?: string;
   files?: { ref: FilesRef; chain: string };
+}
+
+/** Options of {@link DenoKvCheckpointer}. */
+export interface DenoKvCheckpointerOptions extends KvStoreOptions {
+  /** The core whose BM25 ranks {@link DenoKvCheckpointer.searchMessages}. Default: {@link loadCore}'s. */
+  core?: Core | Promise<Core>;
+}
+
+/** A user id longer than this is keyed by its digest, so it and the longest thread id fit one key. */
+const USER_INLINE_BYTES = 512;
+const encoder = new TextEncoder();
+
+/** The key part of a user id: `=` and the id, or `#` and the SHA-256 of a long one. */
+async function userPart(userId: string): Promise<string> {
+  if (encoder.encode(userId).length <= USER_INLINE_BYTES) return `=${userId}`;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(userId)));
+  return `#${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 /** Reads retried when a save replaced the thread's parts in between. */
@@ -43,13 +68,15 @@ export class DenoKvCheckpointer implements Checkpointer {
   readonly #kv: DenoKv;
   readonly #prefix: KvKey;
   readonly #blobs: Blobs;
+  readonly #core: Core | Promise<Core> | undefined;
   /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
   readonly incremental = true;
 
-  constructor(kv: DenoKv, options: KvStoreOptions = {}) {
+  constructor(kv: DenoKv, options: DenoKvCheckpointerOptions = {}) {
     this.#kv = checkKv(kv);
     this.#prefix = keyPrefix(options);
     this.#blobs = new Blobs(this.#kv, this.#prefix);
+    this.#core = options.core;
   }
 
   #head(threadId: string): KvKey {
@@ -67,6 +94,10 @@ export class DenoKvCheckpointer implements Checkpointer {
   }
   #retiredChain(chain: string): KvKey {
     return [...this.#prefix, "files-retired", chain];
+  }
+  /** A user's threads (the index {@link searchMessages} reads), under the user's key part. */
+  #userThreads(user: string): KvKey {
+    return [...this.#prefix, "user-threads", user];
   }
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
@@ -119,6 +150,7 @@ export class DenoKvCheckpointer implements Checkpointer {
       for (const d of e.deltas) deltas.push(await stage(d));
       const ownDoc = blobOf(doc);
       if (ownDoc) staged.push(ownDoc);
+      const owner = e.userId === undefined ? undefined : await userPart(e.userId);
       for (;;) {
         const [head, counter, oldDoc] = await guard(() =>
           this.#kv.getMany<[Head, number, StoredText]>([this.#head(threadId), this.#counter(threadId), this.#doc(threadId)]),
@@ -150,22 +182,37 @@ export class DenoKvCheckpointer implements Checkpointer {
         for (const ref of staged) this.#blobs.confirm(op, ref);
         const replacedDoc = blobOf(oldDoc.value);
         if (replacedDoc) this.#blobs.retire(op, replacedDoc);
+        if (stored?.userId !== undefined && stored.userId !== e.userId) {
+          op.delete([...this.#userThreads(await userPart(stored.userId)), threadId]);
+        }
+        if (owner !== undefined) op.set([...this.#userThreads(owner), threadId], e.savedAt);
         op.set(this.#head(threadId), {
           revision: next,
           savedAt: e.savedAt,
           interrupted: e.interrupted,
+          ...(e.userId !== undefined && { userId: e.userId }),
           ...(files && { files }),
         } satisfies Head);
         op.set(this.#doc(threadId), doc);
         op.set(this.#counter(threadId), next);
         if (!(await commit(op)).ok) continue;
         committed = true;
-        if (replacedDoc) await this.#blobs.drop([replacedDoc]);
-        if (retiredChain) await this.#dropChain(retiredChain);
+        await this.#dropReplaced(replacedDoc, retiredChain);
         return next;
       }
     } finally {
       if (!committed) await this.#blobs.drop(staged).catch(() => undefined);
+    }
+  }
+
+  /** After a commit: drops the document and files it replaced. The commit stands whatever
+   * happens here; what a failure leaves stays marked retired, for {@link sweep}. */
+  async #dropReplaced(doc: BlobRef | undefined, chain: string | undefined): Promise<void> {
+    try {
+      if (doc) await this.#blobs.drop([doc]);
+      if (chain) await this.#dropChain(chain);
+    } catch {
+      // Left for sweep().
     }
   }
 
@@ -195,11 +242,12 @@ export class DenoKvCheckpointer implements Checkpointer {
         .delete(this.#doc(threadId));
       const chain = head.value?.files?.chain;
       if (chain) op.set(this.#retiredChain(chain), Date.now());
+      const owner = head.value?.userId;
+      if (owner !== undefined) op.delete([...this.#userThreads(await userPart(owner)), threadId]);
       const docBlob = blobOf(doc.value);
       if (docBlob) this.#blobs.retire(op, docBlob);
       if (!(await commit(op)).ok) continue;
-      if (docBlob) await this.#blobs.drop([docBlob]);
-      if (chain) await this.#dropChain(chain);
+      await this.#dropReplaced(docBlob, chain);
       return;
     }
   }
@@ -215,6 +263,42 @@ export class DenoKvCheckpointer implements Checkpointer {
     );
     const threads = found.slice(0, limit);
     return found.length > threads.length ? { threads, cursor: (threads.at(-1) as ThreadInfo).threadId } : { threads };
+  }
+
+  /** The user's threads ranked with the core's BM25 over their messages (see
+   * {@link Checkpointer.searchMessages}): the user's index names them, and only their documents
+   * are read, never their files. */
+  async searchMessages(search: MessageSearchQuery): Promise<MessageSearchHit[]> {
+    const checked = checkMessageSearch(search);
+    const core = await (this.#core ?? loadCore());
+    const ids = (await listAll(this.#kv, { prefix: this.#userThreads(await userPart(checked.userId)) }))
+      .map((entry) => entry.key.at(-1) as string)
+      .filter((id) => id !== checked.excludeThreadId);
+    const threads: LoadedThread[] = [];
+    for (let at = 0; at < ids.length; at += KV_LIMITS.readKeys) {
+      const chunk = ids.slice(at, at + KV_LIMITS.readKeys);
+      const docs = await guard(() => this.#kv.getMany<StoredText[]>(chunk.map((id) => this.#doc(id))));
+      for (const [i, entry] of docs.entries()) {
+        const threadId = chunk[i] as string;
+        const text = entry.value && ((await this.#blobs.readText(entry.value)) ?? (await this.#docText(threadId)));
+        if (!text) continue;
+        const cp = decodeCheckpoint(text);
+        // Saved by another user since the index was listed: not this user's any more.
+        if (cp.userId === checked.userId) threads.push({ threadId, savedAt: cp.savedAt, messages: cp.messages });
+      }
+    }
+    return rankLoadedThreads(core, checked, threads);
+  }
+
+  /** The thread's document, read again while a save replaces it; `undefined` when there is none. */
+  async #docText(threadId: string): Promise<string | undefined> {
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      const entry = await guard(() => this.#kv.get<StoredText>(this.#doc(threadId)));
+      if (entry.value === null) return undefined;
+      const text = await this.#blobs.readText(entry.value);
+      if (text !== undefined) return text;
+    }
+    throw new EngramError("store_error", `thread '${threadId}' kept changing while it was read (its parts were replaced)`);
   }
 
   /** Drops what no thread names any more: files of replaced snapshots and documents a writer did

@@ -17,4 +17,4 @@ export {
   openKv,
 } from "./kv.js";
 export { DenoKvStore, MAX_BATCH_KEYS } from "./store.js";
-export { DenoKvCheckpointer } from "./checkpointer.js";
+export { DenoKvCheckpointer, type DenoKvCheckpointerOptions } from "./checkpointer.js";

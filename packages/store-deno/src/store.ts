@@ -180,7 +180,8 @@ export class DenoKvStore implements Store {
         const result = await commit(op);
         if (!result.ok) continue;
         committed = true;
-        await this.#blobs.drop(retired);
+        // The commit stands whatever happens here: what a failure leaves stays retired, for sweep().
+        await this.#blobs.drop(retired).catch(() => undefined);
         return { ok: true, revisions: prepared.map((p) => (p.text === undefined ? null : result.versionstamp)), existed: plan.existed };
       }
     } finally {
