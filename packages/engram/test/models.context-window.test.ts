@@ -88,7 +88,7 @@ describe("models named by a string", () => {
   });
 });
 
-describe("llama", () => {
+describe("llama", { timeout: 30_000 }, () => {
   const STUB = join(import.meta.dirname, "fixtures/models/llama-stub.ts");
 
   it("is the loaded context's size less the output cap (before loading: the size asked for)", async () => {

@@ -138,7 +138,7 @@ describe("AI SDK (its provider against a real local server)", () => {
   });
 });
 
-describe("llama (node-llama-cpp stubbed)", () => {
+describe("llama (node-llama-cpp stubbed, in the model's process)", { timeout: 30_000 }, () => {
   const STUB = join(import.meta.dirname, "fixtures/models/llama-stub.ts");
   const llama = () => new LlamaCppModel({ modelPath: import.meta.filename, module: STUB });
   beforeEach(() => {

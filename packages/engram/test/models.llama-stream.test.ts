@@ -1,19 +1,46 @@
 /**
  * What `LlamaCppModel.stream` tells while it works — the model loading, the prompt being read
  * (its size), the first token — and the answer of a grammar-constrained reply streamed as it is
- * generated (decoded from its JSON); an aborted call returns at once; structured requests keep
- * off the conversation's context sequence. node-llama-cpp is the stub
- * in fixtures/models/llama-stub.ts (text arrives in small pieces, as from the real one).
+ * generated (decoded from its JSON); an aborted call returns at once, and the model's process is
+ * killed when it cannot stop by itself (reading a prompt), or when its parent goes; a process that
+ * dies or talks nonsense is a typed error; structured requests keep off the conversation's
+ * context sequence. node-llama-cpp is the stub in fixtures/models/llama-stub.ts, run in the
+ * model's child process (text arrives in small pieces, as from the real one).
  */
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ModelRequest, ModelStreamEvent } from "../src/index.js";
 import { AnswerStream } from "../src/models/answer-stream.js";
+import { readChildMessage } from "../src/models/llama-protocol.js";
 import { LlamaCppModel } from "../src/models/llama.js";
 import { collect, rejection } from "./fixtures/models/helpers.js";
 import { resetLlamaStub } from "./fixtures/models/llama-stub.js";
 
 const STUB = join(import.meta.dirname, "fixtures/models/llama-stub.ts");
+const ROOT = join(import.meta.dirname, "../../..");
+/** A parent process that starts a generation that never ends, then exits or waits to be killed. */
+const PARENT = join(import.meta.dirname, "fixtures/models/llama-parent.ts");
+
+/** Waits (bounded) until `check` holds. */
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`still not so after ${ms} ms: ${check}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Whether process `pid` runs (a zombie, dead but not yet reaped by its new parent, does not). */
+function alive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
 const tool = { name: "ls", description: "List a directory.", parameters: { type: "object", properties: { path: { type: "string" } } } };
 const request = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
   system: "You help.",
@@ -46,7 +73,7 @@ describe("AnswerStream", () => {
   });
 });
 
-describe("LlamaCppModel.stream", () => {
+describe("LlamaCppModel.stream", { timeout: 30_000 }, () => {
   it("says it loads the model (once), reads the prompt (n tokens) and writes; the answer streams in pieces", async () => {
     resetLlamaStub({ replies: [{ response: JSON.stringify({ answer: "Hello there, my friend" }) }, { response: '{"answer": "again"}' }] });
     const model = new LlamaCppModel({ modelPath: import.meta.filename, module: STUB });
@@ -76,31 +103,80 @@ describe("LlamaCppModel.stream", () => {
     await model.dispose();
   });
 
-  it("an aborted call returns at once while llama.cpp is still busy; the next call waits for it", async () => {
-    let release = () => {};
-    const busy = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    resetLlamaStub({ replies: [{ response: '{"answer": "late"}', waitFor: busy }, { response: '{"answer": "next"}' }] });
+  it("an abort while the prompt is read returns at once; the process is killed and the next call loads the model anew", async () => {
+    const stub = resetLlamaStub({ replies: [{ response: '{"answer": "late"}', hold: true }, { response: '{"answer": "next"}' }] });
     const model = new LlamaCppModel({ modelPath: import.meta.filename, module: STUB });
     await model.load();
     const controller = new AbortController();
     const first = collect(model.stream(request({ signal: controller.signal })));
-    const second = model.invoke(request());
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => stub.histories.length === 1);
+    const started = performance.now();
     controller.abort();
     expect(await rejection(first)).toMatchObject({ code: "aborted" });
-    let secondDone = false;
-    void second.then(() => {
-      secondDone = true;
-    });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(secondDone).toBe(false); // the model is not free yet
-    release();
-    expect((await second).message.content).toBe("next");
+    expect(performance.now() - started).toBeLessThan(100);
+    const [held] = stub.pids;
+    await until(() => !alive(held));
+
+    const second = await collect(model.stream(request()));
+    expect(stages(second)).toEqual(["loading_model", "reading_prompt", "writing"]);
+    expect(texts(second).join("")).toBe("next");
+    expect(stub.loads).toHaveLength(2);
+    expect(stub.pids[1]).not.toBe(held);
     await model.dispose();
   });
 
+  it("an abort while the model writes stops it at the next token and keeps its process", async () => {
+    const long = JSON.stringify({ answer: "word ".repeat(200) });
+    const stub = resetLlamaStub({ replies: [{ response: long, chunkDelayMs: 20 }, { response: '{"answer": "again"}' }] });
+    const model = new LlamaCppModel({ modelPath: import.meta.filename, module: STUB });
+    const controller = new AbortController();
+    const events: ModelStreamEvent[] = [];
+    const first = (async () => {
+      for await (const e of model.stream(request({ signal: controller.signal }))) events.push(e);
+    })();
+    await until(() => events.some((e) => e.type === "text_delta"));
+    controller.abort();
+    expect(await rejection(first)).toMatchObject({ code: "aborted" });
+    const second = await collect(model.stream(request()));
+    expect(stages(second)).toEqual(["reading_prompt", "writing"]);
+    expect(texts(second).join("")).toBe("again");
+    expect(stub.loads).toHaveLength(1);
+    expect(new Set(stub.pids).size).toBe(1);
+    await model.dispose();
+    await until(() => !alive(stub.pids[0]));
+  });
+
+  it("a process that dies is a server error, one that sends a malformed message is ended; the next call starts anew", async () => {
+    const stub = resetLlamaStub({
+      replies: [{ response: "", crash: true }, { response: "", garbage: true }, { response: '{"answer": "fine"}' }],
+    });
+    const model = new LlamaCppModel({ modelPath: import.meta.filename, module: STUB });
+    const died = await rejection(model.invoke(request()));
+    expect(died.code).toBe("server");
+    expect(died.message).toMatch(/model process ended unexpectedly \(SIGKILL\)/);
+    const garbled = await rejection(model.invoke(request()));
+    expect(garbled.code).toBe("bad_response");
+    expect(garbled.message).toMatch(/malformed message/);
+    await until(() => !alive(stub.pids[1]));
+    expect((await model.invoke(request())).message.content).toBe("fine");
+    expect(new Set(stub.pids).size).toBe(3);
+    await model.dispose();
+  });
+
+  it("the process ends at once with its parent, mid-prompt, whether the parent exits or is killed", { timeout: 60_000 }, async () => {
+    for (const how of ["exit", "SIGKILL"]) {
+      const stub = resetLlamaStub({ replies: [{ response: "", hold: true }] });
+      const parent = spawn(process.execPath, ["--import", "tsx", PARENT, how], { cwd: ROOT, stdio: "inherit", env: process.env });
+      await until(() => stub.histories.length === 1, 30_000);
+      const [pid] = stub.pids;
+      const started = performance.now();
+      if (how === "SIGKILL") parent.kill("SIGKILL");
+      else writeFileSync(`${process.env.ENGRAM_LLAMA_STUB_STATE}.exit`, "");
+      await until(() => parent.exitCode !== null || parent.signalCode !== null);
+      await until(() => !alive(pid));
+      expect(performance.now() - started, how).toBeLessThan(2000);
+    }
+  });
   it("structured requests (memory extraction) run on a sequence of their own: the conversation's cache stays", async () => {
     const stub = resetLlamaStub({
       replies: [{ response: '{"answer": "hi"}' }, { response: '{"newFacts": []}' }, { response: '{"answer": "again"}' }],
@@ -119,5 +195,40 @@ describe("LlamaCppModel.stream", () => {
     expect(single.contexts[0]).not.toHaveProperty("sequences");
     expect(single.sequenceIds).toEqual([0]);
     await small.dispose();
+  });
+});
+
+describe("the model process's messages", () => {
+  const generated = { message: { role: "assistant", content: "hi" }, finishReason: "stop", usage: { inputTokens: 3, outputTokens: 1 } };
+
+  it("are read exactly: anything else is no message", () => {
+    expect(readChildMessage({ type: "result", id: 1, generated })).toEqual({ type: "result", id: 1, generated });
+    expect(readChildMessage({ type: "progress", id: 2, event: { type: "status", stage: "reading_prompt", tokens: 40 } })).toBeDefined();
+    expect(readChildMessage({ type: "failed", id: 1, error: { code: "rm -rf", message: "x" } })).toEqual({
+      type: "failed",
+      id: 1,
+      error: { code: "bad_response", message: "x" },
+    });
+    const bad: unknown[] = [
+      null,
+      "result",
+      [],
+      { type: "result", id: "1", generated },
+      { type: "result", id: 0, generated },
+      { type: "result", id: 1, generated: { ...generated, message: { role: "user", content: "hi" } } },
+      { type: "result", id: 1, generated: { ...generated, finishReason: "because" } },
+      { type: "result", id: 1, generated: { ...generated, usage: { inputTokens: -1 } } },
+      {
+        type: "result",
+        id: 1,
+        generated: { ...generated, message: { role: "assistant", content: "", toolCalls: [{ id: "c", name: "ls" }] } },
+      },
+      { type: "progress", id: 1, event: { type: "status", stage: "dreaming" } },
+      { type: "progress", id: 1, event: { type: "text_delta", text: 42 } },
+      { type: "loaded", contextSize: Number.NaN },
+      { type: "load_failed", error: "no" },
+      { type: "exec", command: "sh" },
+    ];
+    for (const message of bad) expect(readChildMessage(message), JSON.stringify(message)).toBeUndefined();
   });
 });
