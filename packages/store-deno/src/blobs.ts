@@ -7,7 +7,8 @@
  * that dies in between leaves the record, which {@link Blobs.sweep} finds.
  * @module
  */
-import { type DenoKv, KV_LIMITS, type KvAtomicOperation, type KvKey, commit, listAll } from "./kv.js";
+import { type DenoKv, KV_LIMITS, type KvAtomicOperation, type KvKey } from "./deno-kv.js";
+import { commit, listAll } from "./kv.js";
 
 /** A stored blob: its id and length in bytes. */
 export interface BlobRef {

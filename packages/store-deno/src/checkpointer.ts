@@ -32,7 +32,8 @@ import {
   sameFiles,
 } from "engram";
 import { type BlobRef, Blobs, type StoredText, blobOf } from "./blobs.js";
-import { type DenoKv, KV_LIMITS, type KvKey, type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";
+import { type DenoKv, KV_LIMITS, type KvKey } from "./deno-kv.js";
+import { type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";
 
 /** A thread's head entry: what `list` reports, whose thread it is and where its files are. */
 interface Head {

@@ -12,9 +12,8 @@ export {
   type KvKey,
   type KvKeyPart,
   type KvListSelector,
-  type KvStoreOptions,
   KV_LIMITS,
-  openKv,
-} from "./kv.js";
+} from "./deno-kv.js";
+export { type KvStoreOptions, openKv } from "./kv.js";
 export { DenoKvStore, MAX_BATCH_KEYS } from "./store.js";
 export { DenoKvCheckpointer, type DenoKvCheckpointerOptions } from "./checkpointer.js";

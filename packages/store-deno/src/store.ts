@@ -30,18 +30,8 @@ import {
   searchRows,
 } from "engram";
 import { type BlobRef, Blobs, INLINE_UNITS, type StoredText, blobOf } from "./blobs.js";
-import {
-  type DenoKv,
-  KV_LIMITS,
-  type KvEntryMaybe,
-  type KvKey,
-  type KvStoreOptions,
-  checkKv,
-  commit,
-  guard,
-  keyPrefix,
-  listAll,
-} from "./kv.js";
+import { type DenoKv, KV_LIMITS, type KvEntryMaybe, type KvKey } from "./deno-kv.js";
+import { type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";
 
 /** An item's entry: its value as stored and when it was last put. */
 interface ItemEntry {

@@ -1,6 +1,7 @@
 /** The Deno KV store and checkpointer in Deno's own runtime (the WASM core inside Deno): the
  * conformance suites in one Deno process, compare-and-swap increments from two processes on one
  * database file, and an agent's memory across a restart of the process. */
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { checkpointerConformance, storeConformance } from "../../engram/src/testing/index.js";
 import type { TestResult } from "../../store-cloudflare/test/fixtures/harness.js";
@@ -49,6 +50,18 @@ it("2 Deno processes of 100 compare-and-swap increments each on one key of one d
     // The processes overlapped: some of their swaps lost and were retried.
     expect(runs.reduce((n, r) => n + r.conflicts, 0)).toBeGreaterThan(0);
   }
+});
+
+it("types Deno KV as Deno declares it: Deno.openKv() gives a DenoKv (deno check)", async () => {
+  const types = join(import.meta.dirname, "../src/deno-kv.ts");
+  await program.check(
+    `import type { DenoKv, KvAtomicOperation } from ${JSON.stringify(types)};\n` +
+      "const kv: DenoKv = await Deno.openKv();\nconst op: KvAtomicOperation = kv.atomic();\nexport { op };\n",
+  );
+  // The check does check: what is not a database is refused.
+  await expect(
+    program.check(`import type { DenoKv } from ${JSON.stringify(types)};\nexport const kv: DenoKv = { get() {} };\n`),
+  ).rejects.toThrow(/TS2/);
 });
 
 it("needs --unstable-kv: without it, opening the database is an invalid_config error", async () => {
