@@ -52,6 +52,18 @@ it("2 Deno processes of 100 compare-and-swap increments each on one key of one d
   }
 });
 
+it("never shows a reader half of a value or a thread that another process is rewriting in parts", async () => {
+  const path = program.database("churn");
+  const [wrote, read] = (await Promise.all([program.run("churn", path, "60"), program.run("watch", path, "60")])) as [
+    unknown,
+    { seen: number[]; torn: number },
+  ];
+  expect(wrote).toEqual({ wrote: 60 });
+  expect(read.torn).toBe(0);
+  // The reads overlapped the rewrites: both versions were seen.
+  expect(read.seen.every((n) => n > 0)).toBe(true);
+});
+
 it("types Deno KV as Deno declares it: Deno.openKv() gives a DenoKv (deno check)", async () => {
   const types = join(import.meta.dirname, "../src/deno-kv.ts");
   await program.check(
