@@ -47,12 +47,17 @@ export interface LanguageModelToolResultPart {
   output: { type: "text"; value: string };
 }
 
-/** One message of the AI SDK's standardized prompt, as Engram builds it. */
-export type LanguageModelPromptMessage =
+/** One message of the AI SDK's standardized prompt, as Engram builds it. `providerOptions`
+ * carries a prompt-cache breakpoint (see {@link LanguageModelAdapterOptions.promptCache}). */
+export type LanguageModelPromptMessage = (
   | { role: "system"; content: string }
   | { role: "user"; content: LanguageModelTextPart[] }
   | { role: "assistant"; content: (LanguageModelTextPart | LanguageModelToolCallPart)[] }
-  | { role: "tool"; content: LanguageModelToolResultPart[] };
+  | { role: "tool"; content: LanguageModelToolResultPart[] }
+) & {
+  // biome-ignore lint/suspicious/noExplicitAny: the AI SDK types provider options as nested JSON records
+  providerOptions?: Record<string, any>;
+};
 
 /** A function tool offered to an AI SDK model. */
 export interface LanguageModelFunctionTool {
@@ -132,6 +137,15 @@ export interface LanguageModelAdapterOptions extends RetryOptions {
   /** Read tool calls the model wrote as text (see `OpenAICompatibleOptions.textToolCalls`), for
    * providers serving small local models. Default: `false`. */
   textToolCalls?: boolean;
+  /**
+   * Anthropic models (a `provider` naming Anthropic, e.g. `anthropic.messages`): prompt-cache
+   * breakpoints (`cache_control`) after the static system prompt (tools and instructions),
+   * after the system context (memory, facts, skills) and on the last message (the
+   * conversation so far) — three of the four Anthropic allows — so each call reads what the one
+   * before it wrote. `false` sends none, for proxies that reject `cache_control`. Other
+   * providers cache prefixes by themselves and get none. Default: `true`.
+   */
+  promptCache?: boolean;
   /** The model's context window in tokens (input + output), for {@link ChatModel.maxInputTokens}.
    * Default: a table of known hosted models by `modelId`, or the size the provider states when a
    * request outgrows it; else unknown. */
@@ -175,10 +189,13 @@ class LanguageModelAdapter implements ChatModel {
   readonly #retry: RetryPolicy;
   readonly #timeoutMs: number;
   readonly #window: ContextWindow;
+  /** Whether requests carry Anthropic cache breakpoints. */
+  readonly #breakpoints: boolean;
 
   constructor(model: LanguageModelLike, options: LanguageModelAdapterOptions) {
     this.#model = model;
     this.#options = options;
+    this.#breakpoints = options.promptCache !== false && cachesByBreakpoints(model.provider);
     this.id = options.id ?? `${model.provider}:${model.modelId}`;
     this.#retry = retryPolicy(options);
     this.#timeoutMs = options.timeoutMs ?? 600_000;
@@ -218,6 +235,12 @@ class LanguageModelAdapter implements ChatModel {
     return e;
   }
 
+  #callOptions(request: ModelRequest, signal: AbortSignal): LanguageModelCallOptions {
+    const call = toCallOptions(request, this.#options, signal);
+    if (this.#breakpoints) call.prompt = withCacheBreakpoints(call.prompt);
+    return call;
+  }
+
   #offered(request: ModelRequest): ReadonlySet<string> | undefined {
     if (!this.#options.textToolCalls || request.tools.length === 0 || request.responseFormat) return undefined;
     return new Set(request.tools.map((t) => t.name));
@@ -228,7 +251,7 @@ class LanguageModelAdapter implements ChatModel {
     const attempt = new AttemptSignal(request.signal, this.#timeoutMs);
     let result: Awaited<ReturnType<LanguageModelLike["doGenerate"]>>;
     try {
-      result = await raceAbort(this.#model.doGenerate(toCallOptions(request, this.#options, attempt.signal)), attempt.signal);
+      result = await raceAbort(this.#model.doGenerate(this.#callOptions(request, attempt.signal)), attempt.signal);
     } catch (e) {
       throw this.#attemptError(e, request.signal, attempt);
     } finally {
@@ -256,7 +279,7 @@ class LanguageModelAdapter implements ChatModel {
     const attempt = new AttemptSignal(signal, this.#timeoutMs);
     let stream: ReadableStream<LanguageModelPart>;
     try {
-      ({ stream } = await raceAbort(this.#model.doStream(toCallOptions(request, this.#options, attempt.signal)), attempt.signal));
+      ({ stream } = await raceAbort(this.#model.doStream(this.#callOptions(request, attempt.signal)), attempt.signal));
     } catch (e) {
       attempt.dispose();
       throw this.#attemptError(e, signal, attempt);
@@ -402,6 +425,31 @@ export function toPrompt(system: string, messages: readonly Message[], systemCon
     }
   }
   return prompt;
+}
+
+/** Providers whose prompt cache works by explicit breakpoints: Anthropic's own API and the
+ * platforms serving its models under a provider name that says so (`vertex.anthropic`, …). */
+function cachesByBreakpoints(provider: string): boolean {
+  return /anthropic/i.test(provider);
+}
+
+/** The most breakpoints Anthropic accepts in one request. */
+export const MAX_CACHE_BREAKPOINTS = 4;
+
+const BREAKPOINT = { anthropic: { cacheControl: { type: "ephemeral" } } } as const;
+
+/**
+ * `prompt` with a cache breakpoint on each part that changes less often than what follows it:
+ * the static system message (the tools come before it in Anthropic's order, so it caches them
+ * too), the system context message, and the last message. A part changed since the last call
+ * invalidates its own cache entry and those after it, never those before.
+ */
+export function withCacheBreakpoints(prompt: readonly LanguageModelPromptMessage[]): LanguageModelPromptMessage[] {
+  const marked = new Set<number>();
+  let systems = 0;
+  for (let i = 0; i < prompt.length && prompt[i]?.role === "system" && systems < 2; i++, systems++) marked.add(i);
+  if (prompt.length > 0 && prompt[prompt.length - 1]?.role !== "system") marked.add(prompt.length - 1);
+  return prompt.map((m, i) => (marked.has(i) ? { ...m, providerOptions: { ...m.providerOptions, ...BREAKPOINT } } : m));
 }
 
 /** A client-side tool call from a `tool-call` part; `undefined` for other parts and provider-executed calls. */
