@@ -21,7 +21,8 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy -p engram-core -p engram-wasm --target wasm32-unknown-unknown --quiet -- -D warnings
 "$bin/biome" ci --colors=off .
 "$bin/tsc" -p tsconfig.check.json
-"$bin/madge" --circular --extensions ts --ts-config tsconfig.check.json packages/engram/src
+"$bin/madge" --circular --extensions ts --ts-config tsconfig.check.json packages/*/src benches/src
+node scripts/module-cycles.mjs
 node scripts/duplicates.mjs
 
 phase "cargo test"

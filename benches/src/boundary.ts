@@ -8,7 +8,7 @@ import { StateBackend as PeerState } from "deepagents";
 import { type Core, StateBackend } from "engram";
 import type { Corpus } from "./corpus.js";
 import { type Checked, type MeasureOptions, QUICK, STEADY, timeChecked } from "./measure.js";
-import type { Outcome, WorkloadResult } from "./run.js";
+import type { Outcome, WorkloadResult } from "./results.js";
 import type { Role } from "./subjects.js";
 
 const SMALL = "/memories/preferences.md";

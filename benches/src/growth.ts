@@ -6,7 +6,7 @@
  */
 import type { Core } from "engram";
 import { type Timing, summary } from "./measure.js";
-import type { WorkloadResult } from "./run.js";
+import type { WorkloadResult } from "./results.js";
 
 /** One growth row per window: `first` (files 1..window) and `last` (files total-window+1..total). */
 export interface GrowthRow {

@@ -16,7 +16,7 @@ import { prng } from "engram/testing";
 import pg from "pg";
 import { PG_URL, postgresUnavailable } from "./databases.js";
 import { type Checked, QUICK, STEADY, timeChecked } from "./measure.js";
-import type { WorkloadResult } from "./run.js";
+import type { WorkloadResult } from "./results.js";
 
 const THREADS = 1000;
 const MESSAGES = 20;

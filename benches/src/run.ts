@@ -29,8 +29,10 @@ import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
 import { recallRows } from "./recall.js";
 import { renderDocs } from "./report.js";
+import { type PromptReport, measurePromptRows } from "./prompt/rows.js";
 import { sandboxRows } from "./sandbox.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
+import type { BenchReport, Outcome, WorkloadResult } from "./results.js";
 import {
   GREP_CEILING,
   KINDS,
@@ -46,34 +48,7 @@ import {
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..");
 
-export interface Outcome {
-  label: string;
-  ok: boolean;
-  /** Why the answer was rejected, or why the subject does not offer the workload. */
-  note?: string;
-  timing?: Timing;
-}
-
-export interface WorkloadResult {
-  id: string;
-  title: string;
-  kind: Kind | "core";
-  outcomes: Partial<Record<Role, Outcome>>;
-  /** Max resident set size of this process after the workload, KiB. */
-  maxRssKb: number;
-  /** The run that measured this row (its report's `date`); rows of a merged report may differ. */
-  measuredAt?: string;
-}
-
-export interface BenchReport {
-  date: string;
-  size: SizeName;
-  corpus: { files: number; bytes: number };
-  /** Size of the WASM module as the `@engram/wasm` package ships it. */
-  wasmBytes?: number;
-  machine: { cpus: string; cores: number; memoryGb: number; node: string; platform: string };
-  workloads: WorkloadResult[];
-}
+export type { BenchReport, Outcome, WorkloadResult } from "./results.js";
 
 interface Workload {
   id: string;
@@ -298,8 +273,24 @@ function mergeRows(earlier: BenchReport, now: WorkloadResult[]): WorkloadResult[
     .map(({ r }) => r);
 }
 
-function writeDocs(report: BenchReport): void {
-  const { markdown, charts } = renderDocs(report);
+/** The newest prompt rows in `dir` (`<date>-prompt.json`), if any. */
+function newestPrompt(dir: string): PromptReport | undefined {
+  const name = readdirSync(dir)
+    .filter((f) => f.endsWith("-prompt.json"))
+    .sort()
+    .at(-1);
+  return name ? (JSON.parse(readFileSync(join(dir, name), "utf8")) as PromptReport) : undefined;
+}
+
+/** Measures the prompt rows (our model paths and the peer) and saves them in `out`. */
+async function promptRows(out: string, log: (m: string) => void): Promise<void> {
+  const report = await measurePromptRows(await loadCore({ core: "native" }), repo, log);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, `${report.date.slice(0, 10)}-prompt.json`), `${JSON.stringify(report, null, 2)}\n`);
+}
+
+function writeDocs(report: BenchReport, out = join(repo, "benches", "results")): void {
+  const { markdown, charts } = renderDocs(report, newestPrompt(out));
   writeFileSync(join(repo, "docs", "benchmarks.md"), markdown);
   for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
 }
@@ -575,13 +566,21 @@ function measureIsolated(size: SizeName, only: string | undefined, disk: string,
 async function main() {
   const { size, only, out, docs, render, isolate, group, child, disk: givenDisk } = args();
   if (render) {
-    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport);
+    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport, dirname(render));
     process.stderr.write(`[bench] docs/benchmarks.md rendered from ${render}\n`);
     return;
   }
   const quick = size === "tiny";
   const started = performance.now();
   const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+  if (only?.startsWith("prompt")) {
+    // The prompt rows need no corpus: measured here, the docs rendered with the newest other rows.
+    await promptRows(out, log);
+    const earlier = newestResults(out, size);
+    if (docs && earlier) writeDocs(earlier, out);
+    log(`prompt rows written to ${out}${docs && earlier ? ` and docs/benchmarks.md (with ${earlier.file})` : ""}`);
+    return;
+  }
   const wanted = (id: string) => (!only || id.includes(only)) && (!group || group.some((p) => id.startsWith(p)));
   const corpus = generateCorpus(size);
   const disk = givenDisk ?? writeCorpus(size, corpus, log);
@@ -620,7 +619,8 @@ async function main() {
     log(`merged with ${earlier.file}: ${results.length} rows measured now, ${report.workloads.length - results.length} kept`);
   }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  if (docs) writeDocs(report);
+  if (!only) await promptRows(out, log);
+  if (docs) writeDocs(report, out);
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)
       .filter((o) => o && !o.ok && o.note !== "not offered" && !o.note?.startsWith("skipped"))

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FilesystemBackend } from "engram";
 import { type Checked, type MeasureOptions, timeChecked } from "./measure.js";
-import type { Outcome, WorkloadResult } from "./run.js";
+import type { Outcome, WorkloadResult } from "./results.js";
 
 const ID = "core.sandbox-spawn";
 

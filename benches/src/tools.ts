@@ -28,7 +28,7 @@ import {
 } from "engram";
 import { BIG_FILE, COMMON_TOKEN, type Corpus, RARE_TOKEN } from "./corpus.js";
 import { type Checked, QUICK, STEADY, timeChecked } from "./measure.js";
-import type { Outcome, WorkloadResult } from "./run.js";
+import type { Outcome, WorkloadResult } from "./results.js";
 import type { Role } from "./subjects.js";
 
 type Args = Record<string, unknown>;

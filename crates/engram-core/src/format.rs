@@ -13,14 +13,7 @@ use crate::grep::{self, Collector, GrepOptions, OutputMode};
 use crate::ops::GlobOptions;
 use crate::read::{self, ReadResult};
 use crate::table::{FileInfo, FileTable};
-
-/// Length of `s` in UTF-16 code units.
-pub fn utf16_len(s: &str) -> usize {
-    if s.is_ascii() {
-        return s.len();
-    }
-    s.chars().map(char::len_utf16).sum()
-}
+use crate::text::utf16_len;
 
 /// `n` with `,` between groups of three digits (`80,000`), as `toLocaleString("en-US")`.
 fn grouped(n: usize) -> String {

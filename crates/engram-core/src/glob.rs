@@ -3,7 +3,7 @@
 //! directory; a pattern starting with `/` is anchored at the root.
 
 use crate::error::{CoreError, CoreResult, ErrorCode};
-use crate::grep::MAX_PATTERN_BYTES;
+use crate::limits::MAX_PATTERN_BYTES;
 use crate::path;
 use globset::{GlobBuilder, GlobSet};
 

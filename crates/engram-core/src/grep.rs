@@ -18,8 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Longest pattern accepted (literal or regex), in bytes.
-pub const MAX_PATTERN_BYTES: usize = 4096;
+pub use crate::limits::MAX_PATTERN_BYTES;
 /// Ceiling on `maxCount`: matching lines (`content`) or files (other modes) one search returns,
 /// also when no `maxCount` is given; `truncated` tells when it was reached. A model-chosen
 /// count can never make a search hold more than this.

@@ -15,6 +15,7 @@ pub mod error;
 pub mod format;
 pub mod glob;
 pub mod grep;
+pub mod limits;
 pub mod literal;
 pub mod ops;
 pub mod path;

@@ -1,6 +1,6 @@
 //! Paginated reads by line and `cat -n` formatting (DESIGN §4 "read").
 
-use crate::text::{count_lines, nth_newline};
+use crate::text::{count_lines, nth_newline, utf16_len};
 use serde::Serialize;
 
 /// Longest line shown on one row; longer lines continue on rows `N.1`, `N.2`, ...
@@ -105,7 +105,7 @@ fn push_row(out: &mut String, label: &str, text: &str) -> usize {
     out.push('\t');
     out.push_str(text);
     out.push('\n');
-    label.len().max(6) + 2 + crate::format::utf16_len(text)
+    label.len().max(6) + 2 + utf16_len(text)
 }
 
 #[cfg(test)]

@@ -63,6 +63,14 @@ pub fn lossy_line(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Length of `s` in UTF-16 code units.
+pub(crate) fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        return s.len();
+    }
+    s.chars().map(char::len_utf16).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,11 +6,10 @@
 //! disk for it.
 
 use crate::contain::sys;
-use crate::write::TEMP_PREFIX;
 use engram_core::{CoreError, CoreResult, ErrorCode};
-use rustix::fs::{flock, unlinkat, AtFlags, Dir, FlockOperation};
+use rustix::fs::{flock, FlockOperation};
 use rustix::io::Errno;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 /// Held while alive; unlocks on drop.
@@ -47,16 +46,4 @@ pub(crate) fn lock_dir<'a>(dir: BorrowedFd<'a>, timeout: Duration, subject: &str
 /// The `busy` error of a writer that waited `timeout` for the lock.
 pub(crate) fn lock_timeout(subject: &str, timeout: Duration) -> CoreError {
     CoreError::new(ErrorCode::Busy, subject, format_args!("waited {} ms", timeout.as_millis()))
-}
-
-/// Removes every temp file in `dir`. Only called with the directory's lock held: every writer
-/// creates its temp file under that lock and renames or removes it before letting go, so any
-/// temp file seen here belongs to a writer that died.
-pub(crate) fn remove_orphan_temps(dir: BorrowedFd<'_>) {
-    let Ok(entries) = Dir::read_from(dir.as_fd()) else { return };
-    for entry in entries.flatten() {
-        if entry.file_name().to_bytes().starts_with(TEMP_PREFIX.as_bytes()) {
-            let _ = unlinkat(dir, entry.file_name(), AtFlags::empty());
-        }
-    }
 }

@@ -3,12 +3,12 @@
 
 use crate::contain::{kind_of, sys, Kind, Target};
 use crate::error::{is_directory, not_found};
-use crate::lock::{lock_dir, remove_orphan_temps};
+use crate::lock::lock_dir;
 use crate::meta::{file_info, mtime_nanos, version};
 use crate::RootedFs;
 use engram_core::ops::{EditOptions, EditResult};
 use engram_core::{CoreError, CoreResult, ErrorCode, FileInfo};
-use rustix::fs::{openat, renameat, statat, unlinkat, AtFlags, Mode, OFlags, Stat};
+use rustix::fs::{openat, renameat, statat, unlinkat, AtFlags, Dir, Mode, OFlags, Stat};
 use rustix::io::Errno;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -216,4 +216,16 @@ fn advance_mtime(file: &File, old: &Stat) -> std::io::Result<()> {
     }
     let Ok(next) = u64::try_from(old_ns + 1) else { return Ok(()) };
     file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_nanos(next))
+}
+
+/// Removes every temp file in `dir`. Only called with the directory's lock held: every writer
+/// creates its temp file under that lock and renames or removes it before letting go, so any
+/// temp file seen here belongs to a writer that died.
+fn remove_orphan_temps(dir: BorrowedFd<'_>) {
+    let Ok(entries) = Dir::read_from(dir.as_fd()) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_bytes().starts_with(TEMP_PREFIX.as_bytes()) {
+            let _ = unlinkat(dir, entry.file_name(), AtFlags::empty());
+        }
+    }
 }
