@@ -29,7 +29,6 @@ import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
 import { recallRows } from "./recall.js";
 import { renderDocs } from "./report.js";
-import { type PromptReport, measurePromptRows } from "./prompt/rows.js";
 import { sandboxRows } from "./sandbox.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
 import type { BenchReport, Outcome, WorkloadResult } from "./results.js";
@@ -273,24 +272,8 @@ function mergeRows(earlier: BenchReport, now: WorkloadResult[]): WorkloadResult[
     .map(({ r }) => r);
 }
 
-/** The newest prompt rows in `dir` (`<date>-prompt.json`), if any. */
-function newestPrompt(dir: string): PromptReport | undefined {
-  const name = readdirSync(dir)
-    .filter((f) => f.endsWith("-prompt.json"))
-    .sort()
-    .at(-1);
-  return name ? (JSON.parse(readFileSync(join(dir, name), "utf8")) as PromptReport) : undefined;
-}
-
-/** Measures the prompt rows (our model paths and the peer) and saves them in `out`. */
-async function promptRows(out: string, log: (m: string) => void): Promise<void> {
-  const report = await measurePromptRows(await loadCore({ core: "native" }), repo, log);
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, `${report.date.slice(0, 10)}-prompt.json`), `${JSON.stringify(report, null, 2)}\n`);
-}
-
-function writeDocs(report: BenchReport, out = join(repo, "benches", "results")): void {
-  const { markdown, charts } = renderDocs(report, newestPrompt(out));
+function writeDocs(report: BenchReport): void {
+  const { markdown, charts } = renderDocs(report);
   writeFileSync(join(repo, "docs", "benchmarks.md"), markdown);
   for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
 }
@@ -566,21 +549,13 @@ function measureIsolated(size: SizeName, only: string | undefined, disk: string,
 async function main() {
   const { size, only, out, docs, render, isolate, group, child, disk: givenDisk } = args();
   if (render) {
-    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport, dirname(render));
+    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport);
     process.stderr.write(`[bench] docs/benchmarks.md rendered from ${render}\n`);
     return;
   }
   const quick = size === "tiny";
   const started = performance.now();
   const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
-  if (only?.startsWith("prompt")) {
-    // The prompt rows need no corpus: measured here, the docs rendered with the newest other rows.
-    await promptRows(out, log);
-    const earlier = newestResults(out, size);
-    if (docs && earlier) writeDocs(earlier, out);
-    log(`prompt rows written to ${out}${docs && earlier ? ` and docs/benchmarks.md (with ${earlier.file})` : ""}`);
-    return;
-  }
   const wanted = (id: string) => (!only || id.includes(only)) && (!group || group.some((p) => id.startsWith(p)));
   const corpus = generateCorpus(size);
   const disk = givenDisk ?? writeCorpus(size, corpus, log);
@@ -619,8 +594,7 @@ async function main() {
     log(`merged with ${earlier.file}: ${results.length} rows measured now, ${report.workloads.length - results.length} kept`);
   }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  if (!only) await promptRows(out, log);
-  if (docs) writeDocs(report, out);
+  if (docs) writeDocs(report);
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)
       .filter((o) => o && !o.ok && o.note !== "not offered" && !o.note?.startsWith("skipped"))
