@@ -28,6 +28,7 @@ export function PACKAGES(builtPlatforms) {
     { dir: "packages/store-sqlite" },
     { dir: "packages/store-postgres" },
     { dir: "packages/store-cloudflare" },
+    { dir: "packages/store-browser" },
     { dir: "packages/store-deno" },
     { dir: "packages/cli" },
   ];

@@ -153,7 +153,7 @@ if (failures.length > 0) {
 const app = join(work, "app");
 mkdirSync(app);
 const specs = Object.fromEntries([...packed].map(([name, t]) => [name, `file:${t.file}`]));
-const direct = ["engram", "@engram/sqlite", "@engram/postgres", "@engram/cloudflare", "@engram/deno", "@engram/cli"];
+const direct = ["engram", "@engram/sqlite", "@engram/postgres", "@engram/cloudflare", "@engram/deno", "@engram/browser", "@engram/cli"];
 writeFileSync(
   join(app, "package.json"),
   JSON.stringify(
@@ -392,12 +392,13 @@ import { McpToolset, toToolResult } from "engram/mcp";
 import { AgentTracing } from "engram/tracing";
 import { SqliteStore } from "@engram/sqlite";
 import { PostgresStore } from "@engram/postgres";
+import { IndexedDBStore } from "@engram/browser";
 import { parse } from "yaml";
 import * as z from "zod";
 setSkillsYamlParser(parse);
 const lookup: Tool<{ q: string }> = { name: "lookup", description: "d", schema: z.object({ q: z.string() }), run: async ({ q }) => ({ content: q }) };
 export const agent = createDeepAgent(new FakeChatModel(["ok"]), { backend: new StateBackend(), tools: [lookup as unknown as Tool<never>] });
-export { AgentTracing, FileMemoryStorage, McpToolset, PostgresStore, SqliteStore, toToolResult };
+export { AgentTracing, FileMemoryStorage, IndexedDBStore, McpToolset, PostgresStore, SqliteStore, toToolResult };
 `,
   );
   for (const [module, moduleResolution] of [
