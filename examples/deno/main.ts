@@ -1,12 +1,14 @@
 /**
- * Engram in Deno, on the WebAssembly core. `npm install` (or `deno install`) fills node_modules;
- * then `deno task start`. The only permission is reading node_modules (the core's .wasm file):
- * no network, no environment, no other files. The agent keeps per-user AGENTS.md memory in a
- * Store and its scratch files in thread state.
+ * Engram in Deno on the WebAssembly core, with its memory and threads in Deno KV
+ * (`@engram/deno`). `npm install` (or `deno install`) fills node_modules; then `deno task start`.
+ * The permissions: Deno KV (`--unstable-kv`), reading node_modules (the core's .wasm file), and
+ * reading and writing data/ (the database): no network, no environment, no other files. The
+ * agent keeps per-user AGENTS.md memory in the KV store and its threads in the KV checkpointer;
+ * the second conversation runs on the database opened anew, as after a restart.
  */
-import { CompositeBackend, FakeChatModel, InMemoryStore, StoreBackend, createDeepAgent, loadCore } from "engram";
+import { DenoKvCheckpointer, DenoKvStore, openKv } from "@engram/deno";
+import { CompositeBackend, type DeepAgent, FakeChatModel, StoreBackend, createDeepAgent, loadCore } from "engram";
 
-const store = new InMemoryStore(); // any Store works here, e.g. a KV-backed one
 const model = new FakeChatModel((request, call) => {
   if (call === 0) {
     return {
@@ -21,16 +23,35 @@ const model = new FakeChatModel((request, call) => {
   return `${request.system}\n${request.systemContext ?? ""}`.includes("likes tea") ? "You like tea." : "I don't know yet.";
 });
 
-const agent = createDeepAgent(model, {
-  backend: ({ userId, state }) =>
-    new CompositeBackend(state, {
-      "/memories/": new StoreBackend({ store, namespace: ["users", userId ?? "anonymous"] }),
-    }),
-  memorySources: ["/memories/AGENTS.md"],
-});
+/** Runs `fn` with an agent on the database, then closes both (as a process that exits). */
+async function session<T>(fn: (agent: DeepAgent) => Promise<T>): Promise<T> {
+  const kv = await openKv("data/engram.kv");
+  const store = new DenoKvStore(kv);
+  const agent = createDeepAgent(model, {
+    checkpointer: new DenoKvCheckpointer(kv),
+    backend: ({ userId, state }) =>
+      new CompositeBackend(state, {
+        "/memories/": new StoreBackend({ store, namespace: ["users", userId ?? "anonymous"] }),
+      }),
+    memorySources: ["/memories/AGENTS.md"],
+  });
+  try {
+    return await fn(agent);
+  } finally {
+    await agent.close();
+    kv.close();
+  }
+}
 
-const first = await agent.invoke({ messages: [{ role: "user", content: "I like tea." }] }, { threadId: "a", userId: "u1" });
-const second = await agent.invoke({ messages: [{ role: "user", content: "What do I like?" }] }, { threadId: "b", userId: "u1" });
+await Deno.mkdir("data", { recursive: true });
+// A new user each run, so the example can run again on the same database.
+const userId = `u-${crypto.randomUUID()}`;
+const first = await session((agent) =>
+  agent.invoke({ messages: [{ role: "user", content: "I like tea." }] }, { threadId: `${userId}-a`, userId }),
+);
+const second = await session((agent) =>
+  agent.invoke({ messages: [{ role: "user", content: "What do I like?" }] }, { threadId: `${userId}-b`, userId }),
+);
 console.log(
   JSON.stringify({
     core: (await loadCore()).kind,
@@ -39,4 +60,3 @@ console.log(
     wrote: first.messages.filter((m) => m.role === "tool").map((m) => m.content),
   }),
 );
-await agent.close();
