@@ -243,7 +243,48 @@ for (const core of ["native", "wasm"]) {
     expectEqual(first, { core, answer: "Noted: I will remember that your name is Ada.", modelCalls: 2, memoryStored: true }, "first run");
     const second = report(must("node", ["main.js"], { cwd: sqliteExample, env }));
     expectEqual(second, { core, answer: "Welcome back, Ada!", modelCalls: 1, memoryStored: true }, "second run (a new process)");
+    if (core === "native") llamaChildProcess();
   });
+}
+
+/** `engram/llama` runs its model in a child process whose entry ships in the tarball and is found
+ * next to the installed module, whatever the working directory (a node-llama-cpp stand-in answers). */
+function llamaChildProcess() {
+  const dir = join(app, "llama-child-check");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "stand-in.mjs"),
+    `const meter = { getState: () => ({ usedInputTokens: 3, usedOutputTokens: 2 }) };
+export async function getLlama() {
+  return {
+    loadModel: async () => ({
+      trainContextSize: 2048,
+      createContext: async () => ({ contextSize: 2048, getSequence: () => ({ nextTokenIndex: 5, tokenMeter: meter }), dispose: async () => {} }),
+      dispose: async () => {},
+    }),
+    createGrammarForJsonSchema: async () => ({}),
+    dispose: async () => {},
+  };
+}
+export class LlamaChat {
+  async generateResponse() { return { response: JSON.stringify({ answer: "pid " + process.pid }), metadata: { stopReason: "eogToken" } }; }
+  dispose() {}
+}
+`,
+  );
+  const script = join(dir, "main.mjs");
+  writeFileSync(
+    script,
+    `import { LlamaCppModel } from "engram/llama";
+const model = new LlamaCppModel({ modelPath: ${JSON.stringify(script)}, module: ${JSON.stringify(join(dir, "stand-in.mjs"))} });
+const out = await model.invoke({ system: "", messages: [{ role: "user", content: "hi" }], tools: [{ name: "ls", description: "List.", parameters: { type: "object", properties: {} } }] });
+await model.dispose();
+console.log(JSON.stringify({ answer: out.message.content.replace(/\\d+/, "N"), child: out.message.content !== "pid " + process.pid }));
+`,
+  );
+  // From another working directory: the child's entry is resolved from the module, not the cwd.
+  const r = must("node", [script], { cwd: tmpdir() });
+  expectEqual(report(r), { answer: "pid N", child: true }, "LlamaCppModel in its child process");
 }
 
 await check("fallback", () => {

@@ -177,6 +177,20 @@ describe("LlamaCppModel.stream", { timeout: 30_000 }, () => {
       expect(performance.now() - started, how).toBeLessThan(2000);
     }
   });
+  it("a parent done with the model ends by itself, with or without dispose(), and so does the process", async () => {
+    for (const how of ["idle", "dispose"]) {
+      const stub = resetLlamaStub({ replies: [{ response: "plain text" }] });
+      const parent = spawn(process.execPath, ["--import", "tsx", PARENT, how], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      parent.stdout.on("data", (d: Buffer) => {
+        out += d.toString("utf8");
+      });
+      const code = await new Promise<number | null>((resolve) => parent.once("exit", resolve));
+      expect([how, code, out.trim()]).toEqual([how, 0, JSON.stringify({ answer: "plain text" })]);
+      await until(() => !alive(stub.pids[0]));
+    }
+  });
+
   it("structured requests (memory extraction) run on a sequence of their own: the conversation's cache stays", async () => {
     const stub = resetLlamaStub({
       replies: [{ response: '{"answer": "hi"}' }, { response: '{"newFacts": []}' }, { response: '{"answer": "again"}' }],

@@ -7,6 +7,7 @@
  * @module
  */
 import { type ChildProcess, fork } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -30,13 +31,28 @@ function killOnExit(child: ChildProcess): void {
   });
 }
 
-/** The child's entry file, next to this module (`.js` when installed; `.ts` with tsx in the sources). */
+/** What the package exports the child's entry as (for a bundle of this module, which has no file next to it). */
+const CHILD_EXPORT = "engram/llama-child";
+
+/**
+ * The child's entry file: next to this module (`llama-child.js` in the package; `.ts`, run with
+ * tsx, in the sources), else the package's `engram/llama-child` export.
+ * @throws ModelError (`unknown_provider`) when neither exists.
+ */
 export function childEntry(): { file: string; execArgv: string[] } {
   const here = fileURLToPath(import.meta.url);
   const ext = extname(here);
-  const file = join(dirname(here), `llama-child${ext}`);
-  if (ext !== ".ts") return { file, execArgv: [] };
-  return { file, execArgv: ["--import", pathToFileURL(createRequire(here).resolve("tsx")).href] };
+  const beside = join(dirname(here), `llama-child${ext}`);
+  const require = createRequire(here);
+  if (existsSync(beside)) {
+    if (ext !== ".ts") return { file: beside, execArgv: [] };
+    return { file: beside, execArgv: ["--import", pathToFileURL(require.resolve("tsx")).href] };
+  }
+  try {
+    return { file: require.resolve(CHILD_EXPORT), execArgv: [] };
+  } catch (e) {
+    throw new ModelError("unknown_provider", `LlamaCppModel: no ${beside} and no ${CHILD_EXPORT} to run the model in`, { cause: e });
+  }
 }
 
 interface Pending {
@@ -126,6 +142,8 @@ export class ModelProcess {
   /** Kills the child now (SIGKILL); what it was doing fails with `reason`. */
   kill(reason: ModelError): void {
     this.#fail(reason);
+    // Kept alive until its exit is seen, so that `exited` settles.
+    if (this.#child.exitCode === null && this.#child.signalCode === null) this.#child.ref();
     this.#child.kill("SIGKILL");
   }
 
@@ -146,6 +164,7 @@ export class ModelProcess {
       case "loaded":
         this.#loaded = true;
         this.#settleReady?.resolve(message.contextSize);
+        this.#refresh();
         break;
       case "load_failed":
         this.kill(wireError(message.error));
