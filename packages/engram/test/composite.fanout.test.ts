@@ -3,8 +3,8 @@
  * fan-out in the core (crates/engram-core/src/composite.rs GlobFanOut, GrepFanOut), and `ls`
  * of a State backend's directory as one call (ls_table). On random
  * mount layouts — nested routes, Filesystem mounts mixed in, errors — the answers, errors and
- * tool texts must equal those of the per-backend path (the same backends behind a wrapper,
- * which the composite always asks through their own methods).
+ * tool texts must equal those of the per-backend path (the same backends without their
+ * capabilities, which the composite then asks through their own methods).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import * as engram from "../src/index.js";
 import type { Backend, ToolTextRequest } from "../src/index.js";
+import { CAPABILITIES } from "../src/backends/capabilities.js";
 import { wrapBackend } from "../src/backends/wrap.js";
 import { prng } from "../src/testing/api.js";
 import { toolText } from "../src/tools/format.js";
@@ -48,15 +49,29 @@ function backend(kind: Kind): Backend {
   return new FilesystemBackend({ rootDir: dir, core });
 }
 
-/** A random layout: the composite, and the same backends behind wrappers (the per-backend path). */
+/** `backend` without its capabilities (a resident table or mirror, its tool text): a composite
+ * asks it through its methods, the per-backend path. */
+function perBackend(backend: Backend): Backend {
+  const hidden = new Set<PropertyKey>(CAPABILITIES);
+  return new Proxy(backend, {
+    get(target, key) {
+      if (hidden.has(key)) return undefined;
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A random layout: the composite, and the same backends without their capabilities (the
+ * per-backend path). */
 async function layout(seed: number, kinds: readonly Kind[]) {
   const r = rng(seed);
   const defaultBackend = backend(r.next() < 0.85 ? "state" : r.pick(kinds));
   const routes: Record<string, Backend> = {};
   for (const p of PREFIXES) if (r.next() < 0.45) routes[p] = backend(r.pick(kinds));
   const fast = new CompositeBackend(defaultBackend, routes, { core });
-  const wrapped = Object.fromEntries(Object.entries(routes).map(([p, b]) => [p, wrapBackend(b, {})]));
-  const slow = new CompositeBackend(wrapBackend(defaultBackend, {}), wrapped, { core });
+  const plain = Object.fromEntries(Object.entries(routes).map(([p, b]) => [p, perBackend(b)]));
+  const slow = new CompositeBackend(perBackend(defaultBackend), plain, { core });
   const n = 1 + Math.floor(r.next() * 12);
   for (let i = 0; i < n; i++) {
     const p = `${r.pick(ROOTS.filter((d) => d !== "/nowhere"))}${r.pick(FILES)}`.replace(/^\/\//, "/");
@@ -202,7 +217,7 @@ describe("composite fan-out over resident backends", () => {
       const mount = new StateBackend({ core });
       await mount.write("/a.md", "alpha\n");
       await mount.write("/b/c.md", "alpha\n");
-      const c = new CompositeBackend(new StateBackend({ core }), { "/m/": wrap ? wrapBackend(mount, {}) : mount }, { core });
+      const c = new CompositeBackend(new StateBackend({ core }), { "/m/": wrap ? perBackend(mount) : mount }, { core });
       // The mount's first match (/m/a.md) is not admitted: the cap must not hide /m/b/c.md.
       const r = await c.grep("alpha", { glob: "m/b/*.md", maxCount: 1, outputMode: "files_with_matches" });
       expect(r, wrap ? "per backend" : "fan-out").toEqual({ files: ["/m/b/c.md"], truncated: false });
@@ -222,7 +237,7 @@ describe("composite fan-out over resident backends", () => {
     const layouts = {
       resident: () => ({ "/m/": backend("state"), "/s/": backend("store"), "/f/": backend("store") }),
       "with a Filesystem mount": () => ({ "/m/": backend("state"), "/s/": backend("store"), "/f/": backend("fs") }),
-      "per backend": () => ({ "/m/": wrapBackend(backend("state"), {}), "/s/": backend("store"), "/f/": backend("fs") }),
+      "per backend": () => ({ "/m/": perBackend(backend("state")), "/s/": backend("store"), "/f/": backend("fs") }),
     };
     for (const [name, routes] of Object.entries(layouts)) {
       const own = new StateBackend({ core });
@@ -253,7 +268,7 @@ describe("composite fan-out over resident backends", () => {
       await own.write("/memories/a.md", "hit\n");
       const mount = new StateBackend({ core });
       await mount.write("/x.md", "miss\n");
-      const c = new CompositeBackend(wrap ? wrapBackend(own, {}) : own, { "/memories/": mount }, { core });
+      const c = new CompositeBackend(wrap ? perBackend(own) : own, { "/memories/": mount }, { core });
       const where = wrap ? "per backend" : "fan-out";
       for (const outputMode of ["content", "files_with_matches", "count"] as const) {
         expect((await c.grep("hit", { maxCount: 0, outputMode })).truncated, `${where} ${outputMode}`).toBe(false);

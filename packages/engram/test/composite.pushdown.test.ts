@@ -10,12 +10,14 @@ beforeAll(async () => {
   core = await loadCore();
 });
 
-/** A StoreBackend mount that records every glob it is asked for. */
+/** A StoreBackend mount that records every glob it is asked for. It does not forward the
+ * store's capabilities (its resident mirror, its tool text), so the composite asks its `glob`. */
 function recorded(): { mount: Backend; asked: { pattern: string; path?: string }[] } {
   const inner = new StoreBackend({ store: new InMemoryStore(), namespace: ["m"], core });
   const asked: { pattern: string; path?: string }[] = [];
   const mount = new Proxy(inner, {
     get(target, key) {
+      if (key === "residentMirror" || key === "toolText") return undefined;
       if (key === "glob") {
         return (pattern: string, options: { path?: string } = {}) => {
           asked.push({ pattern, path: options.path });

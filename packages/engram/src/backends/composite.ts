@@ -17,7 +17,9 @@ import type {
   ReadOptions,
   Result,
 } from "../core/types.js";
-import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
+import { type BackendCapabilities, type ChangeMark, capability, type ResidentMirror } from "./capabilities.js";
+import { changeMark } from "./change-mark.js";
+import { type CoreSource, coreRef } from "./core-ref.js";
 import { appendTo } from "./append.js";
 import { requireBackend } from "./arguments.js";
 import { EngramError } from "../errors.js";
@@ -29,8 +31,6 @@ import type {
   BackendWriteOptions,
   ToolTextRequest,
 } from "./protocol.js";
-import { StateBackend } from "./state.js";
-import { StoreBackend } from "./store.js";
 
 /** Options of {@link CompositeBackend}. */
 export interface CompositeBackendOptions {
@@ -68,31 +68,24 @@ interface Target {
 }
 
 /**
- * How a backend's files can be searched in a composite's one-call fan-out: a State or Store
- * backend used as it is (not wrapped, its search not overridden by a subclass) keeps them in a
- * core file table; anything else is asked through its own methods.
+ * How a backend's files can be searched in a composite's one-call fan-out: a backend that
+ * declares a resident table or mirror (see capabilities.ts) keeps them in a core file table;
+ * anything else is asked through its own methods.
  */
-function residentOf(backend: Backend, op: "grep" | "glob"): ((path: string) => Promise<ResidentFiles>) | undefined {
-  const proto =
-    backend instanceof StateBackend ? StateBackend.prototype : backend instanceof StoreBackend ? StoreBackend.prototype : undefined;
-  // A wrapper (a Proxy) hands out bound or replaced methods: never the prototype's own.
-  if (proto === undefined || backend[op] !== proto[op] || backend.toolText !== proto.toolText) return undefined;
-  const files = (backend as StateBackend | StoreBackend)[residentFiles];
-  if (files !== proto[residentFiles]) return undefined;
-  return (path) => files.call(backend as StateBackend & StoreBackend, path);
+function residentOf(backend: Backend): ((path: string) => Promise<ResidentMirror>) | undefined {
+  const table = capability(backend, "residentTable");
+  if (table) return async () => ({ table: await table() });
+  return capability(backend, "residentMirror");
 }
 
 /** Routes `/memories/...` (and so on) to mounted backends and everything else to a default. */
-export class CompositeBackend implements Backend {
+export class CompositeBackend implements Backend, BackendCapabilities {
   readonly #default: Backend;
   readonly #routes: Record<string, Backend>;
   readonly #core: () => Promise<Core>;
   #state: Promise<Setup> | undefined;
   /** The settled {@link CompositeBackend.#setup}, for use after a call awaited it. */
   #ready: Setup | undefined;
-  /** The default backend is a plain StateBackend, whose answers already name the normalised
-   * path they were given (the outer path): they pass on without a renaming step. */
-  readonly #exact: boolean;
   /** The router's answers by input path (see {@link CompositeBackend.#targetNow}). */
   readonly #targets = new Map<string, Result<Target>>();
 
@@ -116,20 +109,25 @@ export class CompositeBackend implements Backend {
     for (const [prefix, backend] of Object.entries(routes)) requireBackend(backend, `the route '${prefix}'`);
     this.#default = defaultBackend;
     this.#routes = { ...routes };
-    const proto = StateBackend.prototype;
-    const d = defaultBackend;
-    // A wrapper (a Proxy) hands out bound or replaced methods, never the prototype's own.
-    this.#exact = d instanceof StateBackend && d.write === proto.write && d.edit === proto.edit && d.append === proto.append;
     this.#core = coreRef(options.core as CoreSource);
     const run = defaultBackend.execute;
     if (typeof run === "function") {
       Object.defineProperty(this, "execute", { configurable: true, value: run.bind(defaultBackend) });
+    }
+    const marks = this.backends.map(changeMark);
+    if (marks.every((m) => m !== undefined)) {
+      const mark = async (): Promise<ChangeMark> => (await Promise.all(marks.map((m) => m()))).flat();
+      Object.defineProperty(this, "changeMark", { configurable: true, value: mark });
     }
   }
 
   /** Present when the default backend runs commands: they run there, and see its files only
    * (a mount's files are not on its disk). */
   declare readonly execute?: Backend["execute"];
+
+  /** Present when every backend can tell that its files have not changed (a capability: see
+   * {@link BackendCapabilities.changeMark}): the marks of all of them. */
+  declare readonly changeMark?: () => Promise<ChangeMark>;
 
   #setup() {
     return (this.#state ??= this.#core().then((core) => {
@@ -197,7 +195,7 @@ export class CompositeBackend implements Backend {
     } catch (e) {
       return Promise.reject(e);
     }
-    if (t.mount === undefined && (!rename || this.#exact)) return answer;
+    if (t.mount === undefined && !rename) return answer;
     return Promise.resolve(answer).then((r) => {
       if (r.error) return t.mount ? ({ error: this.#outerError(r.error, t) } as Result<T>) : r;
       return rename && (r as { path?: string }).path !== t.outer ? ({ ...r, path: t.outer } as Result<T>) : r;
@@ -229,27 +227,26 @@ export class CompositeBackend implements Backend {
    */
   async #gather<T>(
     made: Result<{ fan: CoreFanOut<T> }>,
-    op: "grep" | "glob",
     outer: string,
   ): Promise<{ fan: CoreFanOut<T>; versions: Versions } | { error: ErrorData } | undefined> {
     if (made.error) return undefined;
     const { fan } = made;
     const { mounts } = this.#ready as Setup;
-    const sources = fan.asks.map((a) => residentOf(a.mount === null ? this.#default : (mounts[a.mount] as Mount).backend, op));
+    const sources = fan.asks.map((a) => residentOf(a.mount === null ? this.#default : (mounts[a.mount] as Mount).backend));
     if (!sources.every((s) => s !== undefined)) {
       fan.dispose();
       return undefined;
     }
-    let files: ResidentFiles[];
+    let files: ResidentMirror[];
     try {
-      files = await Promise.all(fan.asks.map((a, i) => (sources[i] as (path: string) => Promise<ResidentFiles>)(a.path)));
+      files = await Promise.all(fan.asks.map((a, i) => (sources[i] as (path: string) => Promise<ResidentMirror>)(a.path)));
     } catch (e) {
       fan.dispose();
       throw e;
     }
     const versions: Versions = [];
     for (const [i, a] of fan.asks.entries()) {
-      const f = files[i] as ResidentFiles;
+      const f = files[i] as ResidentMirror;
       const refused = f.error && (a.mount === null ? f.error : this.#mountError(f.error, mounts[a.mount] as Mount, outer));
       const error = refused || fan.add(a.mount, f.table);
       if (error) {
@@ -265,12 +262,9 @@ export class CompositeBackend implements Backend {
     const t = await this.#target(path);
     if (t.error) return { error: t.error };
     const { router } = this.#ready as Setup;
-    // A plain StateBackend lists from its table: listed and merged in one core call.
-    const b = t.backend;
-    if (b instanceof StateBackend && b.ls === StateBackend.prototype.ls && b[residentFiles] === StateBackend.prototype[residentFiles]) {
-      const { table } = await b[residentFiles]();
-      return router.lsTable(t.outer, t.mount ? t.mount.index : null, t.inner, table);
-    }
+    // A backend with a resident table is listed from it: listed and merged in one core call.
+    const table = capability(t.backend, "residentTable");
+    if (table) return router.lsTable(t.outer, t.mount ? t.mount.index : null, t.inner, await table());
     if (t.mount) {
       const r = await t.backend.ls(t.inner);
       return r.error ? { error: this.#outerError(r.error, t) } : router.mergeLs(t.outer, t.mount.index, r);
@@ -353,7 +347,7 @@ export class CompositeBackend implements Backend {
     const made = router.grepFanOut({ ...options, pattern }, t.outer);
     if (made.error) return { error: made.error };
     const { asks } = made.fan;
-    const gathered = await this.#gather(made, "grep", t.outer);
+    const gathered = await this.#gather(made, t.outer);
     if (gathered) return "error" in gathered ? { error: gathered.error } : gathered.fan.finish();
     // Each backend is asked what the core's fan-out would ask its table (directory, whether
     // the file `glob` applies, the cap), and the core merges the answers the same way.
@@ -401,7 +395,7 @@ export class CompositeBackend implements Backend {
     const t = await this.#target(options.path ?? "/");
     if (t.error) return { error: t.error };
     const { router, mounts } = this.#ready as Setup;
-    const gathered = await this.#gather(router.globFanOut(pattern, t.outer, options.maxResults), "glob", t.outer);
+    const gathered = await this.#gather(router.globFanOut(pattern, t.outer, options.maxResults), t.outer);
     if (gathered) {
       if ("error" in gathered) return { error: gathered.error };
       const r = gathered.fan.finish();
@@ -448,7 +442,7 @@ export class CompositeBackend implements Backend {
   }
 
   /** The model's text for a `grep` or `glob` call when every backend it reaches keeps its files
-   * in the core (see {@link Backend.toolText}): searched, merged, capped and formatted in one
+   * in the core (a capability: see {@link BackendCapabilities.toolText}): searched, merged, capped and formatted in one
    * pass, so a large result never becomes JavaScript objects. `undefined` otherwise (and for
    * `ls` and `read_file`): the tools then format the structured answer by the same rules. */
   async toolText(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined> {
@@ -458,8 +452,8 @@ export class CompositeBackend implements Backend {
     const { router } = this.#ready as Setup;
     const made =
       request.op === "grep"
-        ? this.#gather(router.grepFanOut({ ...request.options, pattern: request.pattern }, t.outer, maxChars), "grep", t.outer)
-        : this.#gather(router.globFanOut(request.pattern, t.outer), "glob", t.outer);
+        ? this.#gather(router.grepFanOut({ ...request.options, pattern: request.pattern }, t.outer, maxChars), t.outer)
+        : this.#gather(router.globFanOut(request.pattern, t.outer), t.outer);
     const gathered = await made;
     if (!gathered) return undefined;
     return "error" in gathered ? { error: gathered.error } : gathered.fan.text(maxChars);

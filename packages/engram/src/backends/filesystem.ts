@@ -26,6 +26,7 @@ import {
 import { nativeCoreRequired } from "../core/loader.js";
 import type { Core, ErrorData, FileInfo, GlobResult, GrepOptions, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
 import { EngramError } from "../errors.js";
+import type { BackendCapabilities } from "./capabilities.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
 import { requireContent } from "./arguments.js";
 import { mapGrepPaths } from "./grep-result.js";
@@ -266,7 +267,7 @@ async function answer<R extends object, T>(call: Promise<R | RawFsFailure>, ok: 
 }
 
 /** Files on the local disk, confined to `rootDir`. */
-export class FilesystemBackend implements Backend {
+export class FilesystemBackend implements Backend, BackendCapabilities {
   readonly #options: FilesystemBackendOptions;
   readonly #core: () => Promise<Core>;
   #handle: RawRootedFs | undefined;
@@ -511,7 +512,7 @@ export class FilesystemBackend implements Backend {
 
   // ---- tool text (tools/format.ts) ----
   /** The model's text for a filesystem tool call, searched or read and formatted off the
-   * JavaScript thread in one native call (see {@link Backend.toolText}). With host paths
+   * JavaScript thread in one native call (a capability: see {@link BackendCapabilities.toolText}). With host paths
    * (`virtualMode: false`) the text is left to the tools, which format the structured answer. */
   async toolText(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined> {
     if (!this.#virtual) return undefined;

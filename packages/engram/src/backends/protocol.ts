@@ -50,8 +50,8 @@ export interface BackendGlobOptions {
   maxResults?: number;
 }
 
-/** A filesystem tool call whose text for the model a backend may make itself
- * ({@link Backend.toolText}). `path` is as the model gave it. */
+/** A filesystem tool call whose text for the model a backend may make itself (the `toolText`
+ * capability, see capabilities.ts). `path` is as the model gave it. */
 export type ToolTextRequest =
   | { op: "ls"; path: string }
   | { op: "read"; path: string; offset: number; limit: number }
@@ -121,12 +121,6 @@ export interface Backend {
    * resolved; the last component as named). Callers that decide by path what a write is (a
    * memory source, say) decide on this one. Default: absent (every path is its own). */
   realPath?(path: string): Promise<Result<{ path: string }>>;
-  /** Optional: the text the model reads for an `ls`, `read_file`, `glob` or `grep` call, made
-   * by the core in one call with the output cap (`maxChars`, UTF-16 units) applied there, so a
-   * large result never becomes JavaScript objects (State and Store backends). Resolves to
-   * `undefined` for a call this backend leaves to the tools, which then format its structured
-   * result with the same core rules. Default: absent. */
-  toolText?(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined>;
   /** Optional: runs a shell command over this backend's files. A backend that has it gives the
    * agent an `execute` tool; one that runs commands must confine them to what the backend may
    * reach (see `FilesystemBackend`'s `execute` option). `unsupported` where it cannot run one. */

@@ -4,7 +4,8 @@
  * @module
  */
 import type { Core, CoreFileTable, FileTableMark, Result } from "../core/types.js";
-import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
+import type { BackendCapabilities } from "./capabilities.js";
+import { type CoreSource, coreRef } from "./core-ref.js";
 import type {
   Backend,
   BackendEditOptions,
@@ -26,7 +27,7 @@ export interface StateMark extends FileTableMark {
 }
 
 /** Files that live with the thread: in memory, inside the core, checkpointed as a snapshot. */
-export class StateBackend implements Backend {
+export class StateBackend implements Backend, BackendCapabilities {
   readonly #core: () => Promise<Core>;
   #table: Promise<CoreFileTable> | undefined;
   /** The table once it exists: the per-call methods then skip awaiting `#table`. */
@@ -159,14 +160,15 @@ export class StateBackend implements Backend {
     return (this.#ready ?? (await this.#files())).stat(path);
   }
 
-  /** @internal The table itself (see {@link residentFiles}). */
-  async [residentFiles](): Promise<ResidentFiles> {
-    return { table: this.#ready ?? (await this.#files()) };
+  /** The core file table holding every file of this backend (a capability: see
+   * {@link BackendCapabilities.residentTable}); composites list and search it in the core. */
+  async residentTable(): Promise<CoreFileTable> {
+    return this.#ready ?? (await this.#files());
   }
 
   // ---- tool text (tools/format.ts) ----
-  /** The model's text for a filesystem tool call, made in one core call (see
-   * {@link Backend.toolText}). */
+  /** The model's text for a filesystem tool call, made in one core call (a capability: see
+   * {@link BackendCapabilities.toolText}). */
   async toolText(request: ToolTextRequest, maxChars: number) {
     const table = await this.#files();
     switch (request.op) {

@@ -11,7 +11,8 @@ import type { Namespace, PutResult, Store, StoreItem } from "../stores/types.js"
 import { MAX_KEY_BYTES, validateNamespace } from "../stores/types.js";
 import { requireContent } from "./arguments.js";
 import { requireString } from "../core/binding.js";
-import { type CoreSource, coreRef, type ResidentFiles, residentFiles } from "./core-ref.js";
+import type { BackendCapabilities, ResidentMirror } from "./capabilities.js";
+import { type CoreSource, coreRef } from "./core-ref.js";
 import type {
   Backend,
   BackendEditOptions,
@@ -97,7 +98,7 @@ function mirroredUnder(mirror: CoreFileTable, path: string): string[] {
 
 /** Files in a {@link Store} namespace; the store item's revision is the file's version. Reads,
  * edits and searches work on a resident mirror of the namespace kept current by revision. */
-export class StoreBackend implements Backend {
+export class StoreBackend implements Backend, BackendCapabilities {
   readonly #options: StoreBackendOptions;
   readonly #core: () => Promise<Core>;
   readonly #namespace: Namespace;
@@ -499,9 +500,9 @@ export class StoreBackend implements Backend {
     return this.#fail("file_not_found", p.path);
   }
 
-  /** @internal The resident mirror synced for the normalised directory `path`, and the store
-   * revision behind each mirror version (see {@link residentFiles}). */
-  async [residentFiles](path: string): Promise<ResidentFiles> {
+  /** The resident mirror synced for the normalised directory `path`, and the store revision
+   * behind each mirror version (a capability: see {@link BackendCapabilities.residentMirror}). */
+  async residentMirror(path: string): Promise<ResidentMirror> {
     const p = await this.#path(path);
     if (p.error) return { table: await this.#table(), error: p.error };
     return { table: await this.#sync(p.path), version: (mirrorVersion) => this.#revisionOf(Number(mirrorVersion)) };
@@ -509,7 +510,7 @@ export class StoreBackend implements Backend {
 
   // ---- tool text (tools/format.ts) ----
   /** The model's text for `read_file`, `glob` and `grep`, made in one core call on the resident
-   * mirror (see {@link Backend.toolText}); `ls` is answered by the store's listing, so its text
+   * mirror (a capability: see {@link BackendCapabilities.toolText}); `ls` is answered by the store's listing, so its text
    * is left to the tools. */
   async toolText(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined> {
     if (request.op === "ls") return undefined;

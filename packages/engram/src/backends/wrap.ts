@@ -4,32 +4,29 @@
  * fields keep working).
  * @module
  */
+import { type BackendCapabilities, CAPABILITIES } from "./capabilities.js";
 import type { Backend } from "./protocol.js";
-
-/** What each wrapper made by {@link wrapBackend} wraps, and with what. */
-const wrapped = new WeakMap<object, { backend: Backend; overrides: Partial<Backend> }>();
 
 /** The methods through which a backend shows its files. */
 const READING = ["ls", "stat", "read", "readBytes", "glob", "grep"] as const;
 
 /**
- * @internal The backend a wrapper made by {@link wrapBackend} shows the files of: its backend,
- * when the wrapper leaves every reading method to it (a wrapper that only records or rewrites
- * writes); `undefined` for anything else, including a wrapper that replaces a reading method.
+ * `backend` with `overrides` in place of its own methods; everything else is the backend's.
+ * The backend's capabilities (`residentTable`, `toolText`, … see capabilities.ts) answer from
+ * its files directly, so they are forwarded only when `overrides` replaces no reading method (a
+ * wrapper that records or rewrites writes shows the backend's files); a wrapper that replaces a
+ * reading method keeps only the capabilities it gives in `overrides` itself.
  */
-export function readsThrough(backend: Backend): Backend | undefined {
-  const w = wrapped.get(backend);
-  return w && !READING.some((key) => Object.hasOwn(w.overrides, key)) ? w.backend : undefined;
-}
-
-/** `backend` with `overrides` in place of its own methods; everything else is the backend's. */
-export function wrapBackend<B extends Backend>(backend: B, overrides: Partial<Backend>): B {
+export function wrapBackend<B extends Backend>(backend: B, overrides: Partial<Backend & BackendCapabilities>): B {
+  const readsThrough = !READING.some((key) => Object.hasOwn(overrides, key));
+  const hidden = new Set<PropertyKey>(readsThrough ? [] : CAPABILITIES.filter((key) => !Object.hasOwn(overrides, key)));
   // A forwarded method is bound once per function, not on every property read (a tool call
   // reads one per call).
   const bound = new WeakMap<object, unknown>();
   const proxy = new Proxy(backend, {
     get(target, key) {
-      if (Object.hasOwn(overrides, key)) return overrides[key as keyof Backend];
+      if (Object.hasOwn(overrides, key)) return (overrides as Record<PropertyKey, unknown>)[key];
+      if (hidden.has(key)) return undefined;
       const value = Reflect.get(target, key, target);
       if (typeof value !== "function") return value;
       let fn = bound.get(value);
@@ -39,7 +36,9 @@ export function wrapBackend<B extends Backend>(backend: B, overrides: Partial<Ba
       }
       return fn;
     },
+    has(target, key) {
+      return Object.hasOwn(overrides, key) || (!hidden.has(key) && Reflect.has(target, key));
+    },
   });
-  wrapped.set(proxy, { backend, overrides });
   return proxy;
 }

@@ -2,10 +2,11 @@
  * The text the model reads from the filesystem tools. Every format rule (listings, `cat -n`
  * reads, grouped grep output, the notes for empty and truncated results, the output cap) lives
  * in the core (`crates/engram-core/src/format.rs`): a backend that holds its files in the core
- * (State, Store) makes the whole text in one call ({@link Backend.toolText}), and any other
+ * (State, Store) makes the whole text in one call (its `toolText` capability), and any other
  * backend's structured result is formatted by the same core functions.
  * @module
  */
+import type { BackendCapabilities } from "../backends/capabilities.js";
 import type { Backend, ToolTextRequest } from "../backends/protocol.js";
 import type { Core, ErrorData } from "../core/types.js";
 import type { ToolResult } from "./types.js";
@@ -19,7 +20,8 @@ export function errorResult(error: ErrorData): ToolResult {
 
 /** The result of one `ls`, `read_file`, `glob` or `grep` call, capped at `maxChars`. */
 export async function toolText(backend: Backend, core: Core, request: ToolTextRequest, maxChars: number): Promise<ToolResult> {
-  const made = await backend.toolText?.(request, maxChars);
+  const own = (backend as Backend & BackendCapabilities).toolText;
+  const made = typeof own === "function" ? await own.call(backend, request, maxChars) : undefined;
   if (made) return made.error ? errorResult(made.error) : { content: made.text };
   switch (request.op) {
     case "ls": {
