@@ -27,6 +27,7 @@ import {
   namespaceId,
   searchRows,
 } from "engram";
+import { Subscribers, announce } from "./changes.js";
 import { Database, type IndexedDBOptions, request, sortable, storeError } from "./database.js";
 
 /** An item's record in `items` (its value is in `values`, under the same key). */
@@ -66,9 +67,11 @@ function checkBatch(ops: unknown): readonly BatchOp[] {
  */
 export class IndexedDBStore implements Store {
   readonly #db: Database;
+  readonly #subscribers: Subscribers;
 
   constructor(options: IndexedDBOptions = {}) {
     this.#db = new Database(options);
+    this.#subscribers = new Subscribers(this.#db.name);
   }
 
   async get<V>(namespace: Namespace, key: string): Promise<StoreItem<V> | undefined> {
@@ -98,7 +101,7 @@ export class IndexedDBStore implements Store {
       return { op, ns, key, id: itemKey(ns, key), text: op.op === "put" ? encodeValue(op.value) : "" };
     });
     try {
-      const revisions = await this.#db.run(ITEM_STORES, "readwrite", async (tx) => {
+      const { revisions, touched } = await this.#db.run(ITEM_STORES, "readwrite", async (tx) => {
         const items = tx.objectStore("items");
         const values = tx.objectStore("values");
         const meta = tx.objectStore("meta");
@@ -132,8 +135,9 @@ export class IndexedDBStore implements Store {
           meta.put(revision, "revision");
           for (const ns of touched) tx.objectStore("namespaces").put(revision, ns);
         }
-        return out;
+        return { revisions: out, touched };
       });
+      announce(this.#db.name, touched);
       return { ok: true, revisions };
     } catch (e) {
       if (e instanceof Conflict) return { ok: false, conflict: true, index: e.index };
@@ -158,25 +162,27 @@ export class IndexedDBStore implements Store {
     for (const key of keys) checkKey(key);
     if (keys.length === 0) return 0;
     try {
-      return await this.#db.run(ITEM_STORES, "readwrite", async (tx) => {
+      const removed = await this.#db.run(ITEM_STORES, "readwrite", async (tx) => {
         const items = tx.objectStore("items");
         const meta = tx.objectStore("meta");
         let revision = (await request<number | undefined>(meta.get("revision"))) ?? 0;
-        let removed = 0;
+        let count = 0;
         for (const key of new Set(keys)) {
           const id = itemKey(ns, key);
           if ((await request(items.count(id))) === 0) continue;
           items.delete(id);
           tx.objectStore("values").delete(id);
-          removed++;
+          count++;
           revision++;
         }
-        if (removed > 0) {
+        if (count > 0) {
           meta.put(revision, "revision");
           tx.objectStore("namespaces").put(revision, ns);
         }
-        return removed;
+        return count;
       });
+      if (removed > 0) announce(this.#db.name, [ns]);
+      return removed;
     } catch (e) {
       throw storeError(e, this.#db.name);
     }
@@ -217,6 +223,13 @@ export class IndexedDBStore implements Store {
 
   async search<V>(namespace: Namespace, options: SearchOptions = {}): Promise<SearchResult<V>> {
     return searchRows<V>(this.#fetch(namespace), options);
+  }
+
+  /** Calls `listener` with the namespace of every change made through any `IndexedDBStore` on
+   * this database, in this tab or another tab or worker of the origin (a `BroadcastChannel`);
+   * returns the unsubscribe function. */
+  subscribe(listener: (namespace: Namespace) => void): () => void {
+    return this.#subscribers.add(listener);
   }
 
   /** Closes the store's connection to the database (the next call opens a new one). */

@@ -58,6 +58,36 @@ it("2 tabs of one origin doing 100 compare-and-swap increments each on one key m
   }
 });
 
+it("tells subscribers in every tab of the namespaces each write changed, and only of those", async () => {
+  const other = await openPage(context, site);
+  const heard = (tab: Page, last: string) =>
+    tab.waitForFunction((want) => ((globalThis as { __notices?: string[] }).__notices ?? []).includes(want), last);
+  try {
+    await Promise.all([call(page, "listen", "changes"), call(other, "listen", "changes")]);
+    await call(
+      page,
+      "writes",
+      "changes",
+      [
+        ["users", "u1", "files"],
+        ["users", "u1", "facts"],
+      ],
+      ["quiet"],
+      ["end", "1"],
+    );
+    await Promise.all([heard(page, "end/1"), heard(other, "end/1")]);
+    // The writer's own subscriber hears it too; the writes that changed nothing are not told.
+    for (const tab of [page, other]) expect(await call(tab, "notices")).toEqual(["users/u1/files", "users/u1/facts", "end/1"]);
+
+    await call(page, "unlisten");
+    await call(other, "writes", "changes", [["users", "u2", "files"]], ["quiet"], ["end", "2"]);
+    await heard(other, "end/2");
+    expect(await call(page, "notices")).toEqual(["users/u1/files", "users/u1/facts", "end/1"]);
+  } finally {
+    await other.close();
+  }
+});
+
 it("rejects bad input with typed errors, storing nothing", async () => {
   expect(await call(page, "badInput", "bad-input")).toEqual({
     noName: "invalid_argument",
