@@ -37,6 +37,8 @@ it("passes the Store and Checkpointer conformance suites in Deno, and keeps what
     listed: true,
     batchTooLarge: "too_large",
     notKv: "invalid_argument",
+    prefixes: ["other", "default"],
+    longPrefix: "invalid_argument",
     swept: 0,
   });
 });
@@ -64,16 +66,26 @@ it("never shows a reader half of a value or a thread that another process is rew
   expect(read.seen.every((n) => n >= 10)).toBe(true);
 });
 
+it("sweeps the parts a process staged before it died, short of the commit that names them", async () => {
+  const path = program.database("crash");
+  await expect(program.run("die-mid-put", path)).rejects.toThrow(/exited 3:/);
+  await expect(program.run("die-mid-save", path)).rejects.toThrow(/exited 3:/);
+  // One value's parts and one thread's files: two blobs, and nothing was committed.
+  expect(await program.run("sweep", path)).toEqual({ swept: 2, value: null, thread: null, again: 0 });
+});
+
 it("types Deno KV as Deno declares it: Deno.openKv() gives a DenoKv (deno check)", async () => {
   const types = join(import.meta.dirname, "../src/deno-kv.ts");
-  await program.check(
-    `import type { DenoKv, KvAtomicOperation } from ${JSON.stringify(types)};\n` +
-      "const kv: DenoKv = await Deno.openKv();\nconst op: KvAtomicOperation = kv.atomic();\nexport { op };\n",
-  );
-  // The check does check: what is not a database is refused.
-  await expect(
-    program.check(`import type { DenoKv } from ${JSON.stringify(types)};\nexport const kv: DenoKv = { get() {} };\n`),
-  ).rejects.toThrow(/TS2/);
+  await Promise.all([
+    program.check(
+      `import type { DenoKv, KvAtomicOperation } from ${JSON.stringify(types)};\n` +
+        "const kv: DenoKv = await Deno.openKv();\nconst op: KvAtomicOperation = kv.atomic();\nexport { op };\n",
+    ),
+    // The check does check: what is not a database is refused.
+    expect(
+      program.check(`import type { DenoKv } from ${JSON.stringify(types)};\nexport const kv: DenoKv = { get() {} };\n`),
+    ).rejects.toThrow(/TS2/),
+  ]);
 });
 
 it("needs --unstable-kv: without it, opening the database is an invalid_config error", async () => {
