@@ -74,9 +74,9 @@ describe("the <memory> block", () => {
       "History:",
       "- Recent months: Moved to Lyon.",
       "Facts:",
-      "- [correction | 0.75] Use pnpm (avoid: ran npm install)",
-      "- [context | 0.95] Works at Acme",
-      "- [preference | 0.80] Likes tea",
+      "- [correction | 0.75] Use pnpm (as of 2026-01-01) (avoid: ran npm install)",
+      "- [context | 0.95] Works at Acme (as of 2026-01-01)",
+      "- [preference | 0.80] Likes tea (as of 2026-01-01)",
       "</memory>",
     ]);
   });
@@ -206,7 +206,7 @@ describe("LongTermMemory.inject", () => {
     const relevance = await seeded(facts, { recall: "relevance" });
     const shown = factLines(await relevance.inject("u", undefined, "Which office do I use on Tuesdays?"));
     expect(shown[0]).toContain("Berlin office");
-    expect(shown.slice(1).map((l) => l.replace(/^.*\] /, ""))).toEqual([
+    expect(shown.slice(1).map((l) => l.replace(/^.*\] /, "").replace(/ \(as of [\d-]+\)$/, ""))).toEqual([
       "Drinks coffee every morning",
       "Prefers dark mode in every editor",
       "用户在上海工作",

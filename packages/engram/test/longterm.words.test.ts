@@ -35,7 +35,7 @@ const UPDATES: [script: string, before: string, after: string, said: string][] =
   ["Japanese, a Latin word", "ユーザーはPythonが好き", "ユーザーはRustが好き", "今はRustが好き"],
   ["Korean, a number", "사용자는 고양이 2마리를 키운다", "사용자는 고양이 3마리를 키운다", "저는 고양이 3마리를 키워요"],
   ["Korean, a Latin word", "사용자는 Go를 좋아한다", "사용자는 Rust를 좋아한다", "저는 Rust를 좋아한다"],
-  ["English, a number", "Has 2 cats", "Has 3 cats", "I have 3 cats now"],
+  ["English, a number", "Uses Python 3.11", "Uses Python 3.12", "I use Python 3.12 as well"],
 ];
 
 const DUPLICATES: [script: string, before: string, again: string][] = [

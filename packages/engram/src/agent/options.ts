@@ -406,6 +406,7 @@ export const longTermMemoryOptionsSchema = z.strictObject({
   store: z.optional(hasMethods(["get", "put", "delete", "list"], "a Store")),
   onWarning: z.optional(fn()),
   onUpdate: z.optional(fn()),
+  now: z.optional(fn()),
   core: z.optional(z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" })),
   agentName: z.optional(nonEmpty),
   defaultUserId: z.optional(nonEmpty),

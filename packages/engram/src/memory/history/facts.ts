@@ -7,9 +7,10 @@ import type { Fact } from "../longterm/schema.js";
 import { type MemoryStorage, NO_REVISION } from "../longterm/storage.js";
 import type { MemoryActor, MemoryHistory } from "./history.js";
 
-/** Facts as the history keeps them: one per line, `<id> <content>`. */
+/** Facts as the history keeps them: one per line, `<id> <content>`, and for a fact that replaced
+ * others ` (replaces <id>, …)` — the change that adds it also removes their lines. */
 export function factsText(facts: readonly Fact[]): string {
-  return facts.map((f) => `${f.id} ${f.content}\n`).join("");
+  return facts.map((f) => `${f.id} ${f.content}${f.replaced?.length ? ` (replaces ${f.replaced.join(", ")})` : ""}\n`).join("");
 }
 
 /** The history target of a user's facts (per agent when the memory is per agent). */

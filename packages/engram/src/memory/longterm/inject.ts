@@ -3,12 +3,15 @@
  * budget counted with the CJK-aware `estimateTokens`. Corrections are chosen first, from
  * their own budget, and listed first; the other facts follow by score. Every stored text is
  * tag-escaped, so nothing in memory can close the block. The block is packed by the Rust core
- * (`engram_core::prompt::facts_block`); this module decides what goes in.
+ * (`engram_core::prompt::facts_block`); this module decides what goes in: of two facts of one
+ * slot (name, location, job… see `slots.ts`) only the more recently confirmed, each fact with
+ * the day it was last confirmed.
  * @module
  */
 import { loadedCore } from "../../core/loader.js";
 import type { Core } from "../../core/types.js";
 import { type Fact, HISTORY_SECTIONS, type MemoryData, USER_SECTIONS } from "./schema.js";
+import { lastConfirmed, newestPerSlot } from "./slots.js";
 
 /** How facts are ranked for injection. */
 export type RecallMode = "confidence" | "relevance";
@@ -27,6 +30,9 @@ export interface InjectionOptions {
   query?: string;
   /** The core that writes the block. Default: the loaded core (`loadedCore()`). */
   core?: Core;
+  /** Whether each fact is shown with the day it was last confirmed, `(as of 2026-11-20)`, so the
+   * model can tell old from new and answer "what did I say last week". Default: `true`. */
+  dates?: boolean;
 }
 
 /**
@@ -35,14 +41,18 @@ export interface InjectionOptions {
  * `correctionBudgetTokens`; then the summaries, within half of what is left (a summary that
  * does not fit is cut with `…`); then the other facts by score, each that still fits. Output
  * order: summaries, corrections, other facts. `estimateTokens` of the result never exceeds
- * `maxTokens`.
+ * `maxTokens`. A fact that an other, more recently confirmed fact of its slot contradicts is
+ * left out (see `newestPerSlot`).
  */
 export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions): string {
   const core = options.core ?? loadedCore();
+  const current = new Set(newestPerSlot(memory.facts));
+  const facts = memory.facts.filter((f) => current.has(f));
+  const scores = options.scores?.filter((_, i) => current.has(memory.facts[i] as Fact));
   return core.factsBlock({
     summaries: [...USER_SECTIONS.map((k) => memory.user[k].summary), ...HISTORY_SECTIONS.map((k) => memory.history[k].summary)],
-    facts: memory.facts,
-    scores: options.scores,
+    facts: options.dates === false ? facts : facts.map(dated),
+    scores,
     query: options.query,
     maxTokens: options.maxTokens,
     correctionTokens: options.correctionBudgetTokens,
@@ -56,4 +66,10 @@ export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions)
 export function scoreFacts(facts: readonly Fact[], recall: RecallMode, query: string, core?: Core): number[] {
   if (recall !== "relevance" || !core) return facts.map((f) => f.confidence);
   return core.relevanceScores(query, facts);
+}
+
+/** `fact` with the day it was last confirmed after its text (when that is a date). */
+function dated(fact: Fact): Fact {
+  const day = lastConfirmed(fact).slice(0, 10);
+  return /^\d{4}-\d\d-\d\d$/.test(day) ? { ...fact, content: `${fact.content} (as of ${day})` } : fact;
 }

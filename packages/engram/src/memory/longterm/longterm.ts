@@ -112,6 +112,9 @@ export interface LongTermMemoryOptions {
   /** The core that packs the injected block (and ranks facts for relevance recall). Default:
    * {@link loadCore}, loaded on first use. */
   core?: Core | Promise<Core>;
+  /** The time facts are stamped with when they are learnt or confirmed, in ms since the epoch
+   * (for imports of dated conversations and for tests). Default: `Date.now`. */
+  now?: () => number;
 }
 
 /** When extraction runs: see {@link LongTermMemoryOptions.schedule}. */
@@ -221,6 +224,7 @@ export class LongTermMemory {
   readonly #onExtracting: LongTermMemoryOptions["onExtracting"];
   readonly #schedule: ExtractionSchedule;
   readonly #coreOption: LongTermMemoryOptions["core"];
+  readonly #now: () => number;
   #core: Promise<Core> | undefined;
   /** Latest clear per memory made through this instance (ms), for work already under way. */
   readonly #cleared = new Map<string, number>();
@@ -282,6 +286,9 @@ export class LongTermMemory {
     this.#warn = options.onWarning ?? ((m) => console.warn(`[engram] long-term memory: ${m}`));
     this.#onUpdate = options.onUpdate;
     this.#coreOption = options.core;
+    if (options.now !== undefined && typeof options.now !== "function")
+      throw new EngramError("unsupported", "LongTermMemory: now must be a function");
+    this.#now = options.now ?? Date.now;
     const schedule = options.schedule ?? (local ? "idle" : "background");
     if (schedule !== "idle" && schedule !== "background")
       throw new ConfigError("longTermMemory.schedule", 'must be "idle" or "background"');
@@ -460,7 +467,7 @@ export class LongTermMemory {
     let duplicate: Fact | undefined;
     const r = await this.#change(userId, agentName, (memory) => {
       const proposal = { content: input.content, category, confidence, ...(input.sourceError ? { sourceError: input.sourceError } : {}) };
-      created = makeFact(proposal, memory.facts, "manual", nowIso());
+      created = makeFact(proposal, memory.facts, "manual", nowIso(this.#now()));
       if (!created) {
         duplicate = findDuplicate(redactSecrets(input.content).trim(), memory.facts);
         return undefined;
@@ -585,6 +592,7 @@ export class LongTermMemory {
         clearedAt: (j) => this.#cleared.get(memoryKey(j.userId, j.agentName)),
         onWarning: this.#warn,
         signal,
+        now: this.#now,
       });
     } catch (error) {
       // Storage failed: keep the whole job for later, then report as before.

@@ -11,7 +11,7 @@ import { jsonrepair } from "jsonrepair";
 import type * as z from "zod/mini";
 import { parseParams } from "../../zod.js";
 import { FACT_CATEGORIES, type FactCategory, HISTORY_SECTIONS, USER_SECTIONS } from "./schema.js";
-import { MAX_UPDATE_FACTS, factSchema, sectionSchema } from "./update-schema.js";
+import { MAX_FACT_ID_CHARS, MAX_UPDATE_FACTS, factSchema, sectionSchema } from "./update-schema.js";
 
 /** A summary the model proposes. */
 export interface SectionUpdate {
@@ -26,6 +26,8 @@ export interface NewFact {
   category: FactCategory;
   confidence: number;
   sourceError?: string;
+  /** The id (as shown to the model) of the existing fact this one changes or contradicts. */
+  replaces?: string;
 }
 
 /** A parsed memory update. Absent sections mean "no change". `factsToRemove` holds the ids as
@@ -86,10 +88,14 @@ function parseFact(value: unknown): { ok: true; fact: NewFact } | { ok: false; e
       category: (FACT_CATEGORIES as readonly string[]).includes(category) ? category : "context",
       confidence: typeof confidence === "number" && Number.isFinite(confidence) ? Math.min(1, Math.max(0, confidence)) : confidence,
       ...(typeof v.sourceError === "string" && v.sourceError.trim() !== "" && { sourceError: v.sourceError }),
+      // Absent or not a short string: replaces nothing (the fact itself is still usable).
+      replaces: typeof v.replaces === "string" && v.replaces.trim().length <= MAX_FACT_ID_CHARS ? v.replaces.trim() : "",
     },
     parseParams(),
   );
-  return r.success ? { ok: true, fact: r.data as NewFact } : { ok: false, error: issueText(r.error) };
+  if (!r.success) return { ok: false, error: issueText(r.error) };
+  const { replaces, ...fact } = r.data;
+  return { ok: true, fact: replaces === "" ? (fact as NewFact) : { ...(fact as NewFact), replaces } };
 }
 
 /**

@@ -49,7 +49,8 @@ const FACT_RULES = `newFacts — only what the USER said about themselves or exp
 - Never record what the assistant said, suggested or guessed unless the user confirmed it.
 - One short, self-contained statement each about the user in the third person (never "I" or "my"), in the user's language, durable and specific. Skip small talk, one-off task details and anything already in <current_memory>.
 - category is one of: ${FACT_CATEGORIES.join(", ")}.
-- confidence: 0.9–1.0 stated explicitly by the user; 0.7–0.8 strongly implied; 0.5–0.6 guessed.`;
+- confidence: 0.9–1.0 stated explicitly by the user; 0.7–0.8 strongly implied; 0.5–0.6 guessed.
+- replaces: "" for a new fact. When the fact changes or contradicts a fact in <current_memory> (the user moved, changed jobs, changed their mind, has a new value for it), the id of that old fact: it is replaced.`;
 /** The last rule of {@link FACT_RULES} where the schema offers `sourceError`. */
 const CORRECTION_RULE =
   '- When the user corrected the assistant, add a "correction" fact stating the right way (confidence at least 0.95) and put the mistaken approach in "sourceError".';

@@ -51,8 +51,14 @@ export interface Fact {
   category: FactCategory | (string & {});
   /** 0–1. */
   confidence: number;
-  /** ISO-8601. */
+  /** ISO-8601: when it was learnt. */
   createdAt: string;
+  /** ISO-8601: when the user last stated or confirmed it (a restatement refreshes it); absent
+   * when never restated since `createdAt`. Conflicting facts are resolved by it (newest wins). */
+  confirmedAt?: string;
+  /** Ids of the facts this one replaced when it was learnt (they are kept in the memory history,
+   * not here). */
+  replaced?: string[];
   /** The thread it was learnt in, `"manual"` for the facts API, or `"unknown"`. */
   source: string;
   /** For corrections: what was wrong, shown as `(avoid: …)` when injected. */
@@ -82,12 +88,14 @@ const factSchema = z.object({
   category: z.string().check(z.minLength(1)),
   confidence: z.number().check(z.gte(0), z.lte(1)),
   createdAt: z.string(),
+  confirmedAt: z.optional(z.string()),
+  replaced: z.optional(z.array(z.string())),
   source: z.string(),
   sourceError: z.optional(z.string()),
 });
 
 /** The zod schema of `memory.json`. Unknown keys are dropped; everything listed is required
- * except `sourceError`. */
+ * except `sourceError`, `confirmedAt` and `replaced`. */
 export const memorySchema = z.object({
   version: z.string(),
   lastUpdated: z.string(),

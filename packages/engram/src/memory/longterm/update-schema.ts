@@ -16,6 +16,8 @@ import { FACT_CATEGORIES, HISTORY_SECTIONS, type MemoryData, USER_SECTIONS } fro
 export const MAX_UPDATE_FACTS = 10;
 /** Longest fact text (and correction note) an update may propose, in characters. */
 export const MAX_FACT_CHARS = 200;
+/** Longest fact id an update may name in `replaces`, in characters. */
+export const MAX_FACT_ID_CHARS = 40;
 /** Longest summary an update may propose, in characters. */
 export const MAX_SUMMARY_CHARS = 800;
 
@@ -39,6 +41,13 @@ export const factSchema = z.object({
     ),
   category: z.enum(FACT_CATEGORIES).check(z.meta({ examples: ["preference"] })),
   confidence: z.number().check(z.gte(0), z.lte(1), z.meta({ examples: [0.9] })),
+  replaces: z
+    .string()
+    .check(
+      z.maxLength(MAX_FACT_ID_CHARS),
+      z.describe('The id of the fact in the current memory that this one changes or contradicts; "" when none.'),
+      z.meta({ examples: [""] }),
+    ),
   sourceError: z
     .optional(z.string().check(z.maxLength(MAX_FACT_CHARS)))
     .check(z.describe('For "correction" facts: what the assistant got wrong.')),
@@ -66,9 +75,9 @@ const NEW_FACTS_CHECKS = [
   z.meta({
     examples: [
       [
-        { content: "Prefers TypeScript over JavaScript", category: "preference", confidence: 0.9 },
-        { content: "Works as a nurse in Porto", category: "context", confidence: 0.95 },
-        { content: "Is called Sam", category: "context", confidence: 0.95 },
+        { content: "Prefers TypeScript over JavaScript", category: "preference", confidence: 0.9, replaces: "" },
+        { content: "Works as a nurse in Porto", category: "context", confidence: 0.95, replaces: "" },
+        { content: "Is called Sam", category: "context", confidence: 0.95, replaces: "" },
       ],
     ],
   }),

@@ -18,6 +18,8 @@ import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
 import { resolveFactId } from "./update-schema.js";
 import { thirdPerson } from "./person.js";
+import { lastConfirmed } from "./slots.js";
+import { supersededFacts, userSpeaksOfChange } from "./supersede.js";
 import { addsDetail, contentWords, isMeaningless, isQuestion, sameContent, sameMeaning, supportShare, unsaidWord } from "./words.js";
 
 /** Rules applied to every document before it is saved. */
@@ -80,6 +82,8 @@ export interface UpdaterContext extends UpdateRules {
   /** Stops the update between steps and aborts its model call: the outcome is `preempted`.
    * Default: none. */
   signal?: AbortSignal;
+  /** The time new and confirmed facts are stamped with (ms). Default: `Date.now`. */
+  now?: () => number;
 }
 
 /** Resolves after `ms`, or as soon as `signal` fires (the loop then sees it). */
@@ -241,7 +245,13 @@ async function saveUpdate(
       if (isCleared(job, again.clearedAt, ctx)) return { status: "cleared" };
       loaded = again;
     }
-    const applied = applyUpdate(loaded.memory, update, { ...ctx, source: job.threadId, now: Date.now(), conversation, shortIds });
+    const applied = applyUpdate(loaded.memory, update, {
+      ...ctx,
+      source: job.threadId,
+      now: (ctx.now ?? Date.now)(),
+      conversation,
+      shortIds,
+    });
     if (!applied.changed) return { status: "unchanged", notes: applied.notes };
     const saved = await ctx.storage.save(job.userId, job.agentName, applied.memory, loaded.revision);
     if (saved.ok) {
@@ -264,7 +274,12 @@ export interface AppliedUpdate {
   memory: MemoryData;
   changed: boolean;
   added: Fact[];
+  /** Ids of the facts removed, those replaced by a new fact included. */
   removed: string[];
+  /** Facts replaced by a new one: the old id and the new fact's. */
+  replaced: { id: string; by: string }[];
+  /** Ids of existing facts the user stated again (their `confirmedAt` is now). */
+  confirmed: string[];
   /** Keys of the summaries replaced. */
   summaries: string[];
   /** Parts of the update that were refused, and why. */
@@ -400,8 +415,18 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
   // remove-and-re-add keeps the original).
   // What the user said here, and what they said before (the facts already kept, all theirs): a
   // correction names the fact it replaces ("Uses pnpm, not npm").
-  const support = options.conversation ? userSupportWords(options.conversation) : undefined;
+  const said = options.conversation ? userSupportWords(options.conversation) : undefined;
+  const support = said ? new Set(said) : undefined;
   for (const f of support ? memory.facts : []) for (const w of contentWords(f.content)) support?.add(w);
+  const change = options.conversation ? userSpeaksOfChange(options.conversation.messages) : false;
+  const replacedIds = new Set<string>();
+  const replaced: { id: string; by: string }[] = [];
+  const confirmed = new Set<string>();
+  const confirm = (fact: Fact) => {
+    if (lastConfirmed(fact) >= at) return;
+    fact.confirmedAt = at;
+    confirmed.add(fact.id);
+  };
   const assistantOnly = options.conversation && support ? assistantOnlyWords(options.conversation, support) : undefined;
   const added: Fact[] = [];
   const detailed = new Set<string>();
@@ -429,6 +454,8 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
         duplicate.content = content;
         detailed.add(duplicate.id);
       }
+      // Said again in this conversation (not only copied from the memory shown): confirmed now.
+      if (refusal === undefined && said && restates(content, said, options.minUserSupport)) confirm(duplicate);
       continue;
     }
     if (refusal !== undefined) {
@@ -436,7 +463,31 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
       continue;
     }
     const fact = makeFact({ ...proposal, content }, [...next.facts, ...added], options.source, at);
-    if (fact) added.push(fact);
+    if (!fact) continue;
+    const candidates = [...next.facts.filter((f) => !replacedIds.has(f.id)), ...added];
+    const superseded = supersededFacts(content, proposal.replaces, candidates, {
+      change,
+      ...(options.shortIds && { shortIds: options.shortIds }),
+    });
+    notes.push(...superseded.notes);
+    for (const id of superseded.ids) {
+      const earlier = added.findIndex((f) => f.id === id);
+      if (earlier >= 0) {
+        // Two values of one slot in one update: the later one stands.
+        added.splice(earlier, 1);
+        continue;
+      }
+      replacedIds.add(id);
+      replaced.push({ id, by: fact.id });
+      notes.push(`fact ${id} replaced by ${fact.id} ${JSON.stringify(content)}`);
+    }
+    const olds = replaced.filter((r) => r.by === fact.id).map((r) => r.id);
+    if (olds.length > 0) fact.replaced = olds;
+    added.push(fact);
+  }
+  // Facts the user restated in their own words without the model listing them again.
+  for (const f of said ? next.facts : []) {
+    if (!replacedIds.has(f.id) && said && restates(f.content, said, Math.max(0.5, options.minUserSupport))) confirm(f);
   }
 
   const explicit = !!options.conversation && (options.conversation.correction || !!options.conversation.forget);
@@ -452,6 +503,7 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
       removeIds.clear();
     }
   }
+  for (const id of replacedIds) removeIds.add(id);
   const removed = next.facts.filter((f) => removeIds.has(f.id)).map((f) => f.id);
   next.facts = [...next.facts.filter((f) => !removeIds.has(f.id)), ...added];
 
@@ -465,12 +517,21 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
       removed.length > 0 ||
       reallyAdded.length > 0 ||
       detailed.size > 0 ||
+      confirmed.size > 0 ||
       sanitized.facts.length !== memory.facts.length,
     added: reallyAdded,
     removed,
+    replaced: replaced.filter((r) => keptIds.has(r.by)),
+    confirmed: [...confirmed].filter((id) => keptIds.has(id) && !removeIds.has(id)),
     summaries,
     notes,
   };
+}
+
+/** True when the user said `fact` here: every value word of it (see `unsaidWord`) and at least
+ * `minShare` of its content words are in `said` (the user's words of the conversation). */
+function restates(fact: string, said: ReadonlySet<string>, minShare: number): boolean {
+  return unsaidWord(fact, said) === undefined && supportShare(fact, said) >= minShare;
 }
 
 /** A new fact from a proposal, or `undefined` when it is empty or meaningless after cleaning,

@@ -1,0 +1,62 @@
+/**
+ * Which stored facts a new fact replaces: every fact of the same one-value slot (see
+ * `slots.ts`: name, location, job, employer, age, a favourite, a count), and the fact the model
+ * named in `replaces` when it is about the same thing and the user spoke of a change. A model
+ * that names a fact at random (small models do) cannot delete an unrelated fact: the named one
+ * must share a word with the new fact, and the user must have said something like "now",
+ * "moved", "switched" or "no longer".
+ * @module
+ */
+import type { Message } from "../../models/types.js";
+import type { Fact } from "./schema.js";
+import { slotOf } from "./slots.js";
+import { resolveFactId } from "./update-schema.js";
+import { contentWords, sameWord } from "./words.js";
+
+/** Words by which a user says that something changed. */
+const CHANGE_CUE =
+  /\b(?:now|moved|moving|switched|switching|changed|changing|no longer|any ?more|instead|left|quit|gave up|upgraded|migrated|replaced|actually|these days|not .{0,20} but)\b/iu;
+
+/** True when one of the user's messages speaks of a change (see {@link CHANGE_CUE}). */
+export function userSpeaksOfChange(messages: readonly Message[]): boolean {
+  return messages.some((m) => m.role === "user" && CHANGE_CUE.test(m.content));
+}
+
+/** What {@link supersededFacts} found. */
+export interface Superseded {
+  /** Ids of `candidates` the new fact replaces. */
+  ids: string[];
+  /** Why a replacement the model named was refused. */
+  notes: string[];
+}
+
+/**
+ * The facts of `candidates` that `content` (a new fact, not a duplicate of any of them)
+ * replaces: those of its slot, and `named` (an id as the model wrote it, resolved through
+ * `shortIds`) when it shares a content word with the new fact and `change` (the user spoke of a
+ * change, see {@link userSpeaksOfChange}) or it is of the same slot.
+ */
+export function supersededFacts(
+  content: string,
+  named: string | undefined,
+  candidates: readonly Fact[],
+  options: { shortIds?: ReadonlyMap<string, string>; change: boolean },
+): Superseded {
+  const slot = slotOf(content);
+  const ids = slot === undefined ? [] : candidates.filter((f) => slotOf(f.content) === slot).map((f) => f.id);
+  const notes: string[] = [];
+  if (named !== undefined && named.trim() !== "") {
+    const id = options.shortIds ? resolveFactId(named, options.shortIds) : candidates.find((f) => f.id === named)?.id;
+    const old = candidates.find((f) => f.id === id);
+    if (!old) notes.push(`replacement of ${JSON.stringify(named)} ignored: no such fact`);
+    else if (!ids.includes(old.id)) {
+      const words = contentWords(content);
+      const related = contentWords(old.content).some((w) => words.some((v) => sameWord(w, v)));
+      if (!related) notes.push(`replacement of ${old.id} by ${JSON.stringify(content)} ignored: they are about different things`);
+      else if (!options.change)
+        notes.push(`replacement of ${old.id} by ${JSON.stringify(content)} ignored: the user did not speak of a change`);
+      else ids.push(old.id);
+    }
+  }
+  return { ids, notes };
+}

@@ -1,0 +1,262 @@
+/** Updates supersede: a new fact that changes an old one replaces it (one-value slots by rule, other
+ * facts when the model names them and the user spoke of a change), the replaced fact stays in the
+ * memory history with what replaced it, restated facts are confirmed anew, and the injection shows
+ * the newest of two facts of one slot, each with the day it was last confirmed. Scripted models. */
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadCore } from "../src/core/loader.js";
+import { FakeChatModel } from "../src/models/fake.js";
+import { InMemoryStore } from "../src/stores/memory.js";
+import {
+  type Fact,
+  LongTermMemory,
+  NO_REVISION,
+  StoreMemoryStorage,
+  createEmptyMemory,
+  formatMemoryBlock,
+  parseMemoryUpdate,
+} from "../src/memory/longterm/index.js";
+import { slotOf, newestPerSlot } from "../src/memory/longterm/slots.js";
+import { shortFactIds } from "../src/memory/longterm/update-schema.js";
+import { buildUpdateRequest } from "../src/memory/longterm/prompt.js";
+import { MemoryHistory, recordFactChanges } from "../src/memory/history/index.js";
+
+const fact = (id: string, content: string, createdAt: string, extra: Partial<Fact> = {}): Fact => ({
+  id,
+  content,
+  category: "context",
+  confidence: 0.95,
+  createdAt,
+  source: "earlier",
+  ...extra,
+});
+
+interface Run {
+  facts: Fact[];
+  memory: LongTermMemory;
+  history: MemoryHistory;
+  warnings: string[];
+}
+
+/** Stores `stored`, then extracts from one conversation in which the user says `said`, the model
+ * answering `newFacts` (a function of the short ids it was shown); the clock reads `now`. */
+async function extract(
+  stored: Fact[],
+  said: string[],
+  newFacts: (ids: (id: string) => string) => Record<string, unknown>[],
+  now = "2026-11-15T09:00:00.000Z",
+): Promise<Run> {
+  const store = new InMemoryStore();
+  const history = new MemoryHistory({ store });
+  const storage = recordFactChanges(new StoreMemoryStorage({ store }), { history });
+  const doc = createEmptyMemory();
+  doc.facts = stored;
+  expect((await storage.save("u", undefined, doc, NO_REVISION)).ok).toBe(true);
+  const shown = shortFactIds(stored.map((f) => f.id));
+  const reply = JSON.stringify({ newFacts: newFacts((id) => shown.get(id) ?? id), factsToRemove: [] });
+  const warnings: string[] = [];
+  const memory = new LongTermMemory({
+    model: new FakeChatModel([reply]),
+    storage,
+    debounceMs: 0,
+    now: () => Date.parse(now),
+    onWarning: (m) => warnings.push(m),
+  });
+  memory.capture(
+    said.flatMap((content) => [
+      { role: "user" as const, content },
+      { role: "assistant" as const, content: "Noted." },
+    ]),
+    { threadId: "t-new", userId: "u" },
+  );
+  await memory.close();
+  return { facts: await memory.listFacts("u"), memory, history, warnings };
+}
+
+// The core (redaction, packing) loads once, outside any test's time limit.
+beforeAll(() => loadCore().then(() => undefined), 120_000);
+
+describe("slots: facts that hold one value at a time", () => {
+  it.each([
+    ["Is called Tomasz", "name"],
+    ["Name is Jo Smith", "name"],
+    ["The user's name is now Jo Okafor", "name"],
+    ["Lives in Berlin", "location"],
+    ["Now lives in Lisbon", "location"],
+    ["Moved to Lisbon last week", "location"],
+    ["Works as a data analyst at an insurance company", "job"],
+    ["Works at Northwind Bank", "employer"],
+    ["Favourite editor is Sublime Text", "favourite:editor"],
+    ["Favorite editor is now Zed", "favourite:editor"],
+    ["Has two cats", "count:cat"],
+    ["Has 3 cats now", "count:cat"],
+    ["Is 34 years old", "age"],
+  ])("%s → %s", (content, slot) => {
+    expect(slotOf(content)).toBe(slot);
+  });
+
+  it.each(["Prefers tabs over spaces", "Has a cat named Miso", "Uses pnpm", "Is learning Japanese", "Likes living in the city"])(
+    "%s holds no slot",
+    (content) => {
+      expect(slotOf(content)).toBeUndefined();
+    },
+  );
+
+  it("keeps the most recently confirmed fact of each slot, in order", () => {
+    const berlin = fact("fact_00000001", "Lives in Berlin", "2026-10-20T09:00:00.000Z");
+    const tabs = fact("fact_00000002", "Prefers tabs", "2026-10-01T09:00:00.000Z");
+    const lisbon = fact("fact_00000003", "Lives in Lisbon", "2026-11-15T09:00:00.000Z");
+    expect(newestPerSlot([berlin, tabs, lisbon])).toEqual([tabs, lisbon]);
+    const confirmedBerlin = { ...berlin, confirmedAt: "2026-11-18T09:00:00.000Z" };
+    expect(newestPerSlot([confirmedBerlin, tabs, lisbon])).toEqual([confirmedBerlin, tabs]);
+  });
+});
+
+describe("a new fact replaces the old one", () => {
+  const berlin = fact("fact_0000000a", "Lives in Berlin", "2026-10-20T09:00:00.000Z");
+  const tabs = fact("fact_0000000b", "Prefers tabs over spaces", "2026-10-01T09:00:00.000Z");
+
+  it("of the same slot, by rule, even when the model names nothing; the history keeps the old one with what replaced it", async () => {
+    const run = await extract([berlin, tabs], ["I moved to Lisbon last week, so now I live in Lisbon."], () => [
+      { content: "Lives in Lisbon", category: "context", confidence: 0.95, replaces: "" },
+    ]);
+    expect(run.facts.map((f) => f.content)).toEqual(["Prefers tabs over spaces", "Lives in Lisbon"]);
+    const lisbon = run.facts.find((f) => f.content === "Lives in Lisbon");
+    expect(lisbon?.replaced).toEqual([berlin.id]);
+    expect(lisbon?.createdAt).toBe("2026-11-15T09:00:00.000Z");
+    const [change] = await run.history.list("u", { kind: "facts" });
+    expect(change?.before).toContain(`${berlin.id} Lives in Berlin`);
+    expect(change?.after).not.toContain("Berlin");
+    expect(change?.after).toContain(`Lives in Lisbon (replaces ${berlin.id})`);
+    const block = await run.memory.inject("u");
+    expect(block).not.toContain("Berlin");
+    expect(block).toContain("Lives in Lisbon (as of 2026-11-15)");
+  });
+
+  it("named by the model, when it is about the same thing and the user spoke of a change", async () => {
+    const light = fact("fact_0000000c", "Prefers light mode in every app", "2026-10-10T09:00:00.000Z");
+    const run = await extract([light, tabs], ["My eyes hurt lately, so I prefer dark mode everywhere now."], (id) => [
+      { content: "Prefers dark mode everywhere", category: "preference", confidence: 0.95, replaces: id(light.id) },
+    ]);
+    expect(run.facts.map((f) => f.content)).toEqual(["Prefers tabs over spaces", "Prefers dark mode everywhere"]);
+    expect(run.facts[1]?.replaced).toEqual([light.id]);
+  });
+
+  it("named by the model is refused without a change in what the user said", async () => {
+    const cat = fact("fact_0000000d", "Has a cat named Miso", "2026-11-04T09:00:00.000Z");
+    const run = await extract([cat], ["I also have a parrot named Kiwi."], (id) => [
+      { content: "Has a parrot named Kiwi", category: "context", confidence: 0.95, replaces: id(cat.id) },
+    ]);
+    expect(run.facts.map((f) => f.content)).toEqual(["Has a cat named Miso", "Has a parrot named Kiwi"]);
+    expect(run.warnings.join("\n")).toMatch(/replacement of fact_0000000d .* ignored: the user did not speak of a change/);
+  });
+
+  it("named by the model is refused when the two facts share no word", async () => {
+    const pnpm = fact("fact_0000000e", "Uses pnpm", "2026-11-01T09:00:00.000Z");
+    const run = await extract([pnpm], ["These days I prefer dark mode."], (id) => [
+      { content: "Prefers dark mode", category: "preference", confidence: 0.95, replaces: id(pnpm.id) },
+    ]);
+    expect(run.facts.map((f) => f.content)).toEqual(["Uses pnpm", "Prefers dark mode"]);
+    expect(run.warnings.join("\n")).toMatch(/about different things/);
+  });
+
+  it("of a count and of a favourite, by rule", async () => {
+    const cats = fact("fact_0000000f", "Has two cats", "2026-10-08T09:00:00.000Z");
+    const editor = fact("fact_00000010", "Favourite editor is Sublime Text", "2026-10-05T09:00:00.000Z");
+    const run = await extract(
+      [cats, editor],
+      ["We adopted another kitten, so I have three cats now.", "I switched editors: my favourite editor is now Zed."],
+      () => [
+        { content: "Has three cats", category: "context", confidence: 0.95, replaces: "" },
+        { content: "Favourite editor is Zed", category: "preference", confidence: 0.95, replaces: "" },
+      ],
+    );
+    expect(run.facts.map((f) => f.content)).toEqual(["Has three cats", "Favourite editor is Zed"]);
+  });
+
+  it("two values of one slot in one update: the later one stands", async () => {
+    const run = await extract([], ["I lived in Berlin until October; now I live in Lisbon."], () => [
+      { content: "Lives in Berlin", category: "context", confidence: 0.95, replaces: "" },
+      { content: "Lives in Lisbon", category: "context", confidence: 0.95, replaces: "" },
+    ]);
+    expect(run.facts.map((f) => f.content)).toEqual(["Lives in Lisbon"]);
+    expect(run.facts[0]?.replaced).toBeUndefined();
+  });
+
+  it("a different value in another slot is not a replacement", async () => {
+    const job = fact("fact_00000011", "Works as a nurse", "2026-10-05T09:00:00.000Z");
+    const run = await extract([job], ["I work at St Mary's hospital now."], () => [
+      { content: "Works at St Mary's hospital", category: "context", confidence: 0.95, replaces: "" },
+    ]);
+    expect(run.facts.map((f) => f.content)).toEqual(["Works as a nurse", "Works at St Mary's hospital"]);
+  });
+});
+
+describe("facts carry when they were last confirmed", () => {
+  const name = fact("fact_00000020", "Is called Tomasz", "2026-10-01T09:00:00.000Z");
+  const pnpm = fact("fact_00000021", "Uses pnpm for every project", "2026-10-02T09:00:00.000Z");
+
+  it("a fact the user states again is confirmed now, whether the model lists it again or not", async () => {
+    const listed = await extract([name, pnpm], ["I'm Tomasz, by the way."], () => [
+      { content: "Is called Tomasz", category: "context", confidence: 0.95, replaces: "" },
+    ]);
+    expect(listed.facts.find((f) => f.id === name.id)?.confirmedAt).toBe("2026-11-15T09:00:00.000Z");
+    const unlisted = await extract([name, pnpm], ["Tomasz here again."], () => []);
+    expect(unlisted.facts.find((f) => f.id === name.id)?.confirmedAt).toBe("2026-11-15T09:00:00.000Z");
+    expect(unlisted.facts.find((f) => f.id === pnpm.id)?.confirmedAt).toBeUndefined();
+  });
+
+  it("a fact the model copies from memory without the user saying it is not confirmed", async () => {
+    const run = await extract([name, pnpm], ["How do I add a dev dependency?"], () => [
+      { content: "Uses pnpm for every project", category: "preference", confidence: 0.95, replaces: "" },
+    ]);
+    expect(run.facts.find((f) => f.id === pnpm.id)?.confirmedAt).toBeUndefined();
+    expect(run.facts).toHaveLength(2);
+  });
+
+  it("a confirmation never moves the time back", async () => {
+    const recent = { ...name, confirmedAt: "2026-11-20T09:00:00.000Z" };
+    const run = await extract([recent], ["I'm Tomasz."], () => [], "2026-11-15T09:00:00.000Z");
+    expect(run.facts[0]?.confirmedAt).toBe("2026-11-20T09:00:00.000Z");
+  });
+});
+
+describe("the injection prefers the newest on a conflict", () => {
+  it("shows one fact per slot, the most recently confirmed, each with its day", () => {
+    const memory = createEmptyMemory();
+    memory.facts = [
+      fact("fact_00000030", "Lives in Berlin", "2026-10-20T09:00:00.000Z", { confidence: 0.99 }),
+      fact("fact_00000031", "Prefers tabs", "2026-10-01T09:00:00.000Z", { confirmedAt: "2026-11-19T09:00:00.000Z" }),
+      fact("fact_00000032", "Lives in Lisbon", "2026-11-15T09:00:00.000Z", { confidence: 0.8 }),
+    ];
+    const block = formatMemoryBlock(memory, { maxTokens: 2000, correctionBudgetTokens: 500 });
+    expect(block).not.toContain("Berlin");
+    expect(block).toContain("Lives in Lisbon (as of 2026-11-15)");
+    expect(block).toContain("Prefers tabs (as of 2026-11-19)");
+    expect(formatMemoryBlock(memory, { maxTokens: 2000, correctionBudgetTokens: 500, dates: false })).toContain("] Prefers tabs\n");
+  });
+});
+
+describe("the extraction asks which fact a new one replaces", () => {
+  it("shows the facts with ids and takes `replaces` from the answer", () => {
+    const memory = createEmptyMemory();
+    memory.facts = [fact("fact_00000040", "Lives in Berlin", "2026-10-20T09:00:00.000Z")];
+    const { request, shortIds } = buildUpdateRequest(
+      memory,
+      { messages: [{ role: "user", content: "I live in Lisbon now." }], correction: false, reinforcement: false },
+      { maxConversationTokens: 1000, maxMessageChars: 2000, mode: "facts" },
+    );
+    expect(request.system).toMatch(/replaces: "" for a new fact/);
+    expect(JSON.stringify(request.responseFormat?.schema)).toContain('"replaces"');
+    const shown = shortIds.get("fact_00000040") as string;
+    expect(request.messages[0]?.content).toContain(`"id":"${shown}"`);
+    const parsed = parseMemoryUpdate(
+      JSON.stringify({
+        newFacts: [{ content: "Lives in Lisbon", category: "context", confidence: 0.9, replaces: shown }],
+        factsToRemove: [],
+      }),
+    );
+    expect(parsed.ok && parsed.update.newFacts[0]?.replaces).toBe(shown);
+    const none = parseMemoryUpdate(JSON.stringify({ newFacts: [{ content: "Uses Vim", category: "preference", confidence: 0.9 }] }));
+    expect(none.ok && "replaces" in (none.update.newFacts[0] ?? {})).toBe(false);
+  });
+});
