@@ -137,7 +137,6 @@ export class DenoKvCheckpointer implements Checkpointer {
   async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
-    const doc = await this.#blobs.stageText(e.doc);
     const staged: BlobRef[] = [];
     const stage = async (bytes: Uint8Array) => {
       const ref = await this.#blobs.stage(bytes);
@@ -146,11 +145,12 @@ export class DenoKvCheckpointer implements Checkpointer {
     };
     let committed = false;
     try {
+      const doc = await this.#blobs.stageText(e.doc);
+      const ownDoc = blobOf(doc);
+      if (ownDoc) staged.push(ownDoc);
       const snapshot = e.files && (await stage(e.files));
       const deltas: BlobRef[] = [];
       for (const d of e.deltas) deltas.push(await stage(d));
-      const ownDoc = blobOf(doc);
-      if (ownDoc) staged.push(ownDoc);
       const owner = e.userId === undefined ? undefined : await userPart(e.userId);
       for (;;) {
         const [head, counter, oldDoc] = await guard(() =>

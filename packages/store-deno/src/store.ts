@@ -137,9 +137,10 @@ export class DenoKvStore implements Store {
         `a batch writes at most ${MAX_BATCH_KEYS} keys on Deno KV (one atomic operation), got ${keys.size}`,
       );
     }
-    const values = await this.#stageValues(prepared);
+    const values = new Map<Prepared, StoredText>();
     let committed = false;
     try {
+      await this.#stageValues(prepared, values);
       for (;;) {
         const read = await this.#readEntries([...keys.values()]);
         const plan = this.#plan(prepared, read);
@@ -182,10 +183,10 @@ export class DenoKvStore implements Store {
     }
   }
 
-  /** Each put's value as stored: inline while the commit's inline values stay within budget, the
-   * largest first as blobs otherwise. */
-  async #stageValues(prepared: readonly Prepared[]): Promise<Map<Prepared, StoredText>> {
-    const out = new Map<Prepared, StoredText>();
+  /** Each put's value as stored, into `out` (as each is staged, so a failure leaves nothing
+   * unknown): inline while the rest of the commit's inline values fit the budget, the largest
+   * first as blobs otherwise. */
+  async #stageValues(prepared: readonly Prepared[], out: Map<Prepared, StoredText>): Promise<void> {
     const puts = prepared.filter((p) => p.text !== undefined).sort((a, b) => (b.text as string).length - (a.text as string).length);
     let inline = puts.reduce((n, p) => n + Math.min((p.text as string).length, INLINE_UNITS + 1) * 2, 0);
     for (const p of puts) {
@@ -194,7 +195,6 @@ export class DenoKvStore implements Store {
       else out.set(p, { blob: await this.#blobs.stage(encoder.encode(text)) });
       inline -= Math.min(text.length, INLINE_UNITS + 1) * 2;
     }
-    return out;
   }
 
   /** The entries under `keys`, by key id, read `KV_LIMITS.readKeys` at a time. */
