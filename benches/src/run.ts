@@ -28,7 +28,7 @@ import { boundaryRows } from "./boundary.js";
 import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
 import { recallRows } from "./recall.js";
-import { renderDocs } from "./report.js";
+import { measureAndSave, writeDocs as writePromptDocs } from "./prompt/main.js";
 import { sandboxRows } from "./sandbox.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
 import type { BenchReport, Outcome, WorkloadResult } from "./results.js";
@@ -272,10 +272,8 @@ function mergeRows(earlier: BenchReport, now: WorkloadResult[]): WorkloadResult[
     .map(({ r }) => r);
 }
 
-function writeDocs(report: BenchReport): void {
-  const { markdown, charts } = renderDocs(report);
-  writeFileSync(join(repo, "docs", "benchmarks.md"), markdown);
-  for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
+function writeDocs(report: BenchReport, out = join(repo, "benches", "results")): void {
+  writePromptDocs(report, out);
 }
 
 /** Writes the corpus to a fresh temporary directory (the Filesystem rows and the floor read it). */
@@ -549,13 +547,21 @@ function measureIsolated(size: SizeName, only: string | undefined, disk: string,
 async function main() {
   const { size, only, out, docs, render, isolate, group, child, disk: givenDisk } = args();
   if (render) {
-    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport);
+    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport, dirname(render));
     process.stderr.write(`[bench] docs/benchmarks.md rendered from ${render}\n`);
     return;
   }
   const quick = size === "tiny";
   const started = performance.now();
   const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+  if (only?.startsWith("prompt")) {
+    // The prompt rows need no corpus: measured here, the docs rendered with the newest other rows.
+    await measureAndSave(out, log);
+    const earlier = newestResults(out, size);
+    if (docs && earlier) writeDocs(earlier, out);
+    log(`prompt rows written to ${out}${docs && earlier ? ` and docs/benchmarks.md (with ${earlier.file})` : ""}`);
+    return;
+  }
   const wanted = (id: string) => (!only || id.includes(only)) && (!group || group.some((p) => id.startsWith(p)));
   const corpus = generateCorpus(size);
   const disk = givenDisk ?? writeCorpus(size, corpus, log);
@@ -594,7 +600,8 @@ async function main() {
     log(`merged with ${earlier.file}: ${results.length} rows measured now, ${report.workloads.length - results.length} kept`);
   }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  if (docs) writeDocs(report);
+  if (!only) await measureAndSave(out, log);
+  if (docs) writeDocs(report, out);
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)
       .filter((o) => o && !o.ok && o.note !== "not offered" && !o.note?.startsWith("skipped"))

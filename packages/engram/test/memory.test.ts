@@ -33,6 +33,23 @@ function counting(backend: Backend) {
 
 const memoryOf = (system: string | undefined) => /<agent_memory>\n([\s\S]*?)\n<\/agent_memory>/.exec(system ?? "")?.[1];
 
+describe("the system context's order", () => {
+  it("puts each part before those that change more often: skills, AGENTS.md, guidelines, facts", async () => {
+    const backend = new StateBackend({ core });
+    await backend.write("/AGENTS.md", "- likes tabs\n");
+    await backend.write("/skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Split PDFs.\n---\n");
+    const model = new FakeChatModel(["done"]);
+    const agent = createDeepAgent(model, { core, backend, longTermMemory: { debounceMs: 300_000 } });
+    await agent.longTermMemory?.addFact("default", undefined, { content: "The user ships on Tuesdays." });
+    await agent.invoke(user("hi"));
+    await agent.close({ timeoutMs: 0 });
+    const context = model.requests[0]?.systemContext ?? "";
+    const at = ["<skills>", "<agent_memory>", "<memory_guidelines>", "The user ships on Tuesdays."].map((s) => context.indexOf(s));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+});
+
 describe("file memory", () => {
   it("shows an edit made by the agent on the next model call and in the next turn", async () => {
     const backend = new StateBackend({ core });
@@ -176,7 +193,10 @@ describe("skills in the agent", () => {
     expect(first).not.toContain("secret body text");
     expect(first).not.toContain("csv-report");
     expect(second).toContain("csv-report");
-    expect(first?.indexOf("<agent_memory>")).toBeLessThan(first?.indexOf("pdf-tools") ?? -1);
+    // Skills first, then the memory, which changes more often: a memory edit leaves the skills
+    // index in a provider's cached prefix.
+    expect(first?.indexOf("pdf-tools")).toBeLessThan(first?.indexOf("<agent_memory>") ?? -1);
+    expect(first?.indexOf("<agent_memory>")).toBeLessThan(first?.indexOf("<memory_guidelines>") ?? -1);
     expect(warnings.some((w) => w.includes("/skills/broken/SKILL.md"))).toBe(true);
   });
 

@@ -85,9 +85,9 @@ export interface DeepAgentOptions {
   backend?: Backend | ((context: BackendContext) => Backend);
   /**
    * The static system prompt: sent as `request.system`, identical on every model call of a run,
-   * so providers can cache it. What changes between calls — the AGENTS.md memory, the skills
-   * index, the long-term facts and the memory guidelines — is sent after it as
-   * `request.systemContext` (a second system message), in that order. User middleware sees and
+   * so providers can cache it. What changes between calls — the skills index, the AGENTS.md
+   * memory, the memory guidelines and the long-term facts, each before what changes more often —
+   * is sent after it as `request.systemContext` (a second system message), in that order. User middleware sees and
    * may change both. Default: a built-in prompt describing the tools ({@link DEFAULT_SYSTEM_PROMPT}).
    */
   systemPrompt?: string;

@@ -2,8 +2,8 @@
  * Slot 1: `DeepMemoryMiddleware`. Before every model call the memory files are checked by
  * version (a `stat`) and re-read only when they changed, then injected into the request's
  * `systemContext` (the volatile part after the static system prompt, which stays unchanged so
- * providers can cache it), followed by long-term facts (when configured) and the memory
- * guidelines. The `<agent_memory>` section (escaping, per-source caps) is assembled by the core
+ * providers can cache it), followed by the memory guidelines and long-term facts (when
+ * configured). The `<agent_memory>` section (escaping, per-source caps) is assembled by the core
  * in one call when a source changed; when none did, the last section is reused as is.
  * @module
  */
@@ -203,8 +203,11 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
       const extra = options.extra ? await options.extra(ctx, currentRequest(ctx)) : "";
       const context = request.systemContext ?? "";
       if (last?.section !== lastSection || last.extra !== extra || last.context !== context) {
-        // Volatile: after the static system prompt, in the request's system context.
-        const result = [context, lastSection, extra, MEMORY_GUIDELINES].filter((s) => s !== "").join("\n\n");
+        // Volatile: after the static system prompt, in the request's system context. Each part
+        // is placed before those that change more often, so a change invalidates a provider's
+        // cached prefix from that part on: the AGENTS.md memory, the (static) guidelines, then
+        // the long-term facts, which change after any run.
+        const result = [context, lastSection, MEMORY_GUIDELINES, extra].filter((s) => s !== "").join("\n\n");
         last = { context, section: lastSection, extra, result };
       }
       return withContext(request, last.result);

@@ -2,8 +2,8 @@
  * Slot 2: Agent Skills with progressive disclosure. Before every model call the skill sources
  * are re-checked (an `ls` per source, a `stat` per `SKILL.md`; only changed files are re-read;
  * nothing at all when the backend can tell none of its files changed — a plain `StateBackend`)
- * and an index of the skills — name, description, path — is appended to the request's
- * `systemContext` (the volatile part after the static system prompt). The model reads a skill's
+ * and an index of the skills — name, description, path — is put first in the request's
+ * `systemContext` (the volatile part after the static system prompt), before the memory. The model reads a skill's
  * body with `read_file` when it needs it.
  * @module
  */
@@ -55,8 +55,10 @@ export function skillsMiddleware(options: SkillsMiddlewareOptions): Middleware {
         return;
       }
       if (section === "") return;
+      // First in the system context: skills change less often than the memory after them, so
+      // a memory change leaves the skills index in a provider's cached prefix.
       const context = request.systemContext ?? "";
-      return withContext(request, context === "" ? section : `${context}\n\n${section}`);
+      return withContext(request, context === "" ? section : `${section}\n\n${context}`);
     },
   };
 }

@@ -1,0 +1,51 @@
+/**
+ * `tsx benches/src/prompt/main.ts [--out <dir>]`: the prompt rows alone (what `npm run bench --
+ * --only prompt` measures), saved as `<out>/<date>-prompt.json`; docs/benchmarks.md is then
+ * rendered from the newest results of size medium in `<out>` with these rows.
+ */
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadCore } from "engram";
+import { renderDocs } from "../report.js";
+import type { BenchReport } from "../results.js";
+import { type PromptReport, measurePromptRows } from "./rows.js";
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+
+/** The newest file of `dir` whose name ends with `suffix`, parsed. */
+export function newest<T>(dir: string, suffix: string): T | undefined {
+  const name = readdirSync(dir)
+    .filter((f) => f.endsWith(suffix))
+    .sort()
+    .at(-1);
+  return name ? (JSON.parse(readFileSync(join(dir, name), "utf8")) as T) : undefined;
+}
+
+/** Measures the prompt rows and saves them in `out`. */
+export async function measureAndSave(out: string, log: (m: string) => void): Promise<PromptReport> {
+  const report = await measurePromptRows(await loadCore({ core: "native" }), repo, log);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, `${report.date.slice(0, 10)}-prompt.json`), `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/** docs/benchmarks.md and its charts from `report` and the newest prompt rows in `out`. */
+export function writeDocs(report: BenchReport, out: string): void {
+  const { markdown, charts } = renderDocs(report, newest<PromptReport>(out, "-prompt.json"));
+  writeFileSync(join(repo, "docs", "benchmarks.md"), markdown);
+  for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf("--out");
+  const out = i >= 0 ? (argv[i + 1] as string) : join(repo, "benches", "results");
+  const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+  await measureAndSave(out, log);
+  const earlier = newest<BenchReport>(out, "-medium.json");
+  if (earlier && !argv.includes("--no-docs")) {
+    writeDocs(earlier, out);
+    log("docs/benchmarks.md rendered");
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The prompt rows of the bench page: measured by `npm run bench -- --only prompt` (and by every
+ * full run), saved as `benches/results/<date>-prompt.json`, rendered as a section of
+ * docs/benchmarks.md.
+ */
+import type { Core } from "engram";
+import type { PromptReport } from "./render.js";
+import { type PromptRow, oursRow, peerRow } from "./scenario.js";
+import { measureWasmModule } from "./wasm-module.js";
+
+export type { PromptReport } from "./render.js";
+
+/** Our two model paths and the peer, one after the other (each against its own server). */
+export async function measurePromptRows(core: Core, repo: string, log: (m: string) => void): Promise<PromptReport> {
+  const rows: PromptRow[] = [];
+  for (const make of [() => oursRow("openai-compatible", core), () => oursRow("ai-sdk", core), peerRow]) {
+    const row = await make();
+    log(
+      `${row.id}: ${row.steps} turns, ${row.totalTokens} o200k prompt tokens, within-run share ${(row.withinRun.mean * 100).toFixed(1)}%`,
+    );
+    rows.push(row);
+  }
+  const wasm = await measureWasmModule(repo);
+  log(`wasm module: ${wasm.gzipBytes} bytes gzip, cold start ${wasm.coldStartMs.toFixed(1)} ms (median of ${wasm.coldStartRuns.length})`);
+  return { date: new Date().toISOString(), rows, wasm };
+}
