@@ -58,6 +58,19 @@ it("2 tabs of one origin doing 100 compare-and-swap increments each on one key m
   }
 });
 
+it("a tab and a dedicated worker of the origin doing 100 compare-and-swap increments each make exactly 200", async () => {
+  for (const round of [1, 2]) {
+    const key = `w${round}`;
+    const startAt = Date.now() + 500;
+    const runs = await Promise.all([
+      call(page, "increment", "counters", key, 100, startAt),
+      call(page, "incrementInWorker", "counters", key, 100, startAt),
+    ]);
+    expect(await call(page, "count", "counters", key)).toBe(200);
+    expect(runs.reduce((n, r) => n + r.conflicts, 0)).toBeGreaterThan(0);
+  }
+});
+
 it("tells subscribers in every tab of the namespaces each write changed, and only of those", async () => {
   const other = await openPage(context, site);
   const heard = (tab: Page, last: string) =>
