@@ -23,9 +23,14 @@ import {
   loadCore,
   revisionConflict,
   sameFiles,
+  type RunStep,
+  type ThreadClaim,
+  checkRunStep,
+  stepConflict,
 } from "engram";
 import type pg from "pg";
 import { PgDatabase, type PostgresOptions, storeError } from "./database.js";
+import { RunClaims } from "./run-claims.js";
 import { indexThread, searchIndex } from "./message-index.js";
 
 /** Options of {@link PostgresCheckpointer}. */
@@ -39,12 +44,72 @@ export class PostgresCheckpointer implements Checkpointer {
   readonly #db: PgDatabase;
   /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
   readonly incremental = true;
+  /** Runs commit every step by default (see {@link Checkpointer.durable}). */
+  readonly durable = true;
   readonly #core: Core | Promise<Core> | undefined;
+  readonly #claims: RunClaims;
 
   constructor(options: PostgresCheckpointerOptions) {
     const { core, ...database } = options;
     this.#db = new PgDatabase(database as PostgresOptions);
     this.#core = core;
+    this.#claims = new RunClaims(this.#db);
+  }
+
+  /** Claims the thread with a session-level advisory lock on a connection of its own (see
+   * {@link Checkpointer.claimThread}): the server releases it when the run ends or the
+   * connection dies with its process. */
+  async claimThread(threadId: string): Promise<ThreadClaim> {
+    checkThreadId(threadId);
+    await this.#db.ready();
+    return this.#claims.claim(threadId);
+  }
+
+  async putStep(threadId: string, step: RunStep): Promise<void> {
+    checkThreadId(threadId);
+    const s = checkRunStep(step);
+    await this.#db.ready();
+    try {
+      await this.#db.pool.query(
+        this.#sql(
+          "INSERT INTO S.engram_run_steps (thread_id, run_id, seq, base_revision, saved_at, doc, files) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        ),
+        [threadId, s.runId, s.seq, s.baseRevision, s.savedAt, s.doc, s.files ? Buffer.from(s.files) : null],
+      );
+    } catch (e) {
+      if ((e as { code?: unknown }).code === "23505") throw stepConflict(threadId, s.runId, s.seq);
+      throw storeError(e);
+    }
+  }
+
+  async getSteps(threadId: string): Promise<RunStep[]> {
+    checkThreadId(threadId);
+    const r = await this.#db.query<{
+      run_id: string;
+      seq: number;
+      base_revision: string;
+      saved_at: string;
+      doc: string;
+      files: Buffer | null;
+    }>(
+      this.#sql(
+        "SELECT run_id, seq, base_revision, saved_at, doc, files FROM S.engram_run_steps WHERE thread_id = $1 ORDER BY run_id, seq",
+      ),
+      [threadId],
+    );
+    return r.rows.map((row) => ({
+      runId: row.run_id,
+      seq: row.seq,
+      baseRevision: Number(row.base_revision),
+      savedAt: Number(row.saved_at),
+      doc: row.doc,
+      ...(row.files && { files: new Uint8Array(row.files) }),
+    }));
+  }
+
+  async deleteSteps(threadId: string, runId: string): Promise<void> {
+    checkThreadId(threadId);
+    await this.#db.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1 AND run_id = $2"), [threadId, runId]);
   }
 
   /** The pool in use. */
@@ -123,6 +188,7 @@ export class PostgresCheckpointer implements Checkpointer {
             [threadId, e.version, e.doc, e.savedAt, e.interrupted],
           );
           await indexThread(client, this.#sql("S.engram_thread_messages"), threadId, e.userId, checkpoint.messages);
+          await client.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1"), [threadId]);
           return Number(updated.rows[0]?.revision);
         }
         // A new thread has no row to lock: a writer that inserted it meanwhile makes this
@@ -142,6 +208,7 @@ export class PostgresCheckpointer implements Checkpointer {
         await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
         if (e.files) await addParts(client, 0, [e.files, ...e.deltas]);
         await indexThread(client, this.#sql("S.engram_thread_messages"), threadId, e.userId, checkpoint.messages);
+        await client.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1"), [threadId]);
         return Number(written.rows[0]?.revision);
       } catch (err) {
         if (e.expected === 0 && (err as { code?: unknown }).code === "23505") throw revisionConflict(threadId, 0, undefined);
@@ -157,6 +224,7 @@ export class PostgresCheckpointer implements Checkpointer {
         await client.query(this.#sql("DELETE FROM S.engram_checkpoints WHERE thread_id = $1"), [threadId]);
         await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
         await client.query(this.#sql("DELETE FROM S.engram_thread_messages WHERE thread_id = $1"), [threadId]);
+        await client.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1"), [threadId]);
       } catch (err) {
         throw storeError(err);
       }
@@ -186,6 +254,7 @@ export class PostgresCheckpointer implements Checkpointer {
 
   /** Ends the pool when this checkpointer created it. */
   async close(): Promise<void> {
+    await this.#claims.close();
     await this.#db.close();
   }
 }

@@ -43,6 +43,12 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (thread_id, seq));
    CREATE INDEX engram_thread_messages_words ON S.engram_thread_messages USING gin (words);
    CREATE INDEX engram_thread_messages_user ON S.engram_thread_messages (user_id);`,
+  // Durable runs: the steps a run commits while it is under way, beside its thread's checkpoint
+  // (a checkpoint saved drops them). Who owns them is a session advisory lock, not a column.
+  `CREATE TABLE S.engram_run_steps (
+     thread_id text COLLATE "C" NOT NULL, run_id text COLLATE "C" NOT NULL, seq integer NOT NULL,
+     base_revision bigint NOT NULL, saved_at bigint NOT NULL, doc text NOT NULL, files bytea,
+     PRIMARY KEY (thread_id, run_id, seq));`,
 ];
 
 /** The schema version this code writes. */

@@ -133,6 +133,7 @@ describe.skipIf(!available)("PostgreSQL", () => {
       await seed.get("warm-up");
       await store.pool.query(
         `DELETE FROM "${old}".engram_migrations WHERE version >= 3; DROP TABLE "${old}".engram_thread_messages;` +
+          `DROP TABLE "${old}".engram_run_steps;` +
           `ALTER TABLE "${old}".engram_checkpoints DROP COLUMN revision;` +
           `INSERT INTO "${old}".engram_checkpoints VALUES ('legacy', 0, '${legacy.replaceAll("'", "''")}', NULL, 0, true)`,
       );

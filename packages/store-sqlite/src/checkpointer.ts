@@ -21,8 +21,14 @@ import {
   filesConflict,
   revisionConflict,
   sameFiles,
+  type RunStep,
+  type ThreadClaim,
+  ProcessClaims,
+  checkRunStep,
+  stepConflict,
 } from "engram";
-import { type SqliteDatabase, type SqliteOptions, guard, openDatabase } from "./database.js";
+import { type SqliteDatabase, type SqliteOptions, defaultDatabasePath, guard, openDatabase } from "./database.js";
+import { claimLockFile } from "./run-claims.js";
 import { indexThread, searchIndex, unindexThread } from "./message-index.js";
 
 /** Options of {@link SqliteCheckpointer}. */
@@ -33,9 +39,74 @@ export class SqliteCheckpointer implements Checkpointer {
   readonly #db: SqliteDatabase;
   /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
   readonly incremental = true;
+  /** A file: runs commit every step by default (see {@link Checkpointer.durable}). */
+  readonly durable: boolean;
+  /** Where the runs' lock files live (`<database>.runs/`); none for a private in-memory
+   * database, whose runs are this process's. */
+  readonly #lockDir: string | undefined;
+  readonly #processClaims = new ProcessClaims();
 
   constructor(options: SqliteCheckpointerOptions = {}) {
     this.#db = openDatabase(options);
+    const path = options.path ?? defaultDatabasePath();
+    const inMemory = path === ":memory:" || path === "";
+    this.durable = !inMemory;
+    this.#lockDir = inMemory ? undefined : `${path}.runs`;
+  }
+
+  /** Claims the thread with a kernel lock on its lock file beside the database (see
+   * {@link Checkpointer.claimThread}): released when the run ends or its process dies. */
+  async claimThread(threadId: string): Promise<ThreadClaim> {
+    checkThreadId(threadId);
+    if (this.#lockDir === undefined) return this.#processClaims.claim(threadId);
+    return claimLockFile(this.#lockDir, threadId);
+  }
+
+  async putStep(threadId: string, step: RunStep): Promise<void> {
+    checkThreadId(threadId);
+    const s = checkRunStep(step);
+    guard(() => {
+      try {
+        this.#db
+          .prepare(
+            "INSERT INTO engram_run_steps (thread_id, run_id, seq, base_revision, saved_at, doc, files) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          )
+          .run(threadId, s.runId, s.seq, s.baseRevision, s.savedAt, s.doc, s.files ? Buffer.from(s.files) : null);
+      } catch (e) {
+        if ((e as { code?: unknown }).code === "SQLITE_CONSTRAINT_UNIQUE") throw stepConflict(threadId, s.runId, s.seq);
+        throw e;
+      }
+    });
+  }
+
+  async getSteps(threadId: string): Promise<RunStep[]> {
+    checkThreadId(threadId);
+    const rows = guard(
+      () =>
+        this.#db
+          .prepare("SELECT run_id, seq, base_revision, saved_at, doc, files FROM engram_run_steps WHERE thread_id = ? ORDER BY run_id, seq")
+          .all(threadId) as {
+          run_id: string;
+          seq: number;
+          base_revision: number;
+          saved_at: number;
+          doc: string;
+          files: Uint8Array | null;
+        }[],
+    );
+    return rows.map((r) => ({
+      runId: r.run_id,
+      seq: r.seq,
+      baseRevision: r.base_revision,
+      savedAt: r.saved_at,
+      doc: r.doc,
+      ...(r.files && { files: new Uint8Array(r.files) }),
+    }));
+  }
+
+  async deleteSteps(threadId: string, runId: string): Promise<void> {
+    checkThreadId(threadId);
+    guard(() => this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ? AND run_id = ?").run(threadId, runId));
   }
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
@@ -91,6 +162,7 @@ export class SqliteCheckpointer implements Checkpointer {
               .prepare("UPDATE engram_checkpoints SET format = ?, doc = ?, saved_at = ?, interrupted = ?, revision = ? WHERE thread_id = ?")
               .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, next, threadId);
             indexThread(this.#db, threadId, e.userId, checkpoint.messages);
+            this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ?").run(threadId);
             return next;
           }
           this.#db
@@ -106,6 +178,7 @@ export class SqliteCheckpointer implements Checkpointer {
             for (const [i, d] of e.deltas.entries()) addParts.run(threadId, 1 + i, bytes(d));
           }
           indexThread(this.#db, threadId, e.userId, checkpoint.messages);
+          this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ?").run(threadId);
           return next;
         })
         .immediate(),
@@ -118,6 +191,7 @@ export class SqliteCheckpointer implements Checkpointer {
       this.#db.transaction(() => {
         this.#db.prepare("DELETE FROM engram_checkpoints WHERE thread_id = ?").run(threadId);
         this.#db.prepare("DELETE FROM engram_checkpoint_files WHERE thread_id = ?").run(threadId);
+        this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ?").run(threadId);
         unindexThread(this.#db, threadId);
       })(),
     );

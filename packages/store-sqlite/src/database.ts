@@ -84,6 +84,12 @@ export const MIGRATIONS: readonly string[] = [
    CREATE TRIGGER engram_thread_messages_removed AFTER DELETE ON engram_thread_messages BEGIN
      INSERT INTO engram_message_search (engram_message_search, rowid, text) VALUES ('delete', old.id, old.text);
    END;`,
+  // Durable runs: the steps a run commits while it is under way, beside its thread's checkpoint
+  // (a checkpoint saved drops them). Who owns them is a kernel lock, not a column.
+  `CREATE TABLE engram_run_steps (
+     id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, run_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     base_revision INTEGER NOT NULL, saved_at INTEGER NOT NULL, doc TEXT NOT NULL, files BLOB,
+     UNIQUE (thread_id, run_id, seq));`,
 ];
 
 /** The schema version this code writes. */

@@ -2,7 +2,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { type Checkpointer, StateBackend, checkpointFiles, loadCore } from "engram";
+import { type Checkpointer, StateBackend, loadCore } from "engram";
+import { checkpointFiles } from "engram";
 import { expect } from "vitest";
 import { MIGRATIONS } from "../src/database.js";
 
@@ -21,10 +22,11 @@ export class Child {
   constructor(script: string, args: string[]) {
     // `node --import tsx`, not the tsx wrapper: SIGKILL must reach the process doing the writes
     // (killing the wrapper would leave the writer running as an orphan).
+    // tsx resolves `engram` and `@engram/*` to their sources (as vitest does), never a stale build.
     this.proc = spawn(process.execPath, ["--import", "tsx", script, ...args], {
       cwd: root,
       stdio: ["pipe", "pipe", "pipe"],
-      env: process.env,
+      env: { ...process.env, TSX_TSCONFIG_PATH: join(root, "tsconfig.check.json") },
     });
     let buf = "";
     this.proc.stdout?.setEncoding("utf8").on("data", (d: string) => {

@@ -16,7 +16,10 @@ import { type SearchableMessage, searchableMessages } from "../memory/recall/tex
 import { type MessageSearchHit, type MessageSearchQuery, checkMessageSearch } from "../memory/recall/types.js";
 import type { Message } from "../models/types.js";
 import { checkKeyText, compareKeys } from "../stores/rules.js";
+import { ProcessClaims, type RunStep, type ThreadClaim, checkRunStep, stepConflict } from "./run-steps.js";
 import type { Interrupt } from "./types.js";
+
+export type { RunStep, ThreadClaim } from "./run-steps.js";
 
 /** The format version {@link encodeCheckpoint} writes. */
 export const CHECKPOINT_VERSION = 1;
@@ -106,6 +109,29 @@ export interface Checkpointer {
   delete(threadId: string): Promise<void>;
   /** Optional: the saved threads, sorted by id. */
   list?(options?: ListThreadsOptions): Promise<{ threads: ThreadInfo[]; cursor?: string }>;
+  /**
+   * Whether saves outlive the process (a database, a file): runs then commit every step by
+   * default (`durability: "step"`, see {@link DeepAgentOptions.durability}). Default: false.
+   */
+  readonly durable?: boolean;
+  /**
+   * Optional, with {@link putStep}, {@link getSteps} and {@link deleteSteps} (all four or none):
+   * claims `threadId` for one run until `release()` — or until the claiming process dies, which
+   * the system itself tells (a kernel file lock, a database session lock), never a timeout.
+   * While a live claim holds the thread, another claim of it throws a `conflict` {@link
+   * EngramError}. Claims of different threads never exclude each other.
+   */
+  claimThread?(threadId: string): Promise<ThreadClaim>;
+  /**
+   * Stores one step of a run under way, beside the thread's checkpoint (never changing it: `get`
+   * returns the last checkpoint put). A step with the `runId` and `seq` of a stored one is a
+   * `conflict`. Every successful `put` and every `delete` of the thread drops all its steps.
+   */
+  putStep?(threadId: string, step: RunStep): Promise<void>;
+  /** The thread's stored steps, each run's in `seq` order (runs in any order). */
+  getSteps?(threadId: string): Promise<RunStep[]>;
+  /** Drops the steps `runId` stored for the thread (none: nothing happens). */
+  deleteSteps?(threadId: string, runId: string): Promise<void>;
   /**
    * Optional: the threads saved with `search.userId` (never another user's, never one saved
    * without a user) whose user or assistant messages share words with `search.query`, best
@@ -360,6 +386,10 @@ export class InMemoryCheckpointer implements Checkpointer {
   readonly #searchable = new Map<string, SearchableMessage[]>();
   /** The last revision handed out, across threads (so none is reused after a delete). */
   #revisions = 0;
+  /** Steps of runs under way, by thread. */
+  readonly #steps = new Map<string, RunStep[]>();
+  /** The process is the owner of every claim: a run holds its thread until it releases it. */
+  readonly #claims = new ProcessClaims();
   readonly incremental = true;
   readonly #core: Core | Promise<Core> | undefined;
 
@@ -389,6 +419,7 @@ export class InMemoryCheckpointer implements Checkpointer {
     }
     const next = ++this.#revisions;
     this.#threads.set(id, { e, revision: next });
+    this.#steps.delete(id);
     if (e.userId === undefined) this.#searchable.delete(id);
     else this.#searchable.set(id, searchableMessages(checkpoint.messages));
     return next;
@@ -397,6 +428,34 @@ export class InMemoryCheckpointer implements Checkpointer {
   async delete(threadId: string): Promise<void> {
     this.#threads.delete(checkThreadId(threadId));
     this.#searchable.delete(threadId);
+    this.#steps.delete(threadId);
+  }
+
+  async claimThread(threadId: string): Promise<ThreadClaim> {
+    return this.#claims.claim(checkThreadId(threadId));
+  }
+
+  async putStep(threadId: string, step: RunStep): Promise<void> {
+    const id = checkThreadId(threadId);
+    const s = checkRunStep(step);
+    const steps = this.#steps.get(id) ?? [];
+    if (steps.some((x) => x.runId === s.runId && x.seq === s.seq)) throw stepConflict(id, s.runId, s.seq);
+    steps.push(s);
+    this.#steps.set(id, steps);
+  }
+
+  async getSteps(threadId: string): Promise<RunStep[]> {
+    const steps = this.#steps.get(checkThreadId(threadId)) ?? [];
+    return steps
+      .map((s) => ({ ...s, ...(s.files && { files: new Uint8Array(s.files) }) }))
+      .sort((a, b) => (a.runId === b.runId ? a.seq - b.seq : a.runId < b.runId ? -1 : 1));
+  }
+
+  async deleteSteps(threadId: string, runId: string): Promise<void> {
+    const id = checkThreadId(threadId);
+    const left = (this.#steps.get(id) ?? []).filter((s) => s.runId !== runId);
+    if (left.length > 0) this.#steps.set(id, left);
+    else this.#steps.delete(id);
   }
 
   async list(options: ListThreadsOptions = {}): Promise<{ threads: ThreadInfo[]; cursor?: string }> {

@@ -31,6 +31,17 @@ export {
   revisionConflict,
   sameFiles,
 } from "./checkpointer.js";
+export {
+  ProcessClaims,
+  type RunStep,
+  type StepOperations,
+  type ThreadClaim,
+  checkRunStep,
+  hasStepOperations,
+  stepConflict,
+  threadBusy,
+} from "./run-steps.js";
+export { OPEN_TOOLS, interruptedCallNotice, runStatus } from "./step-log.js";
 export type { AgentState, HookContext, Middleware, ModelResponse } from "./middleware.js";
 export {
   type AgentEvent,

@@ -19,6 +19,7 @@ import { abortError } from "./abort.js";
 import { addUsage } from "./usage.js";
 import { RepeatedFailures } from "./repeats.js";
 import { buildStack } from "./stack.js";
+import { OPEN_TOOLS, type OpenTools, type StepMark, interruptedCallNotice } from "./step-log.js";
 import { FORMAT_PROMPT, type StructuredFormat, jsonOf, retryPrompt } from "./structured.js";
 import type { AgentInput, AgentOutput, Interrupt, StopReason } from "./types.js";
 
@@ -94,6 +95,11 @@ export interface LoopHooks {
   save(state: LevelState): Promise<void>;
   /** Whether this is the top level (the one that reports interrupts to the caller). */
   top: boolean;
+  /** Commits the run's progress (a durable run, at the top level): called after each model turn,
+   * before each tool call runs (`mark.started`) and after its result (`mark.done`). */
+  step?(state: LevelState, mark?: StepMark): Promise<void>;
+  /** The state comes from a dead run's steps: a final answer it had given ends this run. */
+  adopted?: boolean;
 }
 
 /** The decisions meant for the subagent of `taskCallId`, with that prefix removed. */
@@ -258,6 +264,8 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
       calls.map((call) =>
         run.limit.run(async (): Promise<[string, Message] | undefined> => {
           let r: ToolResult;
+          // Recorded before it runs: a crash from here on is never followed by a silent re-run.
+          if (hooks.step) await hooks.step(state, { started: call.id });
           try {
             r = await runTool(call);
           } catch (e) {
@@ -272,7 +280,9 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
             isError: r.isError ?? false,
             ...(r.attachments?.length && { attachments: r.attachments }),
           });
-          return [call.id, { role: "tool", toolCallId: call.id, content: r.content }];
+          const message: Message = { role: "tool", toolCallId: call.id, content: r.content };
+          if (hooks.step) await hooks.step(state, { done: [call.id, message] });
+          return [call.id, message];
         }),
       ),
     );
@@ -315,6 +325,33 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     return output(stopReason);
   };
 
+  // A tool phase a dead run left open: its results stand, a call that had started without one
+  // is answered as interrupted (an idempotent tool runs again), the others run now.
+  const open = hooks.top ? (state.data[OPEN_TOOLS] as OpenTools | undefined) : undefined;
+  if (open) {
+    delete state.data[OPEN_TOOLS];
+    const calls = state.messages.at(-1)?.toolCalls ?? [];
+    const results = new Map<string, Message>(Object.entries(open.done));
+    const again: ToolCall[] = [];
+    for (const call of calls) {
+      if (results.has(call.id)) continue;
+      if (!open.started.includes(call.id) || tools.get(call.name)?.idempotent === true) {
+        again.push(call);
+        continue;
+      }
+      const notice: Message = { role: "tool", toolCallId: call.id, content: interruptedCallNotice(call.name) };
+      results.set(call.id, notice);
+      events.push({
+        type: "warning",
+        message: `tool call ${call.name} (${call.id}) was interrupted by the end of its process: not run again`,
+      });
+      if (hooks.step) await hooks.step(state, { done: [call.id, notice] });
+    }
+    for (const [id, m] of await runTools(again)) results.set(id, m);
+    const stopped = await endToolPhase(calls, results);
+    if (stopped) return stopped;
+  }
+  const adoptedAnswer = hooks.adopted && state.messages.at(-1)?.role === "assistant" && !state.messages.at(-1)?.toolCalls?.length;
   if ("resume" in input) {
     const last = state.messages.at(-1);
     if (!state.interrupt || !last || last.role !== "assistant")
@@ -361,8 +398,11 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
       if (stopped) return stopped;
     }
   } else {
+    // A dead run that had given its final answer: nothing is left to do for it.
+    if (adoptedAnswer && input.messages.length === 0) return finish("done");
     for (const m of input.messages) state.messages.push({ ...m });
     for (const m of middleware) await m.beforeAgent?.(ctx);
+    if (hooks.step) await hooks.step(state);
   }
   /** One model turn through the stack; its message joins the thread. */
   const turn = async (extra: Partial<ModelRequest> = {}): Promise<ModelResponse> => {
@@ -372,6 +412,7 @@ async function runLevel(outer: RunScope, state: LevelState, input: AgentInput, h
     let response = await callModel(request);
     for (const m of middleware) response = (await m.afterModel?.(response, ctx)) ?? response;
     state.messages.push(response.message);
+    if (hooks.step) await hooks.step(state);
     return response;
   };
 

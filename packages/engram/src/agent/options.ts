@@ -14,6 +14,7 @@ import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
 import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
+import { hasStepOperations } from "./run-steps.js";
 import { type InterruptConfig, stricterPolicy } from "../middleware/hitl.js";
 import { type SubagentDefinition, TASK_TOOL_NAME } from "../middleware/subagents.js";
 import { EXECUTE_TOOL_NAME } from "../tools/execute.js";
@@ -97,6 +98,17 @@ export interface DeepAgentOptions {
   middleware?: Middleware[];
   /** Thread persistence. Default: an in-memory checkpointer private to the agent. */
   checkpointer?: Checkpointer;
+  /**
+   * When a run's progress is committed. `"step"`: after every model turn, before every tool call
+   * runs and after its result — a crash loses at most the step in flight, and the next run of
+   * the thread resumes the dead run (see the durable runs guide). Each step writes only what
+   * changed (new messages, changed files): a row insert per step, about the cost of one small
+   * transaction of the checkpointer (see the bench), three per tool call. `"run"`: when the run
+   * ends or stops for review, as one save. `"step"` needs a checkpointer with `claimThread`,
+   * `putStep`, `getSteps` and `deleteSteps`. Default: `"step"` for a checkpointer that has them
+   * and is `durable` (SQLite, PostgreSQL), else `"run"`.
+   */
+  durability?: "step" | "run";
   /** Long-term key-value store (namespaces). Default: none. */
   store?: Store;
   /** Token budget of one model call's input. Default: the model's own
@@ -253,6 +265,8 @@ export const DEFAULT_OPTIONS = {
   tools: [] as Tool<never>[],
   middleware: [] as Middleware[],
   maxInputTokens: undefined as number | undefined,
+  /** Resolved per checkpointer: `"step"` for a durable one with step operations, else `"run"`. */
+  durability: undefined as "step" | "run" | undefined,
   summarizationThreshold: 0.85,
   summarizationKeepMessages: 6,
   evictionThreshold: 20_000,
@@ -322,6 +336,7 @@ export const toolSchema = z.object(
     description: str,
     schema: zod4Schema.check(z.refine((s) => schemaConvertible(s), { message: "cannot be described as JSON Schema for the model" })),
     run: fn("a function (input, context) => Promise<ToolResult>"),
+    idempotent: z.optional(z.boolean({ message: "must be a boolean" })),
   },
   { message: "must be a tool { name, description, schema, run }" },
 );
@@ -438,6 +453,7 @@ export const deepAgentOptionsSchema = z.strictObject(
     tools: z.optional(z.array(toolSchema, { message: "must be an array of tools" })),
     middleware: z.optional(z.array(middlewareSchema, { message: "must be an array of middleware" })),
     checkpointer: z.optional(hasMethods(["get", "put", "delete"], "a Checkpointer")),
+    durability: z.optional(z.enum(["step", "run"], { message: 'must be "step" or "run"' })),
     store: z.optional(hasMethods(["get", "put", "delete", "list"], "a Store")),
     maxInputTokens: z.optional(int(1)),
     summarizationThreshold: z.optional(num().check(z.gt(0, { message: "must be in (0, 1]" }), z.lte(1, { message: "must be in (0, 1]" }))),
@@ -619,12 +635,17 @@ export function resolveOptions(options: DeepAgentOptions) {
     }
     return out;
   };
+  const stepCapable = options.checkpointer !== undefined && hasStepOperations(options.checkpointer);
+  if (options.durability === "step" && !stepCapable)
+    throw new ConfigError("durability", '"step" needs a checkpointer with claimThread, putStep, getSteps and deleteSteps');
+  const durability: "step" | "run" = options.durability ?? (stepCapable && options.checkpointer?.durable === true ? "step" : "run");
   if (o.threadRecall && options.checkpointer && !canSearchThreads(options.checkpointer))
     throw new ConfigError("threadRecall", "needs a checkpointer with searchMessages or list (to find the user's threads)");
   if (o.responseFormat !== undefined && o.responseMode === "tool" && names.has(RESPOND_TOOL))
     throw new ConfigError("tools", `'${RESPOND_TOOL}' is the tool that gives the final answer when responseMode is "tool"`);
   return {
     ...o,
+    durability,
     interruptOn: reviewed(o.interruptOn),
     threadRecall: resolveThreadRecall(o.threadRecall),
     structured: o.responseFormat === undefined ? undefined : structuredFormat(o.responseFormat),

@@ -13,6 +13,8 @@ import { memorySourceOf, recordingBackend } from "./memory-history.js";
 import { redactAfterCommands, redactMemoryWrites } from "../memory/redact-writes.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
+import { type StepOperations, type ThreadClaim, hasStepOperations } from "./run-steps.js";
+import { StepLog, adoptSteps } from "./step-log.js";
 import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
 
@@ -31,15 +33,24 @@ export async function* runThread(
   // Until this run's turn, nothing of the thread is read: it starts from what the runs ahead of
   // it saved. The turn ends when the run has saved, whether or not its events are read.
   const leave = await services.turns.enter(threadId, opts.signal);
+  // A durable run holds the thread while it runs: its steps are its own until it ends, and a
+  // run started meanwhile elsewhere is refused (`conflict`) instead of working on top of them.
+  const steps = level.options.durability === "step" && hasStepOperations(services.checkpointer) ? services.checkpointer : undefined;
+  let claim: ThreadClaim | undefined;
+  const end = async () => {
+    await claim?.release().catch(() => undefined);
+    leave();
+  };
   let started: Started;
   try {
-    started = await startRun(level, input, opts, threadId, core, events);
+    claim = await steps?.claimThread(threadId);
+    started = await startRun(level, input, opts, threadId, core, events, steps);
   } catch (e) {
-    leave();
+    await end();
     throw e;
   }
   const { done, channel, state, scope } = started;
-  void done.then(leave, leave);
+  void done.then(end, end);
   yield* channel.drainUntil(done);
   let output: AgentOutput;
   try {
@@ -77,6 +88,7 @@ async function startRun(
   threadId: string,
   core: Core,
   events: boolean,
+  steps: StepOperations | undefined,
 ): Promise<Started> {
   const o = level.options;
   const { services } = level;
@@ -85,6 +97,21 @@ async function startRun(
   // the stored ones (nothing read, copied or compared).
   const known = residentRef(services.backendOwners, threadId);
   let saved = await (known ? checkpointer.get(threadId, { knownFiles: known }) : checkpointer.get(threadId));
+  // Steps left by a run whose owner is dead (this run holds the claim): folded into the thread
+  // and saved as its checkpoint before anything runs, so that whatever follows extends them.
+  let adopted: { steps: number } | undefined;
+  if (steps) {
+    const left = await steps.getSteps(threadId);
+    if (left.length > 0) {
+      if (saved && !saved.files && saved.filesRef) saved = await checkpointer.get(threadId);
+      const run = adoptSteps(saved, left, core);
+      if (run) {
+        await checkpointer.put(threadId, { ...run.checkpoint, revision: saved?.revision ?? 0 });
+        saved = await checkpointer.get(threadId);
+        adopted = { steps: run.steps };
+      }
+    }
+  }
   const resolved = await resolveThreadBackend(
     o.backend,
     { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) },
@@ -120,6 +147,11 @@ async function startRun(
     ...(saved?.interrupt && { interrupt: saved.interrupt }),
   };
   const channel = new Channel<AgentEvent>(!events);
+  if (adopted)
+    channel.push({
+      type: "warning",
+      message: `resumed the run of thread '${threadId}' whose process ended after ${adopted.steps} committed step${adopted.steps === 1 ? "" : "s"}`,
+    });
   const scope: RunScope = {
     level,
     threadId,
@@ -139,6 +171,7 @@ async function startRun(
   // another process meanwhile makes this run's save a `conflict`, never an overwrite. A
   // checkpointer that reports no revisions saves unconditionally.
   let revision = saved ? saved.revision : 0;
+  const log = steps && new StepLog(steps, threadId, revision ?? 0, state, threadFiles);
   const save = async (s: LevelState) => {
     // The thread's user is saved with it: recall searches only that user's threads.
     const cp: Checkpoint = {
@@ -161,15 +194,32 @@ async function startRun(
         { cause: e },
       );
     }
+    // The checkpoint dropped the thread's steps: the next ones extend it.
+    log?.committed(revision, s);
     // Saved: the next run of this thread reuses the loaded files instead of restoring them.
     if (threadFiles && resolved.own) keepResident(services.backendOwners, threadId, threadFiles);
   };
-  const done = runLoop(scope, state, input, { save, top: true }).catch(async (e: unknown) => {
+  const hooks = {
+    save,
+    top: true,
+    ...(log && { step: (s: LevelState, mark?: Parameters<StepLog["record"]>[1]) => log.record(s, mark) }),
+    ...(adopted && { adopted: true }),
+  };
+  const done = runLoop(scope, state, input, hooks).catch(async (e: unknown) => {
     // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise
     // keep what completed; dangling tool calls are answered by the patch middleware next time. A
     // cancelled run says so in the thread, for whoever reads it next (the model, `threads show`).
     if (opts.signal?.aborted && !(e instanceof ResumeError)) state.messages.push({ role: "assistant", content: CANCELLED_TURN });
-    if (!(e instanceof ResumeError)) await save({ messages: state.messages, data: state.data }).catch(() => undefined);
+    let refused = e instanceof ResumeError;
+    if (!refused) {
+      try {
+        await save({ messages: state.messages, data: state.data });
+      } catch (err) {
+        refused = EngramError.hasCode(err, "conflict");
+      }
+    }
+    // A run refused with `conflict` leaves nothing behind: its steps go too.
+    if (refused) await log?.discard().catch(() => undefined);
     throw e;
   });
   return { done, channel, state, scope };

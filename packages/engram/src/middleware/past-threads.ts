@@ -56,6 +56,7 @@ export function pastThreadsTool(options: PastThreadsOptions): Tool<never> {
     description:
       "Search the user's earlier conversations (other threads) for what was said or decided there. Returns the best-matching threads, each with its id, when it was saved and a short snippet.",
     schema,
+    idempotent: true,
     async run({ query, limit }, context): Promise<ToolResult> {
       const userId = context.run?.userId;
       if (userId === undefined)

@@ -4,6 +4,7 @@
  * @module
  */
 import { CHECKPOINT_VERSION, type Checkpoint, type Checkpointer } from "../agent/checkpointer.js";
+import { type RunStep, hasStepOperations } from "../agent/run-steps.js";
 import { type TestApi, uniqueId } from "./api.js";
 
 /** A checkpoint with every kind of content a thread holds. */
@@ -378,6 +379,113 @@ export function checkpointerConformance(name: string, t: TestApi, get: () => Che
         expect(await cp.searchMessages({ userId, query: `${theirs}1 ${theirs}4 ${theirs}8` })).toEqual([]);
       }
     }, 120_000);
+
+    it("stores run steps beside the checkpoint: in order, as given, dropped by a put or a delete", async () => {
+      const cp = await get();
+      if (!hasStepOperations(cp)) return;
+      const id = uniqueId("steps");
+      const conflict = { name: "EngramError", code: "conflict" };
+      const revision = (await cp.put(id, { messages: [{ role: "user", content: "base" }], data: {}, savedAt: 1 })) as number;
+      expect(await cp.getSteps(id)).toEqual([]);
+      const bytes = Uint8Array.from({ length: 3000 }, (_, i) => (i * 7) & 0xff);
+      const step = (runId: string, seq: number, more: Partial<RunStep> = {}): RunStep => ({
+        runId,
+        seq,
+        baseRevision: revision ?? 0,
+        doc: JSON.stringify({ step: seq, text: "计划 😀 \u0000" }),
+        savedAt: 100 + seq,
+        ...more,
+      });
+      // Out of order across runs; each run's steps come back in seq order.
+      await cp.putStep(id, step("run-b", 2, { files: bytes }));
+      await cp.putStep(id, step("run-a", 1));
+      await cp.putStep(id, step("run-b", 1));
+      const given = step("run-b", 3, { files: Uint8Array.from([1, 2]) });
+      await cp.putStep(id, given);
+      (given.files as Uint8Array)[0] = 9; // stored as given: mutating afterwards changes nothing
+      await expect(cp.putStep(id, step("run-a", 1))).rejects.toMatchObject(conflict);
+      const back = await cp.getSteps(id);
+      const byRun = (runId: string) => back.filter((s) => s.runId === runId);
+      expect(byRun("run-b").map((s) => s.seq)).toEqual([1, 2, 3]);
+      expect(byRun("run-a")).toEqual([step("run-a", 1)]);
+      expect(Array.from(byRun("run-b")[1]?.files ?? [])).toEqual(Array.from(bytes));
+      expect(Array.from(byRun("run-b")[2]?.files ?? [])).toEqual([1, 2]);
+      expect(byRun("run-b")[0]?.files).toBeUndefined();
+      expect(JSON.parse(byRun("run-b")[0]?.doc ?? "")).toEqual({ step: 1, text: "计划 😀 \u0000" });
+      expect(byRun("run-b")[0]).toMatchObject({ baseRevision: revision ?? 0, savedAt: 101 });
+      // The checkpoint is untouched by steps.
+      expect((await cp.get(id))?.revision).toBe(revision);
+      // Dropping one run's steps keeps the other's; a second time does nothing.
+      await cp.deleteSteps(id, "run-a");
+      await cp.deleteSteps(id, "run-a");
+      expect((await cp.getSteps(id)).map((s) => `${s.runId}:${s.seq}`)).toEqual(["run-b:1", "run-b:2", "run-b:3"]);
+      // A put refused (stale revision) drops nothing; a put saved drops every step.
+      await expect(cp.put(id, { messages: [], data: {}, savedAt: 2, revision: (revision ?? 0) + 1000 })).rejects.toMatchObject(conflict);
+      expect((await cp.getSteps(id)).length).toBe(3);
+      await cp.put(id, { messages: [], data: {}, savedAt: 2, ...(revision !== undefined && { revision }) });
+      expect(await cp.getSteps(id)).toEqual([]);
+      // Appending files (an incremental put) drops them too; so does a delete.
+      if (cp.incremental) {
+        await cp.put(id, { messages: [], data: {}, files: bytes, filesRef: { id: "s1", deltas: 0 }, savedAt: 3 });
+        await cp.putStep(id, step("run-c", 1));
+        await cp.put(id, { messages: [], data: {}, filesDeltas: [bytes], filesRef: { id: "s1", deltas: 1 }, savedAt: 4 });
+        expect(await cp.getSteps(id)).toEqual([]);
+      }
+      await cp.putStep(id, step("run-d", 1));
+      await cp.delete(id);
+      expect(await cp.getSteps(id)).toEqual([]);
+      // Steps of a thread that has no checkpoint yet.
+      const fresh = uniqueId("steps-new");
+      await cp.putStep(fresh, step("run-e", 1, { baseRevision: 0 }));
+      expect((await cp.getSteps(fresh)).map((s) => s.baseRevision)).toEqual([0]);
+      expect(await cp.get(fresh)).toBeUndefined();
+      await cp.delete(fresh);
+    });
+
+    it("rejects malformed run steps with invalid_argument, storing nothing", async () => {
+      const cp = await get();
+      if (!hasStepOperations(cp)) return;
+      const id = uniqueId("bad-steps");
+      const ok: RunStep = { runId: "r", seq: 1, baseRevision: 0, doc: "{}", savedAt: 1 };
+      const bad: unknown[] = [
+        null,
+        { ...ok, runId: "" },
+        { ...ok, runId: "a\u0000b" },
+        { ...ok, runId: "x".repeat(257) },
+        { ...ok, seq: 0 },
+        { ...ok, seq: 1.5 },
+        { ...ok, baseRevision: -1 },
+        { ...ok, doc: 7 },
+        { ...ok, files: [1, 2] },
+      ];
+      for (const b of bad) await expect(cp.putStep(id, b as RunStep)).rejects.toMatchObject(invalidArgument);
+      await expect(cp.putStep("", ok)).rejects.toMatchObject(invalidArgument);
+      await expect(cp.getSteps("a\u0000b")).rejects.toMatchObject(invalidArgument);
+      await expect(cp.claimThread("")).rejects.toMatchObject(invalidArgument);
+      expect(await cp.getSteps(id)).toEqual([]);
+    });
+
+    it("lets one live claim hold a thread: a second is a conflict until it is released", async () => {
+      const cp = await get();
+      if (!hasStepOperations(cp)) return;
+      const [a, b] = [uniqueId("claim"), uniqueId("claim")];
+      const first = await cp.claimThread(a);
+      await expect(cp.claimThread(a)).rejects.toMatchObject({ name: "EngramError", code: "conflict" });
+      // Other threads are free, even with ids alike.
+      const other = await cp.claimThread(b);
+      const alike = await cp.claimThread(`${a} `);
+      await first.release();
+      await first.release(); // twice is fine
+      const again = await cp.claimThread(a);
+      await expect(cp.claimThread(b)).rejects.toMatchObject({ code: "conflict" });
+      // Claims at once: exactly one wins.
+      await again.release();
+      const raced = await Promise.allSettled(Array.from({ length: 6 }, () => cp.claimThread(a)));
+      const won = raced.filter((r): r is PromiseFulfilledResult<Awaited<ReturnType<typeof cp.claimThread>>> => r.status === "fulfilled");
+      expect(won.length).toBe(1);
+      for (const r of raced) if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "conflict" });
+      await Promise.all([won[0]?.value.release(), other.release(), alike.release()]);
+    });
 
     it("lists threads in id order, with pages", async () => {
       const cp = await get();

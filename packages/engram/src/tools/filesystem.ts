@@ -13,6 +13,8 @@ import type { Tool, ToolResult } from "./types.js";
 
 /** Names of the filesystem tools; their results are never evicted (they paginate instead). */
 export const FILESYSTEM_TOOL_NAMES = ["ls", "read_file", "write_file", "edit_file", "glob", "grep", "delete"] as const;
+/** The filesystem tools that change nothing. */
+const READ_ONLY_TOOLS = new Set(["ls", "read_file", "glob", "grep"]);
 
 /** Options of {@link createFilesystemTools}. */
 export interface FilesystemToolsOptions {
@@ -146,6 +148,8 @@ export function createFilesystemTools(options: FilesystemToolsOptions): Tool<nev
       return r.error ? errorResult(r.error) : text(`Deleted ${file_path} (${r.deleted} file${r.deleted === 1 ? "" : "s"})`);
     }),
   ];
+  // The read-only tools can run again after a crash without changing anything.
+  for (const t of tools) if (READ_ONLY_TOOLS.has(t.name)) t.idempotent = true;
   const execute = createExecuteTool(backend);
   return (execute ? [...tools, execute] : tools) as Tool<never>[];
 }

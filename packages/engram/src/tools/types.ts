@@ -53,6 +53,13 @@ export interface Tool<I = unknown> {
   /** The JSON Schema of the arguments as the model is given it, as is (an MCP server's schema).
    * Default: derived from `schema`. */
   jsonSchema?: Record<string, unknown>;
+  /**
+   * Whether running the call twice has the effect of running it once (reads; a write that
+   * carries the version it read). A durable run whose process died while the call ran runs an
+   * idempotent call again; any other is answered as interrupted — it may or may not have taken
+   * effect — and the model decides. Default: false.
+   */
+  idempotent?: boolean;
   run(input: I, context: ToolContext): Promise<ToolResult>;
 }
 

@@ -1,0 +1,103 @@
+/**
+ * The checkpointer side of durable runs: the steps a run commits while it is under way (kept
+ * beside the thread's checkpoint, never in it) and the claim that says which live run owns them.
+ * Checkpointers store steps as given; what a step means is Engram's (`step-log.ts`).
+ * @module
+ */
+import { EngramError } from "../errors.js";
+import { checkKeyText } from "../stores/rules.js";
+
+/** One committed step of a run under way (see `Checkpointer.putStep`). */
+export interface RunStep {
+  /** The run that wrote it (a non-empty string without NUL, at most 256 characters). */
+  runId: string;
+  /** 1, 2, … in the order the run wrote its steps. */
+  seq: number;
+  /** The revision of the thread's checkpoint the run's steps extend (0: none). */
+  baseRevision: number;
+  /** What the step changed, as JSON (Engram's format: checkpointers store it as is). */
+  doc: string;
+  /** The change to the thread's files, when they changed (Engram's format: stored as is). */
+  files?: Uint8Array;
+  /** Milliseconds since the epoch. */
+  savedAt: number;
+}
+
+/** A live run's hold on a thread (see `Checkpointer.claimThread`). */
+export interface ThreadClaim {
+  /** Lets the thread go; calling it again does nothing. */
+  release(): Promise<void>;
+}
+
+/** The checkpointer operations of durable runs, when a checkpointer has them all. */
+export interface StepOperations {
+  claimThread(threadId: string): Promise<ThreadClaim>;
+  putStep(threadId: string, step: RunStep): Promise<void>;
+  getSteps(threadId: string): Promise<RunStep[]>;
+  deleteSteps(threadId: string, runId: string): Promise<void>;
+}
+
+/** Whether `checkpointer` has every operation of durable runs. */
+export function hasStepOperations<T extends object>(checkpointer: T): checkpointer is T & StepOperations {
+  const c = checkpointer as Partial<StepOperations>;
+  return (
+    typeof c.claimThread === "function" &&
+    typeof c.putStep === "function" &&
+    typeof c.getSteps === "function" &&
+    typeof c.deleteSteps === "function"
+  );
+}
+
+/** Validates a step; throws an `invalid_argument` {@link EngramError}. Returns a copy (bytes too). */
+export function checkRunStep(step: RunStep): RunStep {
+  const bad = (what: string) => new EngramError("invalid_argument", `a run step needs ${what}`);
+  if (typeof step !== "object" || step === null) throw bad("to be an object");
+  const runId = checkKeyText(step.runId, "a step's runId", false);
+  if (runId.length > 256) throw bad("a runId of at most 256 characters");
+  if (!Number.isSafeInteger(step.seq) || step.seq < 1) throw bad(`seq an integer ≥ 1, got ${String(step.seq)}`);
+  if (!Number.isSafeInteger(step.baseRevision) || step.baseRevision < 0)
+    throw bad(`baseRevision an integer ≥ 0, got ${String(step.baseRevision)}`);
+  if (typeof step.doc !== "string") throw bad("doc as a string");
+  if (step.files !== undefined && !(step.files instanceof Uint8Array)) throw bad("files as a Uint8Array");
+  const savedAt = typeof step.savedAt === "number" && Number.isFinite(step.savedAt) ? step.savedAt : Date.now();
+  return {
+    runId,
+    seq: step.seq,
+    baseRevision: step.baseRevision,
+    doc: step.doc,
+    ...(step.files && { files: new Uint8Array(step.files) }),
+    savedAt,
+  };
+}
+
+/** The `conflict` error of a claim refused because a live run holds the thread. */
+export function threadBusy(threadId: string): EngramError {
+  return new EngramError(
+    "conflict",
+    `thread '${threadId}' is being run by another live run (it holds the thread until it ends): run it again when that run has ended`,
+  );
+}
+
+/** The `conflict` error of a step stored twice. */
+export function stepConflict(threadId: string, runId: string, seq: number): EngramError {
+  return new EngramError("conflict", `thread '${threadId}': run '${runId}' already stored its step ${seq}`);
+}
+
+/** Claims of threads held in this process: for checkpointers whose storage is the process
+ * itself (or a private in-memory database), the process is the owner's liveness. */
+export class ProcessClaims {
+  readonly #held = new Set<string>();
+
+  claim(threadId: string): ThreadClaim {
+    if (this.#held.has(threadId)) throw threadBusy(threadId);
+    this.#held.add(threadId);
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        this.#held.delete(threadId);
+      },
+    };
+  }
+}
