@@ -20,6 +20,7 @@ export default defineConfig({
       { find: "#skills-yaml", replacement: src("packages/engram/src/skills/yaml.ts") },
       { find: /^engram$/, replacement: src("packages/engram/src/index.ts") },
       { find: /^engram\/testing$/, replacement: src("packages/engram/src/testing/index.ts") },
+      { find: /^engram\/kit$/, replacement: src("packages/engram/src/kit.ts") },
       { find: /^engram\/llama$/, replacement: src("packages/engram/src/models/llama.ts") },
       { find: /^@engram\/sqlite$/, replacement: src("packages/store-sqlite/src/index.ts") },
       { find: /^@engram\/postgres$/, replacement: src("packages/store-postgres/src/index.ts") },

@@ -1,5 +1,6 @@
 /** Long-term memory injection: choosing what fits a 2,000-token budget out of 1,000 facts. */
-import { type Core, FakeChatModel, InMemoryStore, LongTermMemory, StoreMemoryStorage, createEmptyMemory } from "engram";
+import { type Core, FakeChatModel, InMemoryStore, LongTermMemory, StoreMemoryStorage } from "engram";
+import { createEmptyMemory } from "engram/kit";
 
 const TOPICS = ["deploys", "billing", "tests", "Rust", "TypeScript", "Postgres", "the CLI", "on-call", "reviews", "releases"];
 

@@ -1,5 +1,6 @@
 /** Per-model-call memory refresh: the slot-1 middleware over an AGENTS.md of a given size. */
-import { type Core, type HookContext, StateBackend, memoryMiddleware } from "engram";
+import { type Core, type HookContext, StateBackend } from "engram";
+import { memoryMiddleware } from "engram/kit";
 
 /** Builds one refresh call; `changed` rewrites the file first, so the call must re-read it. */
 export async function memoryRefresh(core: Core, bytes: number, changed: boolean): Promise<() => Promise<boolean>> {

@@ -428,6 +428,7 @@ await check("types", () => {
   writeFileSync(
     join(entries, "index.ts"),
     `import { type Tool, FakeChatModel, StateBackend, createDeepAgent, setSkillsYamlParser } from "engram";
+import { type BackendCapabilities, namespaceId, wrapBackend } from "engram/kit";
 import { FileMemoryStorage } from "engram/memory/longterm/node";
 import { McpToolset, toToolResult } from "engram/mcp";
 import { AgentTracing } from "engram/tracing";
@@ -440,6 +441,7 @@ import * as z from "zod";
 setSkillsYamlParser(parse);
 const lookup: Tool<{ q: string }> = { name: "lookup", description: "d", schema: z.object({ q: z.string() }), run: async ({ q }) => ({ content: q }) };
 export const agent = createDeepAgent(new FakeChatModel(["ok"]), { backend: new StateBackend(), tools: [lookup as unknown as Tool<never>] });
+export const kit: [BackendCapabilities["toolText"], string, typeof wrapBackend] = [undefined, namespaceId(["a"]), wrapBackend];
 export { AgentTracing, DenoKvCheckpointer, DenoKvStore, FileMemoryStorage, IndexedDBStore, McpToolset, PostgresStore, SqliteStore, toToolResult };
 `,
   );

@@ -6,7 +6,8 @@
  * `FilesystemBackend` so).
  * @module
  */
-import type { Backend, BackendEditOptions, BackendGlobOptions, BackendGrepOptions, Core, ExecuteOptions, ReadOptions } from "engram";
+import type { Backend, Core, ExecuteOptions } from "engram";
+import type { BackendEditOptions, BackendGlobOptions, BackendGrepOptions, ReadOptions } from "engram/kit";
 
 const DETAIL = "the directory is read-only (start engram with --write to allow changes)";
 

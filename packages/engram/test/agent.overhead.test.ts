@@ -2,7 +2,8 @@
  * remembered token counts equal a full count, also after messages change in place. */
 import { describe, expect, it } from "vitest";
 import { TokenCounter, estimateRequestTokens, estimateTokens } from "../src/models/tokens.js";
-import type { Message, ToolSpec } from "../src/index.js";
+import type { Message } from "../src/index.js";
+import type { ToolSpec } from "../src/kit.js";
 import "./fixtures/session.js";
 
 describe("per-step costs", () => {

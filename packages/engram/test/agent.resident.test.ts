@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteCheckpointer } from "@engram/sqlite";
 import { describe, expect, it } from "vitest";
-import { type Checkpointer, type Core, type CoreFileTable, InMemoryCheckpointer, StateBackend, createDeepAgent } from "../src/index.js";
+import { type Checkpointer, type Core, InMemoryCheckpointer, StateBackend, createDeepAgent } from "../src/index.js";
+import type { CoreFileTable } from "../src/kit.js";
 import { core, user, fileModel } from "./fixtures/session.js";
 
 /** `core` with its table restores and snapshots counted. */

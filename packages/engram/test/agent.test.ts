@@ -3,7 +3,6 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   type Checkpointer,
-  checkpointFiles,
   ConfigError,
   type Core,
   FakeChatModel,
@@ -16,6 +15,7 @@ import {
   loadCore,
   resume,
 } from "../src/index.js";
+import { checkpointFiles } from "../src/kit.js";
 
 let core: Core;
 beforeAll(async () => {

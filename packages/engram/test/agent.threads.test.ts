@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Backend,
   type Checkpointer,
-  checkpointFiles as storedFiles,
   CompositeBackend,
   ConfigError,
   type DeepAgentOptions,
@@ -19,6 +18,7 @@ import {
   StoreBackend,
   createDeepAgent,
 } from "../src/index.js";
+import { checkpointFiles as storedFiles } from "../src/kit.js";
 import { core, user, fileModel } from "./fixtures/session.js";
 
 let dir: string;

@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { changeMark } from "../src/backends/change-mark.js";
 import { wrapBackend } from "../src/backends/wrap.js";
-import { type Backend, CompositeBackend, type Core, StateBackend, type ToolTextRequest, loadCore } from "../src/index.js";
+import { type Backend, CompositeBackend, type Core, StateBackend, loadCore } from "../src/index.js";
+import type { ToolTextRequest } from "../src/kit.js";
 import { toolText } from "../src/tools/format.js";
 
 const realCore = await loadCore();

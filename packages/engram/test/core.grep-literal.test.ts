@@ -6,7 +6,8 @@
  * hand-over happen, checked against `String.includes` line by line.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Core, type CoreFileTable, loadCore } from "../src/index.js";
+import { type Core, loadCore } from "../src/index.js";
+import type { CoreFileTable } from "../src/kit.js";
 import { prng } from "../src/testing/api.js";
 
 let core: Core;

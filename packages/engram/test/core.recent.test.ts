@@ -4,7 +4,8 @@
  * remembers nothing (a fresh table restored from a snapshot of the same files), on both cores.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Core, type CoreFileTable, loadCore } from "../src/index.js";
+import { type Core, loadCore } from "../src/index.js";
+import type { CoreFileTable } from "../src/kit.js";
 import { prng } from "../src/testing/api.js";
 
 let core: Core;

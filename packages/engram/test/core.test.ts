@@ -3,7 +3,8 @@
  * so every expectation here holds for both builds.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type Core, type CoreFileTable, EngramError, loadCore } from "../src/index.js";
+import { type Core, EngramError, loadCore } from "../src/index.js";
+import type { CoreFileTable } from "../src/kit.js";
 import { expectedScenario, runScenario } from "./fixtures/scenario.js";
 
 let core: Core;

@@ -16,12 +16,12 @@ import { describe, expect, it } from "vitest";
 import {
   EngramError,
   type LanguageModelLike,
-  type LanguageModelPart,
   type ModelRequest,
   type ModelStreamEvent,
   ModelError,
   fromLanguageModel,
 } from "../src/index.js";
+import type { LanguageModelPart } from "../src/kit.js";
 
 /** A stream that yields `parts` and ends. */
 const streamOf = <T>(parts: readonly T[]) =>

@@ -5,14 +5,8 @@
  * each for OpenAICompatibleModel and for an AI SDK provider model (over the same server).
  */
 import { describe, expect, it } from "vitest";
-import {
-  type ChatModel,
-  type ModelRequest,
-  type ModelStreamEvent,
-  OpenAICompatibleModel,
-  type RetryInfo,
-  fromLanguageModel,
-} from "../src/index.js";
+import { type ChatModel, type ModelRequest, type ModelStreamEvent, OpenAICompatibleModel, fromLanguageModel } from "../src/index.js";
+import type { RetryInfo } from "../src/kit.js";
 import { serverLanguageModel } from "./fixtures/models/ai-sdk-server-model.js";
 import { chunk, completion, raw, silent, sse } from "./fixtures/models/chat-server.js";
 import { collect, rejection, useChatServer, weather } from "./fixtures/models/helpers.js";

@@ -6,15 +6,12 @@ import {
   EngramError,
   FakeChatModel,
   type LanguageModelLike,
-  type LanguageModelPart,
-  MODEL_PROVIDERS,
   ModelError,
   OpenAICompatibleModel,
-  isChatModel,
-  loadModel,
   parseModelString,
   resolveModel,
 } from "../src/index.js";
+import { type LanguageModelPart, MODEL_PROVIDERS, isChatModel, loadModel } from "../src/kit.js";
 import { type ChatServer, json, startChatServer } from "./fixtures/models/chat-server.js";
 
 let server: ChatServer;

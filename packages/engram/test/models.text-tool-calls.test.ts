@@ -1,6 +1,6 @@
 /** Text-form tool calls and tool-argument parsing: the recorded model outputs and hostile near-misses. */
 import { describe, expect, it } from "vitest";
-import { parseTextToolCalls, parseToolArguments } from "../src/index.js";
+import { parseTextToolCalls, parseToolArguments } from "../src/kit.js";
 import { FIXTURE_TOOLS, TEXT_TOOL_CALL_FIXTURES } from "./fixtures/models/text-tool-calls.js";
 
 const offered = new Set(FIXTURE_TOOLS.map((t) => t.name));

@@ -8,12 +8,12 @@ import { describe, expect, it } from "vitest";
 import { loadCore } from "../src/core/loader.js";
 import {
   MESSAGE_OVERHEAD_TOKENS,
-  type Message,
   TOOL_CALL_OVERHEAD_TOKENS,
   estimateMessagesTokens,
   estimateRequestTokens,
   estimateTokens,
-} from "../src/index.js";
+} from "../src/kit.js";
+import type { Message } from "../src/index.js";
 
 const FIXTURES = new URL("../../../crates/engram-core/tests/fixtures/tokens/", import.meta.url);
 const reference = JSON.parse(readFileSync(new URL("reference.json", FIXTURES), "utf8")) as Record<

@@ -9,10 +9,10 @@ import {
   FakeChatModel,
   InMemoryCheckpointer,
   type Message,
-  PAST_THREADS_TOOL_NAME,
   type Tool,
   createDeepAgent,
 } from "../src/index.js";
+import { PAST_THREADS_TOOL_NAME } from "../src/middleware/past-threads.js";
 import { core, user } from "./fixtures/session.js";
 
 /** A model that searches past threads for "recall <words>" (and answers with the tool's text),

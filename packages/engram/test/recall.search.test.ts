@@ -3,17 +3,9 @@
  * conformance as the checkpointers' own searches; damaged checkpoints are passed over; answers
  * stay bounded whatever the source returns; snippets show the match. */
 import { describe, expect, it } from "vitest";
-import {
-  type Checkpoint,
-  type Checkpointer,
-  EngramError,
-  InMemoryCheckpointer,
-  type MessageSearchHit,
-  formatPastThreads,
-  queryWords,
-  searchPastThreads,
-  snippetAround,
-} from "../src/index.js";
+import { type Checkpoint, type Checkpointer, EngramError, InMemoryCheckpointer, searchPastThreads } from "../src/index.js";
+import { type MessageSearchHit, queryWords, snippetAround } from "../src/kit.js";
+import { formatPastThreads } from "../src/middleware/past-threads.js";
 import { checkpointerConformance } from "../src/testing/index.js";
 import { core } from "./fixtures/session.js";
 

@@ -6,7 +6,8 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { cutAt } from "../src/core/text.js";
-import { type Core, EngramError, loadCore, loadedCore } from "../src/index.js";
+import { type Core, EngramError, loadCore } from "../src/index.js";
+import { loadedCore } from "../src/kit.js";
 import { REDACTED, redactSecrets } from "../src/memory/longterm/redact.js";
 import { StateBackend } from "../src/backends/state.js";
 import { prng } from "../src/testing/api.js";

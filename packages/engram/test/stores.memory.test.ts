@@ -2,19 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  CHECKPOINT_VERSION,
-  InMemoryCheckpointer,
-  InMemoryStore,
-  StoreBackend,
-  type FetchRows,
-  type RawRow,
-  compareKeys,
-  decodeCheckpoint,
-  listRows,
-  loadCore,
-  prefixEnd,
-} from "../src/index.js";
+import { CHECKPOINT_VERSION, type FetchRows, type RawRow, compareKeys, decodeCheckpoint, listRows, prefixEnd } from "../src/kit.js";
+import { InMemoryCheckpointer, InMemoryStore, StoreBackend, loadCore } from "../src/index.js";
 import { checkpointerConformance, storeConformance } from "../src/testing/index.js";
 
 const store = new InMemoryStore();

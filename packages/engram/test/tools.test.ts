@@ -1,15 +1,7 @@
 /** The model-facing filesystem tools and large-result eviction, on the selected core. */
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  type Core,
-  StateBackend,
-  type Tool,
-  createFilesystemTools,
-  evictLargeResult,
-  invokeTool,
-  loadCore,
-  safeResultId,
-} from "../src/index.js";
+import { type Core, StateBackend, type Tool, createFilesystemTools, invokeTool, loadCore } from "../src/index.js";
+import { evictLargeResult, safeResultId } from "../src/kit.js";
 
 let core: Core;
 beforeAll(async () => {

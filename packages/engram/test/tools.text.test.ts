@@ -9,17 +9,14 @@ import { cutAt } from "../src/core/text.js";
 import {
   type Backend,
   type FileInfo,
-  type GlobResult,
-  type GrepResult,
   InMemoryStore,
-  type LsResult,
-  type ReadResult,
   StateBackend,
   StoreBackend,
   type Tool,
   createFilesystemTools,
   invokeTool,
 } from "../src/index.js";
+import type { GlobResult, GrepResult, LsResult, ReadResult } from "../src/kit.js";
 import { core } from "./fixtures/session.js";
 import { prng } from "../src/testing/api.js";
 

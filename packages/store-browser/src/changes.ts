@@ -5,7 +5,7 @@
  * subscribers hear the write as well.
  * @module
  */
-import { type Namespace, namespaceFromId, validateNamespace } from "engram";
+import { type Namespace, namespaceFromId, validateNamespace } from "engram/kit";
 
 const channelName = (database: string) => `engram-store:${database}`;
 

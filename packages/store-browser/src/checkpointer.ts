@@ -28,7 +28,7 @@ import {
   revisionConflict,
   sameFiles,
   searchableMessages,
-} from "engram";
+} from "engram/kit";
 import { Database, type IndexedDBOptions, request, sortable, storeError } from "./database.js";
 
 /** A thread's record in `checkpoints` (its document is in `checkpoint_docs`). */

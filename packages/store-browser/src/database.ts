@@ -8,7 +8,7 @@
  * whole: a compare-and-swap reads and writes in one.
  * @module
  */
-import { EngramError } from "engram";
+import { EngramError } from "engram/kit";
 
 /** Options of the store and the checkpointer. */
 export interface IndexedDBOptions {

@@ -26,7 +26,7 @@ import {
   listRows,
   namespaceId,
   searchRows,
-} from "engram";
+} from "engram/kit";
 import { Subscribers, announce } from "./changes.js";
 import { Database, type IndexedDBOptions, request, sortable, storeError } from "./database.js";
 

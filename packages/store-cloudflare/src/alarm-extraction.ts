@@ -6,7 +6,7 @@
  * runtime until its handler succeeds.
  * @module
  */
-import { EngramError, type LongTermMemory } from "engram";
+import { EngramError, type LongTermMemory } from "engram/kit";
 
 /** The alarm methods of a Durable Object's storage (`ctx.storage`). */
 export interface AlarmStorage {

@@ -20,7 +20,7 @@ import {
   filesConflict,
   revisionConflict,
   sameFiles,
-} from "engram";
+} from "engram/kit";
 import { nextRevision, openSchema } from "./schema.js";
 import { type DurableObjectSqlStorage, blobParts, first, guard, joinBlobs, rows, textParts } from "./sql.js";
 

@@ -21,7 +21,7 @@ import {
   revisionConflict,
   sameFiles,
   EngramError,
-} from "engram";
+} from "engram/kit";
 import { type D1Database, type D1PreparedStatement, d1Guard, d1Rows, openD1Schema } from "./d1.js";
 import { blobParts, joinBlobs, storeError, textParts } from "./sql.js";
 

@@ -23,7 +23,7 @@ import {
   listRows,
   namespaceId,
   searchRows,
-} from "engram";
+} from "engram/kit";
 import { type D1Database, type D1PreparedStatement, d1Rows, openD1Schema } from "./d1.js";
 import { type ItemRow, checkBatch, encodeSized, rangeQuery, rawRow, singlePut } from "./items.js";
 import { storeError } from "./sql.js";

@@ -3,7 +3,7 @@
  * `D1Database` fits), and opening Engram's schema in a D1 database.
  * @module
  */
-import { EngramError } from "engram";
+import { EngramError } from "engram/kit";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.js";
 import { storeError } from "./sql.js";
 

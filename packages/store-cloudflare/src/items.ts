@@ -3,7 +3,16 @@
  * query listings and searches walk with.
  * @module
  */
-import { type BatchOp, type BatchResult, type Bound, EngramError, type PutOptions, type PutResult, type RawRow, encodeValue } from "engram";
+import {
+  type BatchOp,
+  type BatchResult,
+  type Bound,
+  EngramError,
+  type PutOptions,
+  type PutResult,
+  type RawRow,
+  encodeValue,
+} from "engram/kit";
 
 /** The largest value a store here keeps, in UTF-8 bytes of its JSON: a row of a Durable
  * Object's SQLite or of D1 holds at most 2 MB, key included. */

@@ -4,7 +4,7 @@
  * in one place at a time, so nothing else migrates meanwhile.
  * @module
  */
-import { EngramError } from "engram";
+import { EngramError } from "engram/kit";
 import { type DurableObjectSqlStorage, first, guard } from "./sql.js";
 
 /** The schema, one entry per version; never edit a published entry, append a new one. */

@@ -4,7 +4,7 @@
  * fits. Also the error mapping and the chunking every table that holds large values shares.
  * @module
  */
-import { EngramError } from "engram";
+import { EngramError } from "engram/kit";
 
 /** A value SQLite hands back or takes: blobs come back as `ArrayBuffer`. */
 export type SqlValue = ArrayBuffer | string | number | null;

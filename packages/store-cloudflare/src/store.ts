@@ -22,7 +22,7 @@ import {
   listRows,
   namespaceId,
   searchRows,
-} from "engram";
+} from "engram/kit";
 import { type ItemRow, checkBatch, encodeSized, rangeQuery, rawRow, singlePut } from "./items.js";
 import { nextRevision, openSchema } from "./schema.js";
 import { type DurableObjectSqlStorage, first, guard, rows, storeError } from "./sql.js";

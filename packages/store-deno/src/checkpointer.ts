@@ -30,7 +30,7 @@ import {
   rankLoadedThreads,
   revisionConflict,
   sameFiles,
-} from "engram";
+} from "engram/kit";
 import { type BlobRef, Blobs, type StoredText, blobOf } from "./blobs.js";
 import { type DenoKv, KV_LIMITS, type KvKey } from "./deno-kv.js";
 import { type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";

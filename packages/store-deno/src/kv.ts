@@ -3,7 +3,7 @@
  * writes the file, and the error mapping.
  * @module
  */
-import { EngramError } from "engram";
+import { EngramError } from "engram/kit";
 import type { DenoKv, KvAtomicOperation, KvKey, KvListSelector } from "./deno-kv.js";
 
 /** A Deno KV failure as a `store_error` {@link EngramError} (Engram errors pass through). */

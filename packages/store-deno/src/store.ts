@@ -28,7 +28,7 @@ import {
   listRows,
   namespaceId,
   searchRows,
-} from "engram";
+} from "engram/kit";
 import { type BlobRef, Blobs, INLINE_UNITS, type StoredText, blobOf } from "./blobs.js";
 import { type DenoKv, KV_LIMITS, type KvEntryMaybe, type KvKey } from "./deno-kv.js";
 import { type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";

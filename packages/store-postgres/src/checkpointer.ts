@@ -27,7 +27,7 @@ import {
   type ThreadClaim,
   checkRunStep,
   stepConflict,
-} from "engram";
+} from "engram/kit";
 import type pg from "pg";
 import { PgDatabase, type PostgresOptions, storeError } from "./database.js";
 import { RunClaims } from "./run-claims.js";

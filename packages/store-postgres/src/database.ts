@@ -4,7 +4,7 @@
  * @module
  */
 import pg from "pg";
-import { EngramError } from "engram";
+import { EngramError } from "engram/kit";
 
 /** Options shared by {@link PostgresStore} and {@link PostgresCheckpointer}: a connection string
  * (a pool is created and closed by `close()`) or a pool you own (left open by `close()`). */

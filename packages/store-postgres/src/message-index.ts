@@ -6,7 +6,15 @@
  * them with the core's BM25, which weighs rare words over common ones (`ts_rank_cd` does not).
  * @module
  */
-import { type CheckedSearch, type Core, type Message, type MessageSearchHit, queryWords, rankCandidates, searchableMessages } from "engram";
+import {
+  type CheckedSearch,
+  type Core,
+  type Message,
+  type MessageSearchHit,
+  queryWords,
+  rankCandidates,
+  searchableMessages,
+} from "engram/kit";
 import type pg from "pg";
 
 /** The most messages a search ranks. */

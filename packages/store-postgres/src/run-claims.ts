@@ -5,7 +5,7 @@
  * involved, and a stopped or slow owner keeps it.
  * @module
  */
-import { type ThreadClaim, threadBusy } from "engram";
+import { type ThreadClaim, threadBusy } from "engram/kit";
 import pg from "pg";
 import { type PgDatabase, storeError } from "./database.js";
 

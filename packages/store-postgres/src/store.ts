@@ -28,7 +28,7 @@ import {
   namespaceFromId,
   namespaceId,
   searchRows,
-} from "engram";
+} from "engram/kit";
 import { PgDatabase, type PostgresOptions, storeError } from "./database.js";
 
 /** Options of {@link PostgresStore}. */

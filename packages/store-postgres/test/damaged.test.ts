@@ -1,6 +1,6 @@
 /** PostgreSQL rows whose value is not JSON: a typed error, and the row costs only itself. */
 import { PostgresStore } from "@engram/postgres";
-import { namespaceId } from "engram";
+import { namespaceId } from "engram/kit";
 import { afterAll, beforeAll, describe } from "vitest";
 import { damagedRowSuite } from "../../store-sqlite/test/damaged.js";
 import { PG_URL, dropSchema, pgAvailable, testSchema } from "./helpers.js";

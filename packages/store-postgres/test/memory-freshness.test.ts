@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import { PostgresStore } from "@engram/postgres";
-import { type Backend, type HookContext, type ModelRequest, StoreBackend, memoryMiddleware } from "engram";
+import { type Backend, type HookContext, type ModelRequest, StoreBackend } from "engram";
+import { memoryMiddleware } from "engram/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Child } from "../../store-sqlite/test/helpers.js";
 import { PG_URL, dropSchema, pgAvailable, testSchema } from "./helpers.js";

@@ -26,7 +26,7 @@ import {
   ProcessClaims,
   checkRunStep,
   stepConflict,
-} from "engram";
+} from "engram/kit";
 import { type SqliteDatabase, type SqliteOptions, defaultDatabasePath, guard, openDatabase } from "./database.js";
 import { claimLockFile } from "./run-claims.js";
 import { indexThread, searchIndex, unindexThread } from "./message-index.js";

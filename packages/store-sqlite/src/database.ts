@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { EngramError } from "engram";
+import { EngramError } from "engram/kit";
 
 /** A better-sqlite3 connection. */
 export type SqliteDatabase = Database.Database;

@@ -4,7 +4,7 @@
  * grows at its end), a search ranks with FTS5's BM25 and keeps each thread's best message.
  * @module
  */
-import { type CheckedSearch, type Message, type MessageSearchHit, queryWords, searchableMessages, snippetAround } from "engram";
+import { type CheckedSearch, type Message, type MessageSearchHit, queryWords, searchableMessages, snippetAround } from "engram/kit";
 import type { SqliteDatabase } from "./database.js";
 
 /** Makes the thread's index rows those of `messages` (none without a user). Call inside the

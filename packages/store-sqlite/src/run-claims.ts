@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { type ThreadClaim, threadBusy } from "engram";
+import { type ThreadClaim, threadBusy } from "engram/kit";
 import { storeError } from "./database.js";
 
 /** The lock file of a thread: named by a hash of its id (any id, fixed length). Lock files are

@@ -25,7 +25,7 @@ import {
   listRows,
   namespaceId,
   searchRows,
-} from "engram";
+} from "engram/kit";
 import type Database from "better-sqlite3";
 import { type SqliteDatabase, type SqliteOptions, guard, openDatabase, storeError } from "./database.js";
 

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { namespaceId } from "engram";
+import { namespaceId } from "engram/kit";
 import { afterAll, describe } from "vitest";
 import { SqliteStore } from "@engram/sqlite";
 import { damagedRowSuite } from "./damaged.js";

@@ -3,7 +3,8 @@
  * SQLite and PostgreSQL tests: the store names it with a typed `store_error`, and everything built
  * on the store keeps working around it (the row costs only itself).
  */
-import { EngramError, type Store, StoreBackend, StoreMemoryStorage, StorePendingWork, isDamagedValue } from "engram";
+import { EngramError, type Store, StoreBackend, StoreMemoryStorage } from "engram";
+import { StorePendingWork, isDamagedValue } from "engram/kit";
 import { expect, it } from "vitest";
 
 export interface DamagedRowSetup {

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { type Checkpointer, StateBackend, loadCore } from "engram";
-import { checkpointFiles } from "engram";
+import { checkpointFiles } from "engram/kit";
 import { expect } from "vitest";
 import { MIGRATIONS } from "../src/database.js";
 
