@@ -1,0 +1,295 @@
+/**
+ * The long-term memory evaluation: replays each case's sessions through `createDeepAgent` with a
+ * real model, asks the question in a new thread and scores the answer (see `score.ts`), for three
+ * configurations measured the same way:
+ *
+ * - `engram`: long-term memory on, a fresh store per case, each session a thread of its own at its
+ *   own time (the agent's clock and the memory's), extraction awaited after each session;
+ * - `no-memory`: the question alone (nothing of the sessions can reach a new thread, so they are
+ *   not replayed);
+ * - `full-history`: the question with every session's user turns, dated, pasted into the prompt.
+ *
+ * ```sh
+ * # the 20-case smoke subset on the project's 1.5B model (CPU), under the real-model lock
+ * flock /tmp/realmodel.lock npx tsx benches/src/memory-eval/run.ts --smoke
+ * # the whole set on any OpenAI-compatible endpoint (the key only from the environment)
+ * ENGRAM_EVAL_API_KEY=… npx tsx benches/src/memory-eval/run.ts --base-url https://…/v1 --model gpt-4.1-mini
+ * ```
+ *
+ * Options: `--smoke`; `--cases id,id`; `--configs engram,no-memory,full-history`; `--model
+ * <name>` (with `--base-url`, or `llama:<path.gguf>`; default the 1.5B GGUF); `--base-url <url>`
+ * (or `ENGRAM_EVAL_BASE_URL`; `ENGRAM_EVAL_MODEL` for the model); `--out <file.json>` (default
+ * `benches/results/memory-eval/<date>-<model>-<smoke|full>.json`); `--resume` keeps the case
+ * results already in `--out`; `--threads <n>` for llama.cpp (default 1); `--render <file.json>`
+ * writes saved results into docs/benchmarks.md (its own section between `memory-eval` markers),
+ * running nothing. Results are written after every case, so an interrupted run resumes with
+ * `--resume`; cases run round-robin over the categories.
+ * @module
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type ChatModel,
+  type Fact,
+  InMemoryStore,
+  OpenAICompatibleModel,
+  StoreMemoryStorage,
+  createDeepAgent,
+} from "../../../packages/engram/src/index.js";
+import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
+import { renderMarkdown, summarize, type CaseResult, type Config, CONFIGS, type EvalReport } from "./report.js";
+import { type EvalCase, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, "..", "..", "..");
+const CASES_FILE = join(repo, "benches", "memory-eval", "cases.json");
+const DEFAULT_GGUF = join(repo, ".cache", "models", "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf");
+const LLAMA_RUNTIME = join(repo, ".cache", "llama", "node_modules", "node-llama-cpp");
+const USER = "eval-user";
+/** Output cap of the answer to the question: short answers keep a CPU run bounded and are all a
+ * check needs. */
+const ANSWER_TOKENS = 96;
+/** Output cap of the assistant's replies in the replayed sessions (only context for extraction). */
+const SESSION_REPLY_TOKENS = 48;
+
+interface Args {
+  smoke: boolean;
+  cases?: string[];
+  configs: Config[];
+  model: string;
+  baseURL?: string;
+  out?: string;
+  resume: boolean;
+  threads: number;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const get = (flag: string) => {
+    const i = argv.indexOf(flag);
+    if (i < 0) return undefined;
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value`);
+    return v;
+  };
+  const configs = (get("--configs")?.split(",") ?? [...CONFIGS]) as Config[];
+  for (const c of configs) if (!CONFIGS.includes(c)) throw new Error(`--configs: ${c} is not one of ${CONFIGS.join(", ")}`);
+  const baseURL = get("--base-url") ?? process.env.ENGRAM_EVAL_BASE_URL;
+  const model = get("--model") ?? process.env.ENGRAM_EVAL_MODEL ?? (baseURL ? undefined : `llama:${DEFAULT_GGUF}`);
+  if (!model) throw new Error("--base-url needs --model (or ENGRAM_EVAL_MODEL)");
+  const threads = Number(get("--threads") ?? 1);
+  if (!Number.isInteger(threads) || threads < 1) throw new Error("--threads must be a positive integer");
+  const cases = get("--cases")?.split(",");
+  const out = get("--out");
+  return {
+    smoke: argv.includes("--smoke"),
+    configs,
+    model,
+    resume: argv.includes("--resume"),
+    threads,
+    ...(cases && { cases }),
+    ...(baseURL && { baseURL }),
+    ...(out && { out }),
+  };
+}
+
+async function makeModel(a: Args): Promise<{ model: ChatModel; label: string; dispose?: () => Promise<void> }> {
+  if (a.baseURL) {
+    const apiKey = process.env.ENGRAM_EVAL_API_KEY;
+    return {
+      model: new OpenAICompatibleModel({ baseURL: a.baseURL, model: a.model, ...(apiKey && { apiKey }) }),
+      label: a.model,
+    };
+  }
+  if (!a.model.startsWith("llama:")) throw new Error("--model without --base-url must be llama:<path.gguf>");
+  const path = a.model.slice("llama:".length);
+  if (!existsSync(path)) throw new Error(`no model at ${path} (scripts/fetch-model.sh qwen-1.5b)`);
+  if (!process.env.ENGRAM_LLAMA_MODULE && existsSync(LLAMA_RUNTIME)) process.env.ENGRAM_LLAMA_MODULE = LLAMA_RUNTIME;
+  const { LlamaCppModel } = await import("engram/llama");
+  const model = new LlamaCppModel({ modelPath: path, threads: a.threads, contextSize: 4096 });
+  return { model, label: basename(path).replace(/\.gguf$/i, ""), dispose: () => model.dispose() };
+}
+
+const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+/** `Friday 2026-11-20`. */
+export function dayText(iso: string): string {
+  const d = new Date(iso);
+  return `${DAYS[d.getUTCDay()]} ${iso.slice(0, 10)}`;
+}
+
+/** The same system prompt for every configuration (the history baseline appends its history). */
+function systemPrompt(at: string, history?: string): string {
+  const base = `You are a helpful assistant. Today is ${dayText(at)}. Answer in one or two short sentences. Use what you know about the user from earlier conversations; if the answer is not there, say that you do not know.`;
+  return history ? `${base}\n\nEarlier conversations with this user (what they said, with dates):\n${history}` : base;
+}
+
+/** Every session's user turns, one dated line each. */
+export function historyText(c: EvalCase): string {
+  return c.sessions.flatMap((s) => s.turns.map((t) => `[${dayText(s.at)}] User: ${t}`)).join("\n");
+}
+
+/** An agent with the evaluation's settings; `extra` adds long-term memory. */
+function agentFor(model: ChatModel, system: string, extra: Parameters<typeof createDeepAgent>[1] = {}, replyTokens = ANSWER_TOKENS) {
+  return createDeepAgent(model, {
+    systemPrompt: system,
+    // Long-term memory lives in the memory slot; with no AGENTS.md it adds nothing else.
+    enableMemory: true,
+    memorySources: [],
+    enableSkills: false,
+    enableFilesystem: false,
+    enableSubagents: false,
+    modelSettings: { temperature: 0, maxOutputTokens: replyTokens },
+    maxModelCalls: 4,
+    ...extra,
+  });
+}
+
+/** One case in one configuration. */
+async function runCase(model: ChatModel, c: EvalCase, askedAt: string, config: Config, log: (m: string) => void): Promise<CaseResult> {
+  const started = performance.now();
+  let totalInput = 0;
+  const warnings: string[] = [];
+  const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+  const memoryOptions = (at: string) => ({
+    longTermMemory: {
+      storage,
+      // Nothing runs until the session's flush: a debounce longer than a session.
+      debounceMs: 300_000,
+      retryBackoffMs: 0,
+      extractionAttempts: 2,
+      modelTimeoutMs: 1_800_000, // a loaded 2-core machine is slow; this is not a speed test
+      now: () => Date.parse(at),
+      onWarning: (m: string) => warnings.push(m),
+      onUpdate: (o: { status: string }) => warnings.push(`extraction: ${JSON.stringify(o).slice(0, 600)}`),
+    },
+  });
+  if (config === "engram") {
+    for (const [j, session] of c.sessions.entries()) {
+      const agent = agentFor(model, systemPrompt(session.at), memoryOptions(session.at), SESSION_REPLY_TOKENS);
+      const threadId = `${c.id}-session-${j + 1}`;
+      for (const turn of session.turns) {
+        const out = await agent.invoke({ messages: [{ role: "user", content: turn }] }, { threadId, userId: USER });
+        totalInput += out.usage?.inputTokens ?? 0;
+      }
+      await agent.longTermMemory?.flush();
+      await agent.close();
+    }
+  }
+  const system = systemPrompt(askedAt, config === "full-history" ? historyText(c) : undefined);
+  const agent = agentFor(model, system, config === "engram" ? memoryOptions(askedAt) : {});
+  const facts: Fact[] = (await agent.longTermMemory?.listFacts(USER)) ?? [];
+  const block = (await agent.longTermMemory?.inject(USER, undefined, c.question)) ?? "";
+  const out = await agent.invoke({ messages: [{ role: "user", content: c.question }] }, { threadId: `${c.id}-question`, userId: USER });
+  // The question's own extraction is not part of the measurement.
+  await agent.close({ timeoutMs: 0 });
+  const answer = out.messages.at(-1)?.role === "assistant" ? (out.messages.at(-1)?.content ?? "") : "";
+  const questionInput = out.usage?.inputTokens ?? estimateTokens(system) + block.length / 4 + estimateTokens(c.question);
+  totalInput += questionInput;
+  const score = scoreAnswer(answer, c.check);
+  const result: CaseResult = {
+    id: c.id,
+    category: c.category,
+    config,
+    answer,
+    pass: score.pass,
+    reason: score.reason,
+    questionInputTokens: questionInput,
+    totalInputTokens: totalInput,
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+    ...(config === "engram" && {
+      facts: facts.map((f) => `${f.content} [${(f.confirmedAt ?? f.createdAt).slice(0, 10)}]`),
+      supersededInjected: supersededIn(block, c.superseded),
+      warnings,
+    }),
+  };
+  log(
+    `${c.id} ${config}: ${score.pass ? "PASS" : `FAIL (${score.reason})`} ${JSON.stringify(answer.slice(0, 160))} · ${questionInput} tokens · ${result.seconds} s`,
+  );
+  return result;
+}
+
+/** `cases` taken one per category in turn (knowledge updates first), each category in file order. */
+export function interleave(cases: readonly EvalCase[]): EvalCase[] {
+  const order = ["knowledge-update", "multi-session", "single-session", "preference", "temporal", "abstention"];
+  const queues = order.map((category) => cases.filter((c) => c.category === category));
+  const out: EvalCase[] = [];
+  while (queues.some((q) => q.length > 0)) for (const q of queues) if (q.length > 0) out.push(q.shift() as EvalCase);
+  return out;
+}
+
+/** Where the results go on the bench page: between these markers in docs/benchmarks.md. */
+const DOCS_PAGE = join(repo, "docs", "benchmarks.md");
+const SECTION_START = "<!-- memory-eval:start -->";
+const SECTION_END = "<!-- memory-eval:end -->";
+
+/** `page` with the memory evaluation's section (between its markers) replaced by `markdown`, or
+ * appended when the page has none. */
+export function withSection(page: string, markdown: string): string {
+  const section = `${SECTION_START}\n## Long-term memory evaluation\n\n${markdown.trim()}\n${SECTION_END}`;
+  const start = page.indexOf(SECTION_START);
+  const end = page.indexOf(SECTION_END);
+  if (start >= 0 && end > start) return page.slice(0, start) + section + page.slice(end + SECTION_END.length);
+  return `${page.trimEnd()}\n\n${section}\n`;
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const render = argv.indexOf("--render");
+  if (render >= 0) {
+    // Docs from saved results, nothing run.
+    const file = argv[render + 1];
+    if (!file) throw new Error("--render needs a results file");
+    const saved = JSON.parse(readFileSync(file, "utf8")) as EvalReport;
+    writeFileSync(DOCS_PAGE, withSection(readFileSync(DOCS_PAGE, "utf8"), renderMarkdown(saved)));
+    process.stderr.write(`[memory-eval] docs/benchmarks.md: section rendered from ${file}\n`);
+    return;
+  }
+  const a = parseArgs(argv);
+  const set = parseEvalSet(JSON.parse(readFileSync(CASES_FILE, "utf8")));
+  let cases = set.cases.filter((c) => !a.smoke || c.smoke);
+  if (a.cases) {
+    const unknown = a.cases.filter((id) => !set.cases.some((c) => c.id === id));
+    if (unknown.length > 0) throw new Error(`--cases: no case ${unknown.join(", ")}`);
+    cases = cases.filter((c) => a.cases?.includes(c.id));
+  }
+  // Round-robin over the categories, so that a run cut short has measured every category.
+  cases = interleave(cases);
+  const { model, label, dispose } = await makeModel(a);
+  const subset = a.smoke ? "smoke" : a.cases ? "some" : "full";
+  const out =
+    a.out ??
+    join(repo, "benches", "results", "memory-eval", `${new Date().toISOString().slice(0, 10)}-${label.toLowerCase()}-${subset}.json`);
+  mkdirSync(dirname(out), { recursive: true });
+  const earlier: CaseResult[] = a.resume && existsSync(out) ? (JSON.parse(readFileSync(out, "utf8")) as EvalReport).results : [];
+  const report: EvalReport = {
+    date: new Date().toISOString(),
+    model: label,
+    subset,
+    cases: cases.length,
+    results: earlier.filter((r) => cases.some((c) => c.id === r.id)),
+    summary: [],
+  };
+  const log = (m: string) => process.stderr.write(`[memory-eval] ${m}\n`);
+  const save = () => {
+    report.summary = summarize(report.results);
+    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(out.replace(/\.json$/, ".md"), renderMarkdown(report));
+  };
+  try {
+    // Configuration by configuration: a baseline's table is complete long before the memory's.
+    for (const config of a.configs) {
+      for (const c of cases) {
+        if (report.results.some((r) => r.id === c.id && r.config === config)) continue;
+        report.results.push(await runCase(model, c, set.askedAt, config, log));
+        save();
+      }
+    }
+  } finally {
+    save();
+    await dispose?.();
+  }
+  log(`wrote ${out}`);
+  process.stdout.write(renderMarkdown(report));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
