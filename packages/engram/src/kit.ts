@@ -116,7 +116,7 @@ export {
   searchRows,
 } from "./stores/rules.js";
 
-// ---- Checkpointers: the checkpoint format, conflicts ----
+// ---- Checkpointers: the checkpoint format, conflicts, run steps ----
 export {
   assembleCheckpoint,
   CHECKPOINT_VERSION,
@@ -131,6 +131,17 @@ export {
   revisionConflict,
   sameFiles,
 } from "./agent/checkpointer.js";
+export {
+  checkRunStep,
+  hasStepOperations,
+  ProcessClaims,
+  type RunStep,
+  type StepOperations,
+  stepConflict,
+  type ThreadClaim,
+  threadBusy,
+} from "./agent/run-steps.js";
+export { interruptedCallNotice, OPEN_TOOLS, runStatus } from "./agent/step-log.js";
 
 // ---- Thread search (a store's past-threads index) ----
 export {
