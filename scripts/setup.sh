@@ -148,12 +148,20 @@ log "building @engram/wasm ($WASM_MODE)"
 # see the previous build or the new one, never the raw module or a half-written file.
 wasm_pack=(wasm-pack --quiet build bindings/wasm --mode force --no-opt --no-pack --target web
            --profile wasm-release --out-dir pkg/.next)
+# No panic locations and no derived Debug output in the module: nothing in the WASM core shows
+# them (no panic hook: a panic traps), and they were 32 KB of its gzip size
+# (docs/decisions/2026-11-29-wasm-size-and-prompt-cache.md). Unstable flags, so the stable
+# compiler takes them through RUSTC_BOOTSTRAP for this build alone; .cargo/config.toml's
+# target rustflags (simd128) are repeated because this variable replaces them.
+export RUSTC_BOOTSTRAP=1
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=+simd128 -Zlocation-detail=none -Zfmt-debug=shallow"
 if [[ $WASM_MODE == build-std ]]; then
-  RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$ROOT/target/wasm-build-std" \
+  RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$ROOT/target/wasm-build-std" \
     "${wasm_pack[@]}" -- -Zbuild-std=std,panic_abort
 else
   "${wasm_pack[@]}"
 fi
+unset RUSTC_BOOTSTRAP CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS
 # wasm-pack writes pkg/.gitignore with `*`, which npm honours inside `files`: the published
 # tarball would be empty. The repository's own .gitignore already keeps pkg/ out of git.
 rm -f bindings/wasm/pkg/.gitignore bindings/wasm/pkg/.next/.gitignore
