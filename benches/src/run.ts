@@ -30,6 +30,7 @@ import { growthRows } from "./growth.js";
 import { recallRows } from "./recall.js";
 import { measureAndSave, writeDocs as writePromptDocs } from "./prompt/main.js";
 import { sandboxRows } from "./sandbox.js";
+import { capabilityRows } from "./capabilities.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
 import type { BenchReport, Outcome, WorkloadResult } from "./results.js";
 import {
@@ -498,6 +499,7 @@ async function measureRows(
   results.push(...(await toolRows(corpus, [native, wasm], wanted, quick)));
   results.push(...(await boundaryRows([native, wasm], corpus, wanted, quick)));
   results.push(...(await sandboxRows(wanted, quick)));
+  results.push(...(await capabilityRows([native, wasm], wanted, quick)));
   if (wanted("core.cold-start")) {
     const cold = coldStarts();
     results.push({
