@@ -1,7 +1,7 @@
 /**
  * LlamaCppModel: a real local model (SmolLM2-135M-Instruct GGUF, from scripts/fetch-model.sh) run
- * in-process by node-llama-cpp (installed by `scripts/setup.sh --test` into .cache/llama). Asserts
- * the mechanics — schema-valid grammar-constrained tool calls, a clean finish, usage, limits —
+ * by node-llama-cpp (installed by `scripts/setup.sh --test` into .cache/llama) in the model's child
+ * process. Asserts the mechanics — schema-valid grammar-constrained tool calls, a clean finish, usage, limits —
  * not the model's wisdom. Native project only (the model is Node-only anyway); in CI (env CI) a
  * missing model or runtime fails instead of skipping.
  */
