@@ -14,10 +14,13 @@ import {
   type ListThreadsOptions,
   type MessageSearchHit,
   type MessageSearchQuery,
+  type RunStep,
   type SearchableMessage,
+  type ThreadClaim,
   type ThreadInfo,
   assembleCheckpoint,
   checkMessageSearch,
+  checkRunStep,
   checkThreadId,
   checkThreadLimit,
   decodeCheckpoint,
@@ -28,7 +31,9 @@ import {
   revisionConflict,
   sameFiles,
   searchableMessages,
+  stepConflict,
 } from "engram/kit";
+import { ThreadClaims } from "./claims.js";
 import { Database, type IndexedDBOptions, request, sortable, storeError } from "./database.js";
 
 /** A thread's record in `checkpoints` (its document is in `checkpoint_docs`). */
@@ -49,13 +54,17 @@ interface Searchable {
   searchable: SearchableMessage[];
 }
 
-const STORES = ["meta", "checkpoints", "checkpoint_docs", "checkpoint_files", "thread_messages"];
+const STORES = ["meta", "checkpoints", "checkpoint_docs", "checkpoint_files", "thread_messages", "run_steps"];
 
 const refOf = (head: Head | undefined): FilesRef | undefined =>
   head?.filesId !== undefined && head.filesDeltas !== undefined ? { id: head.filesId, deltas: head.filesDeltas } : undefined;
 
 /** The files parts of a thread, `seq` from `first` to `last`. */
 const filesRange = (thread: IDBValidKey, first: number, last: number) => IDBKeyRange.bound([thread, first], [thread, last]);
+
+/** The steps of a thread's runs: all of them, or one run's. */
+const stepsRange = (thread: IDBValidKey, runId?: string) =>
+  runId === undefined ? IDBKeyRange.bound([thread], [thread, []]) : IDBKeyRange.bound([thread, runId], [thread, runId, []]);
 
 /** Options of {@link IndexedDBCheckpointer}. */
 export interface IndexedDBCheckpointerOptions extends IndexedDBOptions {
@@ -70,12 +79,16 @@ export interface IndexedDBCheckpointerOptions extends IndexedDBOptions {
 export class IndexedDBCheckpointer implements Checkpointer {
   readonly #db: Database;
   readonly #core: Core | Promise<Core> | undefined;
+  readonly #claims: ThreadClaims;
   /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
   readonly incremental = true;
+  /** Saves outlive the page: runs commit every step by default (see {@link Checkpointer.durable}). */
+  readonly durable = true;
 
   constructor(options: IndexedDBCheckpointerOptions = {}) {
     this.#db = new Database(options);
     this.#core = options?.core;
+    this.#claims = new ThreadClaims(this.#db.name);
   }
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
@@ -154,6 +167,7 @@ export class IndexedDBCheckpointer implements Checkpointer {
         const messages = tx.objectStore("thread_messages");
         if (owned) messages.put(owned, thread);
         else messages.delete(thread);
+        tx.objectStore("run_steps").delete(stepsRange(thread));
         return next;
       })
       .catch((err: unknown) => {
@@ -169,6 +183,50 @@ export class IndexedDBCheckpointer implements Checkpointer {
         tx.objectStore("checkpoint_docs").delete(thread);
         tx.objectStore("checkpoint_files").delete(filesRange(thread, 0, Number.POSITIVE_INFINITY));
         tx.objectStore("thread_messages").delete(thread);
+        tx.objectStore("run_steps").delete(stepsRange(thread));
+      })
+      .catch((e: unknown) => {
+        throw storeError(e, this.#db.name);
+      });
+  }
+
+  /** Claims the thread for one run with a Web Lock, shared by the origin's tabs and workers and
+   * released by the browser when the claiming tab or worker is gone (see
+   * {@link Checkpointer.claimThread}). */
+  async claimThread(threadId: string): Promise<ThreadClaim> {
+    return this.#claims.claim(checkThreadId(threadId));
+  }
+
+  async putStep(threadId: string, step: RunStep): Promise<void> {
+    const thread = sortable(checkThreadId(threadId));
+    const s = checkRunStep(step);
+    const key = [thread, s.runId, s.seq];
+    await this.#db
+      .run(["run_steps"], "readwrite", async (tx) => {
+        const steps = tx.objectStore("run_steps");
+        if ((await request(steps.count(key))) > 0) throw stepConflict(threadId, s.runId, s.seq);
+        steps.put(s, key);
+      })
+      .catch((e: unknown) => {
+        throw storeError(e, this.#db.name);
+      });
+  }
+
+  async getSteps(threadId: string): Promise<RunStep[]> {
+    const thread = sortable(checkThreadId(threadId));
+    return this.#db
+      .run(["run_steps"], "readonly", (tx) => request<RunStep[]>(tx.objectStore("run_steps").getAll(stepsRange(thread))))
+      .catch((e: unknown) => {
+        throw storeError(e, this.#db.name);
+      });
+  }
+
+  async deleteSteps(threadId: string, runId: string): Promise<void> {
+    const thread = sortable(checkThreadId(threadId));
+    if (typeof runId !== "string") return;
+    await this.#db
+      .run(["run_steps"], "readwrite", async (tx) => {
+        tx.objectStore("run_steps").delete(stepsRange(thread, runId));
       })
       .catch((e: unknown) => {
         throw storeError(e, this.#db.name);

@@ -43,6 +43,10 @@ const MIGRATIONS: readonly ((db: IDBDatabase) => void)[] = [
     // thread bytes → { threadId, userId, savedAt, searchable }: threads saved with a user
     db.createObjectStore("thread_messages").createIndex("by_user", "userId");
   },
+  (db) => {
+    // [thread bytes, runId, seq] → a step of a durable run under way
+    db.createObjectStore("run_steps");
+  },
 ];
 
 /** The schema version this code writes (the database's IndexedDB version). */

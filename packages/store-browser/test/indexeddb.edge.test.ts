@@ -101,6 +101,16 @@ it("tells subscribers in every tab of the namespaces each write changed, and onl
   }
 });
 
+it("holds a run's claim of a thread across tabs until the claiming tab is gone", async () => {
+  const other = await openPage(context, site);
+  expect(await call(other, "claim", "claims", "t1")).toBe("claimed");
+  expect(await call(page, "claim", "claims", "t1")).toBe("conflict");
+  expect(await call(page, "claim", "claims", "t2")).toBe("claimed");
+  // The claiming tab dies without releasing: the browser lets its lock go.
+  await other.close();
+  await expect.poll(() => call(page, "claim", "claims", "t1"), { timeout: 10_000 }).toBe("claimed");
+});
+
 it("rejects bad input with typed errors, storing nothing", async () => {
   expect(await call(page, "badInput", "bad-input")).toEqual({
     noName: "invalid_argument",
