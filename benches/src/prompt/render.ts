@@ -1,12 +1,15 @@
 /** The prompt rows' targets and their section of docs/benchmarks.md (no measuring here). */
 import type { PromptRow } from "./scenario.js";
 import type { WasmModuleFigures } from "./wasm-module.js";
+import type { WorkerdFigures } from "./workerd.js";
 
 export interface PromptReport {
   date: string;
   rows: PromptRow[];
   /** The WASM module as installed when the rows were measured. */
   wasm?: WasmModuleFigures;
+  /** The module's cold start in workerd (miniflare). */
+  workerd?: WorkerdFigures;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -56,6 +59,32 @@ export function promptTargets(report: PromptReport): { goal: string; met: boolea
     });
   }
   return out;
+}
+
+/** The WASM module's size and start-up, when measured. */
+function wasmLines(report: PromptReport): string[] {
+  const w = report.wasm;
+  const k = report.workerd;
+  if (!w) return [];
+  return [
+    "## The WASM module",
+    "",
+    `Measured ${report.date} with the prompt rows (the module as installed; zlib's default level, as the packaging test measures).`,
+    "",
+    "| measure | value |",
+    "|---|---|",
+    `| size | ${w.rawBytes.toLocaleString("en-US")} bytes raw, ${w.gzipBytes.toLocaleString("en-US")} gzip (${(w.gzipBytes / 1024).toFixed(1)} KB) |`,
+    `| \`WebAssembly.compile\` in a warm Node process | ${w.compileMs.toFixed(1)} ms (median of ${w.coldStartRuns.length}) |`,
+    `| Node cold start: a fresh process loads and instantiates the core, then greps | ${w.coldStartMs.toFixed(1)} ms median of ${w.coldStartRuns.length} (${Math.min(...w.coldStartRuns).toFixed(1)}–${Math.max(...w.coldStartRuns).toFixed(1)} ms) |`,
+    ...(k
+      ? [
+          `| workerd (miniflare): runtime ready with the bundle and the compiled module | ${k.readyMs.toFixed(0)} ms (median of ${k.runs}) |`,
+          `| workerd: first request (the core instantiated, a write and a grep) | ${k.firstRequestMs.toFixed(1)} ms |`,
+          `| workerd: the same request again | ${k.warmRequestMs.toFixed(1)} ms |`,
+        ]
+      : []),
+    "",
+  ];
 }
 
 /** The markdown section. */
@@ -109,6 +138,7 @@ export function renderPromptSection(report: PromptReport): string[] {
     "after a context event is low because the conversation, most of the bytes, follows the context. Which parts move and why:",
     "[the guide](guides/benchmarks.md).",
     "",
+    ...wasmLines(report),
   );
   return lines;
 }

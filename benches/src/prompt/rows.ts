@@ -7,6 +7,7 @@ import type { Core } from "engram";
 import type { PromptReport } from "./render.js";
 import { type PromptRow, oursRow, peerRow } from "./scenario.js";
 import { measureWasmModule } from "./wasm-module.js";
+import { measureWorkerd } from "./workerd.js";
 
 export type { PromptReport } from "./render.js";
 
@@ -22,5 +23,7 @@ export async function measurePromptRows(core: Core, repo: string, log: (m: strin
   }
   const wasm = await measureWasmModule(repo);
   log(`wasm module: ${wasm.gzipBytes} bytes gzip, cold start ${wasm.coldStartMs.toFixed(1)} ms (median of ${wasm.coldStartRuns.length})`);
-  return { date: new Date().toISOString(), rows, wasm };
+  const workerd = await measureWorkerd(repo);
+  log(`workerd: ready ${workerd.readyMs.toFixed(0)} ms, first request ${workerd.firstRequestMs.toFixed(1)} ms`);
+  return { date: new Date().toISOString(), rows, wasm, workerd };
 }
