@@ -111,6 +111,20 @@ it("holds a run's claim of a thread across tabs until the claiming tab is gone",
   await expect.poll(() => call(page, "claim", "claims", "t1"), { timeout: 10_000 }).toBe("claimed");
 });
 
+it("resumes a run whose tab was closed mid-run from the steps it committed", async () => {
+  const doomed = await openPage(context, site);
+  await call(doomed, "startDurableRun");
+  // The model turn, the tool call and its result are committed; the run then waits on the model.
+  await expect.poll(() => call(doomed, "durableSteps"), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+  await doomed.close();
+  const next = await call(page, "nextDurableRun");
+  expect(next.answer).toBe("Done.");
+  expect(next.sent).toContain("Write the notes.");
+  expect(next.sent).toContain("from the run that died");
+  expect(next.sent).toContain("Are the notes there?");
+  expect(next.stepsLeft).toBe(0);
+});
+
 it("rejects bad input with typed errors, storing nothing", async () => {
   expect(await call(page, "badInput", "bad-input")).toEqual({
     noName: "invalid_argument",
