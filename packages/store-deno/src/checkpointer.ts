@@ -27,13 +27,18 @@ import {
   encodeCheckpoint,
   filesConflict,
   loadCore,
+  ProcessClaims,
   rankLoadedThreads,
+  type RunStep,
   revisionConflict,
   sameFiles,
+  type ThreadClaim,
 } from "engram/kit";
 import { type BlobRef, Blobs, type StoredText, blobOf } from "./blobs.js";
+import { LockFileClaims } from "./claims.js";
 import { type DenoKv, KV_LIMITS, type KvKey } from "./deno-kv.js";
 import { type KvStoreOptions, checkKv, commit, guard, keyPrefix, listAll } from "./kv.js";
+import { RunSteps } from "./steps.js";
 
 /** A thread's head entry: what `list` reports, whose thread it is and where its files are. */
 interface Head {
@@ -48,6 +53,11 @@ interface Head {
 export interface DenoKvCheckpointerOptions extends KvStoreOptions {
   /** The core whose BM25 ranks {@link DenoKvCheckpointer.searchMessages}. Default: {@link loadCore}'s. */
   core?: Core | Promise<Core>;
+  /** A directory for the lock files of run claims (one per thread; Deno needs read and write
+   * permission there), e.g. beside a local database: `"data/engram.runs"`. With it, claims hold
+   * across processes and the checkpointer is `durable` (runs commit every step by default).
+   * Default: none — claims hold within this process only, and runs commit when they end. */
+  runLocks?: string;
 }
 
 /** A user id longer than this is keyed by its digest, so it and the longest thread id fit one key. */
@@ -70,14 +80,44 @@ export class DenoKvCheckpointer implements Checkpointer {
   readonly #prefix: KvKey;
   readonly #blobs: Blobs;
   readonly #core: Core | Promise<Core> | undefined;
+  readonly #steps: RunSteps;
+  readonly #claims: LockFileClaims | ProcessClaims;
   /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
   readonly incremental = true;
+  /** Whether runs commit every step by default: with `runLocks`, whose claims hold across
+   * processes (see {@link Checkpointer.durable}). */
+  readonly durable: boolean;
 
   constructor(kv: DenoKv, options: DenoKvCheckpointerOptions = {}) {
     this.#kv = checkKv(kv);
     this.#prefix = keyPrefix(options);
     this.#blobs = new Blobs(this.#kv, this.#prefix);
     this.#core = options.core;
+    this.#steps = new RunSteps(this.#kv, this.#prefix, this.#blobs, (threadId) => this.#counter(threadId));
+    this.#claims = options.runLocks === undefined ? new ProcessClaims() : new LockFileClaims(options.runLocks);
+    this.durable = options.runLocks !== undefined;
+  }
+
+  /** Claims the thread for one run (see {@link Checkpointer.claimThread}): with `runLocks`, a
+   * kernel lock on its lock file, released when the run ends or its process dies. */
+  async claimThread(threadId: string): Promise<ThreadClaim> {
+    checkThreadId(threadId);
+    return this.#claims.claim(threadId);
+  }
+
+  async putStep(threadId: string, step: RunStep): Promise<void> {
+    checkThreadId(threadId);
+    await this.#steps.put(threadId, step);
+  }
+
+  async getSteps(threadId: string): Promise<RunStep[]> {
+    checkThreadId(threadId);
+    return this.#steps.get(threadId);
+  }
+
+  async deleteSteps(threadId: string, runId: string): Promise<void> {
+    checkThreadId(threadId);
+    await this.#steps.delete(threadId, runId);
   }
 
   #head(threadId: string): KvKey {
@@ -199,6 +239,7 @@ export class DenoKvCheckpointer implements Checkpointer {
         if (!(await commit(op)).ok) continue;
         committed = true;
         await this.#dropReplaced(replacedDoc, retiredChain);
+        await this.#steps.dropBefore(threadId, next);
         return next;
       }
     } finally {
@@ -230,17 +271,23 @@ export class DenoKvCheckpointer implements Checkpointer {
     await commit(this.#kv.atomic().delete(this.#retiredChain(chain)));
   }
 
+  /** Deletes the thread, and drops its steps: its revision counter moves on (and stays). */
   async delete(threadId: string): Promise<void> {
     checkThreadId(threadId);
     for (;;) {
-      const [head, doc] = await guard(() => this.#kv.getMany<[Head, StoredText]>([this.#head(threadId), this.#doc(threadId)]));
-      if (head.value === null && doc.value === null) return;
+      const [head, doc, counter] = await guard(() =>
+        this.#kv.getMany<[Head, StoredText, number]>([this.#head(threadId), this.#doc(threadId), this.#counter(threadId)]),
+      );
+      const epoch = counter.value ?? 0;
+      if (head.value === null && doc.value === null && !(await this.#steps.any(threadId, epoch))) return;
       const op = this.#kv
         .atomic()
         .check({ key: this.#head(threadId), versionstamp: head.versionstamp })
         .check({ key: this.#doc(threadId), versionstamp: doc.versionstamp })
+        .check({ key: this.#counter(threadId), versionstamp: counter.versionstamp })
         .delete(this.#head(threadId))
-        .delete(this.#doc(threadId));
+        .delete(this.#doc(threadId))
+        .set(this.#counter(threadId), epoch + 1);
       const chain = head.value?.files?.chain;
       if (chain) op.set(this.#retiredChain(chain), Date.now());
       const owner = head.value?.userId;
@@ -249,6 +296,7 @@ export class DenoKvCheckpointer implements Checkpointer {
       if (docBlob) this.#blobs.retire(op, docBlob);
       if (!(await commit(op)).ok) continue;
       await this.#dropReplaced(docBlob, chain);
+      await this.#steps.dropBefore(threadId, epoch + 1);
       return;
     }
   }

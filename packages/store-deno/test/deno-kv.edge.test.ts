@@ -74,6 +74,20 @@ it("sweeps the parts a process staged before it died, short of the commit that n
   expect(await program.run("sweep", path)).toEqual({ swept: 2, value: null, thread: null, again: 0 });
 });
 
+it("holds a run's claim on a thread across processes until its process dies, with no timeout", async () => {
+  const path = program.database("claims");
+  const holder = program.start("hold", path, "t1");
+  try {
+    expect(await holder.line).toBe("held");
+    expect(await program.run("claim", path, "t1")).toBe("conflict");
+    expect(await program.run("claim", path, "t2")).toBe("ok");
+  } finally {
+    await holder.kill("SIGKILL");
+  }
+  // The kernel dropped the dead process's lock.
+  expect(await program.run("claim", path, "t1")).toBe("ok");
+});
+
 it("types Deno KV as Deno declares it: Deno.openKv() gives a DenoKv (deno check)", async () => {
   const types = join(import.meta.dirname, "../src/deno-kv.ts");
   await Promise.all([
