@@ -88,6 +88,23 @@ it("holds a run's claim on a thread across processes until its process dies, wit
   expect(await program.run("claim", path, "t1")).toBe("ok");
 });
 
+it("resumes a run whose process was killed mid-run from the steps it committed", async () => {
+  const path = program.database("durable");
+  const doomed = program.start("die-mid-run", path);
+  try {
+    // The model turn, the tool call and its result are committed; the run then waits on the model.
+    expect(await doomed.line).toBeGreaterThanOrEqual(3);
+  } finally {
+    await doomed.kill("SIGKILL");
+  }
+  const next = (await program.run("next-run", path)) as { answer: string; sent: string; stepsLeft: number };
+  expect(next.answer).toBe("Done.");
+  expect(next.sent).toContain("Write the notes.");
+  expect(next.sent).toContain("from the run that died");
+  expect(next.sent).toContain("Are the notes there?");
+  expect(next.stepsLeft).toBe(0);
+});
+
 it("types Deno KV as Deno declares it: Deno.openKv() gives a DenoKv (deno check)", async () => {
   const types = join(import.meta.dirname, "../src/deno-kv.ts");
   await Promise.all([
