@@ -1,15 +1,22 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-// One suite, run once per core; edge tests (workerd, Chromium) load the WASM build themselves.
-const suite = {
-  include: ["packages/*/test/**/*.test.ts"],
-  // `redactSecrets` is synchronous and needs a loaded core (WASM cannot load synchronously).
-  setupFiles: ["packages/engram/test/setup/core.ts"],
-  exclude: ["**/*.edge.test.ts", "**/node_modules/**"],
-};
+// Where a test file runs is decided by where it lives, never by a list of files:
+// - every package's suites run once per core (`native`, `wasm`): the library, the stores;
+// - the `engram` command's suites (packages/cli) run once, in the `cli` project, on the core an
+//   installed command loads in Node (native). They test the command — flags, configuration,
+//   exit codes, processes, terminals, rendering — and reach the core only through the library,
+//   whose behaviour the library's own suites check on both cores (docs/decisions/2026-11-29-test-suite-time.md);
+// - `*.edge.test.ts` files run in workerd and Chromium, which load the WASM build themselves.
+const CLI = "packages/cli/test/**/*.test.ts";
+const EDGE = "**/*.edge.test.ts";
+const excluded = [EDGE, "**/node_modules/**"];
+// `redactSecrets` is synchronous and needs a loaded core (WASM cannot load synchronously).
+const setupFiles = ["packages/engram/test/setup/core.ts"];
+const perCore = { include: ["packages/*/test/**/*.test.ts"], exclude: [...excluded, CLI], setupFiles };
 
 export default defineConfig({
   resolve: {
@@ -27,9 +34,24 @@ export default defineConfig({
     ],
   },
   test: {
+    // Vitest's default is one worker per core but one, a single worker on a 2-core machine; most
+    // of the slow files wait on the processes, servers and terminals they start.
+    maxWorkers: Math.max(2, availableParallelism()),
     projects: [
-      { extends: true, test: { ...suite, name: "native", env: { ENGRAM_CORE: "native" } } },
-      { extends: true, test: { ...suite, name: "wasm", env: { ENGRAM_CORE: "wasm" } } },
+      { extends: true, test: { ...perCore, name: "native", env: { ENGRAM_CORE: "native" } } },
+      { extends: true, test: { ...perCore, name: "wasm", env: { ENGRAM_CORE: "wasm" } } },
+      {
+        extends: true,
+        test: {
+          name: "cli",
+          include: [CLI],
+          exclude: excluded,
+          setupFiles,
+          // The command is bundled from its sources once per run, not transformed per process.
+          globalSetup: ["packages/cli/test/setup/command.ts"],
+          env: { ENGRAM_CORE: "native" },
+        },
+      },
       {
         test: {
           name: "edge",

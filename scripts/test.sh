@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: the hygiene gates first (fast, so a red run says why in seconds), then Rust
-# unit/property tests, the TypeScript suites on both cores, workerd and Chromium, the benchmark
+# unit/property tests, the TypeScript suites (the library's on both cores, the command's once: see
+# docs/decisions/2026-11-29-test-suite-time.md), workerd and Chromium, the benchmark
 # harness on a tiny corpus, and a warning-free typedoc build.
 # Run through `npm test`, which first runs scripts/setup.sh --test.
 set -euo pipefail
@@ -31,7 +32,7 @@ cargo test --workspace --exclude engram-node --exclude engram-wasm --quiet
 phase "fuzz: core property tests at scale (paths, glob, edit, regex, grep ceiling, redactor; ~60 s)"
 PROPTEST_CASES="${ENGRAM_FUZZ_CASES:-2000}" cargo test -p engram-core --test fuzz --quiet
 
-phase "vitest (native, wasm, edge)"
+phase "vitest (native, wasm, cli, edge)"
 "$bin/vitest" run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json
 
 phase "benchmark harness (tiny corpus: proves it runs and verifies; times mean nothing here)"

@@ -28,8 +28,7 @@ async function session<T>(fn: (agent: DeepAgent) => Promise<T>): Promise<T> {
   const kv = await openKv("data/engram.kv");
   const store = new DenoKvStore(kv);
   const agent = createDeepAgent(model, {
-    // Run claims are lock files in data/: each step of a run is committed as it happens.
-    checkpointer: new DenoKvCheckpointer(kv, { runLocks: "data/engram.runs" }),
+    checkpointer: new DenoKvCheckpointer(kv),
     backend: ({ userId, state }) =>
       new CompositeBackend(state, {
         "/memories/": new StoreBackend({ store, namespace: ["users", userId ?? "anonymous"] }),

@@ -18,7 +18,7 @@ import {
 } from "../../../examples/node/scripted-model-server.js";
 import { loadConfig } from "../src/config.js";
 import { Permissions, simpleCommands } from "../src/permissions.js";
-import { BIN, type Ran, cleanEnv, jsonLines, startEngram, tempDir } from "./helpers.js";
+import { isEngramCommandLine, type Ran, cleanEnv, jsonLines, startEngram, tempDir } from "./helpers.js";
 
 type Call = { name: string; args: Record<string, unknown> };
 
@@ -127,14 +127,13 @@ function parent(pid: number): number | undefined {
   }
 }
 
-/** The `engram` process running `pid`'s command. tsx runs the command's source in a child of
- * its own process (with its preflight module); the sandbox's forks of that child show the same
- * command line, so it is the topmost of them. */
+/** The `engram` process running `pid`'s command. The sandbox's forks of that process show the
+ * same command line, so it is the topmost of them (under tsx, the child running the source). */
 function engramProcessOf(pid: number): number {
   let found: number | undefined;
   for (let p = parent(pid); p !== undefined && p > 1; p = parent(p)) {
     const line = cmdline(p);
-    if (line.includes(BIN) && line.includes("preflight")) found = p;
+    if (isEngramCommandLine(line)) found = p;
     else if (found !== undefined) break;
   }
   if (found === undefined) throw new Error(`no engram process above ${pid}`);

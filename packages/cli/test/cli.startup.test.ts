@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { ENGRAM_ARGV, cleanEnv, tempDir } from "./helpers.js";
+import { SOURCE_ARGV, cleanEnv, tempDir } from "./helpers.js";
 
 const dir = tempDir("engram-cli-startup-");
 afterAll(() => dir.remove());
@@ -25,7 +25,7 @@ writeFileSync(register, `import { register } from "node:module";\nregister(${JSO
 
 /** The module URLs `engram <args>` resolved, and its stdout. */
 function resolvedBy(args: string[]): { urls: string[]; stdout: string } {
-  const [cmd, ...pre] = ENGRAM_ARGV as [string, ...string[]];
+  const [cmd, ...pre] = SOURCE_ARGV as [string, ...string[]];
   const r = spawnSync(cmd, [...pre, ...args], {
     env: cleanEnv({ NODE_OPTIONS: `--import ${pathToFileURL(register).href}`, ENGRAM_HOME: join(dir.path, "home") }),
     cwd: dir.path,

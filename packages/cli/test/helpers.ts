@@ -1,14 +1,14 @@
 /**
- * Spawning the `engram` command from its sources (`tsx packages/cli/src/bin.ts`, with `engram`
- * and `@engram/*` resolved to their sources too), bounded in
- * time, each test in its own temporary ENGRAM_HOME and working directory.
+ * Spawning the `engram` command built from its sources (see `setup/command.ts`: bundled once per
+ * run, each process started with plain `node`), bounded in time, each test in its own temporary
+ * ENGRAM_HOME and working directory.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, inject } from "vitest";
 import { type ScriptedModelServer, startScriptedModelServer } from "../../../examples/node/scripted-model-server.js";
 
 export const REPO = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -17,8 +17,21 @@ export const BIN = join(REPO, "packages/cli/src/bin.ts");
 /** tsx resolves `engram` and `@engram/*` to their sources through this file's `paths` (as vitest
  * does), so the command under test never runs against a stale build. */
 export const TSCONFIG = join(REPO, "tsconfig.check.json");
-/** The argv that runs the command from sources: `tsx --tsconfig … packages/cli/src/bin.ts`. */
-export const ENGRAM_ARGV = [TSX, "--tsconfig", TSCONFIG, BIN];
+/** The argv that runs the command from sources through tsx, module by module (for tests of what
+ * the command loads). */
+export const SOURCE_ARGV = [TSX, "--tsconfig", TSCONFIG, BIN];
+/** The command the `cli` project's global setup bundled from the sources; absent when these
+ * helpers run without that setup or with ENGRAM_TEST_CLI_SOURCES=1 (stack traces name the
+ * sources): then the command runs through tsx. */
+const bundled: string | undefined = process.env.ENGRAM_TEST_CLI_SOURCES ? undefined : inject("engramCommand");
+/** The argv that runs the command: `node <bundle>` (a third of tsx's start-up), else {@link SOURCE_ARGV}. */
+export const ENGRAM_ARGV = bundled === undefined ? SOURCE_ARGV : [process.execPath, bundled];
+
+/** Whether a process command line (`/proc/<pid>/cmdline`, NULs as spaces) is the `engram` command
+ * of {@link ENGRAM_ARGV}: the bundle, or tsx's child running the source (with its preflight). */
+export function isEngramCommandLine(line: string): boolean {
+  return bundled === undefined ? line.includes(BIN) && line.includes("preflight") : line.includes(bundled);
+}
 
 /** A fresh directory, removed by the returned function. */
 export function tempDir(prefix: string): { path: string; remove: () => void } {
@@ -26,7 +39,7 @@ export function tempDir(prefix: string): { path: string; remove: () => void } {
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
-/** The parent's environment without any ENGRAM_* setting (ENGRAM_CORE is kept: both cores run). */
+/** The parent's environment without any ENGRAM_* setting (ENGRAM_CORE, the project's core, is kept). */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("ENGRAM_") || k === "ENGRAM_CORE") env[k] = v;
