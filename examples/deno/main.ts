@@ -28,7 +28,8 @@ async function session<T>(fn: (agent: DeepAgent) => Promise<T>): Promise<T> {
   const kv = await openKv("data/engram.kv");
   const store = new DenoKvStore(kv);
   const agent = createDeepAgent(model, {
-    checkpointer: new DenoKvCheckpointer(kv),
+    // Run claims are lock files in data/: each step of a run is committed as it happens.
+    checkpointer: new DenoKvCheckpointer(kv, { runLocks: "data/engram.runs" }),
     backend: ({ userId, state }) =>
       new CompositeBackend(state, {
         "/memories/": new StoreBackend({ store, namespace: ["users", userId ?? "anonymous"] }),

@@ -100,7 +100,9 @@ export function shared(previous: WireBody, current: WireBody): Shared {
   const total = b.reduce((n, p) => n + p.text.length, 0);
   let same = 0;
   for (let i = 0; i < b.length; i++) {
-    const x = a[i]?.text ?? "";
+    // Past the previous request's end: everything after is new, nothing of it changed.
+    if (i >= a.length) return { share: same / total };
+    const x = (a[i] as Piece).text;
     const y = (b[i] as Piece).text;
     if (x === y) {
       same += y.length;

@@ -100,11 +100,11 @@ export function renderPromptSection(report: PromptReport): string[] {
     "call's name and arguments. A request's *share* is the part of its bytes — tools first, then the messages, each as the JSON",
     "it went over the wire — that repeats the previous request from its start: what a provider's prefix cache can serve.",
     "",
-    "| path | setup | turns | prompt tokens, ten-step run | per turn (first → last) | share of the previous turn, within the run (mean / min) | tools |",
-    "|---|---|---|---|---|---|---|",
+    "| path | setup | turns | prompt tokens, ten-step run | per turn (first → last) | share of the previous turn, within the run (mean / min) | turns repeating the previous request whole | tools |",
+    "|---|---|---|---|---|---|---|---|",
     ...report.rows.flatMap((r) => {
       const line = (setup: string, f: NonNullable<PromptRow["defaults"]>) =>
-        `| ${r.label} | ${setup} | ${f.steps} | ${f.totalTokens.toLocaleString("en-US")} | ${f.tokensPerStep[0]?.toLocaleString("en-US")} → ${f.tokensPerStep.at(-1)?.toLocaleString("en-US")} | ${pct(f.withinRun.mean)} / ${pct(f.withinRun.min)} | ${f.tools.length}${f.tools.includes("execute") ? " (execute)" : ""} |`;
+        `| ${r.label} | ${setup} | ${f.steps} | ${f.totalTokens.toLocaleString("en-US")} | ${f.tokensPerStep[0]?.toLocaleString("en-US")} → ${f.tokensPerStep.at(-1)?.toLocaleString("en-US")} | ${pct(f.withinRun.mean)} / ${pct(f.withinRun.min)} | ${f.withinRun.whole ?? "—"} of ${f.withinRun.pairs ?? "—"} | ${f.tools.length}${f.tools.includes("execute") ? " (execute)" : ""} |`;
       return r.defaults ? [line("defaults", r.defaults), line("AGENTS.md, 2 skills, 2 facts", r)] : [line("defaults", r)];
     }),
     "",

@@ -72,7 +72,9 @@ export interface PromptRow {
   tokensPerStep: number[];
   totalTokens: number;
   /** Each turn's share of the previous turn, from the second turn on. */
-  withinRun: { mean: number; min: number };
+  /** Each turn's share of the previous turn, from the second turn on; `whole`: how many turns
+   * repeat the previous request entirely (it is their prefix), of `pairs`. */
+  withinRun: { mean: number; min: number; whole: number; pairs: number };
   /** The tool names offered. */
   tools: string[];
   events: EventShare[];
@@ -86,12 +88,18 @@ const turns = (requests: readonly Recorded[]) => requests.filter((r) => r.turn);
 function runFigures(requests: readonly Recorded[]): Pick<PromptRow, "steps" | "tokensPerStep" | "totalTokens" | "withinRun" | "tools"> {
   const list = turns(requests);
   const tokensPerStep = list.map((r) => promptTokens(r.body));
-  const shares = list.slice(1).map((r, i) => shared((list[i] as Recorded).body, r.body).share);
+  const pairs = list.slice(1).map((r, i) => shared((list[i] as Recorded).body, r.body));
+  const shares = pairs.map((p) => p.share);
   return {
     steps: list.length,
     tokensPerStep,
     totalTokens: tokensPerStep.reduce((a, b) => a + b, 0),
-    withinRun: { mean: shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length), min: Math.min(...shares) },
+    withinRun: {
+      mean: shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length),
+      min: Math.min(...shares),
+      whole: pairs.filter((p) => p.firstChange === undefined).length,
+      pairs: pairs.length,
+    },
     tools: (list[0]?.body.tools ?? []).map((t) => t.function.name).sort(),
   };
 }
