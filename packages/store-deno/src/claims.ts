@@ -44,11 +44,12 @@ export class LockFileClaims {
       const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(threadId)));
       const name = Array.from(digest.subarray(0, 20), (b) => b.toString(16).padStart(2, "0")).join("");
       file = await deno.open(`${this.#dir}/${name}.lock`, { read: true, write: true, create: true });
+      if (typeof file.tryLock !== "function") throw new EngramError("invalid_config", "runLocks needs Deno 2.7 or later (FsFile.tryLock)");
       if (!(await file.tryLock(true))) throw threadBusy(threadId);
     } catch (e) {
       file?.close();
       await own.release();
-      throw EngramError.hasCode(e, "conflict") ? e : storeError(e);
+      throw storeError(e);
     }
     const held = file;
     let released = false;
