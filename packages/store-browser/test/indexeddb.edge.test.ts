@@ -117,7 +117,12 @@ it("resumes a run whose tab was closed mid-run from the steps it committed", asy
   // The model turn, the tool call and its result are committed; the run then waits on the model.
   await expect.poll(() => call(doomed, "durableSteps"), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
   await doomed.close();
-  const next = await call(page, "nextDurableRun");
+  let next = await call(page, "nextDurableRun");
+  for (let tries = 0; "busy" in next && tries < 100; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    next = await call(page, "nextDurableRun");
+  }
+  if ("busy" in next) throw new Error(`the closed tab's claim was never let go: ${next.busy}`);
   expect(next.answer).toBe("Done.");
   expect(next.sent).toContain("Write the notes.");
   expect(next.sent).toContain("from the run that died");
