@@ -27,6 +27,7 @@ import { memoryRefresh } from "./memory.js";
 import { boundaryRows } from "./boundary.js";
 import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
+import { durableRows } from "./durable.js";
 import { recallRows } from "./recall.js";
 import { measureAndSave, writeDocs as writePromptDocs } from "./prompt/main.js";
 import { sandboxRows } from "./sandbox.js";
@@ -495,6 +496,7 @@ async function measureRows(
     );
   }
   results.push(...growthRows([native, wasm], wanted, quick));
+  results.push(...(await durableRows(wanted, quick)));
   results.push(...(await recallRows({ native, wasm }, wanted, quick, log)));
   results.push(...(await toolRows(corpus, [native, wasm], wanted, quick)));
   results.push(...(await boundaryRows([native, wasm], corpus, wanted, quick)));

@@ -19,14 +19,16 @@ export class Child {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   #waiters: (() => void)[] = [];
 
-  constructor(script: string, args: string[]) {
+  constructor(script: string, args: string[], env: Record<string, string> = {}) {
     // `node --import tsx`, not the tsx wrapper: SIGKILL must reach the process doing the writes
     // (killing the wrapper would leave the writer running as an orphan).
     // tsx resolves `engram` and `@engram/*` to their sources (as vitest does), never a stale build.
-    this.proc = spawn(process.execPath, ["--import", "tsx", script, ...args], {
+    // A bundle (`.mjs`) runs with plain node.
+    const argv = script.endsWith(".mjs") ? [script, ...args] : ["--import", "tsx", script, ...args];
+    this.proc = spawn(process.execPath, argv, {
       cwd: root,
       stdio: ["pipe", "pipe", "pipe"],
-      env: { ...process.env, TSX_TSCONFIG_PATH: join(root, "tsconfig.check.json") },
+      env: { ...process.env, TSX_TSCONFIG_PATH: join(root, "tsconfig.check.json"), ...env },
     });
     let buf = "";
     this.proc.stdout?.setEncoding("utf8").on("data", (d: string) => {

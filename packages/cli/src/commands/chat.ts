@@ -16,6 +16,7 @@ import { inert, inertLines, jsonText } from "../render.js";
 import { EventRenderer, callTarget } from "../terminal.js";
 import { newThreadId, threadIdProblem } from "../threads-id.js";
 import { UserThreads } from "../user-threads.js";
+import { runState, runStateNote } from "../interrupted-run.js";
 import { openSession } from "./open.js";
 
 /** Options of `engram chat`. */
@@ -258,6 +259,13 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
       print(c.yellow("this thread waits for a review"));
       const decisions = await review(waiting);
       if (decisions) await runTurn(resume(decisions));
+    } else {
+      // A run that died under way goes on from its last committed step before anything new.
+      const run = await runState(storage.checkpointer, threadKey, (await storage.checkpointer.get(threadKey))?.revision);
+      if (run?.state === "interrupted") {
+        print(c.yellow(`this thread's run was ${runStateNote(run)}: resuming it`));
+        await runTurn({ messages: [] });
+      }
     }
     while (!exitRequested) {
       const asked = await input.ask(c.bold(c.cyan("› ")));

@@ -13,6 +13,7 @@ import { closeAgent, openAgent } from "../runtime.js";
 import { EventRenderer } from "../terminal.js";
 import { newThreadId, threadIdProblem } from "../threads-id.js";
 import { UserThreads } from "../user-threads.js";
+import { runState, runStateNote } from "../interrupted-run.js";
 import { openSession } from "./open.js";
 
 /** Options of `engram run`. */
@@ -112,6 +113,15 @@ export async function runCommand(ctx: Context, taskWords: string[], options: Run
       input = resume(decide(saved.interrupt, options.yes === true, permissions) ?? {});
       if (options.json) emit({ type: "review", decisions: (input as { resume: unknown }).resume });
       if (task !== "") ctx.error("the pending review is decided first; the task is not sent (run it again)");
+    } else if (
+      task === "" &&
+      options.thread !== undefined &&
+      (await runState(storage.checkpointer, threadKey, saved?.revision))?.state === "interrupted"
+    ) {
+      // A run that died under way: it goes on from its last committed step.
+      const run = await runState(storage.checkpointer, threadKey, saved?.revision);
+      if (run) warn(`resuming thread ${threadId}: its run was ${runStateNote(run)}`);
+      input = { messages: [] };
     } else {
       // Asked to decide a review on a thread the user does not have (another user's, or none).
       if (!saved && task === "" && options.thread !== undefined && (options.yes || options.deny))

@@ -9,6 +9,7 @@ import { EXIT, describeError } from "../exit.js";
 import { inert, inertLines, jsonText } from "../render.js";
 import type { Storage } from "../runtime.js";
 import { UserThreads } from "../user-threads.js";
+import { runState } from "../interrupted-run.js";
 import { chatCommand } from "./chat.js";
 import { withStorage } from "./open.js";
 
@@ -57,7 +58,8 @@ export async function threadsList(ctx: Context, options: { json?: boolean; limit
       const cp = await readListed(ctx, storage, t.threadId, t.key);
       if (!cp) continue;
       const { key: _key, ...info } = t;
-      rows.push({ ...info, messages: cp.messages.length, preview: preview(cp) });
+      const run = await runState(storage.checkpointer, t.key, cp.revision);
+      rows.push({ ...info, messages: cp.messages.length, ...(run && { run }), preview: preview(cp) });
     }
     if (options.json) {
       for (const r of rows) ctx.stdout.write(`${jsonText(r)}\n`);
@@ -67,7 +69,13 @@ export async function threadsList(ctx: Context, options: { json?: boolean; limit
     if (rows.length === 0) ctx.stdout.write(c.dim("no threads yet\n"));
     for (const r of rows) {
       const when = new Date(r.savedAt).toISOString().replace("T", " ").slice(0, 19);
-      const wait = r.interrupted ? c.yellow(" [waits for review]") : "";
+      const wait = r.interrupted
+        ? c.yellow(" [waits for review]")
+        : r.run
+          ? c.yellow(
+              ` [${r.run.state === "interrupted" ? `interrupted (step ${r.run.step}): engram threads resume ${inert(r.threadId)}` : "running"}]`,
+            )
+          : "";
       ctx.stdout.write(`${c.bold(inert(r.threadId))}  ${c.dim(when)}  ${r.messages} msgs${wait}  ${r.preview}\n`);
     }
     if (more > 0) ctx.stdout.write(c.dim(`… ${more} more (--limit)\n`));
@@ -122,7 +130,7 @@ export function lastTurns(messages: readonly Message[], turns: number): Message[
 }
 
 /** `engram threads resume <id>`: the thread's last turns (inert, as `threads show` prints them),
- * then `chat` on it (a pending review is asked first). */
+ * then `chat` on it (a pending review is asked first; a run that died under way goes on first). */
 export async function threadsResume(ctx: Context, id: string): Promise<number> {
   const found = await withStorage(ctx, async (storage) => {
     const thread = await userThreads(ctx).find(storage.checkpointer, id);

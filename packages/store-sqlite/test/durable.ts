@@ -1,0 +1,279 @@
+/**
+ * The crash tests of durable runs, for one durable checkpointer (SQLite or PostgreSQL): real
+ * processes (`engram/test/fixtures/agent/durable-run.ts`, bundled once so each starts with plain node) over a real
+ * HTTP model server that counts requests, killed with SIGKILL at random moments.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { build } from "esbuild";
+import { type Checkpoint, type Checkpointer, type Message, StateBackend, loadCore } from "engram";
+import { checkpointFiles } from "engram/kit";
+import { prng } from "engram/testing";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type ScriptedModelServer, startScriptedModelServer } from "../../../examples/node/scripted-model-server.js";
+import { OPEN_TOOLS, type OpenTools, adoptSteps } from "../../engram/src/agent/step-log.js";
+import type { RunStep } from "../../engram/src/agent/run-steps.js";
+import { Child } from "./helpers.js";
+
+const root = join(import.meta.dirname, "../../..");
+/** Steps of the scripted run: each calls `record` and writes `/notes/<step>.md`. */
+const STEPS = 20;
+
+type Opened = Checkpointer & {
+  getSteps(threadId: string): Promise<RunStep[]>;
+  close(): unknown;
+};
+
+/** What a run process printed last. */
+interface RunResult {
+  started: string[];
+  adopted: boolean;
+  stopReason?: string;
+  messages?: Message[];
+  error?: string;
+}
+
+/** Bundles the run fixture (engram and the stores from their sources) into one ES module. */
+async function bundleFixture(): Promise<string> {
+  // Inside the repository, where its externals (better-sqlite3, pg, the core) resolve.
+  const dir = join(root, ".tmp", "durable-run", `${process.pid}-${Date.now()}`);
+  mkdirSync(dir, { recursive: true });
+  const outfile = join(dir, "durable-run.mjs");
+  await build({
+    entryPoints: [join(root, "packages/engram/test/fixtures/agent/durable-run.ts")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    tsconfig: join(root, "tsconfig.check.json"),
+    external: ["@engram/native", "@engram/wasm", "better-sqlite3", "pg", "pg-native", "node-llama-cpp", "@ai-sdk/*", "js-tiktoken"],
+    banner: { js: 'import { createRequire as engramRequire } from "node:module"; const require = engramRequire(import.meta.url);' },
+    logLevel: "error",
+  });
+  return outfile;
+}
+
+/**
+ * Registers the crash tests. `target` names the database of a test (a file, or `url#schema`);
+ * `open` opens a checkpointer on it.
+ */
+export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () => string, open: (target: string) => Opened): void {
+  let server: ScriptedModelServer;
+  let bundle: string;
+  /** The steps the model was asked for, in order (this trial's). */
+  let asked: number[] = [];
+  let reference: { messages: Message[]; files: Record<string, string>; ms: number };
+  const core = loadCore();
+
+  beforeAll(async () => {
+    mkdirSync(dir, { recursive: true });
+    bundle = await bundleFixture();
+    server = await startScriptedModelServer(
+      (request) => {
+        const step = request.messages.filter((m) => m.role === "tool").length / 2;
+        asked.push(step);
+        if (step >= STEPS) return { text: "finished" };
+        return {
+          toolCalls: [
+            { id: `rec-${step}`, name: "record", args: { step } },
+            { id: `w-${step}`, name: "write_file", args: { file_path: `/notes/${step}.md`, content: `note ${step}\n` } },
+          ],
+        };
+      },
+      { chunkDelayMs: 1 },
+    );
+    // The uninterrupted run every trial must end as, and how long it runs once its process is up.
+    const effects = join(dir, "effects-reference");
+    writeFileSync(effects, "");
+    const child = spawnRun("reference", effects, "start");
+    await child.waitFor((l) => l === '"ready"');
+    const t0 = performance.now();
+    const whole = await resultOf(child);
+    const ms = performance.now() - t0;
+    expect(whole.stopReason).toBe("done");
+    reference = { messages: whole.messages ?? [], files: await filesOf("reference"), ms };
+    expect(Object.keys(reference.files)).toHaveLength(STEPS);
+  }, 120_000);
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+    if (bundle) rmSync(dirname(bundle), { recursive: true, force: true });
+  });
+
+  const spawnRun = (thread: string, effects: string, mode: "start" | "resume", env: Record<string, string> = {}) =>
+    new Child(bundle, [kind, target(), thread, server.baseURL, effects, mode], env);
+
+  async function resultOf(child: Child): Promise<RunResult> {
+    const { code } = await child.exited;
+    if (code !== 0) throw new Error(`run process failed (${code}): ${child.stderr}`);
+    return JSON.parse(child.lines.at(-1) as string) as RunResult;
+  }
+
+  async function runToEnd(thread: string, effects: string, mode: "start" | "resume"): Promise<RunResult> {
+    writeFileSync(effects, "", { flag: "a" });
+    return resultOf(spawnRun(thread, effects, mode));
+  }
+
+  /** The thread's notes as its checkpoint holds them. */
+  async function filesOf(thread: string): Promise<Record<string, string>> {
+    const cp = open(target());
+    try {
+      const saved = await cp.get(thread);
+      const bytes = saved && checkpointFiles(saved, await core);
+      const state = bytes ? await StateBackend.restore(bytes, { core: await core }) : new StateBackend({ core: await core });
+      const files: Record<string, string> = {};
+      for (let i = 0; i < STEPS; i++) {
+        const read = await state.read(`/notes/${i}.md`);
+        if (!read.error) files[`/notes/${i}.md`] = read.content ?? "";
+      }
+      return files;
+    } finally {
+      await cp.close();
+    }
+  }
+
+  /** What was committed when the process died: the checkpoint with the dead run's steps. */
+  async function committed(thread: string): Promise<{ state: Checkpoint | undefined; steps: number }> {
+    const cp = open(target());
+    try {
+      const saved = await cp.get(thread);
+      const adopted = adoptSteps(saved, await cp.getSteps(thread), await core);
+      return { state: adopted?.checkpoint ?? saved, steps: adopted?.steps ?? 0 };
+    } finally {
+      await cp.close();
+    }
+  }
+
+  /** The ids of the tool calls whose result is committed in `state`. */
+  const resultsIn = (state: Checkpoint | undefined) =>
+    new Set([
+      ...(state?.messages ?? []).flatMap((m) => (m.role === "tool" && m.toolCallId ? [m.toolCallId] : [])),
+      ...Object.keys((state?.data[OPEN_TOOLS] as OpenTools | undefined)?.done ?? {}),
+    ]);
+
+  /** The final thread equals the uninterrupted run's, but for the notice of an interrupted call
+   * (whose file, for a write, may be missing). Returns the calls answered with the notice. */
+  async function sameAsReference(thread: string, messages: Message[]): Promise<string[]> {
+    expect(messages.length).toBe(reference.messages.length);
+    const noticed: string[] = [];
+    messages.forEach((m, i) => {
+      if (m.role === "tool" && m.content.includes("was interrupted")) {
+        expect(m.content).toContain("may or may not have taken effect");
+        expect(m.toolCallId).toBe(reference.messages[i]?.toolCallId);
+        noticed.push(m.toolCallId as string);
+      } else expect(m).toEqual(reference.messages[i]);
+    });
+    const files = await filesOf(thread);
+    for (const [path, text] of Object.entries(reference.files)) {
+      const step = Number(path.match(/\d+/)?.[0]);
+      if (files[path] === undefined && noticed.includes(`w-${step}`)) continue;
+      expect(files[path]).toBe(text);
+    }
+    return noticed;
+  }
+
+  it(`${kind}: a 20-step run killed with SIGKILL at random moments (50 trials) resumes without repeating anything completed`, async () => {
+    const rand = prng(kind === "sqlite" ? 36 : 63);
+    const tally = {
+      trials: 0,
+      nothingCommitted: 0,
+      finishedBeforeKill: 0,
+      inFlightRequestLost: 0,
+      notices: 0,
+      adopted: 0,
+      stepsAtKill: [] as number[],
+    };
+    for (let trial = 0; trial < 50; trial++) {
+      const thread = `crash-${trial}`;
+      const effects = join(dir, `effects-${trial}`);
+      writeFileSync(effects, "");
+      asked = [];
+      const child = spawnRun(thread, effects, "start");
+      await child.waitFor((l) => l === '"ready"');
+      await new Promise((r) => setTimeout(r, rand() * reference.ms));
+      child.kill();
+      await child.exited;
+      const before = [...asked];
+      const atKill = await committed(thread);
+      const responses = (atKill.state?.messages ?? []).filter((m) => m.role === "assistant").length;
+      const doneAtKill = resultsIn(atKill.state);
+      tally.stepsAtKill.push(atKill.steps);
+      if (atKill.steps === 0 && atKill.state?.messages.at(-1)?.content === "finished") {
+        tally.finishedBeforeKill++;
+        continue;
+      }
+      // Killed before its first step was committed: nothing of the run exists, it is run again.
+      if (!atKill.state) tally.nothingCommitted++;
+      asked = [];
+      const resumed = await runToEnd(thread, effects, atKill.state ? "resume" : "start");
+      expect(resumed.error).toBeUndefined();
+      expect(resumed.stopReason).toBe("done");
+      if (resumed.adopted) tally.adopted++;
+      // No model request whose answer was committed is made again: the resumed run asks only
+      // for steps from the first uncommitted answer on.
+      for (const step of asked) expect(step).toBeGreaterThanOrEqual(responses);
+      if (asked[0] !== undefined && before.includes(asked[0])) tally.inFlightRequestLost++;
+      // No tool runs twice; the stream starts no call whose result was committed.
+      const lines = readFileSync(effects, "utf8").split("\n").filter(Boolean);
+      expect(new Set(lines).size).toBe(lines.length);
+      for (const id of resumed.started) expect(doneAtKill.has(id)).toBe(false);
+      tally.notices += (await sameAsReference(thread, resumed.messages ?? [])).length;
+      tally.trials++;
+    }
+    console.log(
+      `${kind} crash trials (a run takes ${Math.round(reference.ms)} ms): ${JSON.stringify({ ...tally, stepsAtKill: undefined })}`,
+    );
+    // The kills landed across the run, not all before it or after it.
+    expect(tally.trials).toBeGreaterThanOrEqual(25);
+    expect(Math.max(...tally.stepsAtKill)).toBeGreaterThan(20);
+  }, 600_000);
+
+  it(`${kind}: two processes racing to resume a dead run — exactly one adopts it`, async () => {
+    for (let round = 0; round < 3; round++) {
+      const thread = `race-${round}`;
+      const effects = join(dir, `effects-race-${round}`);
+      writeFileSync(effects, "");
+      asked = [];
+      const child = spawnRun(thread, effects, "start");
+      await child.waitFor((l) => l === '"ready"');
+      while (asked.length < 6 + round * 4) await new Promise((r) => setTimeout(r, 2));
+      child.kill();
+      await child.exited;
+      const racers = [0, 1].map(() => spawnRun(thread, effects, "resume", { DURABLE_WAIT_GO: "1" }));
+      await Promise.all(racers.map((r) => r.waitFor((l) => l === '"ready"')));
+      for (const r of racers) r.send("go");
+      const results = await Promise.all(racers.map(resultOf));
+      expect(results.filter((r) => r.adopted)).toHaveLength(1);
+      // The other was refused while the adopter held the thread, or came after it had ended.
+      const other = results.find((r) => !r.adopted) as RunResult;
+      if (other.error !== undefined) expect(other.error).toBe("conflict");
+      const winner = results.find((r) => r.adopted) as RunResult;
+      await sameAsReference(thread, winner.messages ?? []);
+      const lines = readFileSync(effects, "utf8").split("\n").filter(Boolean);
+      expect(new Set(lines).size).toBe(lines.length);
+    }
+  }, 120_000);
+
+  it(`${kind}: a live run stopped (SIGSTOP) longer than any timeout is never adopted`, async () => {
+    const thread = "stopped";
+    const effects = join(dir, "effects-stopped");
+    writeFileSync(effects, "");
+    asked = [];
+    const owner = spawnRun(thread, effects, "start");
+    await owner.waitFor((l) => l === '"ready"');
+    while (asked.length < 5) await new Promise((r) => setTimeout(r, 2));
+    owner.proc.kill("SIGSTOP");
+    try {
+      // Longer than SQLite's busy timeout (5 s) and anything else that waits.
+      await new Promise((r) => setTimeout(r, 6000));
+      const other = await runToEnd(thread, effects, "resume");
+      expect(other).toMatchObject({ error: "conflict", adopted: false, started: [] });
+    } finally {
+      owner.proc.kill("SIGCONT");
+    }
+    const result = await resultOf(owner);
+    expect(result.stopReason).toBe("done");
+    expect(await sameAsReference(thread, result.messages ?? [])).toEqual([]);
+  }, 60_000);
+}
