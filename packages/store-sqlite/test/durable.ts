@@ -61,8 +61,9 @@ async function bundleFixture(): Promise<string> {
 export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () => string, open: (target: string) => Opened): void {
   let server: ScriptedModelServer;
   let bundle: string;
-  /** The steps the model was asked for, in order (this trial's). */
-  let asked: number[] = [];
+  /** The steps the model was asked for, in order, by thread (the request's model name). */
+  const asked = new Map<string, number[]>();
+  const askedOf = (thread: string) => asked.get(thread) ?? [];
   let reference: { messages: Message[]; files: Record<string, string>; ms: number };
   const core = loadCore();
 
@@ -72,7 +73,7 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
     server = await startScriptedModelServer(
       (request) => {
         const step = request.messages.filter((m) => m.role === "tool").length / 2;
-        asked.push(step);
+        asked.set(request.model, [...askedOf(request.model), step]);
         if (step >= STEPS) return { text: "finished" };
         return {
           toolCalls: [
@@ -184,43 +185,50 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
       adopted: 0,
       stepsAtKill: [] as number[],
     };
-    for (let trial = 0; trial < 50; trial++) {
-      const thread = `crash-${trial}`;
-      const effects = join(dir, `effects-${trial}`);
+    const trial = async (n: number) => {
+      const thread = `crash-${n}`;
+      const effects = join(dir, `effects-${n}`);
       writeFileSync(effects, "");
-      asked = [];
+      asked.set(thread, []);
       const child = spawnRun(thread, effects, "start");
       await child.waitFor((l) => l === '"ready"');
       await new Promise((r) => setTimeout(r, rand() * reference.ms));
       child.kill();
       await child.exited;
-      const before = [...asked];
+      const before = askedOf(thread);
       const atKill = await committed(thread);
       const responses = (atKill.state?.messages ?? []).filter((m) => m.role === "assistant").length;
       const doneAtKill = resultsIn(atKill.state);
       tally.stepsAtKill.push(atKill.steps);
       if (atKill.steps === 0 && atKill.state?.messages.at(-1)?.content === "finished") {
         tally.finishedBeforeKill++;
-        continue;
+        return;
       }
       // Killed before its first step was committed: nothing of the run exists, it is run again.
       if (!atKill.state) tally.nothingCommitted++;
-      asked = [];
+      asked.set(thread, []);
       const resumed = await runToEnd(thread, effects, atKill.state ? "resume" : "start");
       expect(resumed.error).toBeUndefined();
       expect(resumed.stopReason).toBe("done");
       if (resumed.adopted) tally.adopted++;
       // No model request whose answer was committed is made again: the resumed run asks only
       // for steps from the first uncommitted answer on.
-      for (const step of asked) expect(step).toBeGreaterThanOrEqual(responses);
-      if (asked[0] !== undefined && before.includes(asked[0])) tally.inFlightRequestLost++;
+      const after = askedOf(thread);
+      for (const step of after) expect(step).toBeGreaterThanOrEqual(responses);
+      if (after[0] !== undefined && before.includes(after[0])) tally.inFlightRequestLost++;
       // No tool runs twice; the stream starts no call whose result was committed.
       const lines = readFileSync(effects, "utf8").split("\n").filter(Boolean);
       expect(new Set(lines).size).toBe(lines.length);
       for (const id of resumed.started) expect(doneAtKill.has(id)).toBe(false);
       tally.notices += (await sameAsReference(thread, resumed.messages ?? [])).length;
       tally.trials++;
-    }
+    };
+    // Two trials at a time (each its own thread and processes): the machine waits on processes.
+    await Promise.all(
+      [0, 1].map(async (lane) => {
+        for (let n = lane; n < 50; n += 2) await trial(n);
+      }),
+    );
     console.log(
       `${kind} crash trials (a run takes ${Math.round(reference.ms)} ms): ${JSON.stringify({ ...tally, stepsAtKill: undefined })}`,
     );
@@ -234,10 +242,10 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
       const thread = `race-${round}`;
       const effects = join(dir, `effects-race-${round}`);
       writeFileSync(effects, "");
-      asked = [];
+      asked.set(thread, []);
       const child = spawnRun(thread, effects, "start");
       await child.waitFor((l) => l === '"ready"');
-      while (asked.length < 6 + round * 4) await new Promise((r) => setTimeout(r, 2));
+      while (askedOf(thread).length < 6 + round * 4) await new Promise((r) => setTimeout(r, 2));
       child.kill();
       await child.exited;
       const racers = [0, 1].map(() => spawnRun(thread, effects, "resume", { DURABLE_WAIT_GO: "1" }));
@@ -259,10 +267,10 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
     const thread = "stopped";
     const effects = join(dir, "effects-stopped");
     writeFileSync(effects, "");
-    asked = [];
+    asked.set(thread, []);
     const owner = spawnRun(thread, effects, "start");
     await owner.waitFor((l) => l === '"ready"');
-    while (asked.length < 5) await new Promise((r) => setTimeout(r, 2));
+    while (askedOf(thread).length < 5) await new Promise((r) => setTimeout(r, 2));
     owner.proc.kill("SIGSTOP");
     try {
       // Longer than SQLite's busy timeout (5 s) and anything else that waits.
