@@ -604,7 +604,7 @@ async function main() {
     log(`merged with ${earlier.file}: ${results.length} rows measured now, ${report.workloads.length - results.length} kept`);
   }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  if (!only) await measureAndSave(out, log);
+  if (!only) await measureAndSave(out, log, quick);
   if (docs) writeDocs(report, out);
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)

@@ -22,9 +22,9 @@ export function newest<T>(dir: string, suffix: string): T | undefined {
   return name ? (JSON.parse(readFileSync(join(dir, name), "utf8")) as T) : undefined;
 }
 
-/** Measures the prompt rows and saves them in `out`. */
-export async function measureAndSave(out: string, log: (m: string) => void): Promise<PromptReport> {
-  const report = await measurePromptRows(await loadCore({ core: "native" }), repo, log);
+/** Measures the prompt rows and saves them in `out` (`quick`: see {@link measurePromptRows}). */
+export async function measureAndSave(out: string, log: (m: string) => void, quick = false): Promise<PromptReport> {
+  const report = await measurePromptRows(await loadCore({ core: "native" }), repo, log, quick);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, `${report.date.slice(0, 10)}-prompt.json`), `${JSON.stringify(report, null, 2)}\n`);
   return report;

@@ -163,9 +163,9 @@ export async function oursRow(path: OursPath, core: Core): Promise<PromptRow> {
     const next = async (event: string, changes: Part, change: () => unknown | Promise<unknown>, a = main) => {
       await change();
       const before = server.requests.length;
-      const list = await run(a, `${TASK} (again, after: ${event})`);
-      const after = list.find((_, i) => i >= 0 && server.requests.indexOf(list[i] as Recorded) >= before) as Recorded;
-      events.push(eventShare(event, changes, last, after));
+      await run(a, `${TASK} (again, after: ${event})`);
+      const list = turns(server.requests.slice(before));
+      events.push(eventShare(event, changes, last, list[0] as Recorded));
       last = list.at(-1) as Recorded;
     };
     await next("the next run of the thread", "conversation", () => undefined);
