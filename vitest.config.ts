@@ -37,6 +37,10 @@ export default defineConfig({
     // Vitest's default is one worker per core but one, a single worker on a 2-core machine; most
     // of the slow files wait on the processes, servers and terminals they start.
     maxWorkers: Math.max(2, availableParallelism()),
+    // Two files share each core: a test that takes 3 s alone may take 6 s beside another. Time
+    // limits stop hung tests; speed is measured by the benches, never by a test's timeout.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
     projects: [
       { extends: true, test: { ...perCore, name: "native", env: { ENGRAM_CORE: "native" } } },
       { extends: true, test: { ...perCore, name: "wasm", env: { ENGRAM_CORE: "wasm" } } },
