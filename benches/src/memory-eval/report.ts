@@ -104,3 +104,17 @@ export function renderMarkdown(report: EvalReport): string {
 function escapeCell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\s+/g, " ").trim();
 }
+
+/** The markers of the evaluation's own section of docs/benchmarks.md. */
+const SECTION_START = "<!-- memory-eval:start -->";
+const SECTION_END = "<!-- memory-eval:end -->";
+
+/** `page` with the memory evaluation's section (between its markers) replaced by `markdown`, or
+ * appended when the page has none. */
+export function withSection(page: string, markdown: string): string {
+  const section = `${SECTION_START}\n## Long-term memory evaluation\n\n${markdown.trim()}\n${SECTION_END}`;
+  const start = page.indexOf(SECTION_START);
+  const end = page.indexOf(SECTION_END);
+  if (start >= 0 && end > start) return page.slice(0, start) + section + page.slice(end + SECTION_END.length);
+  return `${page.trimEnd()}\n\n${section}\n`;
+}

@@ -38,8 +38,8 @@ import {
   createDeepAgent,
 } from "../../../packages/engram/src/index.js";
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
-import { renderMarkdown, summarize, type CaseResult, type Config, CONFIGS, type EvalReport } from "./report.js";
-import { type EvalCase, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
+import { type CaseResult, CONFIGS, type Config, type EvalReport, renderMarkdown, summarize, withSection } from "./report.js";
+import { type EvalCase, interleave, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -208,29 +208,8 @@ async function runCase(model: ChatModel, c: EvalCase, askedAt: string, config: C
   return result;
 }
 
-/** `cases` taken one per category in turn (knowledge updates first), each category in file order. */
-export function interleave(cases: readonly EvalCase[]): EvalCase[] {
-  const order = ["knowledge-update", "multi-session", "single-session", "preference", "temporal", "abstention"];
-  const queues = order.map((category) => cases.filter((c) => c.category === category));
-  const out: EvalCase[] = [];
-  while (queues.some((q) => q.length > 0)) for (const q of queues) if (q.length > 0) out.push(q.shift() as EvalCase);
-  return out;
-}
-
-/** Where the results go on the bench page: between these markers in docs/benchmarks.md. */
+/** The bench page, where the evaluation writes its own section. */
 const DOCS_PAGE = join(repo, "docs", "benchmarks.md");
-const SECTION_START = "<!-- memory-eval:start -->";
-const SECTION_END = "<!-- memory-eval:end -->";
-
-/** `page` with the memory evaluation's section (between its markers) replaced by `markdown`, or
- * appended when the page has none. */
-export function withSection(page: string, markdown: string): string {
-  const section = `${SECTION_START}\n## Long-term memory evaluation\n\n${markdown.trim()}\n${SECTION_END}`;
-  const start = page.indexOf(SECTION_START);
-  const end = page.indexOf(SECTION_END);
-  if (start >= 0 && end > start) return page.slice(0, start) + section + page.slice(end + SECTION_END.length);
-  return `${page.trimEnd()}\n\n${section}\n`;
-}
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -240,8 +219,9 @@ async function main() {
     const file = argv[render + 1];
     if (!file) throw new Error("--render needs a results file");
     const saved = JSON.parse(readFileSync(file, "utf8")) as EvalReport;
+    writeFileSync(file.replace(/\.json$/, ".md"), renderMarkdown(saved));
     writeFileSync(DOCS_PAGE, withSection(readFileSync(DOCS_PAGE, "utf8"), renderMarkdown(saved)));
-    process.stderr.write(`[memory-eval] docs/benchmarks.md: section rendered from ${file}\n`);
+    process.stderr.write(`[memory-eval] docs/benchmarks.md and the .md beside ${file}: rendered from it\n`);
     return;
   }
   const a = parseArgs(argv);

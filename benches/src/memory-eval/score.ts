@@ -170,3 +170,12 @@ function compiles(source: string, field: string, fail: (m: string) => never): vo
     fail(`\`${field}\`: ${JSON.stringify(source)} is not a valid regular expression (${e instanceof Error ? e.message : String(e)})`);
   }
 }
+
+/** `cases` taken one per category in turn (knowledge updates first), each category in file order. */
+export function interleave(cases: readonly EvalCase[]): EvalCase[] {
+  const order: readonly Category[] = ["knowledge-update", "multi-session", "single-session", "preference", "temporal", "abstention"];
+  const queues = order.map((category) => cases.filter((c) => c.category === category));
+  const out: EvalCase[] = [];
+  while (queues.some((q) => q.length > 0)) for (const q of queues) if (q.length > 0) out.push(q.shift() as EvalCase);
+  return out;
+}

@@ -5,8 +5,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type CaseResult, renderMarkdown, summarize } from "../../../benches/src/memory-eval/report.js";
-import { CATEGORIES, EvalSetError, isRefusal, parseEvalSet, scoreAnswer, supersededIn } from "../../../benches/src/memory-eval/score.js";
+import { type CaseResult, renderMarkdown, summarize, withSection } from "../../../benches/src/memory-eval/report.js";
+import {
+  CATEGORIES,
+  EvalSetError,
+  interleave,
+  isRefusal,
+  parseEvalSet,
+  scoreAnswer,
+  supersededIn,
+} from "../../../benches/src/memory-eval/score.js";
 
 const FILE = join(import.meta.dirname, "../../../benches/memory-eval/cases.json");
 const raw = () => JSON.parse(readFileSync(FILE, "utf8")) as { askedAt: string; cases: Record<string, unknown>[] };
@@ -163,7 +171,6 @@ describe("the report", () => {
 
 describe("the runner's order and page section", () => {
   it("takes the cases round-robin over the categories, so any prefix of a run covers them", async () => {
-    const { interleave } = await import("../../../benches/src/memory-eval/run.js");
     const order = interleave(set.cases.filter((c) => c.smoke));
     expect(order).toHaveLength(20);
     expect(new Set(order.slice(0, CATEGORIES.length).map((c) => c.category)).size).toBe(CATEGORIES.length);
@@ -171,7 +178,6 @@ describe("the runner's order and page section", () => {
   });
 
   it("writes its own section of the bench page, replacing the previous one", async () => {
-    const { withSection } = await import("../../../benches/src/memory-eval/run.js");
     const once = withSection("# Benchmarks\n\nrows\n", "| a |\n");
     expect(once).toBe(
       "# Benchmarks\n\nrows\n\n<!-- memory-eval:start -->\n## Long-term memory evaluation\n\n| a |\n<!-- memory-eval:end -->\n",
