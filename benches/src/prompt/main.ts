@@ -3,12 +3,13 @@
  * --only prompt` measures), saved as `<out>/<date>-prompt.json`; docs/benchmarks.md is then
  * rendered from the newest results of size medium in `<out>` with these rows.
  */
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCore } from "engram";
 import { renderDocs } from "../report.js";
 import type { BenchReport } from "../results.js";
+import type { LlamaRow } from "./render.js";
 import { type PromptReport, measurePromptRows } from "./rows.js";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -30,10 +31,21 @@ export async function measureAndSave(out: string, log: (m: string) => void, quic
   return report;
 }
 
-/** docs/benchmarks.md and its charts from `report` and the newest prompt rows in `out`. */
+/** The sections other tools keep in the page between `<!-- name:start -->` and
+ * `<!-- name:end -->` (the memory evaluation's table, …), to carry over when it is rendered. */
+function keptSections(page: string): string[] {
+  return [...page.matchAll(/<!-- ([\w-]+):start -->[\s\S]*?<!-- \1:end -->/g)].map((m) => m[0]);
+}
+
+/** docs/benchmarks.md and its charts from `report` and the newest prompt rows in `out`; the
+ * sections other tools wrote into the page stay, at its end. */
 export function writeDocs(report: BenchReport, out: string): void {
-  const { markdown, charts } = renderDocs(report, newest<PromptReport>(out, "-prompt.json"));
-  writeFileSync(join(repo, "docs", "benchmarks.md"), markdown);
+  const prompt = newest<PromptReport>(out, "-prompt.json");
+  const llama = newest<{ rows: LlamaRow[] }>(out, "-llama-tokens.json")?.rows[0];
+  const { markdown, charts } = renderDocs(report, prompt && llama ? { ...prompt, llama } : prompt);
+  const page = join(repo, "docs", "benchmarks.md");
+  const kept = existsSync(page) ? keptSections(readFileSync(page, "utf8")) : [];
+  writeFileSync(page, kept.length > 0 ? `${markdown.trimEnd()}\n\n${kept.join("\n\n")}\n` : markdown);
   for (const [name, svg] of Object.entries(charts)) writeFileSync(join(repo, "docs", name), svg);
 }
 

@@ -10,6 +10,42 @@ export interface PromptReport {
   wasm?: WasmModuleFigures;
   /** The module's cold start in workerd (miniflare). */
   workerd?: WorkerdFigures;
+  /** The llama row (`benches/src/llama-tokens.ts`, its own results file), added when rendered. */
+  llama?: LlamaRow;
+}
+
+interface SecondTurnFigures {
+  promptTokens: number;
+  cachedTokens: number;
+  evaluatedTokens: number;
+  newTokens: number;
+}
+
+/** What `benches/src/llama-tokens.ts` saves per row (the fields rendered here). */
+export interface LlamaRow {
+  id: string;
+  title: string;
+  model: string;
+  ours: SecondTurnFigures;
+  sharedSequence: SecondTurnFigures;
+  evaluatedPerNewToken: number;
+}
+
+/** The llama row: the second turn's prompt with a sequence per purpose, and with one shared. */
+function llamaLines(report: PromptReport): string[] {
+  const r = report.llama;
+  if (!r) return [];
+  const line = (how: string, f: SecondTurnFigures) =>
+    `| ${how} | ${f.promptTokens.toLocaleString("en-US")} | ${f.cachedTokens.toLocaleString("en-US")} | ${f.evaluatedTokens.toLocaleString("en-US")} | ${f.newTokens.toLocaleString("en-US")} |`;
+  return [
+    `\`${r.id}\` ${r.title} (\`${r.model}\`; goal: only the new tokens evaluated — ${r.evaluatedPerNewToken.toFixed(2)} evaluated per new token):`,
+    "",
+    "| context sequences | prompt tokens, second turn | served from the sequence's cache | evaluated | new since the model last read the thread |",
+    "|---|---|---|---|---|",
+    line("one per purpose (the agent's turns, the memory extraction)", r.ours),
+    line("one for both (comparison)", r.sharedSequence),
+    "",
+  ];
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -138,6 +174,7 @@ export function renderPromptSection(report: PromptReport): string[] {
     "after a context event is low because the conversation, most of the bytes, follows the context. Which parts move and why:",
     "[the guide](guides/benchmarks.md).",
     "",
+    ...llamaLines(report),
     ...wasmLines(report),
   );
   return lines;
