@@ -135,6 +135,7 @@ export {
   checkRunStep,
   hasStepOperations,
   ProcessClaims,
+  releasedOnce,
   type RunStep,
   type StepOperations,
   stepConflict,

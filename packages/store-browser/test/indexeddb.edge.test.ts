@@ -3,6 +3,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type TestApi, checkpointerConformance, storeConformance } from "../../engram/src/testing/index.js";
+import { expectResumed } from "../../store-cloudflare/test/fixtures/expectations.js";
 import { LAUNCH, type Site, call, chromium, openPage, serveTestPage } from "./fixtures/host.js";
 
 let site: Site;
@@ -123,11 +124,7 @@ it("resumes a run whose tab was closed mid-run from the steps it committed", asy
     next = await call(page, "nextDurableRun");
   }
   if ("busy" in next) throw new Error(`the closed tab's claim was never let go: ${next.busy}`);
-  expect(next.answer).toBe("Done.");
-  expect(next.sent).toContain("Write the notes.");
-  expect(next.sent).toContain("from the run that died");
-  expect(next.sent).toContain("Are the notes there?");
-  expect(next.stepsLeft).toBe(0);
+  expectResumed(next);
 });
 
 it("rejects bad input with typed errors, storing nothing", async () => {

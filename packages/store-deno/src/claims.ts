@@ -5,7 +5,7 @@
  * or slow owner keeps it. Claims of one process are also kept apart in the process itself.
  * @module
  */
-import { EngramError, ProcessClaims, type ThreadClaim, threadBusy } from "engram/kit";
+import { EngramError, ProcessClaims, type ThreadClaim, releasedOnce, threadBusy } from "engram/kit";
 import { storeError } from "./kv.js";
 
 /** The part of `Deno` the claims use. */
@@ -52,18 +52,13 @@ export class LockFileClaims {
       throw storeError(e);
     }
     const held = file;
-    let released = false;
-    return {
-      async release() {
-        if (released) return;
-        released = true;
-        try {
-          await held.unlock();
-        } finally {
-          held.close();
-          await own.release();
-        }
-      },
-    };
+    return releasedOnce(async () => {
+      try {
+        await held.unlock();
+      } finally {
+        held.close();
+        await own.release();
+      }
+    });
   }
 }

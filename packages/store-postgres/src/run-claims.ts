@@ -5,7 +5,7 @@
  * involved, and a stopped or slow owner keeps it.
  * @module
  */
-import { type ThreadClaim, threadBusy } from "engram/kit";
+import { type ThreadClaim, releasedOnce, threadBusy } from "engram/kit";
 import pg from "pg";
 import { type PgDatabase, storeError } from "./database.js";
 
@@ -54,20 +54,15 @@ export class RunClaims {
       client.release();
       throw threadBusy(threadId);
     }
-    let released = false;
-    return {
-      async release() {
-        if (released) return;
-        released = true;
-        try {
-          await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]);
-          client.release();
-        } catch (e) {
-          // The connection is gone (and the lock with it): dropped, not reused.
-          client.release(e as Error);
-        }
-      },
-    };
+    return releasedOnce(async () => {
+      try {
+        await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key]);
+        client.release();
+      } catch (e) {
+        // The connection is gone (and the lock with it): dropped, not reused.
+        client.release(e as Error);
+      }
+    });
   }
 
   async close(): Promise<void> {

@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { type ThreadClaim, threadBusy } from "engram/kit";
+import { type ThreadClaim, releasedOnce, threadBusy } from "engram/kit";
 import { storeError } from "./database.js";
 
 /** The lock file of a thread: named by a hash of its id (any id, fixed length). Lock files are
@@ -37,16 +37,11 @@ export function claimLockFile(dir: string, threadId: string): ThreadClaim {
     if ((e as { code?: unknown }).code === "SQLITE_BUSY") throw threadBusy(threadId);
     throw storeError(e);
   }
-  let released = false;
-  return {
-    async release() {
-      if (released) return;
-      released = true;
-      try {
-        db.exec("ROLLBACK");
-      } finally {
-        db.close();
-      }
-    },
-  };
+  return releasedOnce(() => {
+    try {
+      db.exec("ROLLBACK");
+    } finally {
+      db.close();
+    }
+  });
 }

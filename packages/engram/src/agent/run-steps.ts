@@ -83,6 +83,19 @@ export function stepConflict(threadId: string, runId: string, seq: number): Engr
   return new EngramError("conflict", `thread '${threadId}': run '${runId}' already stored its step ${seq}`);
 }
 
+/** A {@link ThreadClaim} whose `release` runs `letGo` the first time only (a second call, or
+ * one while the first is under way, does nothing more). */
+export function releasedOnce(letGo: () => void | Promise<void>): ThreadClaim {
+  let released = false;
+  return {
+    async release() {
+      if (released) return;
+      released = true;
+      await letGo();
+    },
+  };
+}
+
 /** Claims of threads held in this process: for checkpointers whose storage is the process
  * itself (or a private in-memory database), the process is the owner's liveness. */
 export class ProcessClaims {
@@ -91,13 +104,8 @@ export class ProcessClaims {
   claim(threadId: string): ThreadClaim {
     if (this.#held.has(threadId)) throw threadBusy(threadId);
     this.#held.add(threadId);
-    let released = false;
-    return {
-      release: async () => {
-        if (released) return;
-        released = true;
-        this.#held.delete(threadId);
-      },
-    };
+    return releasedOnce(() => {
+      this.#held.delete(threadId);
+    });
   }
 }
