@@ -29,7 +29,12 @@ export async function injection(
   let turn = 0;
   return async () => {
     const block = await ltm.inject("bench-user", undefined, requests[turn++ % requests.length]);
-    // Corrections always come first; relevance must also surface facts about the request.
-    return block.includes("<memory>") && block.includes("detail number 0;") && (recall === "confidence" || block.includes("Postgres"));
+    // Corrections come first; relevance must also surface facts about the request.
+    const kinds = block
+      .split("\n")
+      .filter((line) => line.startsWith("- ["))
+      .map((line) => line.startsWith("- [correction"));
+    const correctionsFirst = kinds[0] === true && kinds.indexOf(false) > 0 && !kinds.slice(kinds.indexOf(false)).includes(true);
+    return block.includes("<memory>") && correctionsFirst && (recall === "confidence" || block.includes("Postgres"));
   };
 }
