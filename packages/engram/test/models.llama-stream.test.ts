@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ModelRequest, ModelStreamEvent } from "../src/index.js";
+import type { ModelRequest, ModelStreamEvent, ToolCall } from "../src/index.js";
 import { AnswerStream } from "../src/models/answer-stream.js";
 import { readChildMessage } from "../src/models/llama-protocol.js";
 import { LlamaCppModel } from "../src/models/llama.js";
@@ -189,6 +189,36 @@ describe("LlamaCppModel.stream", { timeout: 30_000 }, () => {
       expect([how, code, out.trim()]).toEqual([how, 0, JSON.stringify({ answer: "plain text" })]);
       await until(() => !alive(stub.pids[0]));
     }
+  });
+
+  it("the history repeats the model's replies as it wrote them, so its cached prefix covers them", async () => {
+    const call = '{ "tool": "ls",  "arguments": { "path": "/src" } }';
+    const answer = '{"answer":   "five"}';
+    const stub = resetLlamaStub({ replies: [{ response: call }, { response: answer }, { response: '{"answer": "ok"}' }] });
+    const model = new LlamaCppModel({ modelPath: import.meta.filename, module: STUB });
+    const first = await model.invoke(request());
+    const second = await model.invoke(
+      request({
+        messages: [
+          ...request().messages,
+          first.message,
+          { role: "tool", toolCallId: first.message.toolCalls?.[0]?.id ?? "", content: "a.ts" },
+        ],
+      }),
+    );
+    expect(second.message.content).toBe("five");
+    const edited = { ...first.message, toolCalls: [{ ...(first.message.toolCalls?.[0] as ToolCall), args: { path: "/other" } }] };
+    await model.invoke(request({ messages: [...request().messages, edited, second.message, { role: "user", content: "and?" }] }));
+    const replies = (stub.histories[2] as { type: string; response?: string[] }[])
+      .filter((h) => h.type === "model")
+      .map((h) => h.response?.[0]);
+    // An answer as written; a call whose arguments were edited since, as they are now.
+    expect(replies).toEqual([JSON.stringify({ tool: "ls", arguments: { path: "/other" } }), answer]);
+    const before = (stub.histories[1] as { type: string; response?: string[] }[])
+      .filter((h) => h.type === "model")
+      .map((h) => h.response?.[0]);
+    expect(before).toEqual([call]);
+    await model.dispose();
   });
 
   it("structured requests (memory extraction) run on a sequence of their own: the conversation's cache stays", async () => {

@@ -200,6 +200,15 @@ interface Lane {
 export class LlamaEngine {
   readonly #options: EngineOptions;
   #loaded: Loaded | undefined;
+  /** Replies as the model wrote them, by what they said: the history repeats them token for
+   * token, so that the sequence's cached prefix covers them on the next call. */
+  readonly #written = new Map<string, string>();
+
+  #remember(key: string, text: string): void {
+    this.#written.delete(key);
+    this.#written.set(key, text);
+    if (this.#written.size > WRITTEN_KEPT) this.#written.delete(this.#written.keys().next().value as string);
+  }
 
   constructor(options: EngineOptions) {
     this.#options = options;
@@ -290,7 +299,7 @@ export class LlamaEngine {
     if (s.topP !== undefined) options.topP = s.topP;
     if (s.seed !== undefined) options.seed = s.seed;
     if (signal) options.signal = signal;
-    const history = toHistory(request, tools);
+    const history = toHistory(request, tools, (key) => this.#written.get(key));
     if (report) {
       const tokens = promptTokens(loaded.model, history);
       report({ type: "status", stage: "reading_prompt", ...(tokens !== undefined && { tokens }) });
@@ -323,12 +332,16 @@ export class LlamaEngine {
     if (request.responseFormat) return cut ? structuredCut : { message: { role: "assistant", content: text }, finishReason: "stop", usage };
     const reply = parseReply(cut ? completedPart(text) : text, tools);
     if (!reply) return cut ? structuredCut : { message: { role: "assistant", content: text }, finishReason: "stop", usage };
-    if ("answer" in reply) return { message: { role: "assistant", content: reply.answer }, finishReason: "stop", usage };
+    if ("answer" in reply) {
+      if (!cut) this.#remember(answerKey(reply.answer), text);
+      return { message: { role: "assistant", content: reply.answer }, finishReason: "stop", usage };
+    }
     const call: ToolCall = {
       id: `call_${globalThis.crypto.randomUUID().replace(/-/g, "").slice(0, 24)}`,
       name: reply.tool,
       args: reply.args,
     };
+    if (!cut) this.#remember(callKey(call), text);
     return { message: { role: "assistant", content: "", toolCalls: [call] }, finishReason: "tool_calls", usage };
   }
 }
@@ -356,8 +369,14 @@ function promptTokens(model: LlamaModelHandle, history: readonly ChatHistoryItem
   return typeof model.tokenize === "function" ? model.tokenize(text).length : undefined;
 }
 
-/** The prompt as node-llama-cpp chat history. */
-function toHistory(request: ModelRequest, tools: readonly ToolSpec[]): ChatHistoryItem[] {
+/** How many written replies an engine keeps for {@link toHistory}. */
+const WRITTEN_KEPT = 256;
+const answerKey = (answer: string) => `answer\u0000${answer}`;
+const callKey = (call: Pick<ToolCall, "id" | "name" | "args">) =>
+  `call\u0000${call.id}\u0000${call.name}\u0000${JSON.stringify(call.args)}`;
+
+/** The prompt as node-llama-cpp chat history; `written` gives a reply as the model wrote it. */
+function toHistory(request: EngineRequest, tools: readonly ToolSpec[], written: (key: string) => string | undefined): ChatHistoryItem[] {
   const system = [request.system, tools.length > 0 ? toolsPrompt(tools) : "", request.systemContext ?? ""]
     .filter((p) => p.trim())
     .join("\n\n");
@@ -372,9 +391,10 @@ function toHistory(request: ModelRequest, tools: readonly ToolSpec[]): ChatHisto
       const parts: string[] = [];
       for (const c of m.toolCalls ?? []) {
         names.set(c.id, c.name);
-        parts.push(JSON.stringify({ tool: c.name, arguments: c.args }));
+        parts.push(written(callKey(c)) ?? JSON.stringify({ tool: c.name, arguments: c.args }));
       }
-      if (parts.length === 0) parts.push(tools.length > 0 ? JSON.stringify({ answer: m.content }) : m.content);
+      if (parts.length === 0)
+        parts.push(tools.length > 0 ? (written(answerKey(m.content)) ?? JSON.stringify({ answer: m.content })) : m.content);
       history.push({ type: "model", response: [parts.join("\n")] });
     }
   }
