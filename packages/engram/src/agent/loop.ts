@@ -11,6 +11,7 @@ import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { type Decision, applyDecisions } from "../middleware/hitl.js";
 import { type HookContext, type Middleware, type ModelResponse, chain } from "../middleware/types.js";
 import type { CutReply, Message, ModelRequest, ToolCall, ToolSpec, Usage } from "../models/types.js";
+import { toolParameters } from "../tools/parameters.js";
 import { type Tool, type ToolResult, invokeTool } from "../tools/types.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./prompt.js";
 import type { LevelState, RunScope, Suspension } from "./runtime.js";
@@ -30,7 +31,7 @@ function toolSpec(tool: Tool<never>): ToolSpec {
   if (tool.jsonSchema) return { name: tool.name, description: tool.description, parameters: tool.jsonSchema };
   let parameters = jsonSchemas.get(tool.schema);
   if (!parameters) {
-    parameters = z.toJSONSchema(tool.schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    parameters = toolParameters(tool.schema);
     jsonSchemas.set(tool.schema, parameters);
   }
   return { name: tool.name, description: tool.description, parameters };

@@ -65,7 +65,7 @@ export function subagentsMiddleware(definitions: SubagentDefinition[], maxDepth:
       .string()
       .check(z.minLength(1), z.describe("The complete task, with every detail the subagent needs: it sees nothing else.")),
     // An enum, so that the JSON Schema (and a grammar built from it) names the only choices.
-    subagent_type: z._default(z.enum(names), GENERAL_PURPOSE).check(z.describe(`Which subagent: ${names.join(", ")}.`)),
+    subagent_type: z._default(z.enum(names), GENERAL_PURPOSE).check(z.describe("Which subagent.")),
   });
   const task: Tool<z.output<typeof schema>> = {
     name: TASK_TOOL_NAME,

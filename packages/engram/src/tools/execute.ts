@@ -41,8 +41,9 @@ export function createExecuteTool(backend: Backend): Tool<never> | undefined {
   const run = backend.execute.bind(backend);
   const tool: Tool<z.output<typeof schema>> = {
     name: EXECUTE_TOOL_NAME,
+    // A cut output says so itself ("[Output was cut to its head and tail]").
     description:
-      "Run a shell command in the project (sandboxed: it can write only inside the project, has no network, and is killed at its timeout). Output over the cap keeps its head and tail.",
+      "Run a shell command in the project (sandboxed: it can write only inside the project, has no network, and is killed at its timeout).",
     schema,
     async run({ command, timeout }, context) {
       const r = await run(command, {

@@ -73,15 +73,15 @@ const schemas = {
   }),
   glob: z.object({
     pattern: described(z.string(), "Glob such as **/*.ts; * stays within one directory, ** crosses them."),
-    path: path("Directory the pattern is relative to. Default /."),
+    path: path("Directory the pattern is relative to."),
   }),
   grep: z.object({
     pattern: described(z.string(), "Text to find (literal unless regex is true)."),
-    path: path("Directory or file to search. Default /."),
+    path: path("Directory or file to search."),
     glob: described(z.nullish(z.string()), "Only files matching this glob (e.g. *.py)."),
     output_mode: described(
       z._default(z.enum(["files_with_matches", "content", "count"]), "files_with_matches"),
-      "files_with_matches (default), content (matching lines) or count.",
+      "files_with_matches, content (matching lines) or count.",
     ),
     max_count: described(z.optional(count), "Stop after this many matches (files in files_with_matches mode)."),
     regex: described(z._default(flag, false), "Treat pattern as a regular expression."),
