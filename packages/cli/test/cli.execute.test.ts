@@ -292,9 +292,10 @@ describe("engram run: attacks through the model's execute calls (--mode auto)", 
       );
       clearInterval(sampler);
       expect(ran.code, ran.stderr).toBe(0);
-      // The bomb met the process limit (1024 per command; the pids cgroup bounds root).
+      // The bomb met the process limit (1024 per command; the pids cgroup bounds root): its
+      // "Cannot fork" below proves it ran into it. Once forks fail the bomb dies out within
+      // milliseconds, so a sampler on a loaded machine may see none of it; it never sees more.
       console.log(`fork bomb: at most ${bombPeak} of its processes seen at once`);
-      expect(bombPeak).toBeGreaterThan(0);
       expect(bombPeak).toBeLessThanOrEqual(1024);
       const [slept, bombed, big] = out as [string, string, string];
       expect(slept).toContain("[Command killed: it ran past its timeout]");

@@ -65,6 +65,8 @@ const ALLOWED: Allowed[] = [
   { file: "commands/threads.ts", expr: "more", why: "a count of threads" },
   { file: "commands/threads.ts", expr: "earlier", why: "a count of messages" },
   { file: "commands/chat.ts", expr: "waiting", why: "a count of conversations (closeAgent's number)" },
+  { file: "commands/chat.ts", expr: "runStateNote(run)", why: "a fixed sentence around a count of steps (runStatus's length)" },
+  { file: "commands/threads.ts", expr: "r.run.step", why: "a count of steps (runStatus's length)" },
   { file: "terminal.ts", expr: "this.#text", why: "Spinner.start's argument: its calls are checked (a print helper)" },
 ];
 
