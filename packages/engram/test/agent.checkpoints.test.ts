@@ -12,6 +12,7 @@ import Database from "better-sqlite3";
 import { SqliteCheckpointer } from "@engram/sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Checkpointer, FakeChatModel, InMemoryCheckpointer, ResumeError, StateBackend, createDeepAgent } from "../src/index.js";
+import { interruptedCallNotice } from "../src/kit.js";
 import { JsonFileCheckpointer } from "./fixtures/agent/file-checkpointer.js";
 import { core, fileModel, user } from "./fixtures/session.js";
 
@@ -212,11 +213,15 @@ describe("incremental checkpoints", () => {
       const agent = createDeepAgent(fileModel(), { core, checkpointer, ...quiet });
       const read = await agent.invoke(user("read /n.md"), { threadId: "killed" });
       // The killed run's committed steps are adopted first: the thread may now record a later
-      // turn than the checkpoint did, and /n.md holds the last turn the thread records.
-      const resumed = [...read.messages].reverse().find((m) => m.role === "user" && m.content.startsWith("save /n.md "));
-      const m = Number(resumed?.content.split(" ")[2]);
+      // turn than the checkpoint did. /n.md holds that turn — or, when the kill landed inside its
+      // write, the turn before, and the thread tells the model the write was interrupted.
+      const at = read.messages.findLastIndex((msg) => msg.role === "user" && msg.content.startsWith("save /n.md "));
+      const m = Number(read.messages[at]?.content.split(" ")[2]);
       expect(m).toBeGreaterThanOrEqual(n);
-      expect(read.messages.at(-1)?.content).toContain(`${m}`);
+      const interrupted = read.messages
+        .slice(at)
+        .some((msg) => msg.role === "tool" && msg.content.includes(interruptedCallNotice("write_file")));
+      expect(read.messages.at(-1)?.content).toContain(`${interrupted ? m - 1 : m}`);
       const seed = await agent.invoke(user("read /seed/d3/f3.txt"), { threadId: "killed" });
       expect(seed.messages.at(-1)?.content).toContain("seed file 3");
       checkpointer.close();
