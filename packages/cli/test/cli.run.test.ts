@@ -127,12 +127,14 @@ describe("engram run --json", { timeout: 300_000 }, () => {
       run([...args, "run", "--json", "--thread", threadId, "--yes"]),
     ]);
     expect(both.map((r) => r.code).sort(), both.map((r) => r.stderr).join("\n")).toEqual([0, 1]);
-    // Refused when taking the review, or finding it decided already: either way it says so.
+    // Refused while the other holds the thread (a live run), when taking the review, or finding
+    // it decided already: each way it says so.
     const refused = both.find((r) => r.code === 1) as { stdout: string };
-    expect(jsonLines(refused.stdout).find((e) => e.type === "error")).toMatchObject({
-      code: "invalid_resume",
-      message: expect.stringMatching(/not applied|no interrupted run|no pending review/),
-    });
+    const error = jsonLines(refused.stdout).find((e) => e.type === "error") as { code: string; message: string };
+    expect(["conflict", "invalid_resume"]).toContain(error.code);
+    expect(error.message).toMatch(
+      error.code === "conflict" ? /another live run|saved by another run/ : /not applied|no interrupted run|no pending review/,
+    );
     // The model heard back from the approved call once.
     expect(server.requests.filter((r) => afterToolResult(r))).toHaveLength(1);
     expect(existsSync(join(root.path, "once.md"))).toBe(true);
