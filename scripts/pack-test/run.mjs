@@ -32,7 +32,7 @@ const PG_URL = process.env.ENGRAM_PG_URL ?? "postgres://engram:engram@127.0.0.1:
 /** The oldest TypeScript the published declarations support (README, docs/guides/quick-start.md). */
 const OLDEST_TS = "5.0";
 /** The most a Worker's JavaScript may weigh, minified: the example's bundle fails above it. */
-const WORKER_BUNDLE_LIMIT = 350 * 1024;
+const WORKER_BUNDLE_LIMIT = 384 * 1024;
 
 const failures = [];
 const started = Date.now();
