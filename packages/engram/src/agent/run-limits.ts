@@ -4,6 +4,7 @@
  * the run's levels share (a per-level copy would let a fan-out of subagents multiply them).
  * @module
  */
+import { abortError } from "./abort.js";
 
 /** The model calls a run may still make. A call is reserved before it is made. */
 export class ModelCallBudget {
@@ -33,6 +34,13 @@ export class ModelCallBudget {
     this.#used++;
     return true;
   }
+}
+
+/** Before a model call: throws the signal's reason when the run was cancelled, else reserves the
+ * call from `budget` (false: none is left). */
+export function reserveModelCall(budget: ModelCallBudget, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) throw abortError(signal);
+  return budget.reserve();
 }
 
 /**
