@@ -82,7 +82,10 @@ describe("tool phase", () => {
       },
       { slots: 2 },
     );
-    await runToolCalls(phase, ["a", "b", "c", "d", "e"].map((id) => call(id)));
+    await runToolCalls(
+      phase,
+      ["a", "b", "c", "d", "e"].map((id) => call(id)),
+    );
     expect(most).toBe(2);
   });
 
@@ -187,7 +190,10 @@ describe("tool phase", () => {
     } as unknown as Tool<never>;
     const tools = new Map([["lookup", tool]]);
     const run: RunContext = { threadId: "t", depth: 0, warn: () => undefined };
-    expect(await callTool(tools, call("1", "nope"), run)).toEqual({ content: "Error: unknown tool 'nope'. Available: lookup", isError: true });
+    expect(await callTool(tools, call("1", "nope"), run)).toEqual({
+      content: "Error: unknown tool 'nope'. Available: lookup",
+      isError: true,
+    });
     const bad = await callTool(tools, { ...call("2", "lookup"), argsError: "unexpected end of JSON" }, run);
     expect(bad.content).toMatch(/^Error: invalid arguments for lookup: unexpected end of JSON/);
     expect(await callTool(tools, call("3", "lookup", { id: 7 }), run)).toMatchObject({ isError: true });
