@@ -253,6 +253,54 @@ describe("durable runs (in one process)", () => {
     });
   }
 
+  for (const modelAt of [0, 2]) {
+    it(`finishes a dead run (killed in model call ${modelAt}) before new messages join the thread`, async () => {
+      const checkpointer = new Killable();
+      const first = scripted(5, { modelAt });
+      void createDeepAgent(first.model, { ...quiet, checkpointer, tools: first.tools })
+        .invoke(user("go"), { threadId: "k" })
+        .catch(() => undefined);
+      await until(() => first.requests.length === modelAt + 1);
+      await new Promise((r) => setTimeout(r, 20));
+      await checkpointer.kill("k");
+
+      // A new message on the thread: the dead run's task is carried out first, as it would
+      // have been without the kill, and the new message follows its answer.
+      const next = scripted(5);
+      const out = await createDeepAgent(next.model, { ...quiet, checkpointer, tools: next.tools }).invoke(user("and then"), {
+        threadId: "k",
+      });
+      expect(next.requests).toEqual([modelAt, 1, 2, 3, 4, 5, 5].slice(modelAt));
+      const plain = new InMemoryCheckpointer();
+      const ref = scripted(5);
+      const agent = createDeepAgent(ref.model, { ...quiet, checkpointer: plain, tools: ref.tools });
+      await agent.invoke(user("go"), { threadId: "k" });
+      const whole = await agent.invoke(user("and then"), { threadId: "k" });
+      expect(out.messages).toEqual(whole.messages);
+      expect(await fileHash(checkpointer, "k")).toEqual(await fileHash(plain, "k"));
+      expect(await checkpointer.getSteps("k")).toEqual([]);
+    });
+  }
+
+  it("keeps new messages out of a thread whose resumed run stops for review, and says so", async () => {
+    const checkpointer = new Killable();
+    const first = scripted(5, { modelAt: 0 });
+    void createDeepAgent(first.model, { ...quiet, checkpointer, tools: first.tools })
+      .invoke(user("go"), { threadId: "k" })
+      .catch(() => undefined);
+    await until(() => first.requests.length === 1);
+    await new Promise((r) => setTimeout(r, 20));
+    await checkpointer.kill("k");
+    const next = scripted(5);
+    const events: AgentEvent[] = [];
+    const agent = createDeepAgent(next.model, { ...quiet, checkpointer, tools: next.tools, interruptOn: { record: true } });
+    for await (const ev of agent.stream(user("and then"), { threadId: "k" })) events.push(ev);
+    const final = events.at(-1);
+    expect(final?.type === "final" && final.output.interrupt?.toolCalls.map((c) => c.id)).toEqual(["rec-0"]);
+    expect(events.some((e) => e.type === "warning" && e.message.includes("new messages were not added"))).toBe(true);
+    expect((await checkpointer.get("k"))?.messages.some((m) => m.content === "and then")).toBe(false);
+  });
+
   it("never takes a live run's thread: another run is refused with conflict, and the thread is free once it ends", async () => {
     const checkpointer = new Killable();
     const hold = gate();

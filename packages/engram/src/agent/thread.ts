@@ -6,6 +6,7 @@
 import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
 import type { Core } from "../core/types.js";
+import type { Message } from "../models/types.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { checkInput } from "./input.js";
 import { type LevelState, runLoop } from "./loop.js";
@@ -205,7 +206,11 @@ async function startRun(
     ...(log && { step: (s: LevelState, mark?: Parameters<StepLog["record"]>[1]) => log.record(s, mark) }),
     ...(adopted && { adopted: true }),
   };
-  const done = runLoop(scope, state, input, hooks).catch(async (e: unknown) => {
+  const run =
+    adopted && "messages" in input && input.messages.length > 0 && leftUnfinished(state)
+      ? finishDeadRunFirst(scope, state, input, hooks)
+      : runLoop(scope, state, input, hooks);
+  const done = run.catch(async (e: unknown) => {
     // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise
     // keep what completed; dangling tool calls are answered by the patch middleware next time. A
     // cancelled run says so in the thread, for whoever reads it next (the model, `threads show`).
@@ -223,4 +228,35 @@ async function startRun(
     throw e;
   });
   return { done, channel, state, scope };
+}
+
+/** Whether the run adopted into `state` had yet to answer: its input, a model turn's calls or
+ * their results are the thread's last messages (an answer or a review ends a run). */
+function leftUnfinished(state: LevelState): boolean {
+  const last = state.messages.at(-1);
+  return !!last && !state.interrupt && (last.role !== "assistant" || (last.toolCalls?.length ?? 0) > 0);
+}
+
+/**
+ * New messages on a thread whose dead run had not answered: the dead run goes on to its answer
+ * first, as it would have without the crash, and the messages follow it — rather than joining
+ * a task half done, whose input the model might then never answer. When the dead run stops
+ * otherwise (a review, a limit), the new messages are not added and a warning says so.
+ */
+async function finishDeadRunFirst(
+  scope: RunScope,
+  state: LevelState,
+  input: { messages: Message[] },
+  hooks: Parameters<typeof runLoop>[3],
+): Promise<AgentOutput> {
+  const { adopted: _, ...after } = hooks;
+  const resumed = await runLoop(scope, state, { messages: [] }, hooks);
+  if (resumed.stopReason !== "done") {
+    scope.events.push({
+      type: "warning",
+      message: `the resumed run stopped (${resumed.stopReason}) before its answer: the new messages were not added to the thread; send them again once it ends`,
+    });
+    return resumed;
+  }
+  return runLoop(scope, state, input, after);
 }
