@@ -49,6 +49,17 @@ export {
   type ListThreadsOptions,
   type ThreadInfo,
 } from "./agent/checkpointer.js";
+export {
+  type HistoryPoint,
+  type HistoryRetention,
+  type ListHistoryOptions,
+  type PointState,
+  type RewindResult,
+  forkThread,
+  listHistory,
+  readHistoryPoint,
+  rewindThread,
+} from "./agent/history.js";
 
 // ---- Models ----
 export type {

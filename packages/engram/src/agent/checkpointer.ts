@@ -16,10 +16,31 @@ import { type SearchableMessage, searchableMessages } from "../memory/recall/tex
 import { type MessageSearchHit, type MessageSearchQuery, checkMessageSearch } from "../memory/recall/types.js";
 import type { Message } from "../models/types.js";
 import { checkKeyText, compareKeys } from "../stores/rules.js";
-import { ProcessClaims, type RunStep, type ThreadClaim, checkRunStep, stepConflict } from "./run-steps.js";
+import {
+  type HistoryStep,
+  type PutCheckpointOptions,
+  ProcessClaims,
+  type RunStep,
+  type StepKey,
+  type ThreadClaim,
+  checkPutOptions,
+  checkRunStep,
+  checkStepKeys,
+  historyOrder,
+  stepConflict,
+} from "./run-steps.js";
 import type { Interrupt } from "./types.js";
 
-export type { RunStep, ThreadClaim } from "./run-steps.js";
+export type { HistoryStep, PutCheckpointOptions, RunStep, StepKey, ThreadClaim } from "./run-steps.js";
+
+/** The history point a checkpoint equals (messages, data and files): the last step the run
+ * that saved it committed. Set by runs that commit steps; the next run's steps follow it. */
+export interface HistoryHead {
+  runId: string;
+  seq: number;
+  /** How many steps lie between it and the nearest full step (a base) it follows, itself included. */
+  depth: number;
+}
 
 /** The format version {@link encodeCheckpoint} writes. */
 export const CHECKPOINT_VERSION = 1;
@@ -71,6 +92,8 @@ export interface Checkpoint {
    * seen. Unset on a put: saved whatever is stored.
    */
   revision?: number;
+  /** The history point this checkpoint equals (see {@link HistoryHead}); stored as given. */
+  history?: HistoryHead;
 }
 
 /** A saved thread, as {@link Checkpointer.list} reports it. */
@@ -101,7 +124,7 @@ export interface Checkpointer {
   get(threadId: string, options?: GetCheckpointOptions): Promise<Checkpoint | undefined>;
   /** Saves `checkpoint` (see {@link Checkpoint.revision}); resolves to the revision stored
    * (nothing, for a checkpointer that keeps no revisions: saves are then unconditional). */
-  put(threadId: string, checkpoint: Checkpoint): Promise<number | void>;
+  put(threadId: string, checkpoint: Checkpoint, options?: PutCheckpointOptions): Promise<number | void>;
   /** Whether `put` appends {@link Checkpoint.filesDeltas} to the stored files (a save writes
    * only the files that changed) and `get` honours {@link GetCheckpointOptions.knownFiles}.
    * Default: false — every save stores the full snapshot. */
@@ -130,8 +153,18 @@ export interface Checkpointer {
   putStep?(threadId: string, step: RunStep): Promise<void>;
   /** The thread's stored steps, each run's in `seq` order (runs in any order). */
   getSteps?(threadId: string): Promise<RunStep[]>;
-  /** Drops the steps `runId` stored for the thread (none: nothing happens). */
+  /** Drops the steps `runId` stored for the thread (none: nothing happens); never history. */
   deleteSteps?(threadId: string, runId: string): Promise<void>;
+  /**
+   * Optional, with {@link deleteHistory} and the step operations: the thread's history points,
+   * in order (`keptAt`, run, `seq`). A successful put with `keepSteps: runId` keeps that run's
+   * steps extending the revision it replaces as history points (`keptAt`: the new revision), in
+   * the same transaction that drops the thread's other steps; `getSteps` no longer returns them.
+   * A `delete` of the thread drops its history too.
+   */
+  getHistory?(threadId: string): Promise<HistoryStep[]>;
+  /** Drops the listed history points (missing ones are skipped). */
+  deleteHistory?(threadId: string, points: readonly StepKey[]): Promise<void>;
   /**
    * Optional: the threads saved with `search.userId` (never another user's, never one saved
    * without a user) whose user or assistant messages share words with `search.query`, best
@@ -194,6 +227,8 @@ export function encodeCheckpoint(cp: Checkpoint): EncodedCheckpoint {
     throw new EngramError("invalid_argument", `checkpoint revision must be an integer ≥ 0, got ${String(expected)}`);
   const savedAt = typeof cp.savedAt === "number" && Number.isFinite(cp.savedAt) ? cp.savedAt : Date.now();
   const userId = cp.userId === undefined ? undefined : checkKeyText(cp.userId, "a checkpoint's userId", false);
+  if (cp.history !== undefined && !isHistoryHead(cp.history))
+    throw new EngramError("invalid_argument", "checkpoint history must be { runId, seq: integer ≥ 1, depth: integer ≥ 1 }");
   const { files, filesDeltas: _, filesRef: __, revision: ___, version: ____, ...rest } = cp;
   let filesRef: FilesRef | undefined;
   let base: FilesRef | undefined;
@@ -239,6 +274,19 @@ function isFilesRef(v: unknown): v is FilesRef {
     typeof r.deltas === "number" &&
     Number.isInteger(r.deltas) &&
     r.deltas >= 0
+  );
+}
+
+function isHistoryHead(v: unknown): v is HistoryHead {
+  const h = v as Partial<HistoryHead> | null;
+  return (
+    typeof h === "object" &&
+    h !== null &&
+    typeof h.runId === "string" &&
+    Number.isSafeInteger(h.seq) &&
+    (h.seq as number) >= 1 &&
+    Number.isSafeInteger(h.depth) &&
+    (h.depth as number) >= 1
   );
 }
 
@@ -327,6 +375,7 @@ export function decodeCheckpoint(
   };
   if (raw.interrupt !== undefined && raw.interrupt !== null) cp.interrupt = raw.interrupt as Interrupt;
   if (typeof raw.userId === "string") cp.userId = raw.userId;
+  if (isHistoryHead(raw.history)) cp.history = { runId: raw.history.runId, seq: raw.history.seq, depth: raw.history.depth };
   const bytes = files ?? (version === 0 && raw.files !== undefined && raw.files !== null ? bytesFrom(raw.files) : undefined);
   if (bytes) cp.files = new Uint8Array(bytes);
   if (raw.filesRef !== undefined) {
@@ -388,6 +437,8 @@ export class InMemoryCheckpointer implements Checkpointer {
   #revisions = 0;
   /** Steps of runs under way, by thread. */
   readonly #steps = new Map<string, RunStep[]>();
+  /** History points, by thread, in order. */
+  readonly #history = new Map<string, HistoryStep[]>();
   /** The process is the owner of every claim: a run holds its thread until it releases it. */
   readonly #claims = new ProcessClaims();
   readonly incremental = true;
@@ -405,9 +456,10 @@ export class InMemoryCheckpointer implements Checkpointer {
     return { ...(known ? decodeCheckpoint(cp.doc) : decodeCheckpoint(cp.doc, cp.files, cp.deltas)), revision };
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
+  async put(threadId: string, checkpoint: Checkpoint, options?: PutCheckpointOptions): Promise<number> {
     const id = checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
+    const keep = checkPutOptions(options);
     const stored = this.#threads.get(id);
     const revision = stored?.revision ?? 0;
     if (e.expected !== undefined && e.expected !== revision) throw revisionConflict(id, e.expected, revision);
@@ -419,6 +471,8 @@ export class InMemoryCheckpointer implements Checkpointer {
     }
     const next = ++this.#revisions;
     this.#threads.set(id, { e, revision: next });
+    const kept = (this.#steps.get(id) ?? []).filter((s) => s.runId === keep && s.baseRevision === revision);
+    if (kept.length > 0) this.#history.set(id, [...(this.#history.get(id) ?? []), ...kept.map((s) => ({ ...s, keptAt: next }))]);
     this.#steps.delete(id);
     if (e.userId === undefined) this.#searchable.delete(id);
     else this.#searchable.set(id, searchableMessages(checkpoint.messages));
@@ -429,6 +483,20 @@ export class InMemoryCheckpointer implements Checkpointer {
     this.#threads.delete(checkThreadId(threadId));
     this.#searchable.delete(threadId);
     this.#steps.delete(threadId);
+    this.#history.delete(threadId);
+  }
+
+  async getHistory(threadId: string): Promise<HistoryStep[]> {
+    const points = this.#history.get(checkThreadId(threadId)) ?? [];
+    return points.map((s) => ({ ...s, ...(s.files && { files: new Uint8Array(s.files) }) })).sort(historyOrder);
+  }
+
+  async deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void> {
+    const id = checkThreadId(threadId);
+    const gone = new Set(checkStepKeys(points).map((p) => `${p.seq}:${p.runId}`));
+    const left = (this.#history.get(id) ?? []).filter((s) => !gone.has(`${s.seq}:${s.runId}`));
+    if (left.length > 0) this.#history.set(id, left);
+    else this.#history.delete(id);
   }
 
   async claimThread(threadId: string): Promise<ThreadClaim> {

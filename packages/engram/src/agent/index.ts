@@ -17,6 +17,7 @@ export {
   type EncodedCheckpoint,
   type FilesRef,
   type GetCheckpointOptions,
+  type HistoryHead,
   InMemoryCheckpointer,
   type InMemoryCheckpointerOptions,
   type ListThreadsOptions,
@@ -33,6 +34,11 @@ export {
 } from "./checkpointer.js";
 export {
   ProcessClaims,
+  type HistoryOperations,
+  type HistoryStep,
+  type PutCheckpointOptions,
+  type StepKey,
+  hasHistoryOperations,
   type RunStep,
   type StepOperations,
   type ThreadClaim,
@@ -42,6 +48,19 @@ export {
   threadBusy,
 } from "./run-steps.js";
 export { OPEN_TOOLS, interruptedCallNotice, runStatus } from "./step-log.js";
+export {
+  DEFAULT_HISTORY_RETENTION,
+  type HistoryPoint,
+  type HistoryRetention,
+  type ListHistoryOptions,
+  type PointState,
+  type RewindResult,
+  forkThread,
+  listHistory,
+  pruneHistory,
+  readHistoryPoint,
+  rewindThread,
+} from "./history.js";
 export type { AgentState, HookContext, Middleware, ModelResponse } from "./middleware.js";
 export {
   type AgentEvent,

@@ -14,6 +14,7 @@ import type { Store } from "../stores/types.js";
 import type { Tool } from "../tools/types.js";
 import type { LongTermMemoryOptions } from "../memory/longterm/longterm.js";
 import type { Checkpointer } from "./checkpointer.js";
+import type { HistoryRetention } from "./history.js";
 import { hasStepOperations } from "./run-steps.js";
 import { type InterruptConfig, stricterPolicy } from "../middleware/hitl.js";
 import { type SubagentDefinition, TASK_TOOL_NAME } from "../middleware/subagents.js";
@@ -109,6 +110,10 @@ export interface DeepAgentOptions {
    * and is `durable` (SQLite, PostgreSQL), else `"run"`.
    */
   durability?: "step" | "run";
+  /** The thread history runs keep with `durability: "step"` (each committed step a point to
+   * list, read, fork from or rewind to; see the durable runs guide): how many points and how
+   * old, or `false` for none. Default: 100 points, 30 days, on a checkpointer with `getHistory`. */
+  history?: false | HistoryRetention;
   /** Long-term key-value store (namespaces). Default: none. */
   store?: Store;
   /** Token budget of one model call's input. Default: the model's own
@@ -267,6 +272,7 @@ export const DEFAULT_OPTIONS = {
   maxInputTokens: undefined as number | undefined,
   /** Resolved per checkpointer: `"step"` for a durable one with step operations, else `"run"`. */
   durability: undefined as "step" | "run" | undefined,
+  history: undefined as false | HistoryRetention | undefined,
   summarizationThreshold: 0.85,
   summarizationKeepMessages: 6,
   evictionThreshold: 20_000,
@@ -454,6 +460,17 @@ export const deepAgentOptionsSchema = z.strictObject(
     middleware: z.optional(z.array(middlewareSchema, { message: "must be an array of middleware" })),
     checkpointer: z.optional(hasMethods(["get", "put", "delete"], "a Checkpointer")),
     durability: z.optional(z.enum(["step", "run"], { message: 'must be "step" or "run"' })),
+    history: z.optional(
+      z.union(
+        [
+          z.literal(false),
+          z.strictObject({ maxPoints: z.optional(int(1)), maxAgeMs: z.optional(num().check(z.gt(0, { message: "must be > 0" }))) }),
+        ],
+        {
+          message: "must be false or { maxPoints, maxAgeMs }",
+        },
+      ),
+    ),
     store: z.optional(hasMethods(["get", "put", "delete", "list"], "a Store")),
     maxInputTokens: z.optional(int(1)),
     summarizationThreshold: z.optional(num().check(z.gt(0, { message: "must be in (0, 1]" }), z.lte(1, { message: "must be in (0, 1]" }))),

@@ -109,3 +109,58 @@ export class ProcessClaims {
     });
   }
 }
+
+/** A step a save kept as a point of the thread's history (see `Checkpointer.getHistory`). */
+export interface HistoryStep extends RunStep {
+  /** The revision of the save that kept it: points are ordered by it, then run and `seq`. */
+  keptAt: number;
+}
+
+/** Options of `Checkpointer.put`. */
+export interface PutCheckpointOptions {
+  /** The run whose steps extending the stored revision the put keeps as history points
+   * (checkpointers with {@link HistoryOperations}); every other step of the thread is dropped. */
+  keepSteps?: string;
+}
+
+/** One history point, by its run and sequence number. */
+export interface StepKey {
+  runId: string;
+  seq: number;
+}
+
+/** The checkpointer operations of thread history, with {@link StepOperations} and the
+ * `keepSteps` option of `put`. */
+export interface HistoryOperations extends StepOperations {
+  getHistory(threadId: string): Promise<HistoryStep[]>;
+  deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void>;
+}
+
+/** Whether `checkpointer` keeps thread history (and has every operation of durable runs). */
+export function hasHistoryOperations<T extends object>(checkpointer: T): checkpointer is T & HistoryOperations {
+  const c = checkpointer as Partial<HistoryOperations>;
+  return hasStepOperations(checkpointer) && typeof c.getHistory === "function" && typeof c.deleteHistory === "function";
+}
+
+/** History points in their order: by the save that kept them, then run, then `seq`. */
+export function historyOrder(a: HistoryStep, b: HistoryStep): number {
+  if (a.keptAt !== b.keptAt) return a.keptAt - b.keptAt;
+  if (a.runId !== b.runId) return a.runId < b.runId ? -1 : 1;
+  return a.seq - b.seq;
+}
+
+/** Validates {@link PutCheckpointOptions}; throws an `invalid_argument` {@link EngramError}. */
+export function checkPutOptions(options: PutCheckpointOptions | undefined): string | undefined {
+  if (options === undefined || options.keepSteps === undefined) return undefined;
+  return checkKeyText(options.keepSteps, "keepSteps (a run id)", false);
+}
+
+/** Validates the points of `deleteHistory`; throws an `invalid_argument` {@link EngramError}. */
+export function checkStepKeys(points: readonly StepKey[]): StepKey[] {
+  if (!Array.isArray(points)) throw new EngramError("invalid_argument", "deleteHistory needs an array of { runId, seq }");
+  return points.map((p) => {
+    if (typeof p !== "object" || p === null || !Number.isSafeInteger(p.seq) || p.seq < 1)
+      throw new EngramError("invalid_argument", "a history point needs a runId and an integer seq ≥ 1");
+    return { runId: checkKeyText(p.runId, "a history point's runId", false), seq: p.seq };
+  });
+}

@@ -9,7 +9,7 @@ import { StateBackend, type StateMark } from "../backends/state.js";
 import type { Core } from "../core/types.js";
 import { EngramError, ResumeError } from "../errors.js";
 import type { Message } from "../models/types.js";
-import { type Checkpoint, checkpointFiles } from "./checkpointer.js";
+import { type Checkpoint, type HistoryHead, checkpointFiles } from "./checkpointer.js";
 import type { RunStep, StepOperations } from "./run-steps.js";
 import type { LevelState } from "./runtime.js";
 import type { ThreadFiles } from "./thread-backend.js";
@@ -45,6 +45,23 @@ interface StepDoc {
   done?: [string, Message];
   /** `RunStep.files` is a full snapshot (`full`) or a delta on the files before (`delta`). */
   files?: "full" | "delta";
+  /** On a run's first step: the history point it follows (`runId:seq`); absent, the step is a
+   * base (all messages appended, the whole data and files). Later steps follow the one before. */
+  from?: string;
+  /** On a run's first step: its depth (see {@link HistoryHead.depth}). */
+  depth?: number;
+}
+
+/** Where a run's steps begin in the thread's history: after `head` (the point the loaded
+ * checkpoint equals), unless it is missing or `maxDepth` deep — then from a base. */
+export interface StepHistory {
+  head: HistoryHead | undefined;
+  maxDepth: number;
+}
+
+/** The id of a history point. */
+export function pointId(p: { runId: string; seq: number }): string {
+  return `${p.runId}:${p.seq}`;
 }
 
 /** What {@link StepLog.record} marks besides the state: a call starting, a call's result. */
@@ -68,6 +85,12 @@ export class StepLog {
   #mark: StateMark | undefined;
   #hasBase: boolean;
   #lastSnapshot: Uint8Array | undefined;
+  /** The history point the run's first step follows; undefined: it is a base. */
+  readonly #from: HistoryHead | undefined;
+  /** Whether the steps are kept as history: then a first step without `#from` is a base. */
+  readonly #kept: boolean;
+  /** The last step's depth (or the head's, before the first step). */
+  #depth: number;
 
   constructor(
     readonly ops: StepOperations,
@@ -75,12 +98,33 @@ export class StepLog {
     base: number,
     state: LevelState,
     readonly files: ThreadFiles | undefined,
+    history?: StepHistory,
   ) {
     this.#base = base;
-    this.#messages = [...state.messages];
+    const head = history?.head && history.head.depth < history.maxDepth ? history.head : undefined;
+    this.#from = head;
+    this.#kept = history !== undefined;
+    this.#depth = head?.depth ?? 0;
+    // A base starts from nothing: every message appended, the whole files.
+    const whole = this.#kept && !head;
+    this.#messages = whole ? [] : [...state.messages];
     this.#data = JSON.stringify(state.data);
     this.#mark = files?.mark;
-    this.#hasBase = !!(files?.ref || files?.bytes);
+    this.#hasBase = whole ? false : !!(files?.ref || files?.bytes);
+  }
+
+  /** The history point the thread's state equals after the steps written so far (the loaded
+   * head until this run writes one; undefined for a base not yet written). */
+  head(): HistoryHead | undefined {
+    if (this.#seq === 0) return this.#from;
+    return { runId: this.runId, seq: this.#seq, depth: this.#depth };
+  }
+
+  /** Commits `state` as a step when it differs from the last one (a save's final state), and
+   * returns the history point it equals. */
+  async seal(state: LevelState): Promise<HistoryHead | undefined> {
+    await this.record(state);
+    return this.head();
   }
 
   /** The thread was saved (a checkpoint, which dropped every step): steps start again from it. */
@@ -114,12 +158,19 @@ export class StepLog {
     while (keep < max && now[keep] === this.#messages[keep]) keep++;
     const doc: StepDoc = { keep, append: now.slice(keep) };
     const data = JSON.stringify(state.data);
-    if (data !== this.#data) doc.data = state.data;
+    const first = this.#seq === 0;
+    // A run's first step carries the whole data: a point never depends on another run's data.
+    if (data !== this.#data || (first && this.#kept)) doc.data = state.data;
+    if (first && this.#kept) {
+      if (this.#from) doc.from = pointId(this.#from);
+      doc.depth = this.#depth + 1;
+    }
     if (mark.started !== undefined) doc.started = mark.started;
     if (mark.done) doc.done = mark.done;
-    const files = await this.#filesChange();
+    // A base holds the whole files, when the thread has any.
+    const files = await this.#filesChange(first && this.#kept && !this.#from && !!(this.files?.ref || this.files?.bytes));
     if (files) doc.files = files.kind;
-    const unchanged = keep === this.#messages.length && keep === now.length && doc.data === undefined && !files;
+    const unchanged = keep === this.#messages.length && keep === now.length && data === this.#data && !files;
     if (unchanged && !mark.started && !mark.done) return;
     const seq = this.#seq + 1;
     await this.ops.putStep(this.threadId, {
@@ -131,6 +182,7 @@ export class StepLog {
       savedAt: Date.now(),
     });
     this.#seq = seq;
+    this.#depth += 1;
     this.#messages = [...now];
     this.#data = data;
     if (files) {
@@ -142,23 +194,45 @@ export class StepLog {
 
   /** The files written since the last step: a delta when the state can tell one, else a full
    * snapshot (for a thread-scoped backend that is not a StateBackend: only when it differs). */
-  async #filesChange(): Promise<
-    { kind: "full" | "delta"; bytes: Uint8Array; mark: StateMark | undefined; snapshot?: Uint8Array } | undefined
-  > {
+  async #filesChange(
+    whole: boolean,
+  ): Promise<{ kind: "full" | "delta"; bytes: Uint8Array; mark: StateMark | undefined; snapshot?: Uint8Array } | undefined> {
     const state = this.files?.state;
     if (!state) return undefined;
     if (state instanceof StateBackend) {
       const tracked = await state.changesSince(this.#mark);
-      if (tracked.unchanged) return undefined;
+      if (tracked.unchanged && !whole) return undefined;
       if (tracked.delta && this.#hasBase) return { kind: "delta", bytes: tracked.delta, mark: tracked.mark };
       const bytes = await state.snapshot();
       return { kind: "full", bytes, mark: (await state.changesSince(undefined)).mark };
     }
     const bytes = await state.snapshot();
     const last = this.#lastSnapshot ?? this.files?.bytes;
-    if (last && last.byteLength === bytes.byteLength && last.every((b, i) => b === bytes[i])) return undefined;
+    if (!whole && last && last.byteLength === bytes.byteLength && last.every((b, i) => b === bytes[i])) return undefined;
     return { kind: "full", bytes, mark: undefined, snapshot: bytes };
   }
+}
+
+/** `data` with the tool phase `messages` leave open ({@link OPEN_TOOLS}: the results `done` and
+ * the calls `started` of the last assistant message's calls), or without one when none is open. */
+export function withOpenTools(
+  messages: readonly Message[],
+  data: Record<string, unknown>,
+  done: Record<string, Message>,
+  started: Iterable<string>,
+): Record<string, unknown> {
+  const last = messages.at(-1);
+  const calls = last?.role === "assistant" ? (last.toolCalls ?? []) : [];
+  if (calls.length > 0) {
+    const ids = new Set(calls.map((c) => c.id));
+    const phase: OpenTools = {
+      done: Object.fromEntries(Object.entries(done).filter(([id]) => ids.has(id))),
+      started: [...started].filter((id) => ids.has(id) && !(id in done)),
+    };
+    return { ...data, [OPEN_TOOLS]: phase };
+  }
+  const { [OPEN_TOOLS]: _, ...rest } = data;
+  return rest;
 }
 
 /** A dead run's steps folded into its thread: the checkpoint to put (from the revision the steps
@@ -167,6 +241,8 @@ export interface AdoptedRun {
   checkpoint: Checkpoint;
   steps: number;
   runId: string;
+  /** The history point the adopted state equals, when the steps tell their depth. */
+  head?: HistoryHead;
 }
 
 /**
@@ -189,6 +265,7 @@ export function adoptSteps(saved: Checkpoint | undefined, steps: RunStep[], core
     const done: Record<string, Message> = { ...(open?.done ?? {}) };
     const started = new Set(open?.started ?? []);
     let count = 0;
+    let depth: number | undefined;
     for (const step of mine) {
       // Steps are taken up to the first gap (a step never stored ends the run's record).
       if (step.seq !== count + 1) break;
@@ -196,6 +273,7 @@ export function adoptSteps(saved: Checkpoint | undefined, steps: RunStep[], core
       if (!Number.isInteger(doc.keep) || doc.keep < 0 || doc.keep > messages.length || !Array.isArray(doc.append))
         throw new Error(`step ${step.seq} is malformed`);
       messages = [...messages.slice(0, doc.keep), ...doc.append];
+      if (count === 0 && Number.isSafeInteger(doc.depth)) depth = doc.depth;
       if (doc.data !== undefined) data = doc.data;
       if (doc.started !== undefined) started.add(doc.started);
       if (doc.done) done[doc.done[0]] = doc.done[1];
@@ -207,19 +285,7 @@ export function adoptSteps(saved: Checkpoint | undefined, steps: RunStep[], core
       count++;
     }
     if (count === 0) return undefined;
-    const last = messages.at(-1);
-    const calls = last?.role === "assistant" ? (last.toolCalls ?? []) : [];
-    if (calls.length > 0) {
-      const ids = new Set(calls.map((c) => c.id));
-      const phase: OpenTools = {
-        done: Object.fromEntries(Object.entries(done).filter(([id]) => ids.has(id))),
-        started: [...started].filter((id) => ids.has(id) && !(id in done)),
-      };
-      data = { ...data, [OPEN_TOOLS]: phase };
-    } else {
-      const { [OPEN_TOOLS]: _, ...rest } = data;
-      data = rest;
-    }
+    data = withOpenTools(messages, data, done, started);
     const checkpoint: Checkpoint = {
       messages,
       data,
@@ -227,7 +293,8 @@ export function adoptSteps(saved: Checkpoint | undefined, steps: RunStep[], core
       ...(files && { files }),
       ...(saved?.userId !== undefined && { userId: saved.userId }),
     };
-    return { checkpoint, steps: count, runId };
+    const head = depth === undefined ? undefined : { runId, seq: count, depth: depth + count - 1 };
+    return { checkpoint, steps: count, runId, ...(head && { head }) };
   } catch (e) {
     if (e instanceof EngramError && e.code !== "invalid_argument") throw e;
     throw new ResumeError(`cannot adopt the interrupted run of this thread: ${e instanceof Error ? e.message : String(e)}`);

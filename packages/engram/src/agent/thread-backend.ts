@@ -8,6 +8,7 @@ import { StateBackend, type StateMark } from "../backends/state.js";
 import type { Core } from "../core/types.js";
 import { ConfigError, EngramError, ResumeError } from "../errors.js";
 import { type Checkpoint, type Checkpointer, type FilesRef, checkpointFiles, sameFiles } from "./checkpointer.js";
+import type { PutCheckpointOptions } from "./run-steps.js";
 import type { BackendContext, ResolvedOptions } from "./options.js";
 import type { ThreadTurns } from "./turns.js";
 
@@ -170,8 +171,9 @@ export async function saveWithFiles(
   threadId: string,
   cp: Checkpoint,
   files: ThreadFiles | undefined,
+  options?: PutCheckpointOptions,
 ): Promise<number | undefined> {
-  if (!files) return revisionOf(await checkpointer.put(threadId, cp));
+  if (!files) return revisionOf(await checkpointer.put(threadId, cp, options));
   const state = files.state;
   const tracked = state instanceof StateBackend ? await state.changesSince(files.mark) : undefined;
   const ref = files.ref;
@@ -181,7 +183,7 @@ export async function saveWithFiles(
     if (checkpointer.incremental && (!delta || (ref.deltas < MAX_DELTAS && grown <= Math.max(files.fullBytes, 1 << 16)))) {
       const next = delta ? { id: ref.id, deltas: ref.deltas + 1 } : ref;
       try {
-        const revision = await checkpointer.put(threadId, { ...cp, filesRef: next, ...(delta && { filesDeltas: [delta] }) });
+        const revision = await checkpointer.put(threadId, { ...cp, filesRef: next, ...(delta && { filesDeltas: [delta] }) }, options);
         Object.assign(files, { ref: next, mark: tracked.mark, deltaBytes: grown });
         return revisionOf(revision);
       } catch (e) {
@@ -191,13 +193,13 @@ export async function saveWithFiles(
       }
     } else if (tracked.unchanged && files.bytes) {
       // A checkpointer without deltas: the same full snapshot again.
-      return revisionOf(await checkpointer.put(threadId, { ...cp, files: files.bytes, filesRef: ref }));
+      return revisionOf(await checkpointer.put(threadId, { ...cp, files: files.bytes, filesRef: ref }, options));
     }
   }
   const bytes = await state.snapshot();
   const mark = state instanceof StateBackend ? (await state.changesSince(undefined)).mark : undefined;
   const next = { id: crypto.randomUUID(), deltas: 0 };
-  const revision = await checkpointer.put(threadId, { ...cp, files: bytes, filesRef: next });
+  const revision = await checkpointer.put(threadId, { ...cp, files: bytes, filesRef: next }, options);
   Object.assign(files, {
     ref: next,
     mark,

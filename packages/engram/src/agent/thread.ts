@@ -14,7 +14,8 @@ import { memorySourceOf, recordingBackend } from "./memory-history.js";
 import { redactAfterCommands, redactMemoryWrites } from "../memory/redact-writes.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
-import { type StepOperations, type ThreadClaim, hasStepOperations } from "./run-steps.js";
+import { type StepOperations, type ThreadClaim, hasHistoryOperations, hasStepOperations } from "./run-steps.js";
+import { checkRetention, pruneHistory } from "./history.js";
 import { StepLog, adoptSteps } from "./step-log.js";
 import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
@@ -101,13 +102,20 @@ async function startRun(
   // Steps left by a run whose owner is dead (this run holds the claim): folded into the thread
   // and saved as its checkpoint before anything runs, so that whatever follows extends them.
   let adopted: { steps: number } | undefined;
+  // Steps kept as the thread's history by each save (see `history.ts`).
+  const kept = steps && o.history !== false && hasHistoryOperations(steps) ? steps : undefined;
+  const retention = checkRetention(o.history || undefined);
   if (steps) {
     const left = await steps.getSteps(threadId);
     if (left.length > 0) {
       if (saved && !saved.files && saved.filesRef) saved = await checkpointer.get(threadId);
       const run = adoptSteps(saved, left, core);
       if (run) {
-        await checkpointer.put(threadId, { ...run.checkpoint, revision: saved?.revision ?? 0 });
+        await checkpointer.put(
+          threadId,
+          { ...run.checkpoint, revision: saved?.revision ?? 0, ...(kept && run.head && { history: run.head }) },
+          kept && { keepSteps: run.runId },
+        );
         saved = await checkpointer.get(threadId);
         adopted = { steps: run.steps };
       }
@@ -172,7 +180,8 @@ async function startRun(
   // another process meanwhile makes this run's save a `conflict`, never an overwrite. A
   // checkpointer that reports no revisions saves unconditionally.
   let revision = saved ? saved.revision : 0;
-  const log = steps && new StepLog(steps, threadId, revision ?? 0, state, threadFiles);
+  const history = kept && { head: saved?.history, maxDepth: retention.maxPoints };
+  const log = steps && new StepLog(steps, threadId, revision ?? 0, state, threadFiles, history);
   const save = async (s: LevelState) => {
     // The thread's user is saved with it: recall searches only that user's threads.
     const cp: Checkpoint = {
@@ -183,10 +192,13 @@ async function startRun(
     };
     if (s.interrupt) cp.interrupt = s.interrupt;
     if (revision !== undefined) cp.revision = revision;
+    // The saved state is a history point: the run's last step, committed first if it is not yet.
+    const head = kept && (await log?.seal(s));
+    if (head) cp.history = head;
     // Only the files written since the last save, when the checkpointer appends deltas.
     try {
       // The next save starts from this one (a checkpointer without revisions: unconditional).
-      revision = await saveWithFiles(checkpointer, threadId, cp, threadFiles);
+      revision = await saveWithFiles(checkpointer, threadId, cp, threadFiles, kept && log && { keepSteps: log.runId });
     } catch (e) {
       if (!EngramError.hasCode(e, "conflict")) throw e;
       throw new EngramError(
@@ -197,6 +209,11 @@ async function startRun(
     }
     // The checkpoint dropped the thread's steps: the next ones extend it.
     log?.committed(revision, s);
+    // Points retention no longer lists go (a failure leaves them, to go at a later save).
+    if (kept)
+      await pruneHistory(kept, threadId, retention, head || undefined).catch((e: unknown) =>
+        scope.events.push({ type: "warning", message: `thread history not pruned: ${e instanceof Error ? e.message : String(e)}` }),
+      );
     // Saved: the next run of this thread reuses the loaded files instead of restoring them.
     if (threadFiles && resolved.own) keepResident(services.backendOwners, threadId, threadFiles);
   };

@@ -4,7 +4,7 @@
  * @module
  */
 import { CHECKPOINT_VERSION, type Checkpoint, type Checkpointer } from "../agent/checkpointer.js";
-import { type RunStep, hasStepOperations } from "../agent/run-steps.js";
+import { type RunStep, hasHistoryOperations, hasStepOperations } from "../agent/run-steps.js";
 import { type TestApi, uniqueId } from "./api.js";
 
 /** A checkpoint with every kind of content a thread holds. */
@@ -485,6 +485,87 @@ export function checkpointerConformance(name: string, t: TestApi, get: () => Che
       expect(won.length).toBe(1);
       for (const r of raced) if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "conflict" });
       await Promise.all([won[0]?.value.release(), other.release(), alike.release()]);
+    });
+
+    it("keeps a run's steps as history at a put with keepSteps, drops the rest, and deletes points", async () => {
+      const cp = await get();
+      if (!hasHistoryOperations(cp)) return;
+      const id = uniqueId("history");
+      const step = (runId: string, seq: number, baseRevision: number, files?: Uint8Array): RunStep => ({
+        runId,
+        seq,
+        baseRevision,
+        doc: JSON.stringify({ runId, seq, text: "计划 😀" }),
+        ...(files && { files }),
+        savedAt: 1000 + seq,
+      });
+      const bytes = sampleCheckpoint().files as Uint8Array;
+      expect(await cp.getHistory(id)).toEqual([]);
+      // Run a on a new thread (base 0), a stale run z, then a's save keeps a's steps only.
+      await cp.putStep(id, step("run-a", 1, 0));
+      await cp.putStep(id, step("run-a", 2, 0, bytes));
+      await cp.putStep(id, step("run-z", 1, 77));
+      const r1 = (await cp.put(id, { messages: [], data: {}, savedAt: 1 }, { keepSteps: "run-a" })) as number;
+      expect(await cp.getSteps(id)).toEqual([]);
+      const first = await cp.getHistory(id);
+      expect(first.map((s) => `${s.runId}:${s.seq}`)).toEqual(["run-a:1", "run-a:2"]);
+      expect(first[1]).toMatchObject({ baseRevision: 0, savedAt: 1002 });
+      expect(Array.from(first[1]?.files ?? [])).toEqual(Array.from(bytes));
+      expect(first[0]?.files).toBeUndefined();
+      expect(JSON.parse(first[0]?.doc ?? "")).toEqual({ runId: "run-a", seq: 1, text: "计划 😀" });
+      if (typeof r1 === "number") expect(first.every((s) => s.keptAt === r1)).toBe(true);
+      // Run b extends r1; a put refused (stale revision) keeps nothing and drops nothing.
+      await cp.putStep(id, step("run-b", 1, r1 ?? 0));
+      await cp.putStep(id, step("run-b", 2, r1 ?? 0));
+      await expect(
+        cp.put(id, { messages: [], data: {}, savedAt: 2, revision: (r1 ?? 0) + 1000 }, { keepSteps: "run-b" }),
+      ).rejects.toMatchObject({ code: "conflict" });
+      expect((await cp.getSteps(id)).length).toBe(2);
+      expect((await cp.getHistory(id)).length).toBe(2);
+      // deleteSteps never touches history.
+      await cp.deleteSteps(id, "run-a");
+      expect((await cp.getHistory(id)).length).toBe(2);
+      // A put keeping another run (or none) drops b's steps.
+      await cp.putStep(id, step("run-c", 1, r1 ?? 0));
+      const r2 = (await cp.put(
+        id,
+        { messages: [], data: {}, savedAt: 3, ...(r1 !== undefined && { revision: r1 }) },
+        { keepSteps: "run-c" },
+      )) as number;
+      expect(await cp.getSteps(id)).toEqual([]);
+      const second = await cp.getHistory(id);
+      expect(second.map((s) => `${s.runId}:${s.seq}`)).toEqual(["run-a:1", "run-a:2", "run-c:1"]);
+      if (typeof r2 === "number") expect(second[2]?.keptAt).toBe(r2);
+      // A run kept by two saves (one mid-run): its points in order, by the save that kept them.
+      await cp.putStep(id, step("run-0", 1, r2 ?? 0));
+      const r3 = (await cp.put(id, { messages: [], data: {}, savedAt: 4 }, { keepSteps: "run-0" })) as number;
+      await cp.putStep(id, step("run-0", 2, r3 ?? 0, Uint8Array.from([9])));
+      await cp.put(id, { messages: [], data: {}, savedAt: 5 }, { keepSteps: "run-0" });
+      const third = await cp.getHistory(id);
+      expect(third.map((s) => `${s.runId}:${s.seq}`)).toEqual(["run-a:1", "run-a:2", "run-c:1", "run-0:1", "run-0:2"]);
+      expect(Array.from(third[4]?.files ?? [])).toEqual([9]);
+      // Points go by key; unknown ones are skipped; malformed keys are invalid_argument.
+      await cp.deleteHistory(id, [
+        { runId: "run-a", seq: 1 },
+        { runId: "run-c", seq: 1 },
+        { runId: "run-nope", seq: 4 },
+      ]);
+      expect((await cp.getHistory(id)).map((s) => `${s.runId}:${s.seq}`)).toEqual(["run-a:2", "run-0:1", "run-0:2"]);
+      for (const bad of [[{ runId: "", seq: 1 }], [{ runId: "r", seq: 0 }], "x"])
+        await expect(cp.deleteHistory(id, bad as never)).rejects.toMatchObject(invalidArgument);
+      await expect(cp.put(id, { messages: [], data: {}, savedAt: 6 }, { keepSteps: "" })).rejects.toMatchObject(invalidArgument);
+      await expect(cp.getHistory("a\u0000b")).rejects.toMatchObject(invalidArgument);
+      // The checkpoint's history head is stored as given; a malformed one is refused.
+      await cp.put(id, { messages: [], data: {}, savedAt: 7, history: { runId: "run-0", seq: 2, depth: 5 } });
+      expect((await cp.get(id))?.history).toEqual({ runId: "run-0", seq: 2, depth: 5 });
+      await expect(cp.put(id, { messages: [], data: {}, savedAt: 8, history: { runId: "r", seq: 0, depth: 1 } })).rejects.toMatchObject(
+        invalidArgument,
+      );
+      // Other threads' history is apart; a delete drops the thread's.
+      const other = uniqueId("history");
+      expect(await cp.getHistory(other)).toEqual([]);
+      await cp.delete(id);
+      expect(await cp.getHistory(id)).toEqual([]);
     });
 
     it("lists threads in id order, with pages", async () => {
