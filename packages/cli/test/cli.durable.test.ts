@@ -82,4 +82,30 @@ describe("engram run after a crash", () => {
       jsonLines((await engram(["threads", "list", "--json"], opts)).stdout).find((r) => r.threadId === "crashed")?.run,
     ).toBeUndefined();
   }, 120_000);
+
+  it("engram threads resume finishes a killed run before the chat's first message", async () => {
+    const opts = { env, cwd: cwd.path };
+    script();
+    expect((await engram([...model(), "run", "--thread", "chatted", "hello"], opts)).code).toBe(0);
+    const asked = script();
+    const running = startEngram([...model(), "run", "--json", "--yes", "--thread", "chatted", "go"], opts);
+    while (asked.length < 5) await new Promise((r) => setTimeout(r, 5));
+    running.child.kill("SIGKILL");
+    await running.done;
+
+    const before = asked.length;
+    const chat = await engram([...model(), "threads", "resume", "chatted"], { ...opts, input: "and then\n" });
+    expect(chat.code, chat.stderr).toBe(0);
+    expect(chat.stdout).toMatch(/this thread's run was interrupted at step \d+ \(its process ended\): resuming it/);
+    // The killed task goes on to its answer first; the chat's message follows it.
+    expect(asked.slice(before).at(-2)).toBe(STEPS);
+    const shown = JSON.parse((await engram(["threads", "show", "chatted", "--json"], opts)).stdout) as Shown;
+    const users = shown.messages.filter((m) => m.role === "user").map((m) => m.content);
+    expect(users).toEqual(["hello", "go", "and then"]);
+    const go = shown.messages.findIndex((m) => m.content === "go");
+    const then = shown.messages.findIndex((m) => m.content === "and then");
+    expect(shown.messages[then - 1]).toMatchObject({ role: "assistant", content: "finished" });
+    expect(shown.messages.slice(go, then).filter((m) => m.role === "tool")).toHaveLength(STEPS);
+    expect(shown.messages.at(-1)).toMatchObject({ role: "assistant", content: "finished" });
+  }, 120_000);
 });
