@@ -2,6 +2,10 @@
  * run had then (messages and files); fork and rewind; retention by count and age. The stores'
  * own operations are in the checkpointer conformance suite. */
 import { createHash } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SqliteCheckpointer } from "@engram/sqlite";
 import { describe, expect, it } from "vitest";
 import {
   type Checkpointer,
@@ -18,6 +22,7 @@ import {
   rewindThread,
 } from "../src/index.js";
 import { pruneHistory } from "../src/agent/history.js";
+import type { HistoryOperations } from "../src/agent/run-steps.js";
 import { StateBackend } from "../src/backends/state.js";
 import { core, user } from "./fixtures/session.js";
 
@@ -66,8 +71,17 @@ function recordingModel(seen: { messages: Message[]; files: string }[], state: (
   });
 }
 
-function setup(options: { history?: false | { maxPoints?: number; maxAgeMs?: number } } = {}) {
-  const checkpointer = new InMemoryCheckpointer({ core });
+const dir = mkdtempSync(join(tmpdir(), "engram-history-"));
+let files = 0;
+
+/** The checkpointers the flows run on: in memory, and SQLite on a real file. */
+const kinds: [string, () => Checkpointer & HistoryOperations][] = [
+  ["in memory", () => new InMemoryCheckpointer({ core })],
+  ["SQLite (a file)", () => new SqliteCheckpointer({ path: join(dir, `h${files++}.db`) })],
+];
+
+function setupOn(make: (typeof kinds)[number][1], options: { history?: false | { maxPoints?: number; maxAgeMs?: number } } = {}) {
+  const checkpointer = make();
   const seen: { messages: Message[]; files: string }[] = [];
   let current: StateBackend | undefined;
   const agent = createDeepAgent(
@@ -106,136 +120,138 @@ async function expectPointsMatch(checkpointer: Checkpointer, threadId: string, s
   }
 }
 
-describe("thread history", () => {
-  it("reads at each point the messages and files the run had then, across runs", async () => {
-    const { checkpointer, seen, agent } = setup();
-    await agent.invoke(user("work 3"), { threadId: "h" });
-    await agent.invoke(user("work 2"), { threadId: "h" });
-    expect(seen.length).toBe(4 + 3);
-    await expectPointsMatch(checkpointer, "h", seen);
-    const points = await listHistory(checkpointer, "h");
-    // The user's message, per turn a point, per call two (started, result): 1 + 4 + 3×2, then 1 + 3 + 2×2.
-    expect(points.length).toBe(11 + 8);
-    expect(points.map((p) => p.kind).slice(0, 5)).toEqual(["state", "turn", "call", "result", "turn"]);
-    // Oldest first; the last is the saved thread, and equals it.
-    expect(points.filter((p) => p.current).map((p) => p.id)).toEqual([points.at(-1)?.id]);
-    const saved = await checkpointer.get("h");
-    const last = await readHistoryPoint(checkpointer, "h", points.at(-1)?.id as string, core);
-    expect(last.messages).toEqual(saved?.messages);
-    // The second run's points follow the first's: only its first step was written against it.
-    const runs = [...new Set(points.map((p) => p.runId))];
-    expect(runs.length).toBe(2);
-    // Unknown or malformed points are typed errors.
-    await expect(readHistoryPoint(checkpointer, "h", "run-x:1", core)).rejects.toMatchObject({ code: "invalid_argument" });
-    await expect(readHistoryPoint(checkpointer, "h", "nope", core)).rejects.toMatchObject({ code: "invalid_argument" });
-  });
+for (const [label, make] of kinds)
+  describe(`thread history (${label})`, () => {
+    const setup = (options?: Parameters<typeof setupOn>[1]) => setupOn(make, options);
+    it("reads at each point the messages and files the run had then, across runs", async () => {
+      const { checkpointer, seen, agent } = setup();
+      await agent.invoke(user("work 3"), { threadId: "h" });
+      await agent.invoke(user("work 2"), { threadId: "h" });
+      expect(seen.length).toBe(4 + 3);
+      await expectPointsMatch(checkpointer, "h", seen);
+      const points = await listHistory(checkpointer, "h");
+      // The user's message, per turn a point, per call two (started, result): 1 + 4 + 3×2, then 1 + 3 + 2×2.
+      expect(points.length).toBe(11 + 8);
+      expect(points.map((p) => p.kind).slice(0, 5)).toEqual(["state", "turn", "call", "result", "turn"]);
+      // Oldest first; the last is the saved thread, and equals it.
+      expect(points.filter((p) => p.current).map((p) => p.id)).toEqual([points.at(-1)?.id]);
+      const saved = await checkpointer.get("h");
+      const last = await readHistoryPoint(checkpointer, "h", points.at(-1)?.id as string, core);
+      expect(last.messages).toEqual(saved?.messages);
+      // The second run's points follow the first's: only its first step was written against it.
+      const runs = [...new Set(points.map((p) => p.runId))];
+      expect(runs.length).toBe(2);
+      // Unknown or malformed points are typed errors.
+      await expect(readHistoryPoint(checkpointer, "h", "run-x:1", core)).rejects.toMatchObject({ code: "invalid_argument" });
+      await expect(readHistoryPoint(checkpointer, "h", "nope", core)).rejects.toMatchObject({ code: "invalid_argument" });
+    });
 
-  it("forks a new thread from a point, which runs on from it", async () => {
-    const { checkpointer, seen, agent } = setup();
-    await agent.invoke(user("work 3"), { threadId: "src" });
-    const points = await listHistory(checkpointer, "src");
-    const middle = points.filter((p) => p.kind === "result")[1];
-    const at = await readHistoryPoint(checkpointer, "src", middle?.id as string, core);
-    await forkThread(checkpointer, "src", middle?.id as string, "fork", core);
-    const fork = await checkpointer.get("fork");
-    expect(fork?.messages).toEqual(at.messages);
-    expect(await hashOf(fork?.files)).toBe(await hashOf(at.files));
-    // A fork onto an existing thread is a conflict and changes nothing.
-    await expect(forkThread(checkpointer, "src", middle?.id as string, "src", core)).rejects.toMatchObject({ code: "conflict" });
-    expect((await checkpointer.get("src"))?.messages.length).toBe(points.at(-1)?.messages);
-    // The fork runs on from the point: the model sees its messages; the source is unchanged.
-    seen.length = 0;
-    await agent.invoke(user("work 1"), { threadId: "fork" });
-    expect(seen[0]?.messages.slice(0, at.messages.length)).toEqual(at.messages);
-    expect(seen[0]?.files).toBe(await hashOf(at.files));
-    await expectPointsMatch(checkpointer, "fork", seen);
-    expect((await listHistory(checkpointer, "src")).length).toBe(points.length);
-  });
+    it("forks a new thread from a point, which runs on from it", async () => {
+      const { checkpointer, seen, agent } = setup();
+      await agent.invoke(user("work 3"), { threadId: "src" });
+      const points = await listHistory(checkpointer, "src");
+      const middle = points.filter((p) => p.kind === "result")[1];
+      const at = await readHistoryPoint(checkpointer, "src", middle?.id as string, core);
+      await forkThread(checkpointer, "src", middle?.id as string, "fork", core);
+      const fork = await checkpointer.get("fork");
+      expect(fork?.messages).toEqual(at.messages);
+      expect(await hashOf(fork?.files)).toBe(await hashOf(at.files));
+      // A fork onto an existing thread is a conflict and changes nothing.
+      await expect(forkThread(checkpointer, "src", middle?.id as string, "src", core)).rejects.toMatchObject({ code: "conflict" });
+      expect((await checkpointer.get("src"))?.messages.length).toBe(points.at(-1)?.messages);
+      // The fork runs on from the point: the model sees its messages; the source is unchanged.
+      seen.length = 0;
+      await agent.invoke(user("work 1"), { threadId: "fork" });
+      expect(seen[0]?.messages.slice(0, at.messages.length)).toEqual(at.messages);
+      expect(seen[0]?.files).toBe(await hashOf(at.files));
+      await expectPointsMatch(checkpointer, "fork", seen);
+      expect((await listHistory(checkpointer, "src")).length).toBe(points.length);
+    });
 
-  it("rewinds a thread to a point: messages and files; the next run starts there; refused while a run holds it", async () => {
-    const { checkpointer, seen, agent } = setup();
-    await agent.invoke(user("work 3"), { threadId: "r" });
-    const points = await listHistory(checkpointer, "r");
-    const first = points.filter((p) => p.kind === "result")[0];
-    const at = await readHistoryPoint(checkpointer, "r", first?.id as string, core);
-    // While a run holds the thread, a rewind is a conflict and changes nothing.
-    const claim = await checkpointer.claimThread("r");
-    const before = await checkpointer.get("r");
-    await expect(rewindThread(checkpointer, "r", first?.id as string, core)).rejects.toMatchObject({ code: "conflict" });
-    expect(await checkpointer.get("r")).toEqual(before);
-    await claim.release();
-    const result = await rewindThread(checkpointer, "r", first?.id as string, core);
-    expect(result).toMatchObject({ point: first?.id, messagesBefore: before?.messages.length, messagesAfter: at.messages.length });
-    const back = await checkpointer.get("r");
-    expect(back?.messages).toEqual(at.messages);
-    expect(await hashOf(back?.files)).toBe(await hashOf(at.files));
-    // The rewound-over points stay (a rewind can be undone); the rewound point is current.
-    const after = await listHistory(checkpointer, "r");
-    expect(after.length).toBe(points.length);
-    expect(after.find((p) => p.current)?.id).toBe(first?.id);
-    // The next run starts from the point (the agent's loaded copy of the files is not reused).
-    seen.length = 0;
-    await agent.invoke(user("work 1"), { threadId: "r" });
-    expect(seen[0]?.messages.slice(0, at.messages.length)).toEqual(at.messages);
-    expect(seen[0]?.files).toBe(await hashOf(at.files));
-    await expectPointsMatch(checkpointer, "r", seen);
-    // Undo: rewind to the newest point of the abandoned branch.
-    await rewindThread(checkpointer, "r", points.at(-1)?.id as string, core);
-    expect((await checkpointer.get("r"))?.messages).toEqual(before?.messages);
-  });
+    it("rewinds a thread to a point: messages and files; the next run starts there; refused while a run holds it", async () => {
+      const { checkpointer, seen, agent } = setup();
+      await agent.invoke(user("work 3"), { threadId: "r" });
+      const points = await listHistory(checkpointer, "r");
+      const first = points.filter((p) => p.kind === "result")[0];
+      const at = await readHistoryPoint(checkpointer, "r", first?.id as string, core);
+      // While a run holds the thread, a rewind is a conflict and changes nothing.
+      const claim = await checkpointer.claimThread("r");
+      const before = await checkpointer.get("r");
+      await expect(rewindThread(checkpointer, "r", first?.id as string, core)).rejects.toMatchObject({ code: "conflict" });
+      expect(await checkpointer.get("r")).toEqual(before);
+      await claim.release();
+      const result = await rewindThread(checkpointer, "r", first?.id as string, core);
+      expect(result).toMatchObject({ point: first?.id, messagesBefore: before?.messages.length, messagesAfter: at.messages.length });
+      const back = await checkpointer.get("r");
+      expect(back?.messages).toEqual(at.messages);
+      expect(await hashOf(back?.files)).toBe(await hashOf(at.files));
+      // The rewound-over points stay (a rewind can be undone); the rewound point is current.
+      const after = await listHistory(checkpointer, "r");
+      expect(after.length).toBe(points.length);
+      expect(after.find((p) => p.current)?.id).toBe(first?.id);
+      // The next run starts from the point (the agent's loaded copy of the files is not reused).
+      seen.length = 0;
+      await agent.invoke(user("work 1"), { threadId: "r" });
+      expect(seen[0]?.messages.slice(0, at.messages.length)).toEqual(at.messages);
+      expect(seen[0]?.files).toBe(await hashOf(at.files));
+      await expectPointsMatch(checkpointer, "r", seen);
+      // Undo: rewind to the newest point of the abandoned branch.
+      await rewindThread(checkpointer, "r", points.at(-1)?.id as string, core);
+      expect((await checkpointer.get("r"))?.messages).toEqual(before?.messages);
+    });
 
-  it("keeps the newest maxPoints points, every one readable, and bases so that older ones can go", async () => {
-    const { checkpointer, seen, agent } = setup({ history: { maxPoints: 5 } });
-    for (let i = 0; i < 6; i++) await agent.invoke(user("work 2"), { threadId: "k" });
-    const points = await listHistory(checkpointer, "k", { retention: { maxPoints: 5 } });
-    expect(points.length).toBe(5);
-    for (const p of points) await readHistoryPoint(checkpointer, "k", p.id, core);
-    expect(points.at(-1)?.current).toBe(true);
-    // Stored: the listed points and what they follow back to a base, bounded by maxPoints and a run.
-    const stored = await checkpointer.getHistory("k");
-    expect(stored.length).toBeLessThanOrEqual(5 + 7);
-    // The requests of the last run are points still listed.
-    await expectPointsMatch(checkpointer, "k", seen.slice(-2));
-    // The latest state is the thread's.
-    expect((await checkpointer.get("k"))?.messages.length).toBe(6 * 6);
-  });
+    it("keeps the newest maxPoints points, every one readable, and bases so that older ones can go", async () => {
+      const { checkpointer, seen, agent } = setup({ history: { maxPoints: 5 } });
+      for (let i = 0; i < 6; i++) await agent.invoke(user("work 2"), { threadId: "k" });
+      const points = await listHistory(checkpointer, "k", { retention: { maxPoints: 5 } });
+      expect(points.length).toBe(5);
+      for (const p of points) await readHistoryPoint(checkpointer, "k", p.id, core);
+      expect(points.at(-1)?.current).toBe(true);
+      // Stored: the listed points and what they follow back to a base, bounded by maxPoints and a run.
+      const stored = await checkpointer.getHistory("k");
+      expect(stored.length).toBeLessThanOrEqual(5 + 7);
+      // The requests of the last run are points still listed.
+      await expectPointsMatch(checkpointer, "k", seen.slice(-2));
+      // The latest state is the thread's.
+      expect((await checkpointer.get("k"))?.messages.length).toBe(6 * 6);
+    });
 
-  it("drops points older than maxAgeMs, never the saved state, which later runs extend", async () => {
-    const { checkpointer, agent } = setup();
-    await agent.invoke(user("work 2"), { threadId: "a" });
-    // A branch the thread left: rewound to its second point, then run on.
-    const first = await listHistory(checkpointer, "a");
-    await rewindThread(checkpointer, "a", first[1]?.id as string, core);
-    await agent.invoke(user("work 1"), { threadId: "a" });
-    const all = await checkpointer.getHistory("a");
-    const head = (await checkpointer.get("a"))?.history;
-    // Young enough: nothing goes.
-    expect(await pruneHistory(checkpointer, "a", { maxAgeMs: 60_000 }, head)).toBe(0);
-    const later = Date.now() + 60_000;
-    const dropped = await pruneHistory(checkpointer, "a", { maxAgeMs: 1000 }, head, later);
-    // The left branch went; the saved state's point and what it follows stayed.
-    expect(dropped).toBe(first.length - 2);
-    expect((await checkpointer.getHistory("a")).length).toBe(all.length - dropped);
-    expect(await listHistory(checkpointer, "a", { retention: { maxAgeMs: 1000 }, now: later })).toEqual([]);
-    // The saved state's point stays readable (and with it what it follows), so the next run extends it.
-    const kept = await checkpointer.getHistory("a");
-    expect(kept.map((s) => `${s.runId}:${s.seq}`)).toContain(`${head?.runId}:${head?.seq}`);
-    const saved = await checkpointer.get("a");
-    expect((await readHistoryPoint(checkpointer, "a", `${head?.runId}:${head?.seq}`, core)).messages).toEqual(saved?.messages);
-    await agent.invoke(user("work 1"), { threadId: "a" });
-    expect((await listHistory(checkpointer, "a")).length).toBeGreaterThan(3);
-  });
+    it("drops points older than maxAgeMs, never the saved state, which later runs extend", async () => {
+      const { checkpointer, agent } = setup();
+      await agent.invoke(user("work 2"), { threadId: "a" });
+      // A branch the thread left: rewound to its second point, then run on.
+      const first = await listHistory(checkpointer, "a");
+      await rewindThread(checkpointer, "a", first[1]?.id as string, core);
+      await agent.invoke(user("work 1"), { threadId: "a" });
+      const all = await checkpointer.getHistory("a");
+      const head = (await checkpointer.get("a"))?.history;
+      // Young enough: nothing goes.
+      expect(await pruneHistory(checkpointer, "a", { maxAgeMs: 60_000 }, head)).toBe(0);
+      const later = Date.now() + 60_000;
+      const dropped = await pruneHistory(checkpointer, "a", { maxAgeMs: 1000 }, head, later);
+      // The left branch went; the saved state's point and what it follows stayed.
+      expect(dropped).toBe(first.length - 2);
+      expect((await checkpointer.getHistory("a")).length).toBe(all.length - dropped);
+      expect(await listHistory(checkpointer, "a", { retention: { maxAgeMs: 1000 }, now: later })).toEqual([]);
+      // The saved state's point stays readable (and with it what it follows), so the next run extends it.
+      const kept = await checkpointer.getHistory("a");
+      expect(kept.map((s) => `${s.runId}:${s.seq}`)).toContain(`${head?.runId}:${head?.seq}`);
+      const saved = await checkpointer.get("a");
+      expect((await readHistoryPoint(checkpointer, "a", `${head?.runId}:${head?.seq}`, core)).messages).toEqual(saved?.messages);
+      await agent.invoke(user("work 1"), { threadId: "a" });
+      expect((await listHistory(checkpointer, "a")).length).toBeGreaterThan(3);
+    });
 
-  it("keeps no history with history: false, and says unsupported for a checkpointer without it", async () => {
-    const { checkpointer, agent } = setup({ history: false });
-    await agent.invoke(user("work 1"), { threadId: "n" });
-    expect(await checkpointer.getHistory("n")).toEqual([]);
-    const plain = new InMemoryCheckpointer({ core });
-    const bare: Checkpointer = { get: (id) => plain.get(id), put: (id, cp) => plain.put(id, cp), delete: (id) => plain.delete(id) };
-    const refused = await listHistory(bare, "n").catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(EngramError);
-    expect(refused).toMatchObject({ code: "unsupported" });
-    await expect(rewindThread(bare, "n", "run-1:1", core)).rejects.toMatchObject({ code: "unsupported" });
-    expect(() => createDeepAgent(new FakeChatModel(() => "x"), { ...quiet, checkpointer, history: { maxPoints: 0 } })).toThrow(/history/);
+    it("keeps no history with history: false, and says unsupported for a checkpointer without it", async () => {
+      const { checkpointer, agent } = setup({ history: false });
+      await agent.invoke(user("work 1"), { threadId: "n" });
+      expect(await checkpointer.getHistory("n")).toEqual([]);
+      const plain = new InMemoryCheckpointer({ core });
+      const bare: Checkpointer = { get: (id) => plain.get(id), put: (id, cp) => plain.put(id, cp), delete: (id) => plain.delete(id) };
+      const refused = await listHistory(bare, "n").catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(EngramError);
+      expect(refused).toMatchObject({ code: "unsupported" });
+      await expect(rewindThread(bare, "n", "run-1:1", core)).rejects.toMatchObject({ code: "unsupported" });
+      expect(() => createDeepAgent(new FakeChatModel(() => "x"), { ...quiet, checkpointer, history: { maxPoints: 0 } })).toThrow(/history/);
+    });
   });
-});

@@ -23,15 +23,42 @@ import {
   loadCore,
   revisionConflict,
   sameFiles,
+  type HistoryStep,
+  type PutCheckpointOptions,
   type RunStep,
+  type StepKey,
   type ThreadClaim,
+  checkPutOptions,
   checkRunStep,
+  checkStepKeys,
+  historyOrder,
   stepConflict,
 } from "engram/kit";
 import type pg from "pg";
 import { PgDatabase, type PostgresOptions, storeError } from "./database.js";
 import { RunClaims } from "./run-claims.js";
 import { indexThread, searchIndex } from "./message-index.js";
+
+/** A stored step's row. */
+interface StepRow {
+  run_id: string;
+  seq: number;
+  base_revision: string;
+  saved_at: string;
+  doc: string;
+  files: Buffer | null;
+}
+
+function stepOf(row: StepRow): RunStep {
+  return {
+    runId: row.run_id,
+    seq: row.seq,
+    baseRevision: Number(row.base_revision),
+    savedAt: Number(row.saved_at),
+    doc: row.doc,
+    ...(row.files && { files: new Uint8Array(row.files) }),
+  };
+}
 
 /** Options of {@link PostgresCheckpointer}. */
 export type PostgresCheckpointerOptions = PostgresOptions & {
@@ -84,32 +111,44 @@ export class PostgresCheckpointer implements Checkpointer {
 
   async getSteps(threadId: string): Promise<RunStep[]> {
     checkThreadId(threadId);
-    const r = await this.#db.query<{
-      run_id: string;
-      seq: number;
-      base_revision: string;
-      saved_at: string;
-      doc: string;
-      files: Buffer | null;
-    }>(
+    const r = await this.#db.query<StepRow>(
       this.#sql(
-        "SELECT run_id, seq, base_revision, saved_at, doc, files FROM S.engram_run_steps WHERE thread_id = $1 ORDER BY run_id, seq",
+        "SELECT run_id, seq, base_revision, saved_at, doc, files FROM S.engram_run_steps WHERE thread_id = $1 AND kept_at IS NULL ORDER BY run_id, seq",
       ),
       [threadId],
     );
-    return r.rows.map((row) => ({
-      runId: row.run_id,
-      seq: row.seq,
-      baseRevision: Number(row.base_revision),
-      savedAt: Number(row.saved_at),
-      doc: row.doc,
-      ...(row.files && { files: new Uint8Array(row.files) }),
-    }));
+    return r.rows.map(stepOf);
   }
 
   async deleteSteps(threadId: string, runId: string): Promise<void> {
     checkThreadId(threadId);
-    await this.#db.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1 AND run_id = $2"), [threadId, runId]);
+    await this.#db.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1 AND run_id = $2 AND kept_at IS NULL"), [
+      threadId,
+      runId,
+    ]);
+  }
+
+  async getHistory(threadId: string): Promise<HistoryStep[]> {
+    checkThreadId(threadId);
+    const r = await this.#db.query<StepRow & { kept_at: string }>(
+      this.#sql(
+        "SELECT run_id, seq, base_revision, saved_at, doc, files, kept_at FROM S.engram_run_steps WHERE thread_id = $1 AND kept_at IS NOT NULL",
+      ),
+      [threadId],
+    );
+    return r.rows.map((row) => ({ ...stepOf(row), keptAt: Number(row.kept_at) })).sort(historyOrder);
+  }
+
+  async deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void> {
+    checkThreadId(threadId);
+    const keys = checkStepKeys(points);
+    if (keys.length === 0) return;
+    await this.#db.query(
+      this.#sql(
+        "DELETE FROM S.engram_run_steps WHERE thread_id = $1 AND kept_at IS NOT NULL AND (run_id, seq) IN (SELECT * FROM unnest($2::text[], $3::int[]))",
+      ),
+      [threadId, keys.map((k) => k.runId), keys.map((k) => k.seq)],
+    );
   }
 
   /** The pool in use. */
@@ -152,7 +191,8 @@ export class PostgresCheckpointer implements Checkpointer {
     });
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
+  async put(threadId: string, checkpoint: Checkpoint, options?: PutCheckpointOptions): Promise<number> {
+    const keep = checkPutOptions(options);
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
     const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
@@ -188,7 +228,7 @@ export class PostgresCheckpointer implements Checkpointer {
             [threadId, e.version, e.doc, e.savedAt, e.interrupted],
           );
           await indexThread(client, this.#sql("S.engram_thread_messages"), threadId, e.userId, checkpoint.messages);
-          await client.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1"), [threadId]);
+          await this.#endSteps(client, threadId, keep, revision, Number(updated.rows[0]?.revision));
           return Number(updated.rows[0]?.revision);
         }
         // A new thread has no row to lock: a writer that inserted it meanwhile makes this
@@ -208,13 +248,26 @@ export class PostgresCheckpointer implements Checkpointer {
         await client.query(this.#sql("DELETE FROM S.engram_checkpoint_files WHERE thread_id = $1"), [threadId]);
         if (e.files) await addParts(client, 0, [e.files, ...e.deltas]);
         await indexThread(client, this.#sql("S.engram_thread_messages"), threadId, e.userId, checkpoint.messages);
-        await client.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1"), [threadId]);
+        await this.#endSteps(client, threadId, keep, revision, Number(written.rows[0]?.revision));
         return Number(written.rows[0]?.revision);
       } catch (err) {
         if (e.expected === 0 && (err as { code?: unknown }).code === "23505") throw revisionConflict(threadId, 0, undefined);
         throw storeError(err);
       }
     });
+  }
+
+  /** In a save: keeps the steps of run `keep` extending `revision` as history (kept at `next`),
+   * then drops every other step under way. */
+  async #endSteps(client: pg.PoolClient, threadId: string, keep: string | undefined, revision: number, next: number): Promise<void> {
+    if (keep !== undefined)
+      await client.query(
+        this.#sql(
+          "UPDATE S.engram_run_steps SET kept_at = $1 WHERE thread_id = $2 AND run_id = $3 AND base_revision = $4 AND kept_at IS NULL",
+        ),
+        [next, threadId, keep, revision],
+      );
+    await client.query(this.#sql("DELETE FROM S.engram_run_steps WHERE thread_id = $1 AND kept_at IS NULL"), [threadId]);
   }
 
   async delete(threadId: string): Promise<void> {

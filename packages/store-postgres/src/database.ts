@@ -49,6 +49,9 @@ const MIGRATIONS: readonly string[] = [
      thread_id text COLLATE "C" NOT NULL, run_id text COLLATE "C" NOT NULL, seq integer NOT NULL,
      base_revision bigint NOT NULL, saved_at bigint NOT NULL, doc text NOT NULL, files bytea,
      PRIMARY KEY (thread_id, run_id, seq));`,
+  // Thread history: a save keeps its run's steps as points (`kept_at`: the revision it saved)
+  // instead of dropping them; steps under way have none.
+  `ALTER TABLE S.engram_run_steps ADD COLUMN kept_at bigint;`,
 ];
 
 /** The schema version this code writes. */

@@ -21,15 +21,42 @@ import {
   filesConflict,
   revisionConflict,
   sameFiles,
+  type HistoryStep,
+  type PutCheckpointOptions,
   type RunStep,
+  type StepKey,
   type ThreadClaim,
   ProcessClaims,
+  checkPutOptions,
   checkRunStep,
+  checkStepKeys,
+  historyOrder,
   stepConflict,
 } from "engram/kit";
 import { type SqliteDatabase, type SqliteOptions, defaultDatabasePath, guard, openDatabase } from "./database.js";
 import { claimLockFile } from "./run-claims.js";
 import { indexThread, searchIndex, unindexThread } from "./message-index.js";
+
+/** A stored step's row. */
+interface StepRow {
+  run_id: string;
+  seq: number;
+  base_revision: number;
+  saved_at: number;
+  doc: string;
+  files: Uint8Array | null;
+}
+
+function stepOf(r: StepRow): RunStep {
+  return {
+    runId: r.run_id,
+    seq: r.seq,
+    baseRevision: r.base_revision,
+    savedAt: r.saved_at,
+    doc: r.doc,
+    ...(r.files && { files: new Uint8Array(r.files) }),
+  };
+}
 
 /** Options of {@link SqliteCheckpointer}. */
 export interface SqliteCheckpointerOptions extends SqliteOptions {}
@@ -84,29 +111,43 @@ export class SqliteCheckpointer implements Checkpointer {
     const rows = guard(
       () =>
         this.#db
-          .prepare("SELECT run_id, seq, base_revision, saved_at, doc, files FROM engram_run_steps WHERE thread_id = ? ORDER BY run_id, seq")
-          .all(threadId) as {
-          run_id: string;
-          seq: number;
-          base_revision: number;
-          saved_at: number;
-          doc: string;
-          files: Uint8Array | null;
-        }[],
+          .prepare(
+            "SELECT run_id, seq, base_revision, saved_at, doc, files FROM engram_run_steps WHERE thread_id = ? AND kept_at IS NULL ORDER BY run_id, seq",
+          )
+          .all(threadId) as StepRow[],
     );
-    return rows.map((r) => ({
-      runId: r.run_id,
-      seq: r.seq,
-      baseRevision: r.base_revision,
-      savedAt: r.saved_at,
-      doc: r.doc,
-      ...(r.files && { files: new Uint8Array(r.files) }),
-    }));
+    return rows.map(stepOf);
+  }
+
+  async getHistory(threadId: string): Promise<HistoryStep[]> {
+    checkThreadId(threadId);
+    const rows = guard(
+      () =>
+        this.#db
+          .prepare(
+            "SELECT run_id, seq, base_revision, saved_at, doc, files, kept_at FROM engram_run_steps WHERE thread_id = ? AND kept_at IS NOT NULL",
+          )
+          .all(threadId) as (StepRow & { kept_at: number })[],
+    );
+    return rows.map((r) => ({ ...stepOf(r), keptAt: r.kept_at })).sort(historyOrder);
+  }
+
+  async deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void> {
+    checkThreadId(threadId);
+    const keys = checkStepKeys(points);
+    const drop = this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ? AND run_id = ? AND seq = ? AND kept_at IS NOT NULL");
+    guard(() =>
+      this.#db.transaction(() => {
+        for (const k of keys) drop.run(threadId, k.runId, k.seq);
+      })(),
+    );
   }
 
   async deleteSteps(threadId: string, runId: string): Promise<void> {
     checkThreadId(threadId);
-    guard(() => this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ? AND run_id = ?").run(threadId, runId));
+    guard(() =>
+      this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ? AND run_id = ? AND kept_at IS NULL").run(threadId, runId),
+    );
   }
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
@@ -129,9 +170,18 @@ export class SqliteCheckpointer implements Checkpointer {
     );
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
+  async put(threadId: string, checkpoint: Checkpoint, options?: PutCheckpointOptions): Promise<number> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
+    const keep = checkPutOptions(options);
+    // The run kept as history, then every other step under way dropped.
+    const endSteps = (revision: number, next: number) => {
+      if (keep !== undefined)
+        this.#db
+          .prepare("UPDATE engram_run_steps SET kept_at = ? WHERE thread_id = ? AND run_id = ? AND base_revision = ? AND kept_at IS NULL")
+          .run(next, threadId, keep, revision);
+      this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ? AND kept_at IS NULL").run(threadId);
+    };
     const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
     const addParts = this.#db.prepare("INSERT INTO engram_checkpoint_files (thread_id, seq, bytes) VALUES (?, ?, ?)");
     return guard(() =>
@@ -162,7 +212,7 @@ export class SqliteCheckpointer implements Checkpointer {
               .prepare("UPDATE engram_checkpoints SET format = ?, doc = ?, saved_at = ?, interrupted = ?, revision = ? WHERE thread_id = ?")
               .run(e.version, e.doc, e.savedAt, e.interrupted ? 1 : 0, next, threadId);
             indexThread(this.#db, threadId, e.userId, checkpoint.messages);
-            this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ?").run(threadId);
+            endSteps(revision, next);
             return next;
           }
           this.#db
@@ -178,7 +228,7 @@ export class SqliteCheckpointer implements Checkpointer {
             for (const [i, d] of e.deltas.entries()) addParts.run(threadId, 1 + i, bytes(d));
           }
           indexThread(this.#db, threadId, e.userId, checkpoint.messages);
-          this.#db.prepare("DELETE FROM engram_run_steps WHERE thread_id = ?").run(threadId);
+          endSteps(revision, next);
           return next;
         })
         .immediate(),

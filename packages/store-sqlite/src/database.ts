@@ -90,6 +90,9 @@ export const MIGRATIONS: readonly string[] = [
      id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL, run_id TEXT NOT NULL, seq INTEGER NOT NULL,
      base_revision INTEGER NOT NULL, saved_at INTEGER NOT NULL, doc TEXT NOT NULL, files BLOB,
      UNIQUE (thread_id, run_id, seq));`,
+  // Thread history: a save keeps its run's steps as points (`kept_at`: the revision it saved)
+  // instead of dropping them; steps under way have none.
+  `ALTER TABLE engram_run_steps ADD COLUMN kept_at INTEGER;`,
 ];
 
 /** The schema version this code writes. */
