@@ -11,6 +11,9 @@ import {
   type FilesRef,
   type GetCheckpointOptions,
   type ListThreadsOptions,
+  ProcessClaims,
+  type RunStep,
+  type ThreadClaim,
   type ThreadInfo,
   assembleCheckpoint,
   checkThreadId,
@@ -21,6 +24,7 @@ import {
   revisionConflict,
   sameFiles,
 } from "engram/kit";
+import { deleteRunSteps, getRunSteps, putRunStep } from "./run-steps.js";
 import { nextRevision, openSchema } from "./schema.js";
 import { type DurableObjectSqlStorage, blobParts, first, guard, joinBlobs, rows, textParts } from "./sql.js";
 
@@ -38,9 +42,35 @@ export class DurableObjectCheckpointer implements Checkpointer {
   readonly #storage: DurableObjectSqlStorage;
   /** Saves append the changed files as a delta (see {@link Checkpointer.incremental}). */
   readonly incremental = true;
+  /** Runs commit every step by default (see {@link Checkpointer.durable}). */
+  readonly durable = true;
+  readonly #claims = new ProcessClaims();
 
   constructor(storage: DurableObjectSqlStorage) {
     this.#storage = openSchema(storage);
+  }
+
+  /** Claims the thread for a run in this object (see {@link Checkpointer.claimThread}): an
+   * object runs in one place at a time, so its process is the owner's liveness — a claim ends
+   * with the run, or with the object's process (a crash, an eviction, a deploy). */
+  async claimThread(threadId: string): Promise<ThreadClaim> {
+    checkThreadId(threadId);
+    return this.#claims.claim(threadId);
+  }
+
+  async putStep(threadId: string, step: RunStep): Promise<void> {
+    checkThreadId(threadId);
+    guard(() => putRunStep(this.#storage, threadId, step));
+  }
+
+  async getSteps(threadId: string): Promise<RunStep[]> {
+    checkThreadId(threadId);
+    return guard(() => getRunSteps(this.#storage, threadId));
+  }
+
+  async deleteSteps(threadId: string, runId: string): Promise<void> {
+    checkThreadId(threadId);
+    guard(() => deleteRunSteps(this.#storage, threadId, runId));
   }
 
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
@@ -100,6 +130,8 @@ export class DurableObjectCheckpointer implements Checkpointer {
           e.filesRef?.id ?? null,
           e.filesRef?.deltas ?? null,
         );
+        // A save holds the whole thread: the steps of the run that made it go.
+        deleteRunSteps(this.#storage, threadId);
         sql.exec("DELETE FROM engram_checkpoint_docs WHERE thread_id = ?", threadId);
         for (const [part, text] of textParts(e.doc).entries()) {
           sql.exec("INSERT INTO engram_checkpoint_docs (thread_id, part, text) VALUES (?, ?, ?)", threadId, part, text);
@@ -126,6 +158,7 @@ export class DurableObjectCheckpointer implements Checkpointer {
         for (const table of ["engram_checkpoints", "engram_checkpoint_docs", "engram_checkpoint_files"]) {
           this.#storage.sql.exec(`DELETE FROM ${table} WHERE thread_id = ?`, threadId);
         }
+        deleteRunSteps(this.#storage, threadId);
       }),
     );
   }

@@ -28,6 +28,16 @@ export const MIGRATIONS: readonly string[] = [
    CREATE TABLE engram_checkpoint_files (
      thread_id TEXT NOT NULL, seq INTEGER NOT NULL, part INTEGER NOT NULL, bytes BLOB NOT NULL,
      PRIMARY KEY (thread_id, seq, part));`,
+  // The steps of runs under way (durable runs): a head row each, the document (kind 0) and the
+  // files change (kind 1) in parts.
+  `CREATE TABLE engram_run_steps (
+     thread_id TEXT NOT NULL, run_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     base_revision INTEGER NOT NULL, saved_at INTEGER NOT NULL, has_files INTEGER NOT NULL,
+     PRIMARY KEY (thread_id, run_id, seq));
+   CREATE TABLE engram_run_step_parts (
+     thread_id TEXT NOT NULL, run_id TEXT NOT NULL, seq INTEGER NOT NULL, kind INTEGER NOT NULL,
+     part INTEGER NOT NULL, text TEXT, bytes BLOB,
+     PRIMARY KEY (thread_id, run_id, seq, kind, part));`,
 ];
 
 /** The schema version this code writes. */
