@@ -21,7 +21,7 @@ import { type DbKind, forEachLimited, isDbKind, openEngramStore, openPeerStore }
 export type Kind = "state" | "store" | DbKind | "filesystem" | "composite";
 /** Every kind, in the order the harness runs and the report lists them. */
 export const KINDS: readonly Kind[] = ["state", "store", "store-sqlite", "store-postgres", "filesystem", "composite"];
-/** The core's ceiling on matching lines per grep (`MAX_COUNT` in crates/engram-core/src/grep.rs). */
+/** The core's ceiling on matching lines per grep (`MAX_COUNT` in crates/engram-core/src/grep/options.rs). */
 export const GREP_CEILING = 10_000;
 /** How many writes load a database-backed subject's corpus at once. */
 const LOAD_CONCURRENCY = 8;

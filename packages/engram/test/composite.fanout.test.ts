@@ -1,6 +1,6 @@
 /**
  * Composite grep and glob over core-resident backends (State tables, Store mirrors) run as one
- * fan-out in the core (crates/engram-core/src/composite.rs GlobFanOut, GrepFanOut), and `ls`
+ * fan-out in the core (crates/engram-core/src/composite/: GlobFanOut, GrepFanOut), and `ls`
  * of a State backend's directory as one call (ls_table). On random
  * mount layouts — nested routes, Filesystem mounts mixed in, errors — the answers, errors and
  * tool texts must equal those of the per-backend path (the same backends without their

@@ -1,5 +1,5 @@
 /**
- * The composite's two rules that live in the core (crates/engram-core/src/composite.rs): a
+ * The composite's two rules that live in the core (crates/engram-core/src/composite/): a
  * mount's error rendered again for the outer path from its structure (never by editing the
  * message text), and grep/glob fan-out answers merged in path order under one ceiling.
  */

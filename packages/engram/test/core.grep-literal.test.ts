@@ -156,7 +156,7 @@ describe("case-insensitive and alternation greps", () => {
 /**
  * Past its first megabyte, a literal found rarely so far is looked for in the order the files'
  * contents lie in memory, then the files holding it are searched in path order
- * (crates/engram-core/src/grep.rs, `grep_with`). Files written one by one in the reverse of their
+ * (crates/engram-core/src/grep/search.rs, `grep_with`). Files written one by one in the reverse of their
  * path order lie in the reverse order in memory; the answers must be those of the same files
  * laid out in path order, and of a plain line-by-line reference, for sparse and dense literals,
  * literals that turn dense late, every mode, and caps that cut inside the late part.
