@@ -1,6 +1,8 @@
 /**
  * `npm run bench -- [--size tiny|small|medium|large] [--only <substring>] [--out <dir>] [--no-docs] [--no-isolate]`
  * `npm run bench -- --render <results.json>` rewrites docs/benchmarks.md and its charts from saved results.
+ * `npm run bench -- --only memory-eval [--size tiny]` runs the long-term memory evaluation with a
+ * real model (the whole set; `tiny` its smoke subset), see `memory-eval/run.ts`.
  *
  * One run measures every workload on every subject — ours (native, WASM), the `deepagents` peer
  * and the floor — after verifying each answer; ratios are computed pair by pair in the same run.
@@ -30,6 +32,7 @@ import { growthRows } from "./growth.js";
 import { durableRows } from "./durable.js";
 import { recallRows } from "./recall.js";
 import { measureAndSave, writeDocs as writePromptDocs } from "./prompt/main.js";
+import { evalArgs } from "./memory-eval/bench-args.js";
 import { sandboxRows } from "./sandbox.js";
 import { capabilityRows } from "./capabilities.js";
 import { isDbKind, postgresUnavailable } from "./databases.js";
@@ -549,6 +552,13 @@ function measureIsolated(size: SizeName, only: string | undefined, disk: string,
 }
 
 async function main() {
+  const memoryEval = evalArgs(process.argv.slice(2));
+  if (memoryEval) {
+    // A model's answers, not a timing: its own runner, which writes its own section of the docs.
+    const { runMemoryEval } = await import("./memory-eval/run.js");
+    await runMemoryEval(memoryEval);
+    return;
+  }
   const { size, only, out, docs, render, isolate, group, child, disk: givenDisk } = args();
   if (render) {
     writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport, dirname(render));

@@ -19,6 +19,21 @@ export interface CaseResult {
    * not counted here: it runs outside the agent's turns). */
   totalInputTokens: number;
   seconds: number;
+  /** User turns in the case's sessions. */
+  turns?: number;
+  /** o200k tokens of what the model was sent (see `tokens.ts`): the question's requests (what
+   * answering costs), the replayed sessions' turns, and the memory extraction after them. */
+  promptTokens?: {
+    question: number;
+    questionCalls: number;
+    sessions: number;
+    extraction: number;
+    extractionCalls: number;
+  };
+  /** `full-history` only: o200k tokens of the history pasted into the prompt. */
+  historyTokens?: number;
+  /** `engram` only: o200k tokens of the `<memory>` block injected for the question. */
+  memoryBlockTokens?: number;
   /** `engram` only: the facts stored before the question, with the day each was last confirmed. */
   facts?: string[];
   /** `engram` only: `superseded` patterns of the case found in the injected memory block. */
@@ -32,9 +47,19 @@ export interface CategorySummary {
   config: Config;
   passed: number;
   total: number;
-  /** Mean input tokens of the question. */
+  /** Mean tokens of the question's requests: o200k (see {@link questionTokens}). */
   meanQuestionTokens: number;
 }
+
+/** Tokens of the question's requests: o200k when counted, else what the model reported
+ * (results saved before the count existed). */
+export function questionTokens(r: CaseResult): number {
+  return r.promptTokens?.question ?? r.questionInputTokens;
+}
+
+/** Cases whose sessions hold at least this many user turns in all are "long": their history
+ * costs more than a memory block's framing, so the token comparison means something. */
+export const LONG_CASE_TURNS = 20;
 
 export interface EvalReport {
   date: string;
@@ -57,7 +82,7 @@ export function summarize(results: readonly CaseResult[]): CategorySummary[] {
         config,
         passed: rows.filter((r) => r.pass).length,
         total: rows.length,
-        meanQuestionTokens: Math.round(rows.reduce((s, r) => s + r.questionInputTokens, 0) / rows.length),
+        meanQuestionTokens: Math.round(rows.reduce((s, r) => s + questionTokens(r), 0) / rows.length),
       });
     }
   }
@@ -74,8 +99,12 @@ export function renderMarkdown(report: EvalReport): string {
   const find = (category: string, config: Config) => summary.find((s) => s.category === category && s.config === config);
   const updates = report.results.filter((r) => r.config === "engram" && r.category === "knowledge-update");
   const stale = updates.filter((r) => (r.supersededInjected ?? []).length > 0);
+  const counted = report.results.length > 0 && report.results.every((r) => r.promptTokens);
+  const unit = counted
+    ? "the mean o200k tokens of what the question's model calls sent (system prompt, memory block or pasted history, question)"
+    : "the mean input tokens of the question's model calls, as the model reported them";
   const lines = [
-    `Model \`${report.model}\`, ${report.subset} set (${report.cases} cases), run ${report.date.slice(0, 16).replace("T", " ")} UTC. Each cell: cases passed, and the mean input tokens of the question's model calls.`,
+    `Model \`${report.model}\`, ${report.subset} set (${report.cases} cases), run ${report.date.slice(0, 16).replace("T", " ")} UTC. Each cell: cases passed, and ${unit}.`,
     "",
     "| category | engram (long-term memory) | no memory | full history in the prompt |",
     "|---|---|---|---|",
@@ -87,6 +116,7 @@ export function renderMarkdown(report: EvalReport): string {
       ? `Knowledge updates: superseded values still in the injected memory in ${stale.length} of ${updates.length} cases${stale.length > 0 ? ` (${stale.map((r) => `${r.id}: ${r.supersededInjected?.join(", ")}`).join("; ")})` : ""}.`
       : "Knowledge updates: not run with memory.",
     "",
+    ...longCases(report.results),
     "<details><summary>Failed cases</summary>",
     "",
     "| case | configuration | why | answer |",
@@ -99,6 +129,40 @@ export function renderMarkdown(report: EvalReport): string {
     "",
   ];
   return lines.join("\n");
+}
+
+/** The long multi-session cases side by side (see {@link LONG_CASE_TURNS}): whether each
+ * configuration answered, what the question cost with the memory block and with the pasted
+ * history, and what extraction cost to build the memory. Nothing when none was run. */
+function longCases(results: readonly CaseResult[]): string[] {
+  const ids = [...new Set(results.filter((r) => (r.turns ?? 0) >= LONG_CASE_TURNS).map((r) => r.id))];
+  if (ids.length === 0) return [];
+  const of = (id: string, config: Config) => results.find((r) => r.id === id && r.config === config);
+  const mark = (r: CaseResult | undefined) => (r ? (r.pass ? "pass" : "fail") : "—");
+  const tok = (r: CaseResult | undefined) => (r ? String(questionTokens(r)) : "—");
+  const rows = ids.map((id) => {
+    const e = of(id, "engram");
+    const h = of(id, "full-history");
+    const ratio = e && h ? `${(questionTokens(e) / questionTokens(h)).toFixed(2)}×` : "—";
+    const extraction = e?.promptTokens ? `${e.promptTokens.extraction} (${e.promptTokens.extractionCalls} calls)` : "—";
+    return `| ${id} | ${e?.turns ?? h?.turns ?? "—"} | ${mark(e)} | ${mark(h)} | ${mark(of(id, "no-memory"))} | ${tok(e)} | ${tok(h)} | ${ratio} | ${e?.memoryBlockTokens ?? "—"} / ${h?.historyTokens ?? "—"} | ${extraction} | ${e?.facts?.length ?? "—"} |`;
+  });
+  const both = ids.map((id) => [of(id, "engram"), of(id, "full-history")]).filter(([e, h]) => e && h) as CaseResult[][];
+  const sum = (i: number) => both.reduce((n, pair) => n + questionTokens(pair[i] as CaseResult), 0);
+  const passed = (i: number) => both.filter((pair) => pair[i]?.pass).length;
+  return [
+    `Long multi-session cases (at least ${LONG_CASE_TURNS} user turns over their sessions): answers, o200k tokens of the question's requests, the memory block against the pasted history, and what extraction sent to the model while the sessions were replayed (a cost the full history does not pay).`,
+    "",
+    "| case | turns | engram | full history | no memory | question tokens, engram | question tokens, full history | engram / full | memory block / history tokens | extraction tokens | facts stored |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    ...rows,
+    ...(both.length > 0
+      ? [
+          `| all (${both.length}) | | ${passed(0)}/${both.length} | ${passed(1)}/${both.length} | | ${sum(0)} | ${sum(1)} | ${(sum(0) / sum(1)).toFixed(2)}× | | | |`,
+        ]
+      : []),
+    "",
+  ];
 }
 
 function escapeCell(text: string): string {

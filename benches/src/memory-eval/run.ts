@@ -16,14 +16,16 @@
  * ENGRAM_EVAL_API_KEY=… npx tsx benches/src/memory-eval/run.ts --base-url https://…/v1 --model gpt-4.1-mini
  * ```
  *
- * Options: `--smoke`; `--cases id,id`; `--configs engram,no-memory,full-history`; `--model
+ * Options: `--smoke`; `--category <name>` (one category); `--cases id,id`; `--configs engram,no-memory,full-history`; `--model
  * <name>` (with `--base-url`, or `llama:<path.gguf>`; default the 1.5B GGUF); `--base-url <url>`
  * (or `ENGRAM_EVAL_BASE_URL`; `ENGRAM_EVAL_MODEL` for the model); `--out <file.json>` (default
  * `benches/results/memory-eval/<date>-<model>-<smoke|full>.json`); `--resume` keeps the case
  * results already in `--out`; `--threads <n>` for llama.cpp (default 1); `--render <file.json>`
  * writes saved results into docs/benchmarks.md (its own section between `memory-eval` markers),
  * running nothing. Results are written after every case, so an interrupted run resumes with
- * `--resume`; cases run round-robin over the categories.
+ * `--resume`; cases run round-robin over the categories. `npm run bench -- --only memory-eval`
+ * runs the same (see `runMemoryEval`). Every request is counted in o200k tokens (`tokens.ts`):
+ * the question's, the replayed sessions' and the extraction's, whatever model answers.
  * @module
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -39,7 +41,9 @@ import {
 } from "../../../packages/engram/src/index.js";
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
 import { type CaseResult, CONFIGS, type Config, type EvalReport, renderMarkdown, summarize, withSection } from "./report.js";
-import { type EvalCase, interleave, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
+import { CATEGORIES, type Category, type EvalCase, interleave, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
+import { keepCutReplies } from "./cut-replies.js";
+import { meteredModel, textTokens, type TokenTally } from "./tokens.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -55,6 +59,7 @@ const SESSION_REPLY_TOKENS = 48;
 
 interface Args {
   smoke: boolean;
+  category?: Category;
   cases?: string[];
   configs: Config[];
   model: string;
@@ -81,8 +86,11 @@ function parseArgs(argv: readonly string[]): Args {
   if (!Number.isInteger(threads) || threads < 1) throw new Error("--threads must be a positive integer");
   const cases = get("--cases")?.split(",");
   const out = get("--out");
+  const category = get("--category") as Category | undefined;
+  if (category !== undefined && !CATEGORIES.includes(category)) throw new Error(`--category must be one of ${CATEGORIES.join(", ")}`);
   return {
     smoke: argv.includes("--smoke"),
+    ...(category && { category }),
     configs,
     model,
     resume: argv.includes("--resume"),
@@ -144,9 +152,18 @@ function agentFor(model: ChatModel, system: string, extra: Parameters<typeof cre
   });
 }
 
-/** One case in one configuration. */
-async function runCase(model: ChatModel, c: EvalCase, askedAt: string, config: Config, log: (m: string) => void): Promise<CaseResult> {
+/** One case in one configuration; `take` returns (and restarts) the tally of what `model` was
+ * sent (see `meteredModel`). */
+async function runCase(
+  model: ChatModel,
+  take: () => TokenTally,
+  c: EvalCase,
+  askedAt: string,
+  config: Config,
+  log: (m: string) => void,
+): Promise<CaseResult> {
   const started = performance.now();
+  take();
   let totalInput = 0;
   const warnings: string[] = [];
   const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
@@ -165,27 +182,42 @@ async function runCase(model: ChatModel, c: EvalCase, askedAt: string, config: C
   });
   if (config === "engram") {
     for (const [j, session] of c.sessions.entries()) {
-      const agent = agentFor(model, systemPrompt(session.at), memoryOptions(session.at), SESSION_REPLY_TOKENS);
+      const agent = agentFor(keepCutReplies(model), systemPrompt(session.at), memoryOptions(session.at), SESSION_REPLY_TOKENS);
       const threadId = `${c.id}-session-${j + 1}`;
+      const t0 = performance.now();
       for (const turn of session.turns) {
         const out = await agent.invoke({ messages: [{ role: "user", content: turn }] }, { threadId, userId: USER });
         totalInput += out.usage?.inputTokens ?? 0;
       }
+      const t1 = performance.now();
       await agent.longTermMemory?.flush();
       await agent.close();
+      const stored = (await agent.longTermMemory?.listFacts(USER))?.length ?? 0;
+      log(
+        `${c.id} session ${j + 1}/${c.sessions.length}: ${session.turns.length} turns in ${Math.round((t1 - t0) / 1000)} s, extraction ${Math.round((performance.now() - t1) / 1000)} s, ${stored} facts`,
+      );
     }
   }
+  const sessions = take();
   const system = systemPrompt(askedAt, config === "full-history" ? historyText(c) : undefined);
   const agent = agentFor(model, system, config === "engram" ? memoryOptions(askedAt) : {});
   const facts: Fact[] = (await agent.longTermMemory?.listFacts(USER)) ?? [];
   const block = (await agent.longTermMemory?.inject(USER, undefined, c.question)) ?? "";
-  const out = await agent.invoke({ messages: [{ role: "user", content: c.question }] }, { threadId: `${c.id}-question`, userId: USER });
+  // A failed answer (the model cut off twice, …) is scored as the empty answer it is.
+  let failure = "";
+  const out = await agent
+    .invoke({ messages: [{ role: "user", content: c.question }] }, { threadId: `${c.id}-question`, userId: USER })
+    .catch((e: unknown) => {
+      failure = e instanceof Error ? e.message : String(e);
+      return { messages: [], usage: undefined };
+    });
+  const question = take();
   // The question's own extraction is not part of the measurement.
   await agent.close({ timeoutMs: 0 });
   const answer = out.messages.at(-1)?.role === "assistant" ? (out.messages.at(-1)?.content ?? "") : "";
   const questionInput = out.usage?.inputTokens ?? estimateTokens(system) + block.length / 4 + estimateTokens(c.question);
   totalInput += questionInput;
-  const score = scoreAnswer(answer, c.check);
+  const score = failure ? { pass: false, reason: `failed: ${failure}` } : scoreAnswer(answer, c.check);
   const result: CaseResult = {
     id: c.id,
     category: c.category,
@@ -195,15 +227,25 @@ async function runCase(model: ChatModel, c: EvalCase, askedAt: string, config: C
     reason: score.reason,
     questionInputTokens: questionInput,
     totalInputTokens: totalInput,
+    turns: c.sessions.reduce((n, s) => n + s.turns.length, 0),
+    promptTokens: {
+      question: question.agent.tokens,
+      questionCalls: question.agent.calls,
+      sessions: sessions.agent.tokens,
+      extraction: sessions.extraction.tokens,
+      extractionCalls: sessions.extraction.calls,
+    },
+    ...(config === "full-history" && { historyTokens: textTokens(historyText(c)) }),
     seconds: Math.round((performance.now() - started) / 100) / 10,
     ...(config === "engram" && {
       facts: facts.map((f) => `${f.content} [${(f.confirmedAt ?? f.createdAt).slice(0, 10)}]`),
       supersededInjected: supersededIn(block, c.superseded),
+      memoryBlockTokens: textTokens(block),
       warnings,
     }),
   };
   log(
-    `${c.id} ${config}: ${score.pass ? "PASS" : `FAIL (${score.reason})`} ${JSON.stringify(answer.slice(0, 160))} · ${questionInput} tokens · ${result.seconds} s`,
+    `${c.id} ${config}: ${score.pass ? "PASS" : `FAIL (${score.reason})`} ${JSON.stringify(answer.slice(0, 160))} · ${question.agent.tokens} o200k tokens · ${result.seconds} s`,
   );
   return result;
 }
@@ -211,8 +253,9 @@ async function runCase(model: ChatModel, c: EvalCase, askedAt: string, config: C
 /** The bench page, where the evaluation writes its own section. */
 const DOCS_PAGE = join(repo, "docs", "benchmarks.md");
 
-async function main() {
-  const argv = process.argv.slice(2);
+/** Runs the evaluation with command-line `argv` (see the module's options), or renders saved
+ * results with `--render`. */
+export async function runMemoryEval(argv: readonly string[]): Promise<void> {
   const render = argv.indexOf("--render");
   if (render >= 0) {
     // Docs from saved results, nothing run.
@@ -226,7 +269,7 @@ async function main() {
   }
   const a = parseArgs(argv);
   const set = parseEvalSet(JSON.parse(readFileSync(CASES_FILE, "utf8")));
-  let cases = set.cases.filter((c) => !a.smoke || c.smoke);
+  let cases = set.cases.filter((c) => (!a.smoke || c.smoke) && (!a.category || c.category === a.category));
   if (a.cases) {
     const unknown = a.cases.filter((id) => !set.cases.some((c) => c.id === id));
     if (unknown.length > 0) throw new Error(`--cases: no case ${unknown.join(", ")}`);
@@ -234,8 +277,10 @@ async function main() {
   }
   // Round-robin over the categories, so that a run cut short has measured every category.
   cases = interleave(cases);
-  const { model, label, dispose } = await makeModel(a);
-  const subset = a.smoke ? "smoke" : a.cases ? "some" : "full";
+  const made = await makeModel(a);
+  const { label, dispose } = made;
+  const { model, take } = meteredModel(made.model);
+  const subset = [a.smoke ? "smoke" : a.cases ? "some" : "full", ...(a.category ? [a.category] : [])].join("-");
   const out =
     a.out ??
     join(repo, "benches", "results", "memory-eval", `${new Date().toISOString().slice(0, 10)}-${label.toLowerCase()}-${subset}.json`);
@@ -260,7 +305,7 @@ async function main() {
     for (const config of a.configs) {
       for (const c of cases) {
         if (report.results.some((r) => r.id === c.id && r.config === config)) continue;
-        report.results.push(await runCase(model, c, set.askedAt, config, log));
+        report.results.push(await runCase(model, take, c, set.askedAt, config, log));
         save();
       }
     }
@@ -272,4 +317,4 @@ async function main() {
   process.stdout.write(renderMarkdown(report));
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await runMemoryEval(process.argv.slice(2));

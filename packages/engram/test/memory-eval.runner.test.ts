@@ -1,0 +1,165 @@
+/** The memory evaluation's runner pieces that need no real model: the bench harness's flags
+ * (`--only memory-eval`, `--size tiny` = the smoke subset), the o200k count of what each request
+ * sends (agent turns apart from extraction), cut session replies kept instead of failing the
+ * turn, the long multi-session cases, and their side-by-side table. */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { getEncoding } from "js-tiktoken";
+import { describe, expect, it } from "vitest";
+import { evalArgs } from "../../../benches/src/memory-eval/bench-args.js";
+import { keepCutReplies } from "../../../benches/src/memory-eval/cut-replies.js";
+import { type CaseResult, LONG_CASE_TURNS, renderMarkdown } from "../../../benches/src/memory-eval/report.js";
+import { historyText } from "../../../benches/src/memory-eval/run.js";
+import { parseEvalSet } from "../../../benches/src/memory-eval/score.js";
+import { meteredModel, requestTokens } from "../../../benches/src/memory-eval/tokens.js";
+import { FakeChatModel, type ModelRequest, createDeepAgent } from "../src/index.js";
+
+const o200k = getEncoding("o200k_base");
+const count = (text: string) => o200k.encode(text).length;
+
+describe("npm run bench -- --only memory-eval", () => {
+  it("hands the evaluation its own flags; --size tiny is the smoke subset, any other size the whole set", () => {
+    expect(evalArgs(["--only", "memory-eval"])).toEqual([]);
+    expect(evalArgs(["--size", "tiny", "--only", "memory-eval", "--configs", "engram"])).toEqual(["--smoke", "--configs", "engram"]);
+    expect(evalArgs(["--only", "memory-eval", "--size", "medium", "--category", "multi-session"])).toEqual(["--category", "multi-session"]);
+    expect(() => evalArgs(["--only", "memory-eval", "--size", "huge"])).toThrow(/--size must be one of/);
+  });
+
+  it("leaves every other selection to the timing rows (`--only memory` is the memory.* rows)", () => {
+    expect(evalArgs(["--only", "memory"])).toBeUndefined();
+    expect(evalArgs(["--only", "memory."])).toBeUndefined();
+    expect(evalArgs(["--size", "tiny"])).toBeUndefined();
+  });
+});
+
+describe("what each configuration sends, in o200k tokens", () => {
+  it("counts the system prompt, the context block, the messages, tool calls and tool schemas", () => {
+    const request: ModelRequest = {
+      system: "You are a helpful assistant.",
+      systemContext: "<memory>\n- Lives in Lisbon\n</memory>",
+      messages: [
+        { role: "user", content: "Where do I live?" },
+        { role: "assistant", content: "", toolCalls: [{ id: "1", name: "read_file", args: { path: "/a" } }] },
+      ],
+      tools: [{ name: "read_file", description: "Reads a file.", parameters: { type: "object" } }],
+    };
+    expect(requestTokens(request)).toBe(
+      count("You are a helpful assistant.") +
+        count("<memory>\n- Lives in Lisbon\n</memory>") +
+        count("Where do I live?") +
+        count("read_file") +
+        count('{"path":"/a"}') +
+        count('{"name":"read_file","description":"Reads a file.","parameters":{"type":"object"}}'),
+    );
+  });
+
+  it("tallies the agent's turns apart from extraction (JSON requests), and restarts on take", async () => {
+    const { model, take } = meteredModel(new FakeChatModel(["one", "two", "{}"]));
+    const agent = createDeepAgent(model, {
+      systemPrompt: "Be brief.",
+      enableFilesystem: false,
+      enableSkills: false,
+      enableSubagents: false,
+    });
+    await agent.invoke({ messages: [{ role: "user", content: "Hello there" }] });
+    const first = take();
+    expect(first.agent.calls).toBe(1);
+    expect(first.agent.tokens).toBeGreaterThanOrEqual(count("Be brief.") + count("Hello there"));
+    expect(first.extraction).toEqual({ calls: 0, tokens: 0 });
+    await model.invoke({ system: "Extract.", messages: [{ role: "user", content: "x" }], tools: [] });
+    await model.invoke({ system: "Extract.", messages: [], tools: [], responseFormat: { name: "u", schema: { type: "object" } } });
+    const second = take();
+    expect(second.agent).toEqual({ calls: 1, tokens: count("Extract.") + count("x") });
+    expect(second.extraction).toEqual({ calls: 1, tokens: count("Extract.") });
+    expect(take().agent.calls).toBe(0);
+  });
+});
+
+describe("a replayed session's reply cut at its cap", () => {
+  const cut = () =>
+    new FakeChatModel((request) =>
+      request.responseFormat
+        ? { content: '{"newFacts"', finishReason: "length" }
+        : { content: "SELECT customer_ref, count(*)", finishReason: "length" },
+    );
+  const agentOf = (model: FakeChatModel | ReturnType<typeof keepCutReplies>) =>
+    createDeepAgent(model, { enableFilesystem: false, enableSkills: false, enableSubagents: false, modelSettings: { maxOutputTokens: 8 } });
+
+  it("fails the turn on the agent's own terms, and is kept as it is through keepCutReplies", async () => {
+    await expect(agentOf(cut()).invoke({ messages: [{ role: "user", content: "Write me a SQL query." }] })).rejects.toThrow(/output limit/);
+    const out = await agentOf(keepCutReplies(cut())).invoke({ messages: [{ role: "user", content: "Write me a SQL query." }] });
+    expect(out.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(out.messages.at(-1)?.content).toBe("SELECT customer_ref, count(*)");
+  });
+
+  it("passes a cut JSON reply (extraction) through as cut, streamed or not", async () => {
+    const model = keepCutReplies(cut());
+    const json: ModelRequest = { system: "", messages: [], tools: [], responseFormat: { name: "u", schema: {} } };
+    expect((await model.invoke(json)).finishReason).toBe("length");
+    const events = [];
+    for await (const ev of model.stream(json)) events.push(ev);
+    expect(events.at(-1)).toMatchObject({ type: "finish", finishReason: "length" });
+    const text: ModelRequest = { system: "", messages: [{ role: "user", content: "q" }], tools: [] };
+    const streamed = [];
+    for await (const ev of model.stream(text)) streamed.push(ev);
+    expect(streamed.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" });
+  });
+});
+
+describe("the long multi-session cases", () => {
+  const set = parseEvalSet(JSON.parse(readFileSync(join(import.meta.dirname, "../../../benches/memory-eval/cases.json"), "utf8")));
+  const long = set.cases.filter((c) => c.sessions.reduce((n, s) => n + s.turns.length, 0) >= LONG_CASE_TURNS);
+
+  it("are at least five multi-session cases of three sessions of ten turns or more", () => {
+    expect(long.length).toBeGreaterThanOrEqual(5);
+    for (const c of long) {
+      expect(c.category, c.id).toBe("multi-session");
+      expect(c.sessions.length, c.id).toBeGreaterThanOrEqual(3);
+      for (const s of c.sessions) expect(s.turns.length, c.id).toBeGreaterThanOrEqual(10);
+    }
+  });
+
+  it("cost ten times what a short case's history costs to paste (the token comparison means something)", () => {
+    const short = set.cases.filter((c) => c.category === "multi-session" && !long.includes(c));
+    const most = Math.max(...short.map((c) => count(historyText(c))));
+    for (const c of long) expect(count(historyText(c)), c.id).toBeGreaterThan(Math.max(600, 10 * most));
+  });
+});
+
+describe("the long cases' table", () => {
+  const result = (config: CaseResult["config"], pass: boolean, question: number, extra: Partial<CaseResult> = {}): CaseResult => ({
+    id: "multi-long-01",
+    category: "multi-session",
+    config,
+    answer: pass ? "PostgreSQL 16, Marcus" : "PostgreSQL 13",
+    pass,
+    reason: pass ? "" : "misses /16/",
+    questionInputTokens: 9999,
+    totalInputTokens: 9999,
+    seconds: 1,
+    turns: 31,
+    promptTokens: { question, questionCalls: 1, sessions: 0, extraction: config === "engram" ? 5000 : 0, extractionCalls: 3 },
+    ...extra,
+  });
+
+  it("puts engram beside the full history per case, in o200k tokens, with the ratio and the extraction's cost", () => {
+    const results = [
+      result("engram", true, 400, { memoryBlockTokens: 150, facts: ["a", "b"] }),
+      result("full-history", false, 1000, { historyTokens: 700 }),
+      result("no-memory", false, 250),
+    ];
+    const md = renderMarkdown({ date: "2026-11-29T07:00:00Z", model: "m", subset: "some", cases: 1, results, summary: [] });
+    expect(md).toContain("mean o200k tokens of what the question's model calls sent");
+    expect(md).toContain("| multi-session | 1/1 (100%) · 400 tok | 0/1 (0%) · 250 tok | 0/1 (0%) · 1000 tok |");
+    expect(md).toContain("| multi-long-01 | 31 | pass | fail | fail | 400 | 1000 | 0.40× | 150 / 700 | 5000 (3 calls) | 2 |");
+    expect(md).toContain("| all (1) | | 1/1 | 0/1 | | 400 | 1000 | 0.40× | | | |");
+  });
+
+  it("is left out when no long case was run, and old results keep the model's token counts", () => {
+    const old = { ...result("engram", true, 400), turns: 2, promptTokens: undefined };
+    const md = renderMarkdown({ date: "2026-11-29T07:00:00Z", model: "m", subset: "smoke", cases: 1, results: [old], summary: [] });
+    expect(md).not.toContain("Long multi-session cases");
+    expect(md).toContain("as the model reported them");
+    expect(md).toContain("· 9999 tok");
+  });
+});
