@@ -17,6 +17,7 @@ const memoryCommands = () => import("./commands/memory.js");
 const run = () => import("./commands/run.js");
 const skills = () => import("./commands/skills.js");
 const threadsCommands = () => import("./commands/threads.js");
+const threadHistoryCommands = () => import("./commands/thread-history.js");
 
 /** Global options and the configuration key each one sets. */
 const GLOBAL_FLAGS: [flag: string, key: keyof FlagValues, description: string][] = [
@@ -144,6 +145,24 @@ export function buildProgram(done: (code: number) => void): Command {
     .argument("<id>")
     .option("--json", "the checkpoint as JSON")
     .action(act(async (ctx, id: string, options: { json?: boolean }) => (await threadsCommands()).threadsShow(ctx, id, options)));
+  threads
+    .command("history")
+    .description("the steps a thread's runs committed, oldest first (fork or rewind to one)")
+    .argument("<id>")
+    .option("--json", "one JSON object per line")
+    .action(act(async (ctx, id: string, options: { json?: boolean }) => (await threadHistoryCommands()).threadsHistory(ctx, id, options)));
+  threads
+    .command("fork")
+    .description("a new thread with the state of a thread at one of its steps")
+    .argument("<id>")
+    .requiredOption("--at <step>", "the step (engram threads history <id>)")
+    .option("--as <new-id>", "the new thread's id (default: a new one)")
+    .option("--json", "as JSON")
+    .action(
+      act(async (ctx, id: string, options: { at?: string; as?: string; json?: boolean }) =>
+        (await threadHistoryCommands()).threadsFork(ctx, id, options),
+      ),
+    );
   threads
     .command("resume")
     .description("chat on a saved thread (a pending review is asked first)")

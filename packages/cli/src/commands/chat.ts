@@ -18,6 +18,7 @@ import { newThreadId, threadIdProblem } from "../threads-id.js";
 import { UserThreads } from "../user-threads.js";
 import { runState, runStateNote } from "../interrupted-run.js";
 import { openSession } from "./open.js";
+import { rewindCommand } from "./thread-history.js";
 
 /** Options of `engram chat`. */
 export interface ChatCommandOptions {
@@ -79,6 +80,7 @@ const HELP = [
   "/thread          the current thread id",
   "/new             start a new thread",
   "/review          decide the review this thread waits for",
+  "/rewind [step]   the thread's recent steps; with a step, set the thread back to it",
   "/exit            save memory and leave (also Ctrl-D, or Ctrl-C twice)",
 ].join("\n");
 
@@ -293,6 +295,8 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
             const decisions = await review(w);
             if (decisions) await runTurn(resume(decisions));
           }
+        } else if (command === "/rewind") {
+          for (const line of await rewindCommand(ctx, storage.checkpointer, threadKey, text.split(/\s+/)[1])) print(line);
         } else print(c.red(`unknown command ${inert(command ?? "")}`) + c.dim(" (/help)"));
         continue;
       }
