@@ -118,7 +118,7 @@ export {
 export { FACT_CATEGORIES, type Fact, type FactCategory, type MemoryData } from "./memory/longterm/schema.js";
 export { StoreMemoryStorage, type StoreMemoryStorageOptions } from "./memory/longterm/store-storage.js";
 export { redactSecrets } from "./memory/longterm/redact.js";
-export { redactMemoryWrites } from "./memory/redact-writes.js";
+export { redactMemoryWrites } from "./memory/sources/redact.js";
 export {
   type MemoryChange,
   MemoryHistory,

@@ -7,7 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { loadCore } from "../src/core/loader.js";
 import type { Core, MemorySourceInput } from "../src/core/types.js";
-import { type MemoryCacheEntry, memoryMiddleware } from "../src/middleware/memory.js";
+import type { MemoryCacheEntry } from "../src/memory/sources/load.js";
+import { memoryMiddleware } from "../src/middleware/memory.js";
 import type { HookContext, ModelRequest } from "../src/index.js";
 import { StateBackend } from "../src/index.js";
 import { wrapBackend } from "../src/backends/wrap.js";

@@ -13,7 +13,7 @@ import type { MemoryStorage } from "../memory/longterm/storage.js";
 import type { MemoryHistory } from "../memory/history/history.js";
 import { recordFactChanges } from "../memory/history/facts.js";
 import { InMemoryStore } from "../stores/memory.js";
-import type { MemoryCacheEntry } from "../middleware/memory.js";
+import type { MemoryCacheEntry } from "../memory/sources/load.js";
 import type { LanguageModelLike } from "../models/ai-sdk.js";
 import { resolveModel } from "../models/resolve.js";
 import type { ChatModel } from "../models/types.js";

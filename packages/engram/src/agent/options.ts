@@ -8,6 +8,7 @@ import type { StateBackend } from "../backends/state.js";
 import type { Core } from "../core/types.js";
 import { type McpServerConfig, namespacedToolName } from "../mcp/toolset.js";
 import type { MemoryHistory } from "../memory/history/history.js";
+import { memorySourcePaths } from "../memory/sources/paths.js";
 import type { AgentTracing } from "../tracing/tracing.js";
 import type { Message } from "../models/types.js";
 import type { Store } from "../stores/types.js";
@@ -667,7 +668,7 @@ export function resolveOptions(options: DeepAgentOptions) {
     threadRecall: resolveThreadRecall(o.threadRecall),
     structured: o.responseFormat === undefined ? undefined : structuredFormat(o.responseFormat),
     subagents: subagents.map((s) => (s.interruptOn ? { ...s, interruptOn: reviewed(s.interruptOn) } : s)),
-    memorySources: options.memorySources ?? [o.memoryFile],
+    memorySources: memorySourcePaths(options.memorySources, o.memoryFile),
     skillsSources: options.skillsSources ?? [o.skillsDir],
   };
 }

@@ -7,7 +7,7 @@
 import type { Backend } from "../backends/protocol.js";
 import type { Core } from "../core/types.js";
 import type { LongTermMemory } from "../memory/longterm/longterm.js";
-import type { MemoryCacheEntry } from "../middleware/memory.js";
+import type { MemoryCacheEntry } from "../memory/sources/load.js";
 import type { Decision } from "../middleware/hitl.js";
 import type { AgentState } from "../middleware/types.js";
 import type { ChatModel, Message, Usage } from "../models/types.js";

@@ -10,8 +10,7 @@ import type { Message } from "../models/types.js";
 import type { Checkpoint } from "./checkpointer.js";
 import { checkInput } from "./input.js";
 import { type LevelState, runLoop } from "./loop.js";
-import { memorySourceOf, recordingBackend } from "./memory-history.js";
-import { redactAfterCommands, redactMemoryWrites } from "../memory/redact-writes.js";
+import { memorySourceBackend } from "../memory/sources/backend.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
 import { type StepOperations, type ThreadClaim, hasHistoryOperations, hasStepOperations } from "./run-steps.js";
@@ -132,22 +131,20 @@ async function startRun(
     async () => (saved = await checkpointer.get(threadId)),
   );
   const threadFiles = resolved.files;
-  // What tools, memory and skills use: the thread's backend, with memory changes recorded and
-  // operations traced when those options are on.
-  let backend = resolved.backend;
-  if (o.memoryHistory) {
-    backend = recordingBackend(backend, core, {
+  // What tools, memory and skills use: the thread's backend, with the memory sources' write
+  // rules (redaction; changes recorded when `memoryHistory` is on) and operations traced when
+  // tracing is on.
+  let backend = memorySourceBackend(
+    resolved.backend,
+    core,
+    o.memorySources,
+    o.memoryHistory && {
       history: o.memoryHistory,
-      sources: o.memorySources,
       userId: memoryIdentity(services, { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) }).userId,
       threadId,
       runId: `run-${crypto.randomUUID()}`,
-    });
-  }
-  // Outside the recording, so that the history sees the text as stored.
-  backend = redactMemoryWrites(backend, core, memorySourceOf(o.memorySources, core));
-  // A command changes files behind the methods redacted above: the sources are checked after it.
-  backend = redactAfterCommands(backend, core, o.memorySources);
+    },
+  );
   if (o.tracing) backend = o.tracing.backend(backend);
   const runTools = await services.mcpTools();
   const state: LevelState = {

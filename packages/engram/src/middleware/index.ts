@@ -1,5 +1,6 @@
 export { filesystemMiddleware } from "./filesystem.js";
-export { MEMORY_GUIDELINES, type MemoryCacheEntry, type MemoryMiddlewareOptions, memoryMiddleware } from "./memory.js";
+export type { MemoryCacheEntry } from "../memory/sources/load.js";
+export { MEMORY_GUIDELINES, type MemoryMiddlewareOptions, memoryMiddleware } from "./memory.js";
 export { patchToolCallsMiddleware } from "./patch-tool-calls.js";
 export { historyPath, summarizationMiddleware, type SummarizationOptions } from "./summarization.js";
 export { GENERAL_PURPOSE, type SpawnSubagent, type SubagentRequest, subagentsMiddleware } from "./subagents.js";

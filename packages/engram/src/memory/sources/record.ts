@@ -3,11 +3,12 @@
  * sources in a {@link MemoryHistory}, with the user, thread and run that made it.
  * @module
  */
-import type { Backend } from "../backends/protocol.js";
-import type { Core } from "../core/types.js";
-import type { MemoryHistory } from "../memory/history/history.js";
-import { recordMemoryChanges } from "../memory/history/recording-backend.js";
-import { wrapBackend } from "../backends/wrap.js";
+import type { Backend } from "../../backends/protocol.js";
+import { wrapBackend } from "../../backends/wrap.js";
+import type { Core } from "../../core/types.js";
+import type { MemoryHistory } from "../history/history.js";
+import { recordMemoryChanges } from "../history/recording-backend.js";
+import { normalOf } from "./paths.js";
 
 /** What one run records changes as. */
 export interface HistoryScope {
@@ -17,23 +18,6 @@ export interface HistoryScope {
   userId: string;
   threadId: string;
   runId: string;
-}
-
-/** `path` normalised by the core (the rule the backends apply), or as given when it is not a
- * valid path (the backend then refuses it). */
-function normalOf(core: Core): (path: string) => string {
-  return (path) => {
-    const r = core.normalizePath(path);
-    return r.error ? path : r.path;
-  };
-}
-
-/** Whether a path names one of the memory `sources` (`AGENTS.md`, `/./AGENTS.md` and
- * `/AGENTS.md` are one file). */
-export function memorySourceOf(sources: readonly string[], core: Core): (path: string) => boolean {
-  const normal = normalOf(core);
-  const paths = new Set(sources.map(normal));
-  return (path) => paths.has(normal(path));
 }
 
 /**

@@ -4,10 +4,11 @@
  * write path does (facts, summaries, history).
  * @module
  */
-import { coreRef } from "../backends/core-ref.js";
-import type { Backend, BackendEditOptions, BackendWriteOptions, ExecuteOptions } from "../backends/protocol.js";
-import { wrapBackend } from "../backends/wrap.js";
-import type { Core } from "../core/types.js";
+import { coreRef } from "../../backends/core-ref.js";
+import type { Backend, BackendEditOptions, BackendWriteOptions, ExecuteOptions } from "../../backends/protocol.js";
+import { wrapBackend } from "../../backends/wrap.js";
+import type { Core } from "../../core/types.js";
+import { memoryTarget } from "./paths.js";
 
 const strict = new TextDecoder("utf-8", { fatal: true });
 const lenient = new TextDecoder();
@@ -26,41 +27,6 @@ function redacted(core: Core, content: string | Uint8Array): string | Uint8Array
   return r.count === 0 ? content : r.text;
 }
 
-/** Which file a write reaches, when that is a memory source: the path the write is made by
- * (the source's own name), or `undefined` for any other file. */
-type MemoryTarget = (path: string) => Promise<string | undefined>;
-
-/**
- * Decides what a write is on the file it reaches, not on the name it was given: through a
- * directory link (`same -> .`, then `/same/AGENTS.md`) a write reaches the source itself, and is
- * then made by the source's name, so the layers beneath (the history) see which file changed.
- * Backends without links ({@link Backend.realPath} absent) decide by name alone.
- */
-function memoryTarget(backend: Backend, core: () => Promise<Core>, memory: ((path: string) => boolean) | readonly string[]): MemoryTarget {
-  const reached = async (path: string) => {
-    const r = backend.realPath ? await backend.realPath(path) : undefined;
-    return r?.error ? undefined : r?.path;
-  };
-  if (typeof memory === "function") {
-    return async (path) => {
-      if (memory(path)) return path;
-      const real = await reached(path);
-      return real !== undefined && memory(real) ? real : undefined;
-    };
-  }
-  const sources = [...memory];
-  return async (path) => {
-    const c = await core();
-    const normal = (p: string) => c.normalizePath(p).path ?? p;
-    const named = sources.find((s) => normal(s) === normal(path));
-    if (named !== undefined || !backend.realPath) return named;
-    const real = await reached(path);
-    if (real === undefined) return undefined;
-    for (const s of sources) if ((await reached(s)) === real) return s;
-    return undefined;
-  };
-}
-
 /**
  * `backend` with every write to the memory files (`memory`: the source paths, or a predicate
  * on paths; default: every file) redacted by the core's `redactSecrets`, the redactor of every
@@ -68,7 +34,7 @@ function memoryTarget(backend: Backend, core: () => Promise<Core>, memory: ((pat
  * whole `/memories/` route. A write is a memory write by the file it reaches (see
  * {@link Backend.realPath}): with a predicate, when it names the path given or the path
  * reached; with source paths, when the path given or reached is a source's, or reaches the
- * same file as one.
+ * same file as one (see {@link memoryTarget}).
  *
  * A write is redacted whole. An edit's new text is redacted, and then the whole file once more
  * (compare-and-swap on the version the edit left), since the new text may complete a secret
