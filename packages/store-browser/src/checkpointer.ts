@@ -11,7 +11,10 @@ import {
   type Core,
   type FilesRef,
   type GetCheckpointOptions,
+  type HistoryStep,
   type ListThreadsOptions,
+  type PutCheckpointOptions,
+  type StepKey,
   type MessageSearchHit,
   type MessageSearchQuery,
   type RunStep,
@@ -20,12 +23,15 @@ import {
   type ThreadInfo,
   assembleCheckpoint,
   checkMessageSearch,
+  checkPutOptions,
   checkRunStep,
+  checkStepKeys,
   checkThreadId,
   checkThreadLimit,
   decodeCheckpoint,
   encodeCheckpoint,
   filesConflict,
+  historyOrder,
   loadCore,
   rankLoadedThreads,
   revisionConflict,
@@ -54,7 +60,7 @@ interface Searchable {
   searchable: SearchableMessage[];
 }
 
-const STORES = ["meta", "checkpoints", "checkpoint_docs", "checkpoint_files", "thread_messages", "run_steps"];
+const STORES = ["meta", "checkpoints", "checkpoint_docs", "checkpoint_files", "thread_messages", "run_steps", "history"];
 
 const refOf = (head: Head | undefined): FilesRef | undefined =>
   head?.filesId !== undefined && head.filesDeltas !== undefined ? { id: head.filesId, deltas: head.filesDeltas } : undefined;
@@ -116,10 +122,11 @@ export class IndexedDBCheckpointer implements Checkpointer {
       });
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
+  async put(threadId: string, checkpoint: Checkpoint, options?: PutCheckpointOptions): Promise<number> {
     const id = checkThreadId(threadId);
     const thread = sortable(id);
     const e = encodeCheckpoint(checkpoint);
+    const keep = checkPutOptions(options);
     const owned =
       e.userId === undefined
         ? undefined
@@ -167,6 +174,13 @@ export class IndexedDBCheckpointer implements Checkpointer {
         const messages = tx.objectStore("thread_messages");
         if (owned) messages.put(owned, thread);
         else messages.delete(thread);
+        if (keep !== undefined) {
+          // The run's steps extending the replaced revision become history points.
+          const kept = await request<RunStep[]>(tx.objectStore("run_steps").getAll(stepsRange(thread, keep)));
+          const history = tx.objectStore("history");
+          for (const s of kept)
+            if (s.baseRevision === revision) history.put({ ...s, keptAt: next } satisfies HistoryStep, [thread, s.runId, s.seq]);
+        }
         tx.objectStore("run_steps").delete(stepsRange(thread));
         return next;
       })
@@ -184,6 +198,7 @@ export class IndexedDBCheckpointer implements Checkpointer {
         tx.objectStore("checkpoint_files").delete(filesRange(thread, 0, Number.POSITIVE_INFINITY));
         tx.objectStore("thread_messages").delete(thread);
         tx.objectStore("run_steps").delete(stepsRange(thread));
+        tx.objectStore("history").delete(stepsRange(thread));
       })
       .catch((e: unknown) => {
         throw storeError(e, this.#db.name);
@@ -227,6 +242,29 @@ export class IndexedDBCheckpointer implements Checkpointer {
     await this.#db
       .run(["run_steps"], "readwrite", async (tx) => {
         tx.objectStore("run_steps").delete(stepsRange(thread, runId));
+      })
+      .catch((e: unknown) => {
+        throw storeError(e, this.#db.name);
+      });
+  }
+
+  async getHistory(threadId: string): Promise<HistoryStep[]> {
+    const thread = sortable(checkThreadId(threadId));
+    const points = await this.#db
+      .run(["history"], "readonly", (tx) => request<HistoryStep[]>(tx.objectStore("history").getAll(stepsRange(thread))))
+      .catch((e: unknown) => {
+        throw storeError(e, this.#db.name);
+      });
+    return points.sort(historyOrder);
+  }
+
+  async deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void> {
+    const thread = sortable(checkThreadId(threadId));
+    const keys = checkStepKeys(points);
+    await this.#db
+      .run(["history"], "readwrite", async (tx) => {
+        const history = tx.objectStore("history");
+        for (const k of keys) history.delete([thread, k.runId, k.seq]);
       })
       .catch((e: unknown) => {
         throw storeError(e, this.#db.name);

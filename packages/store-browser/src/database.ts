@@ -47,6 +47,10 @@ const MIGRATIONS: readonly ((db: IDBDatabase) => void)[] = [
     // [thread bytes, runId, seq] → a step of a durable run under way
     db.createObjectStore("run_steps");
   },
+  (db) => {
+    // [thread bytes, runId, seq] → a step a save kept as a point of the thread's history
+    db.createObjectStore("history");
+  },
 ];
 
 /** The schema version this code writes (the database's IndexedDB version). */
