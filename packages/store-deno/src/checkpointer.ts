@@ -14,13 +14,18 @@ import {
   EngramError,
   type FilesRef,
   type GetCheckpointOptions,
+  type HistoryStep,
   type ListThreadsOptions,
   type LoadedThread,
   type MessageSearchHit,
   type MessageSearchQuery,
+  type PutCheckpointOptions,
+  type StepKey,
   type ThreadInfo,
   assembleCheckpoint,
   checkMessageSearch,
+  checkPutOptions,
+  checkStepKeys,
   checkThreadId,
   checkThreadLimit,
   decodeCheckpoint,
@@ -120,6 +125,16 @@ export class DenoKvCheckpointer implements Checkpointer {
     await this.#steps.delete(threadId, runId);
   }
 
+  async getHistory(threadId: string): Promise<HistoryStep[]> {
+    checkThreadId(threadId);
+    return this.#steps.history(threadId);
+  }
+
+  async deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void> {
+    checkThreadId(threadId);
+    await this.#steps.deleteHistory(threadId, checkStepKeys(points));
+  }
+
   #head(threadId: string): KvKey {
     return [...this.#prefix, "thread", threadId];
   }
@@ -174,9 +189,10 @@ export class DenoKvCheckpointer implements Checkpointer {
     return parts;
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
+  async put(threadId: string, checkpoint: Checkpoint, options?: PutCheckpointOptions): Promise<number> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
+    const keep = checkPutOptions(options);
     const staged: BlobRef[] = [];
     const stage = async (bytes: Uint8Array) => {
       const ref = await this.#blobs.stage(bytes);
@@ -236,6 +252,11 @@ export class DenoKvCheckpointer implements Checkpointer {
         } satisfies Head);
         op.set(this.#doc(threadId), doc);
         op.set(this.#counter(threadId), next);
+        if (keep !== undefined) {
+          // The run's steps under the current epoch that extend `revision` become history.
+          const [key, value] = await this.#steps.keepEntry(threadId, counter.value ?? 0, keep, revision, next);
+          op.set(key, value);
+        }
         if (!(await commit(op)).ok) continue;
         committed = true;
         await this.#dropReplaced(replacedDoc, retiredChain);
@@ -287,7 +308,8 @@ export class DenoKvCheckpointer implements Checkpointer {
         .check({ key: this.#counter(threadId), versionstamp: counter.versionstamp })
         .delete(this.#head(threadId))
         .delete(this.#doc(threadId))
-        .set(this.#counter(threadId), epoch + 1);
+        .set(this.#counter(threadId), epoch + 1)
+        .set(this.#steps.floorKey(threadId), epoch + 2);
       const chain = head.value?.files?.chain;
       if (chain) op.set(this.#retiredChain(chain), Date.now());
       const owner = head.value?.userId;
@@ -297,6 +319,7 @@ export class DenoKvCheckpointer implements Checkpointer {
       if (!(await commit(op)).ok) continue;
       await this.#dropReplaced(docBlob, chain);
       await this.#steps.dropBefore(threadId, epoch + 1);
+      await this.#steps.dropHistory(threadId);
       return;
     }
   }

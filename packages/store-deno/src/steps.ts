@@ -2,10 +2,13 @@
  * The steps of runs under way, beside a thread's checkpoint (durable runs). A step is an entry
  * under the thread's current epoch — the value of its revision counter, which every save and
  * every delete of the thread moves on — so a save or a delete drops every step at once: later
- * reads look under the new epoch, and the old entries are deleted after.
+ * reads look under the new epoch, and the old entries are deleted after. A save that keeps a
+ * run's steps as history writes, in its commit, one index entry naming the run and the epoch
+ * its steps are under; those steps stay where they are, and the history is read through the
+ * index. A delete sets the thread's history floor: points kept before it are not read again.
  * @module
  */
-import { EngramError, type RunStep, checkRunStep, stepConflict } from "engram/kit";
+import { EngramError, type HistoryStep, type RunStep, type StepKey, checkRunStep, historyOrder, stepConflict } from "engram/kit";
 import { type BlobRef, type Blobs, type StoredText, blobOf } from "./blobs.js";
 import { type DenoKv, KV_LIMITS, type KvKey } from "./deno-kv.js";
 import { commit, guard, listAll } from "./kv.js";
@@ -24,6 +27,12 @@ const encoder = new TextEncoder();
 async function threadPart(threadId: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(threadId)));
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A kept run's index entry (key: the thread, the epoch of its steps, the run). */
+interface KeptRun {
+  baseRevision: number;
+  keptAt: number;
 }
 
 /** Reads retried when a step's parts were dropped in between (its epoch ended). */
@@ -46,6 +55,82 @@ export class RunSteps {
 
   async #steps(threadId: string): Promise<KvKey> {
     return [...this.#prefix, "steps", await threadPart(threadId)];
+  }
+
+  async #kept(threadId: string): Promise<KvKey> {
+    return [...this.#prefix, "history", await threadPart(threadId)];
+  }
+
+  /** The key below which a thread's kept points are no longer its history (set by a delete). */
+  floorKey(threadId: string): KvKey {
+    return [...this.#prefix, "history-floor", threadId];
+  }
+
+  /** The index entry a save commits to keep `runId`'s steps under `epoch` that extend
+   * `baseRevision` (the revision it replaces) as history, kept at `keptAt`. */
+  async keepEntry(threadId: string, epoch: number, runId: string, baseRevision: number, keptAt: number): Promise<[KvKey, KeptRun]> {
+    return [[...(await this.#kept(threadId)), epoch, runId], { baseRevision, keptAt }];
+  }
+
+  /** The kept runs of the thread (above its floor), with their steps' epoch. */
+  async #keptRuns(threadId: string): Promise<{ key: KvKey; epoch: number; runId: string; run: KeptRun }[]> {
+    const floor = (await guard(() => this.#kv.get<number>(this.floorKey(threadId)))).value ?? 0;
+    return (await listAll<KeptRun>(this.#kv, { prefix: await this.#kept(threadId) }))
+      .map((e) => ({ key: e.key as KvKey, epoch: e.key.at(-2) as number, runId: e.key.at(-1) as string, run: e.value }))
+      .filter((k) => k.run.keptAt >= floor);
+  }
+
+  /** The thread's history points (see `Checkpointer.getHistory`). */
+  async history(threadId: string): Promise<HistoryStep[]> {
+    const base = await this.#steps(threadId);
+    const out: HistoryStep[] = [];
+    for (const kept of await this.#keptRuns(threadId)) {
+      for (const { key, value } of await listAll<StepEntry>(this.#kv, { prefix: [...base, kept.epoch, kept.runId] })) {
+        if (value.baseRevision !== kept.run.baseRevision) continue;
+        const doc = await this.#blobs.readText(value.doc);
+        const files = value.files && (await this.#blobs.read(value.files));
+        if (doc === undefined || (value.files && !files)) continue;
+        out.push({
+          runId: kept.runId,
+          seq: key.at(-1) as number,
+          baseRevision: value.baseRevision,
+          doc,
+          ...(files && { files }),
+          savedAt: value.savedAt,
+          keptAt: kept.run.keptAt,
+        });
+      }
+    }
+    return out.sort(historyOrder);
+  }
+
+  /** Drops the listed points (and a kept run's index entry once it has none left). */
+  async deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void> {
+    const base = await this.#steps(threadId);
+    const byRun = new Map<string, Set<number>>();
+    for (const p of points) byRun.set(p.runId, (byRun.get(p.runId) ?? new Set()).add(p.seq));
+    for (const kept of await this.#keptRuns(threadId)) {
+      const seqs = byRun.get(kept.runId);
+      if (!seqs) continue;
+      const entries = await listAll<StepEntry>(this.#kv, { prefix: [...base, kept.epoch, kept.runId] });
+      const mine = entries.filter((e) => e.value.baseRevision === kept.run.baseRevision);
+      await this.#drop(mine.filter((e) => seqs.has(e.key.at(-1) as number)));
+      if (mine.every((e) => seqs.has(e.key.at(-1) as number))) await commit(this.#kv.atomic().delete(kept.key));
+    }
+  }
+
+  /** After a delete: drops the thread's kept points and their index (best effort: the floor
+   * already hides them). */
+  async dropHistory(threadId: string): Promise<void> {
+    try {
+      const base = await this.#steps(threadId);
+      for (const e of await listAll<KeptRun>(this.#kv, { prefix: await this.#kept(threadId) })) {
+        await this.#drop(await listAll<StepEntry>(this.#kv, { prefix: [...base, e.key.at(-2) as number, e.key.at(-1) as string] }));
+        await commit(this.#kv.atomic().delete(e.key as KvKey));
+      }
+    } catch {
+      // Hidden by the floor; left behind, unread.
+    }
   }
 
   async put(threadId: string, step: RunStep): Promise<void> {
@@ -120,7 +205,10 @@ export class RunSteps {
   async dropBefore(threadId: string, epoch: number): Promise<void> {
     try {
       const base = await this.#steps(threadId);
-      await this.#drop(await listAll<StepEntry>(this.#kv, { start: [...base, 0], end: [...base, epoch] }));
+      // Kept steps stay: those of a kept run that extend the revision it was kept from.
+      const kept = new Map((await this.#keptRuns(threadId)).map((k) => [`${k.epoch}\u0000${k.runId}`, k.run.baseRevision]));
+      const old = await listAll<StepEntry>(this.#kv, { start: [...base, 0], end: [...base, epoch] });
+      await this.#drop(old.filter((e) => kept.get(`${e.key.at(-3) as number}\u0000${e.key.at(-2) as string}`) !== e.value.baseRevision));
     } catch {
       // Left behind, unread.
     }
