@@ -147,3 +147,27 @@ describe("the same fact in other words is stored once", () => {
     ]);
   });
 });
+
+describe("a name the user gave someone or something else is not the user's name", () => {
+  // The 1.5B model's own proposals (memory evaluation, temperature 0): it fills "Is called …"
+  // with the dog's name.
+  it("refuses 'Is called Pixel' after 'a rescue dog named Pixel', and keeps the dog", () => {
+    expect(
+      extract(["I adopted a rescue dog named Pixel.", "Congratulations!"], ["Adopted a rescue dog named Pixel", "Is called Pixel"]),
+    ).toEqual(["Adopted a rescue dog named Pixel"]);
+    expect(extract(["My cat Miso hates the vet.", "Poor Miso."], ["The user's name is Miso"])).toEqual([]);
+    expect(extract(["Our daughter is called Lena.", "Lovely name."], ["Is named Lena"])).toEqual([]);
+  });
+
+  it("keeps the user's own name, also beside a pet's", () => {
+    expect(extract(["Hi, I'm Tomasz. My dog is called Rex.", "Hi Tomasz!"], ["Is called Tomasz", "Has a dog called Rex"])).toEqual([
+      "Is called Tomasz",
+      "Has a dog called Rex",
+    ]);
+    expect(extract(["Call me Pixel, everyone does.", "Sure, Pixel."], ["Is called Pixel"])).toEqual(["Is called Pixel"]);
+    expect(extract(["My name is Ines and my cat is named Ines too.", "Ha!"], ["The user's name is Ines"])).toEqual([
+      "The user's name is Ines",
+    ]);
+    expect(extract(["I changed my name to Jo Okafor.", "Noted."], ["Changed name to Jo Okafor"])).toEqual(["Changed name to Jo Okafor"]);
+  });
+});

@@ -17,6 +17,7 @@ import { type Fact, HISTORY_SECTIONS, type MemoryData, type MemorySection, USER_
 import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
 import { resolveFactId } from "./update-schema.js";
+import { otherOnesName } from "./names.js";
 import { thirdPerson } from "./person.js";
 import { lastConfirmed } from "./slots.js";
 import { supersededFacts, userSpeaksOfChange } from "./supersede.js";
@@ -376,7 +377,8 @@ export function findDuplicate(content: string, existing: readonly Fact[]): Fact 
  *   existing fact (which keeps its id, and takes the new words when they say more of what the
  *   user said), or are not the user's: too little of them is what the user said or confirmed,
  *   or they carry a word only the assistant said or a word nobody said
- *   ({@link UpdateRules.minUserSupport}, `userRefusal`);
+ *   ({@link UpdateRules.minUserSupport}, `userRefusal`), or they give the user a name the user
+ *   gave someone or something else (`otherOnesName`);
  * - `factsToRemove` must name existing facts (short or stored ids); a removal is refused when
  *   the same update adds the same content again; all removals are ignored when they exceed
  *   {@link UpdateRules.maxRemovalShare} of the facts (more than one), or when the update adds no
@@ -428,6 +430,7 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     confirmed.add(fact.id);
   };
   const assistantOnly = options.conversation && support ? assistantOnlyWords(options.conversation, support) : undefined;
+  const userTexts = options.conversation?.messages.filter((m) => m.role === "user").map((m) => m.content) ?? [];
   const added: Fact[] = [];
   const detailed = new Set<string>();
   for (const proposal of update.newFacts) {
@@ -443,9 +446,9 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
       continue;
     }
     const refusal =
-      support && assistantOnly && options.minUserSupport > 0
+      (support && assistantOnly && options.minUserSupport > 0
         ? userRefusal(content, support, assistantOnly, options.minUserSupport)
-        : undefined;
+        : undefined) ?? otherOnesName(content, userTexts);
     const duplicate = findDuplicate(content, [...next.facts, ...added]);
     if (duplicate) {
       if (removeIds.delete(duplicate.id)) notes.push(`removal of ${duplicate.id} refused: the update adds the same fact again`);
