@@ -10,12 +10,17 @@ import {
   type Checkpointer,
   type FilesRef,
   type GetCheckpointOptions,
+  type HistoryStep,
   type ListThreadsOptions,
   ProcessClaims,
+  type PutCheckpointOptions,
   type RunStep,
+  type StepKey,
   type ThreadClaim,
   type ThreadInfo,
   assembleCheckpoint,
+  checkPutOptions,
+  checkStepKeys,
   checkThreadId,
   checkThreadLimit,
   decodeCheckpoint,
@@ -24,7 +29,7 @@ import {
   revisionConflict,
   sameFiles,
 } from "engram/kit";
-import { deleteRunSteps, getRunSteps, putRunStep } from "./run-steps.js";
+import { deleteHistorySteps, deleteRunSteps, dropAllSteps, getHistorySteps, getRunSteps, keepRunSteps, putRunStep } from "./run-steps.js";
 import { nextRevision, openSchema } from "./schema.js";
 import { type DurableObjectSqlStorage, blobParts, first, guard, joinBlobs, rows, textParts } from "./sql.js";
 
@@ -73,6 +78,17 @@ export class DurableObjectCheckpointer implements Checkpointer {
     guard(() => deleteRunSteps(this.#storage, threadId, runId));
   }
 
+  async getHistory(threadId: string): Promise<HistoryStep[]> {
+    checkThreadId(threadId);
+    return guard(() => getHistorySteps(this.#storage, threadId));
+  }
+
+  async deleteHistory(threadId: string, points: readonly StepKey[]): Promise<void> {
+    checkThreadId(threadId);
+    const keys = checkStepKeys(points);
+    guard(() => deleteHistorySteps(this.#storage, threadId, keys));
+  }
+
   async get(threadId: string, options: GetCheckpointOptions = {}): Promise<Checkpoint | undefined> {
     checkThreadId(threadId);
     const { sql } = this.#storage;
@@ -102,9 +118,10 @@ export class DurableObjectCheckpointer implements Checkpointer {
     });
   }
 
-  async put(threadId: string, checkpoint: Checkpoint): Promise<number> {
+  async put(threadId: string, checkpoint: Checkpoint, options?: PutCheckpointOptions): Promise<number> {
     checkThreadId(threadId);
     const e = encodeCheckpoint(checkpoint);
+    const keep = checkPutOptions(options);
     const { sql } = this.#storage;
     const addFiles = (seq: number, bytes: Uint8Array) => {
       for (const [part, b] of blobParts(bytes).entries()) {
@@ -130,7 +147,9 @@ export class DurableObjectCheckpointer implements Checkpointer {
           e.filesRef?.id ?? null,
           e.filesRef?.deltas ?? null,
         );
-        // A save holds the whole thread: the steps of the run that made it go.
+        // A save holds the whole thread: the steps of the run that made it go (kept as history
+        // when asked).
+        if (keep !== undefined) keepRunSteps(this.#storage, threadId, keep, revision, next);
         deleteRunSteps(this.#storage, threadId);
         sql.exec("DELETE FROM engram_checkpoint_docs WHERE thread_id = ?", threadId);
         for (const [part, text] of textParts(e.doc).entries()) {
@@ -158,7 +177,7 @@ export class DurableObjectCheckpointer implements Checkpointer {
         for (const table of ["engram_checkpoints", "engram_checkpoint_docs", "engram_checkpoint_files"]) {
           this.#storage.sql.exec(`DELETE FROM ${table} WHERE thread_id = ?`, threadId);
         }
-        deleteRunSteps(this.#storage, threadId);
+        dropAllSteps(this.#storage, threadId);
       }),
     );
   }

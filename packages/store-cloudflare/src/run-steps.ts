@@ -4,7 +4,7 @@
  * time: the object's process is the owner's liveness, so claims are held in its memory.
  * @module
  */
-import { type RunStep, checkRunStep, stepConflict } from "engram/kit";
+import { type HistoryStep, type RunStep, type StepKey, checkRunStep, historyOrder, stepConflict } from "engram/kit";
 import { type DurableObjectSqlStorage, blobParts, first, joinBlobs, rows, textParts } from "./sql.js";
 
 const DOC = 0;
@@ -43,18 +43,33 @@ export function putRunStep(storage: DurableObjectSqlStorage, threadId: string, s
   });
 }
 
-/** The thread's steps, by run and `seq`. */
+/** Which steps: those under way (`kept_at` unset), or the history points. */
+const LIVE = "kept_at IS NULL";
+const KEPT = "kept_at IS NOT NULL";
+
+/** The thread's steps under way, by run and `seq`. */
 export function getRunSteps(storage: DurableObjectSqlStorage, threadId: string): RunStep[] {
+  return readSteps(storage, threadId, LIVE).map(({ keptAt: _, ...step }) => step);
+}
+
+/** The thread's history points, in history order. */
+export function getHistorySteps(storage: DurableObjectSqlStorage, threadId: string): HistoryStep[] {
+  return readSteps(storage, threadId, KEPT).sort(historyOrder);
+}
+
+function readSteps(storage: DurableObjectSqlStorage, threadId: string, which: typeof LIVE | typeof KEPT): HistoryStep[] {
   const { sql } = storage;
-  const heads = rows<{ run_id: string; seq: number; base_revision: number; saved_at: number; has_files: number }>(
+  const heads = rows<{ run_id: string; seq: number; base_revision: number; saved_at: number; has_files: number; kept_at: number | null }>(
     sql,
-    "SELECT run_id, seq, base_revision, saved_at, has_files FROM engram_run_steps WHERE thread_id = ? ORDER BY run_id, seq",
+    `SELECT run_id, seq, base_revision, saved_at, has_files, kept_at FROM engram_run_steps WHERE thread_id = ? AND ${which} ORDER BY run_id, seq`,
     threadId,
   );
   const parts = new Map<string, { doc: string[]; files: ArrayBuffer[] }>();
   for (const r of rows<{ run_id: string; seq: number; kind: number; text: string | null; bytes: ArrayBuffer | null }>(
     sql,
-    "SELECT run_id, seq, kind, text, bytes FROM engram_run_step_parts WHERE thread_id = ? ORDER BY run_id, seq, kind, part",
+    "SELECT run_id, seq, kind, text, bytes FROM engram_run_step_parts WHERE thread_id = ? AND (run_id, seq) IN " +
+      `(SELECT run_id, seq FROM engram_run_steps WHERE thread_id = ? AND ${which}) ORDER BY run_id, seq, kind, part`,
+    threadId,
     threadId,
   )) {
     const key = `${r.run_id}\u0000${r.seq}`;
@@ -72,15 +87,56 @@ export function getRunSteps(storage: DurableObjectSqlStorage, threadId: string):
       savedAt: h.saved_at,
       doc: p.doc.join(""),
       ...(h.has_files === 1 && { files: joinBlobs(p.files) }),
+      keptAt: h.kept_at ?? 0,
     };
   });
 }
 
-/** Drops one run's steps, or every step of the thread (`runId` undefined). Call inside a
- * transaction when it goes with other writes. */
+/** Drops one run's steps under way, or every step of the thread under way (`runId`
+ * undefined). Call inside a transaction when it goes with other writes. */
 export function deleteRunSteps(storage: DurableObjectSqlStorage, threadId: string, runId?: string): void {
-  for (const table of ["engram_run_steps", "engram_run_step_parts"]) {
-    if (runId === undefined) storage.sql.exec(`DELETE FROM ${table} WHERE thread_id = ?`, threadId);
-    else storage.sql.exec(`DELETE FROM ${table} WHERE thread_id = ? AND run_id = ?`, threadId, runId);
-  }
+  const run = runId === undefined ? "" : " AND run_id = ?";
+  const args = runId === undefined ? [threadId] : [threadId, runId];
+  storage.sql.exec(
+    `DELETE FROM engram_run_step_parts WHERE thread_id = ?${run} AND (run_id, seq) IN (SELECT run_id, seq FROM engram_run_steps WHERE thread_id = ? AND ${LIVE})`,
+    ...args,
+    threadId,
+  );
+  storage.sql.exec(`DELETE FROM engram_run_steps WHERE thread_id = ?${run} AND ${LIVE}`, ...args);
+}
+
+/** Every step of the thread, history included (a delete of the thread). */
+export function dropAllSteps(storage: DurableObjectSqlStorage, threadId: string): void {
+  for (const table of ["engram_run_steps", "engram_run_step_parts"]) storage.sql.exec(`DELETE FROM ${table} WHERE thread_id = ?`, threadId);
+}
+
+/** In a save: keeps the steps of run `runId` extending `revision` as history points kept at `next`. */
+export function keepRunSteps(storage: DurableObjectSqlStorage, threadId: string, runId: string, revision: number, next: number): void {
+  storage.sql.exec(
+    `UPDATE engram_run_steps SET kept_at = ? WHERE thread_id = ? AND run_id = ? AND base_revision = ? AND ${LIVE}`,
+    next,
+    threadId,
+    runId,
+    revision,
+  );
+}
+
+/** Drops the listed history points. */
+export function deleteHistorySteps(storage: DurableObjectSqlStorage, threadId: string, points: readonly StepKey[]): void {
+  storage.transactionSync(() => {
+    for (const p of points) {
+      if (
+        !first(
+          storage.sql,
+          `SELECT 1 AS found FROM engram_run_steps WHERE thread_id = ? AND run_id = ? AND seq = ? AND ${KEPT}`,
+          threadId,
+          p.runId,
+          p.seq,
+        )
+      )
+        continue;
+      for (const table of ["engram_run_steps", "engram_run_step_parts"])
+        storage.sql.exec(`DELETE FROM ${table} WHERE thread_id = ? AND run_id = ? AND seq = ?`, threadId, p.runId, p.seq);
+    }
+  });
 }

@@ -38,6 +38,9 @@ export const MIGRATIONS: readonly string[] = [
      thread_id TEXT NOT NULL, run_id TEXT NOT NULL, seq INTEGER NOT NULL, kind INTEGER NOT NULL,
      part INTEGER NOT NULL, text TEXT, bytes BLOB,
      PRIMARY KEY (thread_id, run_id, seq, kind, part));`,
+  // Thread history: a save keeps its run's steps as points (`kept_at`: the revision it saved)
+  // instead of dropping them; steps under way have none.
+  `ALTER TABLE engram_run_steps ADD COLUMN kept_at INTEGER;`,
 ];
 
 /** The schema version this code writes. */
