@@ -262,7 +262,7 @@ export { DEFAULT_EVICTION_CHARS, type EvictionOptions, evictLargeResult, safeRes
 export { DEFAULT_MAX_OUTPUT_CHARS } from "./tools/format.js";
 export { createExecuteTool, EXECUTE_TOOL_NAME } from "./tools/execute.js";
 export { escapeTags, neutralizeSectionTags, PROMPT_SECTION_TAGS } from "./prompt/escape.js";
-export { DEFAULT_OPTIONS } from "./agent/options.js";
+export { DEFAULT_OPTIONS, type DefaultOptions } from "./agent/options.js";
 export type { RunContext } from "./agent/types.js";
 export type { DecisionType } from "./middleware/types.js";
 

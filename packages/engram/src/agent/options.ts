@@ -1,6 +1,9 @@
 /**
- * `createDeepAgent` options: every option, its default (stated once, here), and validation that
- * fails fast with a {@link ConfigError}.
+ * `createDeepAgent` options, declared once: one zod schema per options object holds every
+ * option — its documentation (typedoc shows it, default included, on the interface that
+ * extends the schema's input type), its TypeScript type, its default ({@link DEFAULT_OPTIONS}
+ * is read from the schema) and its validation, which fails fast with a {@link ConfigError}
+ * naming the option.
  * @module
  */
 import type { Backend } from "../backends/protocol.js";
@@ -58,257 +61,24 @@ export interface BackendContext {
   readonly state: StateBackend;
 }
 
-/** Options of the `search_past_threads` tool (`threadRecall`). */
-export interface ThreadRecallOptions {
-  /** Threads per answer at most (1–50). Default: 5. */
-  maxResults?: number;
-  /** Characters per snippet at most (40–2000). Default: 300. */
-  snippetChars?: number;
-}
-
-/** Options of {@link createDeepAgent}. Every default is in {@link DEFAULT_OPTIONS}. */
-export interface DeepAgentOptions {
-  /**
-   * File backend for tools, memory and skills. Thread-scoped files (a {@link StateBackend}'s)
-   * always belong to one thread and are checkpointed with it, however they are configured:
-   * - a `StateBackend` instance is a template: each thread starts from a copy of its files (as
-   *   they are when the thread first runs) and works on its own copy; the instance itself is
-   *   never changed by a run;
-   * - any other instance (`FilesystemBackend`, `StoreBackend`, a `CompositeBackend` …) is shared
-   *   by every thread as is — a `StateBackend` inside a composite instance is shared too, so
-   *   build a composite per thread with the factory and `context.state` instead;
-   * - a factory `(context) => Backend` is called at the start of every run. A `StateBackend` it
-   *   returns is checkpointed with the thread (its files are replaced by the checkpoint's when
-   *   there is one); so is `context.state` when the factory uses it, e.g.
-   *   `({ state }) => new CompositeBackend(state, { "/memories/": store })`. Returning the same
-   *   `StateBackend` for two threads throws a {@link ConfigError} (`backend`) from that run.
-   *
-   * Default: a fresh `StateBackend` per thread, checkpointed.
-   */
-  backend?: Backend | ((context: BackendContext) => Backend);
-  /**
-   * The static system prompt: sent as `request.system`, identical on every model call of a run,
-   * so providers can cache it. What changes between calls — the skills index, the AGENTS.md
-   * memory, the memory guidelines and the long-term facts, each before what changes more often —
-   * is sent after it as `request.systemContext` (a second system message), in that order. User middleware sees and
-   * may change both. Default: a built-in prompt describing the tools ({@link DEFAULT_SYSTEM_PROMPT}).
-   */
-  systemPrompt?: string;
-  /** Extra tools; a name clash with a built-in is a `ConfigError`. Default: none. */
-  tools?: Tool<never>[];
-  /** User middleware (slot 7), in order. Default: none. */
-  middleware?: Middleware[];
-  /** Thread persistence. Default: an in-memory checkpointer private to the agent. */
-  checkpointer?: Checkpointer;
-  /**
-   * When a run's progress is committed. `"step"`: after every model turn, before every tool call
-   * runs and after its result — a crash loses at most the step in flight, and the next run of
-   * the thread resumes the dead run (see the durable runs guide). Each step writes only what
-   * changed (new messages, changed files): a row insert per step, about the cost of one small
-   * transaction of the checkpointer (see the bench), three per tool call. `"run"`: when the run
-   * ends or stops for review, as one save. `"step"` needs a checkpointer with `claimThread`,
-   * `putStep`, `getSteps` and `deleteSteps`. Default: `"step"` for a checkpointer that has them
-   * and is `durable` (SQLite, PostgreSQL), else `"run"`.
-   */
-  durability?: "step" | "run";
-  /** The thread history runs keep with `durability: "step"` (each committed step a point to
-   * list, read, fork from or rewind to; see the durable runs guide): how many points and how
-   * old, or `false` for none. Default: 100 points, 30 days, on a checkpointer with `getHistory`. */
-  history?: false | HistoryRetention;
-  /** Long-term key-value store (namespaces). Default: none. */
-  store?: Store;
-  /** Token budget of one model call's input. Default: the model's own
-   * (`ChatModel.maxInputTokens()`: a local model's loaded context, a provider's known or stated
-   * window, less the output cap), else 128,000. */
-  maxInputTokens?: number;
-  /** Summarise when the estimate exceeds `maxInputTokens × summarizationThreshold` (0–1].
-   * Default: 0.85. */
-  summarizationThreshold?: number;
-  /** Messages kept verbatim after a summary. Default: 6. */
-  summarizationKeepMessages?: number;
-  /** Runs before summarised messages are dropped (e.g. to save them to long-term memory).
-   * Default: none. */
-  beforeSummarize?: (dropped: Message[], context: RunContext) => void | Promise<void>;
-  /** Tool results larger than this many tokens (× 4 characters) go to a file. Default: 20,000. */
-  evictionThreshold?: number;
-  /** How deep `task` subagents may nest, per call chain. Default: 3. */
-  maxSubagentDepth?: number;
-  /** Where `*\/SKILL.md` live. Default: `"/skills"`. */
-  skillsDir?: string;
-  /** Skill directories, later wins a name clash. Default: `[skillsDir]`. */
-  skillsSources?: string[];
-  /** The memory file. Default: `"AGENTS.md"`. */
-  memoryFile?: string;
-  /** Memory files, in order. Default: `[memoryFile]`. */
-  memorySources?: string[];
-  /** Long-term facts memory (DeerFlow style): facts extracted after each run, per user (and
-   * agent), injected within a token budget. `true` uses every default; the model defaults to the
-   * agent's, the storage to a `StoreMemoryStorage` over `store` (or an in-memory one). Default: off. */
-  longTermMemory?: boolean | LongTermMemoryAgentOptions;
-  /**
-   * The `search_past_threads` tool: the model searches the run's user's earlier threads (their
-   * user and assistant messages, BM25 — or the checkpointer's own full-text index when it has
-   * `searchMessages`) and gets back the best threads with a snippet each, so it can answer "what
-   * did we decide about X last time" when no long-term fact holds it. Every checkpoint records
-   * its run's `userId`; only threads saved with the same `userId` are searched, never the
-   * current one, and a run without a `userId` gets an error from the tool. The checkpointer
-   * must have `searchMessages` or `list`. The top agent's tool (subagents do not get it). `true`
-   * uses every default. Default: off.
-   */
-  threadRecall?: boolean | ThreadRecallOptions;
-  /** Human review: tool name → `true` (approve/edit/reject) or the decisions allowed.
-   * Default: none. */
-  interruptOn?: Record<string, InterruptConfig>;
-  /** Default: `true`. `false` removes the slot entirely. */
-  enableMemory?: boolean;
-  /** Default: `true`. */
-  enableSkills?: boolean;
-  /** Default: `true`. */
-  enableFilesystem?: boolean;
-  /** Default: `true`. */
-  enableSubagents?: boolean;
-  /** Named subagents for `task`; a general-purpose one is always there. Default: none. */
-  subagents?: SubagentDefinition[];
-  /** Model turns of one agent level per run at most (each subagent has its own count); the
-   * level then stops with `stopReason: "max_turns"`. Default: 100. */
-  maxTurns?: number;
-  /** The core. Default: {@link loadCore}'s choice. */
-  core?: Core | Promise<Core>;
-  /** Sampling settings copied into every model request of the run (`request.settings`),
-   * subagents included. Default: none (the provider's defaults). */
-  modelSettings?: AgentModelSettings;
-  /** What to do when a model stops at its output limit (`finishReason: "length"`):
-   * `"continue"` asks it once to continue where it stopped, then fails with a `ModelError`
-   * of code `truncated`; `"error"` fails at once. Default: `"continue"`. */
-  onTruncated?: "continue" | "error";
-  /** Model calls per run at most, counting every nested subagent's calls (one budget per
-   * `invoke`/`stream`, each call reserved from it before it is made, so subagents running side
-   * by side never overspend it together); the run then stops with
-   * `stopReason: "max_model_calls"`. Default: 200. */
-  maxModelCalls?: number;
-  /** Model calls and tool calls running at the same time, at most, in the whole run: one limit
-   * per `invoke`/`stream` shared by every nested subagent (the rest wait). A `task` call holds
-   * no slot while its subagent runs, so parents waiting on subagents never starve them.
-   * Default: 8. */
-  maxParallelToolCalls?: number;
-  /**
-   * How often one level may make the same failing tool call (same tool, same arguments) with
-   * no call succeeding in between. The failure that reaches this count comes back to the model
-   * with a firm note not to repeat the call; if the model asks for it again anyway, the level
-   * stops without running that turn's calls (each answered "not run"), with a warning event and
-   * `stopReason: "repeated_tool_failure"` (a subagent's `task` result says so; the parent goes
-   * on). Default: 3.
-   */
-  maxRepeatedToolFailures?: number;
-  /** Whether `task` subagents see the user's long-term memory block (read-only: they never
-   * capture) and the AGENTS.md memory. Default: `true`. */
-  subagentMemory?: boolean;
-  /**
-   * Model Context Protocol servers, by name (1–32 of `[A-Za-z0-9_-]`): `{ command, args?, env?,
-   * cwd? }` (stdio) or `{ url, headers? }` (Streamable HTTP). Needs the optional package
-   * `@modelcontextprotocol/sdk`. The servers are connected once, on the agent's first run (a
-   * failed connection fails that run and is retried by the next), and closed by
-   * `agent.close()`. Their tools are listed at the start of every run (cached until a server
-   * reports `tools/list_changed`), reach the model — and every subagent — as `<server>__<tool>`
-   * with the server's JSON Schema as is, and are reviewed by that name in `interruptOn`
-   * (e.g. `{ files__delete: true }`). A server tool whose name is already taken is left out with
-   * a warning. A connection lost meanwhile (the server stopped, or sent a result over the 10 MiB
-   * a stdio message may take — the model is told that result was too large) is made again on
-   * the next call; after 3 failed attempts in a row the server's calls fail until `close()`.
-   * Default: none.
-   */
-  mcpServers?: Record<string, McpServerConfig>;
-  /**
-   * OpenTelemetry spans (GenAI conventions), from `await AgentTracing.create(true | { tracer })`
-   * of `engram/tracing`: an `invoke_agent` span per run of every level (a subagent's nested under
-   * the `execute_tool task` span that started it), `chat` and `execute_tool` spans around every
-   * model and tool call (outermost, so they time the whole stack), and a span per backend
-   * operation of the tools, memory and skills. Nesting needs an async context manager (Node:
-   * `AsyncLocalStorageContextManager`). Default: none.
-   */
-  tracing?: AgentTracing;
-  /**
-   * Records every change the agent makes to the memory sources (`memorySources`: write_file,
-   * edit_file and delete, by the agent or a subagent) in this {@link MemoryHistory}, with the
-   * run's user (`userId`, else long-term memory's `defaultUserId`, else `"default"`), thread and
-   * run id; list, diff and revert them there (`history.revert(userId, id, restoreThrough(backend))`).
-   * Default: none.
-   */
-  memoryHistory?: MemoryHistory;
-  /**
-   * The schema the run's final answer must match — a zod 4 schema (classic or mini) or a JSON
-   * Schema object (validated by `@cfworker/json-schema`, any draft from 4 to 2020-12). The
-   * run then ends with the validated (parsed) value as `structuredResponse` on its output and
-   * final event. How the answer is obtained is `responseMode`. An answer that does not match
-   * is sent back to the model once with the validation errors; a second mismatch fails the run
-   * with an {@link EngramError} of code `invalid_response`. Only the top agent answers in this
-   * form (subagents answer their `task` in text). Default: none (a text answer).
-   */
-  responseFormat?: z.core.$ZodType | Record<string, unknown>;
-  /**
-   * How a `responseFormat` answer is obtained. `"native"`: when the model ends in prose, one more
-   * call asks for the answer with `request.responseFormat` (the provider's JSON-schema mode; an
-   * answer already in valid JSON is taken as is). `"tool"`: the model is given a `respond` tool
-   * whose arguments are the schema, and calling it ends the run (for models without a JSON
-   * mode). Default: `"native"`.
-   */
-  responseMode?: "native" | "tool";
-}
-
-/** Sampling settings for every model request (the contract's `ModelSettings`). */
-export interface AgentModelSettings {
-  temperature?: number;
-  maxOutputTokens?: number;
-  topP?: number;
-  seed?: number;
-  /** Passed through to the provider as is. */
-  providerOptions?: Record<string, unknown>;
-}
-
-/** The defaults of every option, in one place. */
-export const DEFAULT_OPTIONS = {
-  systemPrompt: undefined as string | undefined,
-  tools: [] as Tool<never>[],
-  middleware: [] as Middleware[],
-  maxInputTokens: undefined as number | undefined,
-  /** Resolved per checkpointer: `"step"` for a durable one with step operations, else `"run"`. */
-  durability: undefined as "step" | "run" | undefined,
-  history: undefined as false | HistoryRetention | undefined,
-  summarizationThreshold: 0.85,
-  summarizationKeepMessages: 6,
-  evictionThreshold: 20_000,
-  maxSubagentDepth: 3,
-  skillsDir: "/skills",
-  memoryFile: "AGENTS.md",
-  longTermMemory: false as const,
-  threadRecall: false as boolean | ThreadRecallOptions,
-  interruptOn: {} as Record<string, InterruptConfig>,
-  enableMemory: true,
-  enableSkills: true,
-  enableFilesystem: true,
-  enableSubagents: true,
-  subagents: [] as SubagentDefinition[],
-  maxTurns: 100,
-  modelSettings: undefined as AgentModelSettings | undefined,
-  onTruncated: "continue" as "continue" | "error",
-  maxModelCalls: 200,
-  maxParallelToolCalls: 8,
-  maxRepeatedToolFailures: 3,
-  subagentMemory: true,
-  mcpServers: undefined as Record<string, McpServerConfig> | undefined,
-  tracing: undefined as AgentTracing | undefined,
-  memoryHistory: undefined as MemoryHistory | undefined,
-  responseFormat: undefined as z.core.$ZodType | Record<string, unknown> | undefined,
-  responseMode: "native" as "native" | "tool",
-} as const;
-
 /** Names the built-in tools take; user tools must not reuse them. */
 export const BUILT_IN_TOOL_NAMES = [...FILESYSTEM_TOOL_NAMES, EXECUTE_TOOL_NAME, TASK_TOOL_NAME, PAST_THREADS_TOOL_NAME] as const;
 
-// ---- validation: one zod schema per options object; every failure is a ConfigError naming the
-// option's path (`interruptOn.write_file`, `subagents[0].model`). The schemas use `zod/mini`
-// (functions instead of methods, so a bundle carries only what they use); zod's English
-// messages, for the few checks without a message of their own, come from `parseParams`.
+// ---- the schemas: one per options object; every failure is a ConfigError naming the option's
+// path (`interruptOn.write_file`, `subagents[0].model`). The schemas use `zod/mini` (functions
+// instead of methods, so a bundle carries only what they use); zod's English messages, for the
+// few checks without a message of their own, come from `parseParams`.
+
+/**
+ * `schema` with its values typed `T`, for an option whose TypeScript type says more than a
+ * check can (a class, a function's signature, an interface checked by its methods): the check
+ * is the schema's, and `T` must be a type the check accepts (else a compile-time error), so the
+ * two cannot drift apart.
+ */
+function typed<T>() {
+  return <S extends z.core.$ZodType>(schema: S & ([T] extends [z.output<S>] ? unknown : never)): z.ZodMiniType<T, T> =>
+    schema as unknown as z.ZodMiniType<T, T>;
+}
 
 const fn = (what = "a function") => z.custom<(...args: never[]) => unknown>((v) => typeof v === "function", { message: `must be ${what}` });
 const hasMethods = (names: string[], what: string) =>
@@ -434,6 +204,14 @@ export const longTermMemoryOptionsSchema = z.strictObject({
   defaultUserId: z.optional(nonEmpty),
 });
 
+/** Whether `A` and `B` have the same keys (for checks at compile time). */
+type SameKeys<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never] ? true : false;
+
+// The strict schemas name every option of the types they check, no more (else a new option would
+// be refused at run time): checked at compile time.
+true satisfies SameKeys<LongTermMemoryAgentOptions, z.output<typeof longTermMemoryOptionsSchema>>;
+true satisfies SameKeys<SubagentDefinition, z.output<typeof subagentSchema>>;
+
 const middlewareSchema = z.object(
   {
     name: nonEmpty,
@@ -448,114 +226,314 @@ const middlewareSchema = z.object(
   { message: "must be a middleware { name, hooks… }" },
 );
 
-/** Every option of {@link createDeepAgent}. */
+/** The `threadRecall` object. */
+const threadRecallSchema = z.strictObject({
+  /** Threads per answer at most (1–50). Default: 5. */
+  maxResults: z.optional(int(1).check(z.lte(MESSAGE_SEARCH_LIMIT.max, { message: `must be at most ${MESSAGE_SEARCH_LIMIT.max}` }))),
+  /** Characters per snippet at most (40–2000). Default: 300. */
+  snippetChars: z.optional(int(SNIPPET_CHARS.min).check(z.lte(SNIPPET_CHARS.max, { message: `must be at most ${SNIPPET_CHARS.max}` }))),
+});
+
+/** Options of the `search_past_threads` tool (`threadRecall`). */
+export interface ThreadRecallOptions extends z.input<typeof threadRecallSchema> {}
+
+/** `modelSettings`. */
+const modelSettingsSchema = z.strictObject(
+  {
+    temperature: z.optional(between(0, 2)),
+    maxOutputTokens: z.optional(int(1)),
+    topP: z.optional(num().check(z.gt(0), z.lte(1))),
+    seed: z.optional(num().check(z.int({ message: "must be an integer" }))),
+    /** Passed through to the provider as is. */
+    providerOptions: z.optional(z.record(str, z.unknown(), { message: "must be an object" })),
+  },
+  { message: "must be { temperature?, maxOutputTokens?, topP?, seed?, providerOptions? }" },
+);
+
+/** Sampling settings for every model request (the contract's `ModelSettings`). */
+export interface AgentModelSettings extends z.input<typeof modelSettingsSchema> {}
+
+/** `mcpServers`: server name → how to reach it. */
+const mcpServersSchema = z.record(
+  str.check(z.regex(/^[A-Za-z0-9_-]{1,32}$/, { message: "a server name is 1–32 letters, digits, _ or -" })),
+  z.union(
+    [
+      z.strictObject({
+        command: nonEmpty,
+        args: z.optional(z.array(str, { message: "must be an array of strings" })),
+        env: z.optional(z.record(str, str, { message: "must be an object of strings" })),
+        cwd: z.optional(str),
+      }),
+      z.strictObject({
+        url: z.union([str.check(z.url({ message: "must be a URL" })), z.instanceof(URL)], { message: "must be a URL" }),
+        headers: z.optional(z.record(str, str, { message: "must be an object of strings" })),
+      }),
+    ],
+    { message: "must be { command, args?, env?, cwd? } or { url, headers? }" },
+  ),
+  { message: "must be an object: server name → { command, … } or { url, … }" },
+);
+
+/** Every option of {@link createDeepAgent}: what it is, its default, its type and its check. */
 export const deepAgentOptionsSchema = z.strictObject(
   {
+    /**
+     * File backend for tools, memory and skills. Thread-scoped files (a {@link StateBackend}'s)
+     * always belong to one thread and are checkpointed with it, however they are configured:
+     * - a `StateBackend` instance is a template: each thread starts from a copy of its files (as
+     *   they are when the thread first runs) and works on its own copy; the instance itself is
+     *   never changed by a run;
+     * - any other instance (`FilesystemBackend`, `StoreBackend`, a `CompositeBackend` …) is shared
+     *   by every thread as is — a `StateBackend` inside a composite instance is shared too, so
+     *   build a composite per thread with the factory and `context.state` instead;
+     * - a factory `(context) => Backend` is called at the start of every run. A `StateBackend` it
+     *   returns is checkpointed with the thread (its files are replaced by the checkpoint's when
+     *   there is one); so is `context.state` when the factory uses it, e.g.
+     *   `({ state }) => new CompositeBackend(state, { "/memories/": store })`. Returning the same
+     *   `StateBackend` for two threads throws a {@link ConfigError} (`backend`) from that run.
+     *
+     * Default: a fresh `StateBackend` per thread, checkpointed.
+     */
     backend: z.optional(
-      z.union([fn(), hasMethods(["ls", "read", "write", "edit", "grep", "glob", "delete", "stat"], "a Backend")], {
-        message: "must be a Backend or a function (context) => Backend",
-      }),
+      typed<Backend | ((context: BackendContext) => Backend)>()(
+        z.union([fn(), hasMethods(["ls", "read", "write", "edit", "grep", "glob", "delete", "stat"], "a Backend")], {
+          message: "must be a Backend or a function (context) => Backend",
+        }),
+      ),
     ),
+    /**
+     * The static system prompt: sent as `request.system`, identical on every model call of a run,
+     * so providers can cache it. What changes between calls — the skills index, the AGENTS.md
+     * memory, the memory guidelines and the long-term facts, each before what changes more often —
+     * is sent after it as `request.systemContext` (a second system message), in that order. User middleware sees and
+     * may change both. Default: a built-in prompt describing the tools ({@link DEFAULT_SYSTEM_PROMPT}).
+     */
     systemPrompt: z.optional(str),
-    tools: z.optional(z.array(toolSchema, { message: "must be an array of tools" })),
-    middleware: z.optional(z.array(middlewareSchema, { message: "must be an array of middleware" })),
-    checkpointer: z.optional(hasMethods(["get", "put", "delete"], "a Checkpointer")),
+    /** Extra tools; a name clash with a built-in is a `ConfigError`. Default: none. */
+    tools: z._default(typed<Tool<never>[]>()(z.array(toolSchema, { message: "must be an array of tools" })), []),
+    /** User middleware (slot 7), in order. Default: none. */
+    middleware: z._default(typed<Middleware[]>()(z.array(middlewareSchema, { message: "must be an array of middleware" })), []),
+    /** Thread persistence. Default: an in-memory checkpointer private to the agent. */
+    checkpointer: z.optional(typed<Checkpointer>()(hasMethods(["get", "put", "delete"], "a Checkpointer"))),
+    /**
+     * When a run's progress is committed. `"step"`: after every model turn, before every tool call
+     * runs and after its result — a crash loses at most the step in flight, and the next run of
+     * the thread resumes the dead run (see the durable runs guide). Each step writes only what
+     * changed (new messages, changed files): a row insert per step, about the cost of one small
+     * transaction of the checkpointer (see the bench), three per tool call. `"run"`: when the run
+     * ends or stops for review, as one save. `"step"` needs a checkpointer with `claimThread`,
+     * `putStep`, `getSteps` and `deleteSteps`. Default: `"step"` for a checkpointer that has them
+     * and is `durable` (SQLite, PostgreSQL), else `"run"`.
+     */
     durability: z.optional(z.enum(["step", "run"], { message: 'must be "step" or "run"' })),
+    /** The thread history runs keep with `durability: "step"` (each committed step a point to
+     * list, read, fork from or rewind to; see the durable runs guide): how many points and how
+     * old, or `false` for none. Default: 100 points, 30 days, on a checkpointer with `getHistory`. */
     history: z.optional(
-      z.union(
-        [
-          z.literal(false),
-          z.strictObject({ maxPoints: z.optional(int(1)), maxAgeMs: z.optional(num().check(z.gt(0, { message: "must be > 0" }))) }),
-        ],
-        {
-          message: "must be false or { maxPoints, maxAgeMs }",
-        },
-      ),
-    ),
-    store: z.optional(hasMethods(["get", "put", "delete", "list"], "a Store")),
-    maxInputTokens: z.optional(int(1)),
-    summarizationThreshold: z.optional(num().check(z.gt(0, { message: "must be in (0, 1]" }), z.lte(1, { message: "must be in (0, 1]" }))),
-    summarizationKeepMessages: z.optional(int(0)),
-    beforeSummarize: z.optional(fn()),
-    evictionThreshold: z.optional(int(1)),
-    maxSubagentDepth: z.optional(int(0)),
-    skillsDir: z.optional(absPath),
-    skillsSources: z.optional(z.array(absPath, { message: "must be an array of paths" })),
-    memoryFile: z.optional(nonEmpty),
-    memorySources: z.optional(z.array(nonEmpty, { message: "must be an array of paths" })),
-    longTermMemory: z.optional(z.union([bool, longTermMemoryOptionsSchema], { message: "must be true, false or an options object" })),
-    threadRecall: z.optional(
-      z.union(
-        [
-          bool,
-          z.strictObject({
-            maxResults: z.optional(
-              int(1).check(z.lte(MESSAGE_SEARCH_LIMIT.max, { message: `must be at most ${MESSAGE_SEARCH_LIMIT.max}` })),
-            ),
-            snippetChars: z.optional(
-              int(SNIPPET_CHARS.min).check(z.lte(SNIPPET_CHARS.max, { message: `must be at most ${SNIPPET_CHARS.max}` })),
-            ),
-          }),
-        ],
-        { message: "must be true, false or { maxResults?, snippetChars? }" },
-      ),
-    ),
-    interruptOn: z.optional(interruptOnSchema),
-    enableMemory: z.optional(bool),
-    enableSkills: z.optional(bool),
-    enableFilesystem: z.optional(bool),
-    enableSubagents: z.optional(bool),
-    subagents: z.optional(z.array(subagentSchema, { message: "must be an array of subagent definitions" })),
-    maxTurns: z.optional(int(1)),
-    modelSettings: z.optional(
-      z.strictObject(
-        {
-          temperature: z.optional(between(0, 2)),
-          maxOutputTokens: z.optional(int(1)),
-          topP: z.optional(num().check(z.gt(0), z.lte(1))),
-          seed: z.optional(num().check(z.int({ message: "must be an integer" }))),
-          providerOptions: z.optional(z.record(str, z.unknown(), { message: "must be an object" })),
-        },
-        { message: "must be { temperature?, maxOutputTokens?, topP?, seed?, providerOptions? }" },
-      ),
-    ),
-    onTruncated: z.optional(z.enum(["continue", "error"], { message: "must be continue or error" })),
-    maxModelCalls: z.optional(int(1)),
-    maxParallelToolCalls: z.optional(int(1)),
-    maxRepeatedToolFailures: z.optional(int(1)),
-    subagentMemory: z.optional(bool),
-    mcpServers: z.optional(
-      z.record(
-        str.check(z.regex(/^[A-Za-z0-9_-]{1,32}$/, { message: "a server name is 1–32 letters, digits, _ or -" })),
+      typed<false | HistoryRetention>()(
         z.union(
           [
-            z.strictObject({
-              command: nonEmpty,
-              args: z.optional(z.array(str, { message: "must be an array of strings" })),
-              env: z.optional(z.record(str, str, { message: "must be an object of strings" })),
-              cwd: z.optional(str),
-            }),
-            z.strictObject({
-              url: z.union([str.check(z.url({ message: "must be a URL" })), z.instanceof(URL)], { message: "must be a URL" }),
-              headers: z.optional(z.record(str, str, { message: "must be an object of strings" })),
-            }),
+            z.literal(false),
+            z.strictObject({ maxPoints: z.optional(int(1)), maxAgeMs: z.optional(num().check(z.gt(0, { message: "must be > 0" }))) }),
           ],
-          { message: "must be { command, args?, env?, cwd? } or { url, headers? }" },
+          {
+            message: "must be false or { maxPoints, maxAgeMs }",
+          },
         ),
-        { message: "must be an object: server name → { command, … } or { url, … }" },
       ),
     ),
+    /** Long-term key-value store (namespaces). Default: none. */
+    store: z.optional(typed<Store>()(hasMethods(["get", "put", "delete", "list"], "a Store"))),
+    /** Token budget of one model call's input. Default: the model's own
+     * (`ChatModel.maxInputTokens()`: a local model's loaded context, a provider's known or stated
+     * window, less the output cap), else 128,000. */
+    maxInputTokens: z.optional(int(1)),
+    /** Summarise when the estimate exceeds `maxInputTokens × summarizationThreshold` (0–1].
+     * Default: 0.85. */
+    summarizationThreshold: z._default(
+      num().check(z.gt(0, { message: "must be in (0, 1]" }), z.lte(1, { message: "must be in (0, 1]" })),
+      0.85,
+    ),
+    /** Messages kept verbatim after a summary. Default: 6. */
+    summarizationKeepMessages: z._default(int(0), 6),
+    /** Runs before summarised messages are dropped (e.g. to save them to long-term memory).
+     * Default: none. */
+    beforeSummarize: z.optional(typed<(dropped: Message[], context: RunContext) => void | Promise<void>>()(fn())),
+    /** Tool results larger than this many tokens (× 4 characters) go to a file. Default: 20,000. */
+    evictionThreshold: z._default(int(1), 20_000),
+    /** How deep `task` subagents may nest, per call chain. Default: 3. */
+    maxSubagentDepth: z._default(int(0), 3),
+    /** Where `*\/SKILL.md` live. Default: `"/skills"`. */
+    skillsDir: z._default(absPath, "/skills"),
+    /** Skill directories, later wins a name clash. Default: `[skillsDir]`. */
+    skillsSources: z.optional(z.array(absPath, { message: "must be an array of paths" })),
+    /** The memory file. Default: `"AGENTS.md"`. */
+    memoryFile: z._default(nonEmpty, "AGENTS.md"),
+    /** Memory files, in order. Default: `[memoryFile]`. */
+    memorySources: z.optional(z.array(nonEmpty, { message: "must be an array of paths" })),
+    /** Long-term facts memory (DeerFlow style): facts extracted after each run, per user (and
+     * agent), injected within a token budget. `true` uses every default; the model defaults to the
+     * agent's, the storage to a `StoreMemoryStorage` over `store` (or an in-memory one). Default: off. */
+    longTermMemory: z._default(
+      typed<boolean | LongTermMemoryAgentOptions>()(
+        z.union([bool, longTermMemoryOptionsSchema], { message: "must be true, false or an options object" }),
+      ),
+      false,
+    ),
+    /**
+     * The `search_past_threads` tool: the model searches the run's user's earlier threads (their
+     * user and assistant messages, BM25 — or the checkpointer's own full-text index when it has
+     * `searchMessages`) and gets back the best threads with a snippet each, so it can answer "what
+     * did we decide about X last time" when no long-term fact holds it. Every checkpoint records
+     * its run's `userId`; only threads saved with the same `userId` are searched, never the
+     * current one, and a run without a `userId` gets an error from the tool. The checkpointer
+     * must have `searchMessages` or `list`. The top agent's tool (subagents do not get it). `true`
+     * uses every default. Default: off.
+     */
+    threadRecall: z._default(
+      typed<boolean | ThreadRecallOptions>()(
+        z.union([bool, threadRecallSchema], { message: "must be true, false or { maxResults?, snippetChars? }" }),
+      ),
+      false,
+    ),
+    /** Human review: tool name → `true` (approve/edit/reject) or the decisions allowed.
+     * Default: none. */
+    interruptOn: z._default(typed<Record<string, InterruptConfig>>()(interruptOnSchema), {}),
+    /** Default: `true`. `false` removes the slot entirely. */
+    enableMemory: z._default(bool, true),
+    /** Default: `true`. */
+    enableSkills: z._default(bool, true),
+    /** Default: `true`. */
+    enableFilesystem: z._default(bool, true),
+    /** Default: `true`. */
+    enableSubagents: z._default(bool, true),
+    /** Named subagents for `task`; a general-purpose one is always there. Default: none. */
+    subagents: z._default(
+      typed<SubagentDefinition[]>()(z.array(subagentSchema, { message: "must be an array of subagent definitions" })),
+      [],
+    ),
+    /** Model turns of one agent level per run at most (each subagent has its own count); the
+     * level then stops with `stopReason: "max_turns"`. Default: 100. */
+    maxTurns: z._default(int(1), 100),
+    /** Sampling settings copied into every model request of the run (`request.settings`),
+     * subagents included. Default: none (the provider's defaults). */
+    modelSettings: z.optional(typed<AgentModelSettings>()(modelSettingsSchema)),
+    /** What to do when a model stops at its output limit (`finishReason: "length"`):
+     * `"continue"` asks it once to continue where it stopped, then fails with a `ModelError`
+     * of code `truncated`; `"error"` fails at once. Default: `"continue"`. */
+    onTruncated: z._default(z.enum(["continue", "error"], { message: "must be continue or error" }), "continue"),
+    /** Model calls per run at most, counting every nested subagent's calls (one budget per
+     * `invoke`/`stream`, each call reserved from it before it is made, so subagents running side
+     * by side never overspend it together); the run then stops with
+     * `stopReason: "max_model_calls"`. Default: 200. */
+    maxModelCalls: z._default(int(1), 200),
+    /** Model calls and tool calls running at the same time, at most, in the whole run: one limit
+     * per `invoke`/`stream` shared by every nested subagent (the rest wait). A `task` call holds
+     * no slot while its subagent runs, so parents waiting on subagents never starve them.
+     * Default: 8. */
+    maxParallelToolCalls: z._default(int(1), 8),
+    /**
+     * How often one level may make the same failing tool call (same tool, same arguments) with
+     * no call succeeding in between. The failure that reaches this count comes back to the model
+     * with a firm note not to repeat the call; if the model asks for it again anyway, the level
+     * stops without running that turn's calls (each answered "not run"), with a warning event and
+     * `stopReason: "repeated_tool_failure"` (a subagent's `task` result says so; the parent goes
+     * on). Default: 3.
+     */
+    maxRepeatedToolFailures: z._default(int(1), 3),
+    /** Whether `task` subagents see the user's long-term memory block (read-only: they never
+     * capture) and the AGENTS.md memory. Default: `true`. */
+    subagentMemory: z._default(bool, true),
+    /**
+     * Model Context Protocol servers, by name (1–32 of `[A-Za-z0-9_-]`): `{ command, args?, env?,
+     * cwd? }` (stdio) or `{ url, headers? }` (Streamable HTTP). Needs the optional package
+     * `@modelcontextprotocol/sdk`. The servers are connected once, on the agent's first run (a
+     * failed connection fails that run and is retried by the next), and closed by
+     * `agent.close()`. Their tools are listed at the start of every run (cached until a server
+     * reports `tools/list_changed`), reach the model — and every subagent — as `<server>__<tool>`
+     * with the server's JSON Schema as is, and are reviewed by that name in `interruptOn`
+     * (e.g. `{ files__delete: true }`). A server tool whose name is already taken is left out with
+     * a warning. A connection lost meanwhile (the server stopped, or sent a result over the 10 MiB
+     * a stdio message may take — the model is told that result was too large) is made again on
+     * the next call; after 3 failed attempts in a row the server's calls fail until `close()`.
+     * Default: none.
+     */
+    mcpServers: z.optional(typed<Record<string, McpServerConfig>>()(mcpServersSchema)),
+    /**
+     * The schema the run's final answer must match — a zod 4 schema (classic or mini) or a JSON
+     * Schema object (validated by `@cfworker/json-schema`, any draft from 4 to 2020-12). The
+     * run then ends with the validated (parsed) value as `structuredResponse` on its output and
+     * final event. How the answer is obtained is `responseMode`. An answer that does not match
+     * is sent back to the model once with the validation errors; a second mismatch fails the run
+     * with an {@link EngramError} of code `invalid_response`. Only the top agent answers in this
+     * form (subagents answer their `task` in text). Default: none (a text answer).
+     */
     responseFormat: z.optional(
       z.union([zod4Schema, z.custom<Record<string, unknown>>((v) => typeof v === "object" && v !== null && !Array.isArray(v))], {
         message: "must be a zod 4 schema or a JSON Schema object",
       }),
     ),
-    responseMode: z.optional(z.enum(["native", "tool"], { message: "must be native or tool" })),
-    memoryHistory: z.optional(hasMethods(["record", "list", "revert"], "a MemoryHistory")),
-    tracing: z.optional(hasMethods(["run", "middleware", "backend"], "an AgentTracing (await AgentTracing.create(…) from engram/tracing)")),
-    core: z.optional(z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" })),
+    /**
+     * How a `responseFormat` answer is obtained. `"native"`: when the model ends in prose, one more
+     * call asks for the answer with `request.responseFormat` (the provider's JSON-schema mode; an
+     * answer already in valid JSON is taken as is). `"tool"`: the model is given a `respond` tool
+     * whose arguments are the schema, and calling it ends the run (for models without a JSON
+     * mode). Default: `"native"`.
+     */
+    responseMode: z._default(z.enum(["native", "tool"], { message: "must be native or tool" }), "native"),
+    /**
+     * Records every change the agent makes to the memory sources (`memorySources`: write_file,
+     * edit_file and delete, by the agent or a subagent) in this {@link MemoryHistory}, with the
+     * run's user (`userId`, else long-term memory's `defaultUserId`, else `"default"`), thread and
+     * run id; list, diff and revert them there (`history.revert(userId, id, restoreThrough(backend))`).
+     * Default: none.
+     */
+    memoryHistory: z.optional(typed<MemoryHistory>()(hasMethods(["record", "list", "revert"], "a MemoryHistory"))),
+    /**
+     * OpenTelemetry spans (GenAI conventions), from `await AgentTracing.create(true | { tracer })`
+     * of `engram/tracing`: an `invoke_agent` span per run of every level (a subagent's nested under
+     * the `execute_tool task` span that started it), `chat` and `execute_tool` spans around every
+     * model and tool call (outermost, so they time the whole stack), and a span per backend
+     * operation of the tools, memory and skills. Nesting needs an async context manager (Node:
+     * `AsyncLocalStorageContextManager`). Default: none.
+     */
+    tracing: z.optional(
+      typed<AgentTracing>()(
+        hasMethods(["run", "middleware", "backend"], "an AgentTracing (await AgentTracing.create(…) from engram/tracing)"),
+      ),
+    ),
+    /** The core. Default: {@link loadCore}'s choice. */
+    core: z.optional(
+      typed<Core | Promise<Core>>()(
+        z.custom<object>((v) => typeof v === "object" && v !== null, { message: "must be a core or a promise of one" }),
+      ),
+    ),
   },
   { message: "must be an object" },
+);
+
+/** Options of {@link createDeepAgent}: each one documented with its default. */
+export interface DeepAgentOptions extends z.input<typeof deepAgentOptionsSchema> {}
+
+/** Every option's value once defaults are filled in. */
+type OptionValues = z.output<typeof deepAgentOptionsSchema>;
+
+type OptionShape = typeof deepAgentOptionsSchema.shape;
+
+/** The options that have a default, by name. */
+type Defaulted = { [K in keyof OptionShape as OptionShape[K] extends z.core.$ZodDefault ? K : never]: z.output<OptionShape[K]> };
+
+/** The options of {@link DeepAgentOptions} that have a fixed default, each with it. */
+export interface DefaultOptions extends Readonly<Defaulted> {}
+
+/** The defaults of every option that has a fixed one, read from the options' schema (the others
+ * are resolved per agent: see each option of {@link DeepAgentOptions}). */
+export const DEFAULT_OPTIONS: DefaultOptions = Object.freeze(
+  Object.fromEntries(
+    Object.entries(deepAgentOptionsSchema.shape).flatMap(([name, schema]) =>
+      schema instanceof z.ZodMiniDefault ? [[name, schema._zod.def.defaultValue]] : [],
+    ),
+  ) as Defaulted,
 );
 
 /** `a.b[0].c` from a zod issue path. */
@@ -594,7 +572,7 @@ export function resolveOptions(options: DeepAgentOptions) {
   if (options === null || typeof options !== "object" || Array.isArray(options)) throw new ConfigError("options", "must be an object");
   const parsed = deepAgentOptionsSchema.safeParse(stripUndefined(options), parseParams());
   if (!parsed.success) fail(parsed.error);
-  const o = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
+  const o: OptionValues = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
   const names = new Set<string>();
   o.tools.forEach((t, i) => {
     if ((BUILT_IN_TOOL_NAMES as readonly string[]).includes(t.name))
