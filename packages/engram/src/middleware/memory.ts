@@ -60,32 +60,40 @@ export function withContext(request: ModelRequest, systemContext: string): Model
 }
 
 export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
-  const readSection = memorySectionReader({
-    backend: options.backend,
-    sources: options.sources,
-    maxTokensPerSource: options.maxTokensPerSource ?? 4000,
-    cache: options.cache ?? new Map<string, MemoryCacheEntry>(),
-    core: options.core,
-  });
   /** The last result, reused while its inputs are the same strings. */
   let last: { context: string; section: string; extra: string; result: string } | undefined;
+
+  /** `request` with the memory section, the guidelines and the long-term block in its context. */
+  function inject(request: ModelRequest, section: string, extra: string): ModelRequest {
+    const context = request.systemContext ?? "";
+    if (last?.section !== section || last.extra !== extra || last.context !== context) {
+      // Volatile: after the static system prompt, in the request's system context. Each part
+      // is placed before those that change more often, so a change invalidates a provider's
+      // cached prefix from that part on: the AGENTS.md memory, the (static) guidelines, then
+      // the long-term facts, which change after any run.
+      const result = [context, section, MEMORY_GUIDELINES, extra].filter((s) => s !== "").join("\n\n");
+      last = { context, section, extra, result };
+    }
+    return withContext(request, last.result);
+  }
+
+  const refresh = memorySectionReader(
+    {
+      backend: options.backend,
+      sources: options.sources,
+      maxTokensPerSource: options.maxTokensPerSource ?? 4000,
+      cache: options.cache ?? new Map<string, MemoryCacheEntry>(),
+      core: options.core,
+    },
+    (section, request: ModelRequest, ctx: HookContext) =>
+      options.extra
+        ? options.extra(ctx, currentRequest(ctx)).then((extra) => inject(request, section, extra))
+        : inject(request, section, ""),
+  );
 
   return {
     name: "memory",
     ...(options.afterRun && { afterAgent: options.afterRun }),
-    async beforeModel(request, ctx) {
-      const section = await readSection(ctx);
-      const extra = options.extra ? await options.extra(ctx, currentRequest(ctx)) : "";
-      const context = request.systemContext ?? "";
-      if (last?.section !== section || last.extra !== extra || last.context !== context) {
-        // Volatile: after the static system prompt, in the request's system context. Each part
-        // is placed before those that change more often, so a change invalidates a provider's
-        // cached prefix from that part on: the AGENTS.md memory, the (static) guidelines, then
-        // the long-term facts, which change after any run.
-        const result = [context, section, MEMORY_GUIDELINES, extra].filter((s) => s !== "").join("\n\n");
-        last = { context, section, extra, result };
-      }
-      return withContext(request, last.result);
-    },
+    beforeModel: refresh,
   };
 }

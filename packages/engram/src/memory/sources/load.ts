@@ -74,9 +74,16 @@ function keyOf(tags: readonly Tag[]): string | undefined {
   return key;
 }
 
-/** The `<agent_memory>` section of the memory sources as it stands now: one `stat` per source
- * per call, reads and a core call only when one changed. */
-export function memorySectionReader(options: MemorySectionOptions): (ctx: WarnContext) => Promise<string> {
+/**
+ * A refresh of the memory sources' `<agent_memory>` section: one `stat` per source per call,
+ * reads and a core call only when one changed. Each call hands the section as it stands to
+ * `then`, with the call's `arg` and `ctx`, inside the same async call (a second async call per
+ * refresh would cost an unchanged refresh a microtask more).
+ */
+export function memorySectionReader<A, C extends WarnContext, R>(
+  options: MemorySectionOptions,
+  then: (section: string, arg: A, ctx: C) => R | PromiseLike<R>,
+): (arg: A, ctx: C) => Promise<R> {
   const cap = options.maxTokensPerSource;
   const cache = options.cache;
   const sources = [...options.sources];
@@ -147,7 +154,7 @@ export function memorySectionReader(options: MemorySectionOptions): (ctx: WarnCo
     return message;
   }
 
-  return async (ctx) => {
+  return async (arg, ctx) => {
     // One stat per source; when every one says what it said last time, the last section is
     // reused as is (no read, no core call, no string built from it). The comparison reads
     // the stat's fields in place: no tag is built unless something changed.
@@ -165,6 +172,6 @@ export function memorySectionReader(options: MemorySectionOptions): (ctx: WarnCo
       lastSection = await assemble(tags, ctx);
       lastTags = tags;
     }
-    return lastSection;
+    return then(lastSection, arg, ctx);
   };
 }
