@@ -208,8 +208,12 @@ export { type ExtractionMode, factsUpdateSchema, memoryUpdateSchema } from "./me
 export type { RecallMode } from "./memory/longterm/inject.js";
 export { runMemoryUpdate, type UpdateOutcome, type UpdaterContext } from "./memory/longterm/updater.js";
 export { buildUpdateRequest, chunkConversation, type UpdatePromptOptions, type UpdateRequest } from "./memory/longterm/prompt.js";
+export {
+  MEMORY_GUIDELINES,
+  type MemoryMiddlewareOptions,
+  memoryMiddleware,
+} from "./middleware/memory.js";
 export type { MemoryCacheEntry } from "./memory/sources/load.js";
-export { MEMORY_GUIDELINES, type MemoryMiddlewareOptions, memoryMiddleware } from "./middleware/memory.js";
 
 // ---- Memory history: recording changes made through other paths ----
 export type {
