@@ -101,6 +101,7 @@ mod tests {
     use super::*;
     use crate::composite::fixtures::router;
     use crate::error::ErrorCode;
+
     #[test]
     fn columns_split_into_parts() {
         let cols = PartColumns {

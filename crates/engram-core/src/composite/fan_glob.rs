@@ -167,6 +167,7 @@ impl GlobFanOut {
 mod tests {
     use super::*;
     use crate::composite::fixtures::{give, layout, tables, GLOBS, ROOTS};
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
         #[test]

@@ -266,6 +266,7 @@ fn grep_part(mount: Option<usize>, r: GrepResult) -> GrepGiven {
 mod tests {
     use super::*;
     use crate::composite::fixtures::{give, layout, tables, ROOTS};
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
         #[test]

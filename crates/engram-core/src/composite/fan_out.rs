@@ -52,6 +52,7 @@ mod tests {
     use crate::grep::GrepOptions;
     use crate::router::Router;
     use crate::table::FileTable;
+
     #[test]
     fn fan_out_errors_name_the_outer_path_and_need_every_source() {
         let router = Router::new(&["/m/"]).unwrap();

@@ -252,6 +252,7 @@ mod tests {
     use super::*;
     use crate::composite::fixtures::router;
     use crate::error::ErrorCode;
+
     fn content(mount: Option<usize>, groups: &[(&str, &[bool])]) -> GrepPart {
         GrepPart {
             mount,

@@ -133,6 +133,7 @@ mod tests {
     use super::*;
     use crate::grep::fixtures::{lit, run};
     use std::collections::BTreeMap;
+
     #[test]
     fn modes_and_caps() {
         let files = [("/a", "x\nx\n"), ("/b", "y\n"), ("/c", "x\n")];

@@ -333,6 +333,7 @@ mod tests {
     use super::*;
     use crate::grep::fixtures::{lines, lit, run};
     use crate::grep::{GrepOptions, Searcher};
+
     #[test]
     fn literal_is_not_regex() {
         let r = run(&[("/a", "x.y\nxzy\n(a+)+$\n")], lit("x.y")).unwrap();

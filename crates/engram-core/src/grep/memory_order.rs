@@ -126,6 +126,7 @@ mod tests {
     use super::*;
     use crate::grep::fixtures::{reversed_files, slices};
     use std::sync::Mutex;
+
     #[test]
     fn holders_are_asked_in_memory_order_and_answered_in_file_order() {
         let (paths, buffer) =

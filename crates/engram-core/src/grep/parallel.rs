@@ -137,6 +137,7 @@ mod tests {
     use super::*;
     use crate::grep::fixtures::{lit, path_order};
     use crate::grep::GrepOptions;
+
     #[test]
     fn parallel_search_equals_sequential() {
         let files: Vec<(String, Vec<u8>)> = (0..300)

@@ -207,6 +207,7 @@ mod tests {
     use crate::error::ErrorCode;
     use crate::grep::fixtures::{lines, lit, run};
     use crate::grep::GrepOptions;
+
     #[test]
     fn invalid_and_oversized_regexes_are_invalid_pattern() {
         let bad = GrepOptions { pattern: "(".into(), regex: true, ..Default::default() };

@@ -192,6 +192,7 @@ mod tests {
     use super::*;
     use crate::grep::fixtures::{lit, path_order, reversed_files, slices};
     use crate::grep::OutputMode;
+
     #[test]
     fn large_searches_answer_and_stop_as_sequential_ones() {
         // Over PARALLEL_MIN_BYTES: the first HEAD_BYTES on this thread, the rest in blocks on

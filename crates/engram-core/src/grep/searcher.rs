@@ -129,6 +129,7 @@ mod tests {
     use super::*;
     use crate::grep::fixtures::{lines, lit, run};
     use crate::grep::grep;
+
     #[test]
     fn context_lines_are_merged_and_marked() {
         let text = "1\n2\nhit\n4\nhit\n6\n7\n8\nhit";
