@@ -97,6 +97,21 @@ export function targets(report: BenchReport): Target[] {
     detail: `worst wasm / native = ${fmtRatio(worst)}`,
   });
   out.push(...boundaryTargets(report));
+  // A step writes what changed: its cost must not grow with the thread's length.
+  for (const [store, name] of [
+    ["sqlite", "SQLite"],
+    ["postgres", "PostgreSQL"],
+  ] as const) {
+    const long = by(`durable.step-commit-${store}-1000`);
+    const short = by(`durable.step-commit-${store}-10`);
+    const v = long && short && ratio(ms(long, "ours-native"), ms(short, "ours-native"));
+    out.push({
+      goal: `durable run on ${name}: committing a step costs the same on a thread of 1,000 messages as of 10`,
+      value: v,
+      met: v === undefined ? undefined : v <= 1.5,
+      detail: `1,000 / 10 messages = ${fmtRatio(v)} (goal ≤ 1.5×; a step rewriting the thread would be ~100×)`,
+    });
+  }
   return out;
 }
 

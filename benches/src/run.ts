@@ -104,6 +104,7 @@ const GROUPS: readonly (readonly string[])[] = [
   ["memory."],
   ["agent."],
   ["tool."],
+  ["durable."],
 ];
 
 function workloads(c: Corpus): Workload[] {
