@@ -4,13 +4,15 @@
  * sets the thread back to one. Real processes, the real SQLite file, a scripted model behind a
  * real HTTP server.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { afterToolResult, isMemoryExtraction, lastUserText, memoryUpdate } from "../../../examples/node/scripted-model-server.js";
 import { type CommandSandbox, engram, jsonLines, useCommandSandbox } from "./helpers.js";
 
-let { server, cwd, env } = {} as CommandSandbox;
+let { server, cwd, env, root } = {} as CommandSandbox;
 useCommandSandbox("engram-thread-history-", {}, (s) => {
-  ({ server, cwd, env } = s);
+  ({ server, cwd, env, root } = s);
 });
 
 const model = () => ["--base-url", server.baseURL, "--model", "openai-compatible:scripted"];
@@ -92,15 +94,20 @@ describe("thread history in the command", { timeout: 300_000 }, () => {
     expect((await shown("branch")).length).toBe(6);
   });
 
-  it("/rewind in chat lists the recent steps and sets the thread back to one", async () => {
+  it("/rewind in chat lists the recent steps and sets the thread back to one, files in the root too", async () => {
     writeThenReport();
-    const ran = await cli([...model(), "run", "--json", "write one"]);
+    const ran = await cli([...model(), "--root", root.path, "--write", "run", "--json", "write one"]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(readFileSync(join(root.path, "w.md"), "utf8")).toBe("write one");
     const { threadId } = jsonLines(ran.stdout).at(-1) as { threadId: string };
     expect((await cli([...model(), "run", "--thread", threadId, "say two"])).code).toBe(0);
     const points = await history(threadId);
     const target = points[4] as Point;
 
-    const chat = await cli([...model(), "chat", "--thread", threadId], `/rewind\n/rewind ${target.step}\n/rewind zz:1\n/exit\n`);
+    const chat = await cli(
+      [...model(), "--root", root.path, "--write", "chat", "--thread", threadId],
+      `/rewind\n/rewind ${target.step}\n/rewind zz:1\n/exit\n`,
+    );
     expect(chat.code, chat.stderr).toBe(0);
     expect(chat.stdout).toContain(target.step);
     expect(chat.stdout).toContain("/rewind <step> sets the thread back");
@@ -111,8 +118,32 @@ describe("thread history in the command", { timeout: 300_000 }, () => {
     const after = await history(threadId);
     expect(after.length).toBe(points.length);
     expect(after.find((p) => p.current)?.step).toBe(target.step);
-    const undo = await cli([...model(), "chat", "--thread", threadId], `/rewind ${points.at(-1)?.step}\n/exit\n`);
+    const undo = await cli(
+      [...model(), "--root", root.path, "--write", "chat", "--thread", threadId],
+      `/rewind ${points.at(-1)?.step}\n/exit\n`,
+    );
     expect(undo.stdout).toContain("rewound to");
     expect((await shown(threadId)).length).toBe(6);
+
+    // Before the write: the file the run created in the root goes; one changed by someone else
+    // since makes the rewind a conflict that names it and changes nothing.
+    const beforeWrite = points[1] as Point;
+    writeFileSync(join(root.path, "w.md"), "edited by hand");
+    const refused = await cli(
+      [...model(), "--root", root.path, "--write", "chat", "--thread", threadId],
+      `/rewind ${beforeWrite.step}\n/exit\n`,
+    );
+    expect(refused.stdout).toContain("not rewound");
+    expect(refused.stdout).toContain("/w.md");
+    expect(readFileSync(join(root.path, "w.md"), "utf8")).toBe("edited by hand");
+    expect((await shown(threadId)).length).toBe(6);
+    writeFileSync(join(root.path, "w.md"), "write one");
+    const back = await cli(
+      [...model(), "--root", root.path, "--write", "chat", "--thread", threadId],
+      `/rewind ${beforeWrite.step}\n/exit\n`,
+    );
+    expect(back.stdout).toContain("files put back: /w.md");
+    expect(existsSync(join(root.path, "w.md"))).toBe(false);
+    expect((await shown(threadId)).length).toBe(2);
   });
 });

@@ -54,6 +54,18 @@ export {
   type HistoryRetention,
   type ListHistoryOptions,
   type PointState,
+  type RewindOptions,
+  type RewindResult,
+  forkThread,
+  listHistory,
+  readHistoryPoint,
+  rewindThread,
+} from "./agent/history.js";
+export {
+  type HistoryPoint,
+  type HistoryRetention,
+  type ListHistoryOptions,
+  type PointState,
   type RewindResult,
   forkThread,
   listHistory,

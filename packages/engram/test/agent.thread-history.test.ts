@@ -2,14 +2,20 @@
  * run had then (messages and files); fork and rewind; retention by count and age. The stores'
  * own operations are in the checkpointer conformance suite. */
 import { createHash } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteCheckpointer } from "@engram/sqlite";
 import { describe, expect, it } from "vitest";
 import {
+  type Checkpoint,
   type Checkpointer,
+  CompositeBackend,
   EngramError,
+  FilesystemBackend,
+  type HistoryPoint,
+  InMemoryStore,
+  StoreBackend,
   FakeChatModel,
   InMemoryCheckpointer,
   type Message,
@@ -21,6 +27,7 @@ import {
   readHistoryPoint,
   rewindThread,
 } from "../src/index.js";
+import { checkpointFiles } from "../src/agent/checkpointer.js";
 import { pruneHistory } from "../src/agent/history.js";
 import type { HistoryOperations } from "../src/agent/run-steps.js";
 import { StateBackend } from "../src/backends/state.js";
@@ -255,3 +262,89 @@ for (const [label, make] of kinds)
       expect(() => createDeepAgent(new FakeChatModel(() => "x"), { ...quiet, checkpointer, history: { maxPoints: 0 } })).toThrow(/history/);
     });
   });
+
+/** A State file of a saved thread, or `undefined`. */
+async function stateFile(saved: Checkpoint | undefined, path: string): Promise<string | undefined> {
+  const bytes = saved && checkpointFiles(saved, core);
+  if (!bytes) return undefined;
+  const read = await (await StateBackend.restore(bytes, { core })).read(path);
+  return read.error ? undefined : read.content;
+}
+
+describe("rewinding files outside the thread (a directory, a store)", () => {
+  /** A thread whose run writes a directory's files (one there before), a store's file and a State file. */
+  async function written() {
+    const dir = mkdtempSync(join(tmpdir(), "engram-rewind-"));
+    writeFileSync(join(dir, "a.md"), "original");
+    const fs = new FilesystemBackend({ rootDir: dir });
+    const store = new InMemoryStore();
+    const kept = new StoreBackend({ store, namespace: ["kept"] });
+    const checkpointer = new InMemoryCheckpointer({ core });
+    const backendOf = (state: StateBackend) => new CompositeBackend(state, { "/project/": fs, "/kept/": kept });
+    const writes = [
+      ["/project/a.md", "v1"],
+      ["/project/b.md", "new"],
+      ["/kept/c.md", "c1"],
+      ["/notes.md", "state"],
+      ["/project/a.md", "v2"],
+    ];
+    const model = new FakeChatModel(async (req) => {
+      const done = req.messages.filter((m) => m.role === "tool").length;
+      const next = writes[done];
+      if (!next) return "done";
+      return { toolCalls: [{ id: `w${done}`, name: "write_file", args: { file_path: next[0], content: next[1] } }] };
+    });
+    const agent = createDeepAgent(model, { ...quiet, checkpointer, backend: (ctx) => backendOf(ctx.state) });
+    await agent.invoke(user("write them"), { threadId: "t" });
+    const points = await listHistory(checkpointer, "t");
+    const read = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), "utf8") : undefined);
+    return { dir, store, kept, checkpointer, points, read, backend: backendOf(new StateBackend({ core })) };
+  }
+
+  it("puts back what the run's writes replaced, and the State files with the messages", async () => {
+    const { checkpointer, points, read, kept, backend } = await written();
+    expect(read("a.md")).toBe("v2");
+    // After the first write's result: a.md was v1 then, b.md and c.md did not exist.
+    const afterFirst = points.find((p) => p.kind === "result") as HistoryPoint;
+    const savedBefore = await checkpointer.get("t");
+    const result = await rewindThread(checkpointer, "t", afterFirst.id, core, { backend });
+    expect(result.filesRestored.sort()).toEqual(["/kept/c.md", "/project/a.md", "/project/b.md"]);
+    expect(read("a.md")).toBe("v1");
+    expect(read("b.md")).toBeUndefined();
+    expect((await kept.read("/c.md")).error?.code).toBe("file_not_found");
+    const saved = await checkpointer.get("t");
+    expect(saved?.messages).toEqual((await readHistoryPoint(checkpointer, "t", afterFirst.id, core)).messages);
+    // The State file written later is gone with the snapshot.
+    expect(await stateFile(savedBefore, "/notes.md")).toBe("state");
+    expect(await stateFile(saved, "/notes.md")).toBeUndefined();
+    // To the start: a.md as it was before the run.
+    await rewindThread(checkpointer, "t", points[0]?.id as string, core, { backend });
+    expect(read("a.md")).toBe("original");
+  });
+
+  it("refuses with conflict, naming the file and changing nothing, when someone changed a file since", async () => {
+    for (const change of ["directory", "store"] as const) {
+      const { dir, store, checkpointer, points, read, kept, backend } = await written();
+      if (change === "directory") writeFileSync(join(dir, "b.md"), "someone else's");
+      else await store.put(["kept"], "/c.md", { content: ["someone"], created_at: "x", modified_at: "x" });
+      const keptBefore = await kept.readBytes("/c.md");
+      const before = await checkpointer.get("t");
+      const refused = await rewindThread(checkpointer, "t", points[0]?.id as string, core, { backend }).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ name: "EngramError", code: "conflict" });
+      expect(String((refused as Error).message)).toContain(change === "directory" ? "/project/b.md" : "/kept/c.md");
+      // All or nothing: no file was written, the thread is as it was.
+      expect(read("a.md")).toBe("v2");
+      expect(read("b.md")).toBe(change === "directory" ? "someone else's" : "new");
+      expect(await kept.readBytes("/c.md")).toEqual(keptBefore);
+      expect(await checkpointer.get("t")).toEqual(before);
+    }
+  });
+
+  it("needs the thread's backend when its steps wrote files outside it", async () => {
+    const { checkpointer, points, read } = await written();
+    await expect(rewindThread(checkpointer, "t", points[0]?.id as string, core)).rejects.toMatchObject({ code: "invalid_argument" });
+    expect(read("a.md")).toBe("v2");
+    // The last point needs nothing undone.
+    await rewindThread(checkpointer, "t", points.at(-1)?.id as string, core);
+  });
+});

@@ -296,7 +296,7 @@ export async function chatCommand(ctx: Context, options: ChatCommandOptions): Pr
             if (decisions) await runTurn(resume(decisions));
           }
         } else if (command === "/rewind") {
-          for (const line of await rewindCommand(ctx, storage.checkpointer, threadKey, text.split(/\s+/)[1])) print(line);
+          for (const line of await rewindCommand(ctx, storage, threadKey, text.split(/\s+/)[1])) print(line);
         } else print(c.red(`unknown command ${inert(command ?? "")}`) + c.dim(" (/help)"));
         continue;
       }

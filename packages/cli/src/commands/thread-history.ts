@@ -11,6 +11,7 @@ import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
 import { inert, jsonText } from "../render.js";
 import { newThreadId, threadIdProblem } from "../threads-id.js";
+import type { Storage } from "../runtime.js";
 import { UserThreads } from "../user-threads.js";
 import { withStorage } from "./open.js";
 
@@ -99,13 +100,9 @@ export async function threadsFork(ctx: Context, id: string, options: { at?: stri
 
 /** `/rewind [step]` in chat: without a step, the thread's recent points; with one, the thread
  * set back to it. Returns the lines to print. */
-export async function rewindCommand(
-  ctx: Context,
-  checkpointer: Checkpointer,
-  threadKey: string,
-  step: string | undefined,
-): Promise<string[]> {
+export async function rewindCommand(ctx: Context, storage: Storage, threadKey: string, step: string | undefined): Promise<string[]> {
   const c = ctx.colors(ctx.stdout);
+  const { checkpointer } = storage;
   const points = await listHistory(checkpointer, threadKey);
   if (step === undefined) {
     if (points.length === 0) return [c.dim("no history yet")];
@@ -119,8 +116,10 @@ export async function rewindCommand(
   const found = findStep(points, step);
   if (typeof found === "string") return [c.red(inert(found))];
   try {
-    const done = await rewindThread(checkpointer, threadKey, found.id, await loadCore());
-    return [c.yellow(`rewound to ${inert(shortStep(found))}: ${done.messagesAfter} msgs (were ${done.messagesBefore})`)];
+    // The thread's backend as its runs have it: files they wrote in the root or the database go back.
+    const done = await rewindThread(checkpointer, threadKey, found.id, await loadCore(), { backend: storage.backend(threadKey) });
+    const files = done.filesRestored.length > 0 ? `; files put back: ${done.filesRestored.map((f) => inert(f)).join(", ")}` : "";
+    return [c.yellow(`rewound to ${inert(shortStep(found))}: ${done.messagesAfter} msgs (were ${done.messagesBefore})${files}`)];
   } catch (e) {
     if (EngramError.hasCode(e, "conflict")) return [c.red(`not rewound: ${inert(e.message)}`)];
     throw e;

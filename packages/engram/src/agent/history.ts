@@ -6,10 +6,12 @@
  * dropped. See `docs/guides/durable-runs.md`.
  * @module
  */
+import type { Backend } from "../backends/protocol.js";
 import type { Core } from "../core/types.js";
 import { EngramError } from "../errors.js";
 import type { Message } from "../models/types.js";
 import { type Checkpoint, type Checkpointer, type HistoryHead, checkThreadId } from "./checkpointer.js";
+import { type FileWrite, undoWrites } from "./file-writes.js";
 import { type HistoryOperations, type HistoryStep, type StepKey, hasHistoryOperations } from "./run-steps.js";
 import { OPEN_TOOLS, type OpenTools, pointId, withOpenTools } from "./step-log.js";
 
@@ -76,6 +78,7 @@ interface PointDoc {
   files?: "full" | "delta";
   from?: string;
   depth?: number;
+  writes?: FileWrite[];
 }
 
 /** The history operations of `checkpointer`, or an `unsupported` {@link EngramError}. */
@@ -288,41 +291,89 @@ export async function forkThread(
   return typeof revision === "number" ? revision : undefined;
 }
 
+/** Options of {@link rewindThread}. */
+export interface RewindOptions {
+  /** The thread's backend as its runs had it: the files its steps after the point wrote
+   * outside the thread (a `FilesystemBackend`'s, a `StoreBackend`'s) are put back through it.
+   * Needed when there are such writes. */
+  backend?: Backend;
+}
+
+/**
+ * The writes outside the thread to undo to go from the saved state (`head`) back to `target`,
+ * oldest first: those of the points after their last common point. A `target` off the saved
+ * state's line whose own points wrote files is `unsupported` (those writes cannot be redone).
+ */
+function writesToUndo(points: Points, head: HistoryHead | undefined, target: string): FileWrite[] {
+  const line = head ? points.chain(pointId(head)) : undefined;
+  if (!line) return [];
+  const targetLine = points.chain(target) ?? [];
+  const onTarget = new Set(targetLine);
+  const since = line.slice(
+    0,
+    line.findIndex((id) => onTarget.has(id)),
+  );
+  const common = line.find((id) => onTarget.has(id));
+  const branch = common === undefined ? targetLine : targetLine.slice(0, targetLine.indexOf(common));
+  const writesOf = (ids: string[]) => ids.reverse().flatMap((id) => points.byId.get(id)?.doc.writes ?? []);
+  if (writesOf([...branch]).length > 0)
+    throw new EngramError(
+      "unsupported",
+      `history point '${target}' is on a line the thread left, and its steps wrote files outside the thread: rewind to a point on the current line, or fork from it`,
+    );
+  return writesOf(common === undefined ? [...line] : since);
+}
+
 /** What {@link rewindThread} did. */
 export interface RewindResult {
   /** The thread's revision after the rewind. */
   revision: number | undefined;
   /** The point the thread now is. */
   point: string;
-  /** Messages the rewind took off the thread's end (its state before had this many more or fewer). */
+  /** How many messages the thread had before the rewind and has after it. */
   messagesBefore: number;
   messagesAfter: number;
+  /** The files outside the thread put back (see {@link RewindOptions.backend}). */
+  filesRestored: string[];
 }
 
 /**
  * Sets thread `threadId` back to its point `id`: its messages, data and State files are the
  * point's (a save, compare-and-swap on the revision read; the points after `id` stay in the
- * history, so a rewind can itself be undone). The thread is claimed meanwhile: while a live
- * run holds it, the rewind is a `conflict` and changes nothing.
+ * history, so a rewind can itself be undone), and files its runs wrote outside the thread since
+ * get back what those writes replaced ({@link RewindOptions.backend}). All or nothing: every
+ * such file is checked first — one changed by someone else since (its version is not the one
+ * the run's write left) makes the rewind a `conflict` naming it, and nothing is changed. The
+ * thread is claimed meanwhile: while a live run holds it, the rewind is a `conflict` too.
  */
 export async function rewindThread(
   checkpointer: Checkpointer,
   threadId: string,
   id: string,
   core: Pick<Core, "applyFileDeltas">,
+  options: RewindOptions = {},
 ): Promise<RewindResult> {
   const ops = historyOf(checkpointer);
   checkThreadId(threadId);
   const claim = await ops.claimThread(threadId);
   try {
-    const state = stateAt(new Points(await ops.getHistory(threadId)), threadId, checkPointId(id), core);
+    const points = new Points(await ops.getHistory(threadId));
+    const state = stateAt(points, threadId, checkPointId(id), core);
     const saved = await checkpointer.get(threadId);
+    const writes = writesToUndo(points, saved?.history, id);
+    if (writes.length > 0 && !options.backend)
+      throw new EngramError(
+        "invalid_argument",
+        `thread '${threadId}': its steps after '${id}' wrote files outside the thread (${writes[0]?.path}, …): pass its backend to put them back`,
+      );
+    const filesRestored = options.backend ? await undoWrites(options.backend, writes) : [];
     const revision = await checkpointer.put(threadId, { ...checkpointOf(state, saved, true), revision: saved?.revision ?? 0 });
     return {
       revision: typeof revision === "number" ? revision : undefined,
       point: id,
       messagesBefore: saved?.messages.length ?? 0,
       messagesAfter: state.messages.length,
+      filesRestored,
     };
   } finally {
     await claim.release();

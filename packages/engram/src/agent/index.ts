@@ -54,6 +54,7 @@ export {
   type HistoryRetention,
   type ListHistoryOptions,
   type PointState,
+  type RewindOptions,
   type RewindResult,
   forkThread,
   listHistory,

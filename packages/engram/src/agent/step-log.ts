@@ -10,6 +10,7 @@ import type { Core } from "../core/types.js";
 import { EngramError, ResumeError } from "../errors.js";
 import type { Message } from "../models/types.js";
 import { type Checkpoint, type HistoryHead, checkpointFiles } from "./checkpointer.js";
+import type { FileWrite } from "./file-writes.js";
 import type { RunStep, StepOperations } from "./run-steps.js";
 import type { LevelState } from "./runtime.js";
 import type { ThreadFiles } from "./thread-backend.js";
@@ -50,6 +51,8 @@ interface StepDoc {
   from?: string;
   /** On a run's first step: its depth (see {@link HistoryHead.depth}). */
   depth?: number;
+  /** Writes to files outside the thread since the step before (see `file-writes.ts`). */
+  writes?: FileWrite[];
 }
 
 /** Where a run's steps begin in the thread's history: after `head` (the point the loaded
@@ -57,6 +60,8 @@ interface StepDoc {
 export interface StepHistory {
   head: HistoryHead | undefined;
   maxDepth: number;
+  /** The run's writes outside the thread since the last call (they go in the next step). */
+  writes?: () => FileWrite[];
 }
 
 /** The id of a history point. */
@@ -89,6 +94,7 @@ export class StepLog {
   readonly #from: HistoryHead | undefined;
   /** Whether the steps are kept as history: then a first step without `#from` is a base. */
   readonly #kept: boolean;
+  readonly #writes: (() => FileWrite[]) | undefined;
   /** The last step's depth (or the head's, before the first step). */
   #depth: number;
 
@@ -104,6 +110,7 @@ export class StepLog {
     const head = history?.head && history.head.depth < history.maxDepth ? history.head : undefined;
     this.#from = head;
     this.#kept = history !== undefined;
+    this.#writes = history?.writes;
     this.#depth = head?.depth ?? 0;
     // A base starts from nothing: every message appended, the whole files.
     const whole = this.#kept && !head;
@@ -170,7 +177,9 @@ export class StepLog {
     // A base holds the whole files, when the thread has any.
     const files = await this.#filesChange(first && this.#kept && !this.#from && !!(this.files?.ref || this.files?.bytes));
     if (files) doc.files = files.kind;
-    const unchanged = keep === this.#messages.length && keep === now.length && data === this.#data && !files;
+    const writes = this.#writes?.() ?? [];
+    if (writes.length > 0) doc.writes = writes;
+    const unchanged = keep === this.#messages.length && keep === now.length && data === this.#data && !files && writes.length === 0;
     if (unchanged && !mark.started && !mark.done) return;
     const seq = this.#seq + 1;
     await this.ops.putStep(this.threadId, {

@@ -15,6 +15,7 @@ import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
 import { type StepOperations, type ThreadClaim, hasHistoryOperations, hasStepOperations } from "./run-steps.js";
 import { checkRetention, pruneHistory } from "./history.js";
+import { WriteRecorder } from "./file-writes.js";
 import { StepLog, adoptSteps } from "./step-log.js";
 import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
@@ -134,8 +135,10 @@ async function startRun(
   // What tools, memory and skills use: the thread's backend, with the memory sources' write
   // rules (redaction; changes recorded when `memoryHistory` is on) and operations traced when
   // tracing is on.
+  // What the run's writes replace outside the thread, for a rewind to put back.
+  const recorder = kept && new WriteRecorder();
   let backend = memorySourceBackend(
-    resolved.backend,
+    recorder ? recorder.wrap(resolved.backend) : resolved.backend,
     core,
     o.memorySources,
     o.memoryHistory && {
@@ -177,7 +180,7 @@ async function startRun(
   // another process meanwhile makes this run's save a `conflict`, never an overwrite. A
   // checkpointer that reports no revisions saves unconditionally.
   let revision = saved ? saved.revision : 0;
-  const history = kept && { head: saved?.history, maxDepth: retention.maxPoints };
+  const history = kept && { head: saved?.history, maxDepth: retention.maxPoints, ...(recorder && { writes: () => recorder.take() }) };
   const log = steps && new StepLog(steps, threadId, revision ?? 0, state, threadFiles, history);
   const save = async (s: LevelState) => {
     // The thread's user is saved with it: recall searches only that user's threads.

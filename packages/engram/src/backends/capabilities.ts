@@ -47,6 +47,13 @@ export interface BackendCapabilities {
    * the tools, which then format its structured result with the same core rules.
    */
   toolText?(request: ToolTextRequest, maxChars: number): Promise<Result<{ text: string }> | undefined>;
+  /**
+   * Whether a write to `path` changes files kept outside the thread's checkpoint (a directory,
+   * a store), which a rewind of the thread cannot restore from its checkpoints: runs that keep
+   * history record what such a write replaced. `FilesystemBackend` and `StoreBackend` have it;
+   * a composite answers for the route `path` takes. Absent: the thread's own files.
+   */
+  outsideThread?(path: string): Promise<boolean>;
 }
 
 /** The capability methods, which wrappers forward on purpose only. */

@@ -311,6 +311,14 @@ export class CompositeBackend implements Backend, BackendCapabilities {
     return { error: this.#outerError(r.error, t) };
   }
 
+  /** Whether a write to `path` changes files outside the thread: the routed backend's answer
+   * (see {@link BackendCapabilities.outsideThread}). */
+  async outsideThread(path: string): Promise<boolean> {
+    const t = await this.#target(path);
+    if (t.error) return false;
+    return (await capability(t.backend, "outsideThread")?.(t.inner)) ?? false;
+  }
+
   /** The path of the file a write to `path` reaches (see {@link Backend.realPath}), by the
    * routed backend's answer under its mount. A file the composite serves under no path (the
    * default backend's, shadowed by a route) keeps the path asked about. */

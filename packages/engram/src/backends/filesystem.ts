@@ -379,6 +379,12 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     );
   }
 
+  /** Its files are a directory's, outside any thread's checkpoint (see
+   * {@link BackendCapabilities.outsideThread}). */
+  async outsideThread(_path: string): Promise<boolean> {
+    return true;
+  }
+
   async stat(path: string) {
     return this.#op(
       path,

@@ -490,6 +490,12 @@ export class StoreBackend implements Backend, BackendCapabilities {
     return { deleted: await this.#options.store.delete(this.#namespace, keys) };
   }
 
+  /** Its files are the store's, outside any thread's checkpoint (see
+   * {@link BackendCapabilities.outsideThread}). */
+  async outsideThread(_path: string): Promise<boolean> {
+    return true;
+  }
+
   async stat(path: string): ReturnType<Backend["stat"]> {
     const p = await this.#path(path);
     if (p.error) return { error: p.error };
