@@ -61,17 +61,6 @@ export {
   readHistoryPoint,
   rewindThread,
 } from "./agent/history.js";
-export {
-  type HistoryPoint,
-  type HistoryRetention,
-  type ListHistoryOptions,
-  type PointState,
-  type RewindResult,
-  forkThread,
-  listHistory,
-  readHistoryPoint,
-  rewindThread,
-} from "./agent/history.js";
 
 // ---- Models ----
 export type {
