@@ -4,6 +4,7 @@
  * @module
  */
 import { CHECKPOINT_VERSION, type Checkpoint, type Checkpointer } from "../agent/checkpointer.js";
+import { listHistory, pruneHistory, readHistoryPoint } from "../agent/history.js";
 import { type RunStep, hasHistoryOperations, hasStepOperations } from "../agent/run-steps.js";
 import { type TestApi, uniqueId } from "./api.js";
 
@@ -566,6 +567,55 @@ export function checkpointerConformance(name: string, t: TestApi, get: () => Che
       expect(await cp.getHistory(other)).toEqual([]);
       await cp.delete(id);
       expect(await cp.getHistory(id)).toEqual([]);
+    });
+
+    it("prunes history by count and by age, keeping every listed point and the saved state readable", async () => {
+      const cp = await get();
+      if (!hasHistoryOperations(cp)) return;
+      const id = uniqueId("prune");
+      const noFiles = { applyFileDeltas: (): Uint8Array => new Uint8Array(0) };
+      // Two runs as a run's step log writes them: run a from a base, run b a base again (its chain
+      // was deep enough), each step one more message.
+      const say = (n: number) => ({ role: "user" as const, content: `m${n}` });
+      const doc = (keep: number, extra: Record<string, unknown> = {}) => JSON.stringify({ keep, append: [say(keep)], ...extra });
+      let revision = 0;
+      for (const [runId, base] of [
+        ["run-a", 0],
+        ["run-b", 3],
+      ] as const) {
+        for (let seq = 1; seq <= 3; seq++) {
+          const first = seq === 1 ? { data: {}, depth: 1 } : {};
+          const keep = seq === 1 ? 0 : base + seq - 1;
+          const d =
+            seq === 1 ? JSON.stringify({ keep: 0, append: Array.from({ length: base + 1 }, (_, i) => say(i)), ...first }) : doc(keep);
+          await cp.putStep(id, { runId, seq, baseRevision: revision, doc: d, savedAt: runId === "run-a" ? 1_000 : Date.now() });
+        }
+        revision =
+          ((await cp.put(
+            id,
+            { messages: [], data: {}, savedAt: 1, history: { runId, seq: 3, depth: 3 }, ...(revision > 0 && { revision }) },
+            { keepSteps: runId },
+          )) as number) ?? 0;
+      }
+      const head = (await cp.get(id))?.history;
+      expect((await cp.getHistory(id)).length).toBe(6);
+      // By count: the newest 2 are listed; they follow run b's base, so run a goes, run b stays.
+      expect(await pruneHistory(cp, id, { maxPoints: 2 }, head)).toBe(3);
+      expect((await cp.getHistory(id)).map((s) => `${s.runId}:${s.seq}`)).toEqual(["run-b:1", "run-b:2", "run-b:3"]);
+      const listed = await listHistory(cp, id, { retention: { maxPoints: 2 } });
+      expect(listed.map((p) => p.id)).toEqual(["run-b:2", "run-b:3"]);
+      expect(listed.map((p) => p.current)).toEqual([false, true]);
+      const last = await readHistoryPoint(cp, id, "run-b:3", noFiles);
+      expect(last.messages.map((m) => m.content)).toEqual(["m0", "m1", "m2", "m3", "m4", "m5"]);
+      // By age: nothing young enough is listed, but the saved state's point and its base stay.
+      const later = Date.now() + 3_600_000;
+      expect(await pruneHistory(cp, id, { maxAgeMs: 1000 }, head, later)).toBe(0);
+      expect(await listHistory(cp, id, { retention: { maxAgeMs: 1000 }, now: later })).toEqual([]);
+      expect((await readHistoryPoint(cp, id, "run-b:3", noFiles)).messages.length).toBe(6);
+      // Without a saved state to keep, age drops them all.
+      expect(await pruneHistory(cp, id, { maxAgeMs: 1000 }, undefined, later)).toBe(3);
+      expect(await cp.getHistory(id)).toEqual([]);
+      await cp.delete(id);
     });
 
     it("lists threads in id order, with pages", async () => {
