@@ -92,7 +92,9 @@ export interface Checkpoint {
    * seen. Unset on a put: saved whatever is stored.
    */
   revision?: number;
-  /** The history point this checkpoint equals (see {@link HistoryHead}); stored as given. */
+  /** The history point this checkpoint equals (see {@link HistoryHead}); stored as given. A put
+   * of other messages, data or files must leave it unset: the next run's steps would follow a
+   * point the thread no longer is. */
   history?: HistoryHead;
 }
 
