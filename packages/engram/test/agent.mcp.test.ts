@@ -16,13 +16,15 @@ import {
   loadCore,
   resume,
 } from "../src/index.js";
+import { bundledFixture } from "./fixtures/node-bundle.js";
 
-const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url));
-const server = fileURLToPath(new URL("./fixtures/mcp/server.ts", import.meta.url));
-
+// The server fixture, bundled once, starts with plain node (not tsx) each time.
+const node = process.execPath;
+let server: string;
 let core: Core;
 let dir: string;
 beforeAll(async () => {
+  server = await bundledFixture(fileURLToPath(new URL("./fixtures/mcp/server.ts", import.meta.url)));
   core = await loadCore();
   dir = mkdtempSync(join(tmpdir(), "engram-agent-mcp-"));
 });
@@ -31,7 +33,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** The fixture over stdio, started through `sh` so that the server's pid lands in `pidFile`. */
 const fixture = (pidFile: string) => ({
   command: "/bin/sh",
-  args: ["-c", 'echo $$ > "$0"; exec "$1" "$2" stdio', pidFile, tsx, server],
+  args: ["-c", 'echo $$ > "$0"; exec "$1" "$2" stdio', pidFile, node, server],
 });
 
 const user = (content: string): { messages: Message[] } => ({ messages: [{ role: "user", content }] });
@@ -171,7 +173,7 @@ describe("mcpServers", () => {
       await expect(agent.invoke(user("hi"))).rejects.toMatchObject({ name: "EngramError", message: expect.stringMatching(/'late'/) });
       expect(model.requests.length).toBe(0);
       // The server appears: the next run connects instead of repeating the first failure.
-      writeFileSync(late, `#!/bin/sh\nexec "${tsx}" "${server}" stdio\n`, { mode: 0o755 });
+      writeFileSync(late, `#!/bin/sh\nexec "${node}" "${server}" stdio\n`, { mode: 0o755 });
       const out = await agent.invoke(user("hi"));
       expect(out.messages.at(-1)?.content).toBe("connected");
       expect(model.requests[0]?.tools.map((t) => t.name)).toContain("late__add");
@@ -182,7 +184,7 @@ describe("mcpServers", () => {
 
   it("checks the configuration when the agent is built", () => {
     const model = new FakeChatModel(["x"]);
-    const ok = { fixture: { command: tsx, args: [server, "stdio"] } };
+    const ok = { fixture: { command: node, args: [server, "stdio"] } };
     expect(() => createDeepAgent(model, { mcpServers: ok, interruptOn: { fixture__add: true } })).not.toThrow();
     const bad = (options: object, option: string) => {
       let error: unknown;
@@ -226,7 +228,7 @@ describe("review of MCP tools by the server's spelling", () => {
       const agent = createDeepAgent(model, {
         core,
         checkpointer: new InMemoryCheckpointer(),
-        mcpServers: { fixture: { command: tsx, args: [server, "stdio"] } },
+        mcpServers: { fixture: { command: node, args: [server, "stdio"] } },
         interruptOn,
         ...(subagentReview && {
           subagents: [{ name: "shouter", description: "shouts", systemPrompt: "shout", interruptOn: subagentReview }],

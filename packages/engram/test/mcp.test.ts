@@ -8,15 +8,17 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EngramError } from "../src/index.js";
 import { type McpServerConfig, McpToolset, namespacedToolName } from "../src/mcp/index.js";
+import { bundledFixture } from "./fixtures/node-bundle.js";
 
-const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url));
-const server = fileURLToPath(new URL("./fixtures/mcp/server.ts", import.meta.url));
-
+// The server fixture, bundled once, starts with plain node (not tsx) each time.
+const node = process.execPath;
+let server: string;
 let httpServer: ChildProcess;
 let httpUrl: string;
 
 beforeAll(async () => {
-  httpServer = spawn(tsx, [server, "http"], { stdio: ["ignore", "pipe", "inherit"] });
+  server = await bundledFixture(fileURLToPath(new URL("./fixtures/mcp/server.ts", import.meta.url)));
+  httpServer = spawn(node, [server, "http"], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   httpServer.stdout?.setEncoding("utf8");
   httpServer.stdout?.on("data", (d: string) => {
@@ -34,7 +36,7 @@ afterAll(async () => {
 });
 
 const transports: [string, () => McpServerConfig][] = [
-  ["stdio", () => ({ command: tsx, args: [server, "stdio"] })],
+  ["stdio", () => ({ command: node, args: [server, "stdio"] })],
   ["Streamable HTTP", () => ({ url: httpUrl })],
 ];
 
@@ -115,7 +117,7 @@ describe("MCP connection loss (stdio)", () => {
    * first `starts` of them run the server (the others exit at once). */
   const flaky = (log: string, starts: number): McpServerConfig => ({
     command: "/bin/sh",
-    args: ["-c", 'echo start >> "$0"; [ "$(wc -l < "$0")" -le "$1" ] || exit 1; exec "$2" "$3" stdio', log, String(starts), tsx, server],
+    args: ["-c", 'echo start >> "$0"; [ "$(wc -l < "$0")" -le "$1" ] || exit 1; exec "$2" "$3" stdio', log, String(starts), node, server],
   });
   const startsIn = (log: string) => readFileSync(log, "utf8").trim().split("\n").length;
 
@@ -172,7 +174,7 @@ describe("MCP configuration", () => {
 
   it("fails to connect with a typed error and closes the servers that did connect", async () => {
     const err = await McpToolset.connect({
-      ok: { command: tsx, args: [server, "stdio"] },
+      ok: { command: node, args: [server, "stdio"] },
       down: { url: "http://127.0.0.1:9/mcp" },
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EngramError);

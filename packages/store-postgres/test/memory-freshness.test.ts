@@ -83,7 +83,7 @@ describe.skipIf(!available)("memory on PostgreSQL edited elsewhere", () => {
     const first = await writer.write("/AGENTS.md", "edit 0\n");
     const { reported, shown } = memoryOf(new StoreBackend({ store, namespace: ["proc"] }));
     expect(await shown()).toBe(0);
-    const child = new Child(EDITOR, [`${PG_URL}#${schema}`, "proc", String(n)]);
+    const child = await Child.start(EDITOR, [`${PG_URL}#${schema}`, "proc", String(n)]);
     try {
       await child.waitFor((l) => l === '"ready"');
       child.send("go");

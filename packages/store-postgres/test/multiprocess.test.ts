@@ -66,7 +66,7 @@ describe.skipIf(!available || process.env.ENGRAM_CORE === "wasm")("PostgreSQL ac
   it("a writer killed with SIGKILL mid-transaction leaves some committed state", async () => {
     const rand = prng(11);
     for (let round = 0; round < 4; round++) {
-      const child = new Child(WORKER, ["pg", target, "churn"]);
+      const child = await Child.start(WORKER, ["pg", target, "churn"]);
       await child.waitFor((l) => l === '"ready"');
       child.send("go");
       await child.waitFor((l) => /^\d+$/.test(l));
@@ -83,7 +83,7 @@ describe.skipIf(!available || process.env.ENGRAM_CORE === "wasm")("PostgreSQL ac
   }, 60_000);
 
   it("another process hears each change at once by NOTIFY (latency reported, not asserted)", async () => {
-    const child = new Child(WORKER, ["pg", target, "notice"]);
+    const child = await Child.start(WORKER, ["pg", target, "notice"]);
     try {
       await child.waitFor((l) => l === '"ready"');
       child.send("go");

@@ -4,8 +4,7 @@
  * HTTP model server that counts requests, killed with SIGKILL at random moments.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { build } from "esbuild";
+import { join } from "node:path";
 import { type Checkpoint, type Checkpointer, type Message, StateBackend, loadCore } from "engram";
 import { checkpointFiles } from "engram/kit";
 import { prng } from "engram/testing";
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { type ScriptedModelServer, startScriptedModelServer } from "../../../examples/node/scripted-model-server.js";
 import { OPEN_TOOLS, type OpenTools, adoptSteps } from "../../engram/src/agent/step-log.js";
 import type { RunStep } from "../../engram/src/agent/run-steps.js";
+import { bundledFixture } from "../../engram/test/fixtures/node-bundle.js";
 import { Child } from "./helpers.js";
 
 const root = join(import.meta.dirname, "../../..");
@@ -33,27 +33,6 @@ interface RunResult {
   error?: string;
 }
 
-/** Bundles the run fixture (engram and the stores from their sources) into one ES module. */
-async function bundleFixture(): Promise<string> {
-  // Inside the repository, where its externals (better-sqlite3, pg, the core) resolve.
-  const dir = join(root, ".tmp", "durable-run", `${process.pid}-${Date.now()}`);
-  mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, "durable-run.mjs");
-  await build({
-    entryPoints: [join(root, "packages/engram/test/fixtures/agent/durable-run.ts")],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    tsconfig: join(root, "tsconfig.check.json"),
-    external: ["@engram/native", "@engram/wasm", "better-sqlite3", "pg", "pg-native", "node-llama-cpp", "@ai-sdk/*", "js-tiktoken"],
-    banner: { js: 'import { createRequire as engramRequire } from "node:module"; const require = engramRequire(import.meta.url);' },
-    logLevel: "error",
-  });
-  return outfile;
-}
-
 /**
  * Registers the crash tests. `target` names the database of a test (a file, or `url#schema`);
  * `open` opens a checkpointer on it.
@@ -69,7 +48,7 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
 
   beforeAll(async () => {
     mkdirSync(dir, { recursive: true });
-    bundle = await bundleFixture();
+    bundle = await bundledFixture(join(root, "packages/engram/test/fixtures/agent/durable-run.ts"));
     server = await startScriptedModelServer(
       (request) => {
         const step = request.messages.filter((m) => m.role === "tool").length / 2;
@@ -99,7 +78,6 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
   afterAll(async () => {
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
-    if (bundle) rmSync(dirname(bundle), { recursive: true, force: true });
   });
 
   const spawnRun = (thread: string, effects: string, mode: "start" | "resume", env: Record<string, string> = {}) =>

@@ -5,10 +5,10 @@ import Database from "better-sqlite3";
 import { type Checkpointer, StateBackend, loadCore } from "engram";
 import { checkpointFiles } from "engram/kit";
 import { expect } from "vitest";
+import { bundledFixture } from "../../engram/test/fixtures/node-bundle.js";
 import { MIGRATIONS } from "../src/database.js";
 
 const root = join(import.meta.dirname, "../../..");
-export const TSX = join(root, "node_modules/.bin/tsx");
 export const WORKER = join(import.meta.dirname, "fixtures/worker.ts");
 
 /** A running fixture process whose stdout lines are collected. */
@@ -19,11 +19,17 @@ export class Child {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   #waiters: (() => void)[] = [];
 
+  /** Starts the fixture `script` (TypeScript), bundled once per test process (see
+   * `bundledFixture`), with plain node: SIGKILL reaches the process doing the writes. */
+  static async start(script: string, args: string[], env: Record<string, string> = {}): Promise<Child> {
+    return new Child(await bundledFixture(script), args, env);
+  }
+
   constructor(script: string, args: string[], env: Record<string, string> = {}) {
     // `node --import tsx`, not the tsx wrapper: SIGKILL must reach the process doing the writes
     // (killing the wrapper would leave the writer running as an orphan).
     // tsx resolves `engram` and `@engram/*` to their sources (as vitest does), never a stale build.
-    // A bundle (`.mjs`) runs with plain node.
+    // A bundle (`.mjs`, from `Child.start`) runs with plain node.
     const argv = script.endsWith(".mjs") ? [script, ...args] : ["--import", "tsx", script, ...args];
     this.proc = spawn(process.execPath, argv, {
       cwd: root,
@@ -83,7 +89,7 @@ export class Child {
 /** Starts one worker per argument list, waits until all are ready, lets them go together and
  * returns each one's last output line (parsed) once all exited cleanly. */
 export async function raceWorkers(argLists: string[][], ms = 50_000): Promise<unknown[]> {
-  const children = argLists.map((a) => new Child(WORKER, a));
+  const children = await Promise.all(argLists.map((a) => Child.start(WORKER, a)));
   try {
     await Promise.all(children.map((c) => c.waitFor((l) => l === '"ready"', ms)));
     for (const c of children) c.send("go");

@@ -66,7 +66,7 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
       const old = databaseOfSchema(path, 3);
       fillSchema3(old, 30_000);
       old.close();
-      const child = new Child(WORKER, ["sqlite", path, "open"]);
+      const child = await Child.start(WORKER, ["sqlite", path, "open"]);
       await child.waitFor((l) => l === '"ready"');
       child.send("go");
       // The migration takes about half a second: even rounds kill inside it, odd ones after.
@@ -141,7 +141,7 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
     const path = join(dir, "kill.db");
     const rand = prng(7);
     for (let round = 0; round < 4; round++) {
-      const child = new Child(WORKER, ["sqlite", path, "churn"]);
+      const child = await Child.start(WORKER, ["sqlite", path, "churn"]);
       await child.waitFor((l) => l === '"ready"');
       child.send("go");
       await child.waitFor((l) => /^\d+$/.test(l));

@@ -4,14 +4,17 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundledFixture } from "../../engram/test/fixtures/node-bundle.js";
 import { PG_URL, dropSchema, pgAvailable, testSchema } from "../../store-postgres/test/helpers.js";
-import { TSX } from "./helpers.js";
 
-const script = join(import.meta.dirname, "fixtures/review.ts");
+let script: string;
+beforeAll(async () => {
+  script = await bundledFixture(join(import.meta.dirname, "fixtures/review.ts"));
+});
 const run = (kind: string, target: string, mode: string) =>
   JSON.parse(
-    execFileSync(TSX, [script, kind, target, mode], { encoding: "utf8", env: process.env, timeout: 50_000 })
+    execFileSync(process.execPath, [script, kind, target, mode], { encoding: "utf8", env: process.env, timeout: 50_000 })
       .trim()
       .split("\n")
       .at(-1) as string,
