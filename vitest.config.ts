@@ -4,19 +4,43 @@ import { defineConfig } from "vitest/config";
 
 const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-// Where a test file runs is decided by where it lives, never by a list of files:
+// Where a test file runs is decided by where it lives, but for one checked list:
 // - every package's suites run once per core (`native`, `wasm`): the library, the stores;
 // - the `engram` command's suites (packages/cli) run once, in the `cli` project, on the core an
 //   installed command loads in Node (native). They test the command — flags, configuration,
 //   exit codes, processes, terminals, rendering — and reach the core only through the library,
 //   whose behaviour the library's own suites check on both cores (docs/decisions/2026-11-29-test-suite-time.md);
-// - `*.edge.test.ts` files run in workerd and Chromium, which load the WASM build themselves.
+// - `*.edge.test.ts` files run in workerd and Chromium, which load the WASM build themselves;
+// - suites that never reach the core, in-process or in a process they start (CORE_FREE), run
+//   once, in the `core-free` project: its setup counts every call into the core and fails a
+//   listed file that makes one.
 const CLI = "packages/cli/test/**/*.test.ts";
 const EDGE = "**/*.edge.test.ts";
 const excluded = [EDGE, "**/node_modules/**"];
+// Measured (every call into the core counted) and read: none calls the core or starts a process
+// that loads it. A file starting processes that may load the core never belongs here.
+const CORE_FREE = [
+  "packages/engram/test/agent.layers.test.ts",
+  "packages/engram/test/errors.test.ts",
+  "packages/engram/test/mcp.test.ts",
+  "packages/engram/test/memory-eval.score.test.ts",
+  "packages/engram/test/models.ai-sdk.test.ts",
+  "packages/engram/test/models.fake.test.ts",
+  "packages/engram/test/models.llama-stream.test.ts",
+  "packages/engram/test/models.openai-compatible.test.ts",
+  "packages/engram/test/models.resilience.test.ts",
+  "packages/engram/test/models.resolve.test.ts",
+  "packages/engram/test/models.sse.test.ts",
+  "packages/engram/test/models.text-tool-calls.test.ts",
+  "packages/engram/test/options.test.ts",
+  "packages/engram/test/skills.parse.test.ts",
+  "packages/store-cloudflare/test/alarm-extraction.test.ts",
+  "packages/store-cloudflare/test/parts.test.ts",
+  "packages/store-sqlite/test/recall.test.ts",
+];
 // `redactSecrets` is synchronous and needs a loaded core (WASM cannot load synchronously).
 const setupFiles = ["packages/engram/test/setup/core.ts"];
-const perCore = { include: ["packages/*/test/**/*.test.ts"], exclude: [...excluded, CLI], setupFiles };
+const perCore = { include: ["packages/*/test/**/*.test.ts"], exclude: [...excluded, CLI, ...CORE_FREE], setupFiles };
 
 export default defineConfig({
   resolve: {
@@ -44,6 +68,16 @@ export default defineConfig({
     projects: [
       { extends: true, test: { ...perCore, name: "native", env: { ENGRAM_CORE: "native" } } },
       { extends: true, test: { ...perCore, name: "wasm", env: { ENGRAM_CORE: "wasm" } } },
+      {
+        extends: true,
+        test: {
+          name: "core-free",
+          include: CORE_FREE,
+          exclude: excluded,
+          setupFiles: ["packages/engram/test/setup/core-free.ts"],
+          env: { ENGRAM_CORE: "native" },
+        },
+      },
       {
         extends: true,
         test: {
