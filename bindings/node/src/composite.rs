@@ -2,8 +2,8 @@
 //! outer path, grep, glob and listing answers merged, the mounts a glob is pushed down to.
 //! Marshalling only.
 
+use crate::calls::TextOut;
 use crate::column::Column;
-use crate::format::TextOut;
 use crate::{failure, info, Entries, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
 use engram_core::composite::{self, BackendError, GrepMerge, PartColumns};
 use engram_core::grep::OutputMode;

@@ -4,8 +4,8 @@
 //! are typed (listings and grep answers in columns, the tools' text made in Rust); a failure is
 //! a `{ error: { code, message } }` object. Marshalling only: every rule lives in `engram_fs`.
 
+use crate::calls::TextOut;
 use crate::column::Column;
-use crate::format::TextOut;
 use crate::{failure, grep_out, info, Deleted, Failure, FileInfo, GrepArgs, GrepOut};
 use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, EditResult, GlobOptions};

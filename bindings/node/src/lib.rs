@@ -3,6 +3,7 @@
 //! message } }` object. Marshalling only: every rule lives in `engram_core`.
 
 use crate::column::Column;
+use engram_abi::batch;
 use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
@@ -11,9 +12,9 @@ use napi::JsValue;
 use napi_derive::napi;
 
 mod buffers;
+mod calls;
 mod column;
 pub mod composite;
-pub mod format;
 mod fs;
 pub mod prompt;
 #[cfg(target_os = "linux")]
@@ -22,10 +23,13 @@ mod utf8;
 
 use utf8::{Batch, Utf8};
 
+engram_abi::calls!(export);
+use calls::export;
+
 /// A virtual path, normalised: `{ path } | { error }`.
 #[napi]
 pub fn normalize_path(path: String) -> Either<Normalized, Failure> {
-    out(api::normalize_path(&path), |path| Normalized { path })
+    out(engram_core::path::normalize(&path), |path| Normalized { path })
 }
 
 #[napi(object)]
@@ -40,12 +44,6 @@ pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Eit
     out(engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths), Buffer::from)
 }
 
-/// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
-#[napi]
-pub fn format_numbered(content: String, first_line: u32) -> String {
-    api::format_numbered(&content, first_line as usize)
-}
-
 /// The canonical error for a pinned error code (an unknown code is `unsupported`).
 #[napi]
 pub fn error_data(code: String, subject: String, detail: String) -> ErrorData {
@@ -53,10 +51,10 @@ pub fn error_data(code: String, subject: String, detail: String) -> ErrorData {
 }
 
 /// Which paths a glob admits, as indices into `paths` (`kind`: `"glob"` or `"grep"`, see
-/// `engram_core::api::filter_paths`): `{ kept } | { error }`.
+/// `engram_abi::filter_paths`): `{ kept } | { error }`.
 #[napi]
 pub fn filter_paths(kind: String, pattern: String, root: String, paths: Vec<String>) -> Either<Kept, Failure> {
-    out(api::filter_paths(&kind, &pattern, &root, &paths), |kept| Kept { kept: Column(kept) })
+    out(engram_abi::filter_paths(&kind, &pattern, &root, &paths), |kept| Kept { kept: Column(kept) })
 }
 
 #[napi(object, object_from_js = false)]
@@ -65,16 +63,10 @@ pub struct Kept {
     pub kept: Column<u32>,
 }
 
-/// BM25 relevance of each document to `query`, in document order.
-#[napi(ts_return_type = "Float64Array")]
-pub fn rank_bm25(query: String, documents: Vec<String>) -> Column<f64> {
-    Column(api::rank_bm25(&query, &documents))
-}
-
 /// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
 #[napi]
 pub fn redact_secrets(text: String) -> Redacted {
-    let r = api::redact_secrets(&text);
+    let r = engram_core::redact::redact(&text);
     Redacted { text: r.text, count: r.count as u32 }
 }
 
@@ -83,12 +75,6 @@ pub fn redact_secrets(text: String) -> Redacted {
 pub struct Redacted {
     pub text: String,
     pub count: u32,
-}
-
-/// Estimated tokens of `text` under a byte-level BPE tokenizer (see `engram_core::tokens`).
-#[napi]
-pub fn estimate_tokens(text: String) -> u32 {
-    u32::try_from(engram_core::tokens::estimate_tokens(&text)).unwrap_or(u32::MAX)
 }
 
 /// An error as data: a pinned code and its one message text.
@@ -247,7 +233,7 @@ pub struct Router {
 /// A router over the mount points, in route order, or an invalid prefix's error.
 #[napi]
 pub fn create_router(prefixes: Vec<String>) -> Either<Router, Failure> {
-    out(api::router_new(&prefixes), |inner| Router { inner })
+    out(CoreRouter::new(&prefixes), |inner| Router { inner })
 }
 
 #[napi]
@@ -466,7 +452,7 @@ impl FileTable {
         self.written(r, meta)
     }
 
-    /// Seeds many files in one call, all or nothing (see `engram_core::api::write_many`):
+    /// Seeds many files in one call, all or nothing (see `engram_abi::batch::write_many`):
     /// NUL-joined paths and one content per file, a string or bytes, each converted once
     /// straight into a few buffers the batch's files share (`room`: how many bytes to make
     /// room for at first, e.g. the texts' UTF-16 units; see `utf8::Batch`). Lone surrogates
@@ -485,8 +471,8 @@ impl FileTable {
         let array = contents.value();
         // SAFETY: the handles napi-rs gave this call (`as` makes a negative or NaN room 0).
         let Batch { files } = unsafe { Batch::read(array.env, array.value, room as usize) }?;
-        let modified = modified_each.as_deref().map_or(api::Modified::All(modified_at), api::Modified::Each);
-        let r = api::write_many_files(&mut self.inner, &paths, files, modified);
+        let modified = modified_each.as_deref().map_or(batch::Modified::All(modified_at), batch::Modified::Each);
+        let r = batch::write_many_files(&mut self.inner, &paths, files, modified);
         self.account(&env);
         Ok(out(r, |n| Seeded { written: n as u32 }))
     }

@@ -12,6 +12,7 @@
 //! One-value signatures share V8's generic wrapper. No call throws: a call that
 //! makes one thing returns it or a [`Failure`], one value typed `T | Failure`.
 
+use engram_abi::batch;
 use engram_core::grep::{GrepOptions, OutputMode};
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
@@ -77,7 +78,11 @@ trait IntoJs: Into<JsValue> {
 
 impl<V: Into<JsValue>> IntoJs for V {}
 
+mod calls;
 mod prompt;
+
+engram_abi::calls!(export);
+use calls::export;
 
 result! {
     /// A virtual path, normalised; or `error`.
@@ -89,7 +94,7 @@ result! {
 
 #[wasm_bindgen(js_name = normalizePath)]
 pub fn normalize_path(path: &str) -> Normalized {
-    let (path, error) = split(api::normalize_path(path));
+    let (path, error) = split(engram_core::path::normalize(path));
     Normalized { path: path.map(IntoJs::js), error }
 }
 
@@ -98,12 +103,6 @@ pub fn normalize_path(path: &str) -> Normalized {
 #[wasm_bindgen(js_name = applyFileDeltas, unchecked_return_type = "Uint8Array | Failure")]
 pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> JsValue {
     made(engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths), JsValue::from)
-}
-
-/// `cat -n` formatting of raw lines starting at 1-based `firstLine`.
-#[wasm_bindgen(js_name = formatNumbered)]
-pub fn format_numbered(content: &str, first_line: u32) -> Text {
-    api::format_numbered(content, first_line as usize).js()
 }
 
 /// The canonical error for a pinned error code (an unknown code is `unsupported`).
@@ -121,17 +120,11 @@ result! {
 }
 
 /// Which paths a glob admits (`kind`: `"glob"` or `"grep"`, see
-/// `engram_core::api::filter_paths`).
+/// `engram_abi::filter_paths`).
 #[wasm_bindgen(js_name = filterPaths)]
 pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: Vec<String>) -> Kept {
-    let (kept, error) = split(api::filter_paths(kind, pattern, root, &paths));
+    let (kept, error) = split(engram_abi::filter_paths(kind, pattern, root, &paths));
     Kept { kept: kept.map(IntoJs::js), error }
-}
-
-/// BM25 relevance of each document to `query`, in document order.
-#[wasm_bindgen(js_name = rankBm25)]
-pub fn rank_bm25(query: &str, documents: Vec<String>) -> F64s {
-    api::rank_bm25(query, &documents).js()
 }
 
 result! {
@@ -145,14 +138,8 @@ result! {
 /// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
 #[wasm_bindgen(js_name = redactSecrets)]
 pub fn redact_secrets(text: &str) -> Redacted {
-    let r = api::redact_secrets(text);
+    let r = engram_core::redact::redact(text);
     Redacted { text: r.text.js(), count: r.count as u32 }
-}
-
-/// Estimated tokens of `text` under a byte-level BPE tokenizer (see `engram_core::tokens`).
-#[wasm_bindgen(js_name = estimateTokens)]
-pub fn estimate_tokens(text: &str) -> u32 {
-    u32::try_from(engram_core::tokens::estimate_tokens(text)).unwrap_or(u32::MAX)
 }
 
 result! {
@@ -330,7 +317,7 @@ pub struct Router {
 /// A router over the mount points, in route order, or an invalid prefix's error.
 #[wasm_bindgen(js_name = createRouter, unchecked_return_type = "Router | Failure")]
 pub fn create_router(prefixes: Vec<String>) -> JsValue {
-    made(api::router_new(&prefixes), |inner| Router { inner }.into())
+    made(CoreRouter::new(&prefixes), |inner| Router { inner }.into())
 }
 
 #[wasm_bindgen]
@@ -518,7 +505,7 @@ impl FileTable {
         self.written(r, meta)
     }
 
-    /// Seeding many files in one call, all or nothing (see `engram_core::api::write_many`), in
+    /// Seeding many files in one call, all or nothing (see `engram_abi::batch::write_many`), in
     /// two steps. First: room for `bytes` bytes of contents in WebAssembly memory (zeroed; what
     /// an earlier `stage` of this batch held is kept): returns where it starts. JavaScript
     /// encodes the texts of a batch straight into it and then calls `writeManyStaged`, so the
@@ -527,7 +514,7 @@ impl FileTable {
     /// returns `undefined` (`takeError()`: `too_large`) and releases what was staged; `bytes` is
     /// a plain number so that no size wraps around 32 bits on its way in.
     pub fn stage(&mut self, bytes: f64) -> Option<u32> {
-        let r = api::stage_room(&mut self.staged, bytes);
+        let r = batch::stage_room(&mut self.staged, bytes);
         self.keep(r, |()| self.staged.as_ptr() as u32)
     }
 
@@ -545,8 +532,8 @@ impl FileTable {
         let staged = std::mem::take(&mut self.staged);
         let used = lengths.iter().map(|&n| n as usize).sum::<usize>().min(staged.len());
         let data = api::batch_bytes(staged, used);
-        let modified = modified_each.as_deref().map_or(api::Modified::All(modified_at), api::Modified::Each);
-        let (n, error) = split(api::write_many(&mut self.inner, paths, data, lengths, modified));
+        let modified = modified_each.as_deref().map_or(batch::Modified::All(modified_at), batch::Modified::Each);
+        let (n, error) = split(batch::write_many(&mut self.inner, paths, data, lengths, modified));
         Seeded { written: n.map(|n| n as u32), error }
     }
 
@@ -876,8 +863,8 @@ impl GlobFanOut {
     }
 
     /// The `glob` tool's text of the merged answer.
-    pub fn text(&mut self, router: &Router, max_chars: u32) -> tool_text::TextOut {
-        tool_text::text(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.text(&router.inner, max_chars as usize)))
+    pub fn text(&mut self, router: &Router, max_chars: u32) -> calls::TextOut {
+        calls::text_out(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.text(&router.inner, max_chars as usize)))
     }
 }
 
@@ -929,8 +916,8 @@ impl GrepFanOut {
     }
 
     /// The `grep` tool's text of the merged answer, under the output cap.
-    pub fn text(&mut self, router: &Router, max_chars: u32) -> tool_text::TextOut {
-        tool_text::text(self.take().and_then(|f| f.text(&router.inner, max_chars as usize)))
+    pub fn text(&mut self, router: &Router, max_chars: u32) -> calls::TextOut {
+        calls::text_out(self.take().and_then(|f| f.text(&router.inner, max_chars as usize)))
     }
 }
 
@@ -954,140 +941,4 @@ pub fn route_into(router: &Router, path: &str, meta: &mut [f64]) -> Option<Text>
         fill(meta, &[n(route), n(start)]);
         outer.js()
     })
-}
-
-// ---- The filesystem tools' text for the model (see `engram_core::format`) ----------------------
-// Per-table methods that search or read and format in one call under the output cap, and free
-// functions that format another backend's results with the same rules. Strings in and out.
-mod tool_text {
-    use super::{split, ErrorData, FileTable, GrepArgs, IntoJs, Text};
-    use engram_core::format;
-    use engram_core::grep::OutputMode;
-    use engram_core::ops::GlobOptions;
-    use engram_core::CoreResult;
-    use wasm_bindgen::prelude::*;
-
-    result! {
-        /// The text of one tool call; or `error`.
-        pub struct TextOut {
-            pub text: Option<Text>,
-            pub error: Option<ErrorData>,
-        }
-    }
-
-    /// A tool's text, or the error.
-    pub(crate) fn text(r: CoreResult<String>) -> TextOut {
-        let (text, error) = split(r);
-        TextOut { text: text.map(IntoJs::js), error }
-    }
-
-    #[wasm_bindgen]
-    impl FileTable {
-        /// The `grep` tool's text, capped at `maxChars` UTF-16 units.
-        #[wasm_bindgen(js_name = grepText)]
-        pub fn grep_text(&self, args: &GrepArgs, max_chars: u32) -> TextOut {
-            text(args.options().and_then(|o| self.inner.grep_text(o, max_chars as usize)))
-        }
-
-        /// The `glob` tool's text.
-        #[wasm_bindgen(js_name = globText)]
-        pub fn glob_text(
-            &self,
-            pattern: String,
-            path: Option<String>,
-            max_results: Option<u32>,
-            max_chars: u32,
-        ) -> TextOut {
-            let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
-            text(self.inner.glob_text(&o, max_chars as usize))
-        }
-
-        /// The `ls` tool's text; `shown` is the path as the model gave it.
-        #[wasm_bindgen(js_name = lsText)]
-        pub fn ls_text(&self, path: &str, shown: &str, max_chars: u32) -> TextOut {
-            text(self.inner.ls_text(path, shown, max_chars as usize))
-        }
-
-        /// The `read_file` tool's text; `shown` is the path as the model gave it.
-        #[wasm_bindgen(js_name = readText)]
-        pub fn read_text(&self, path: &str, shown: &str, offset: u32, limit: u32, max_chars: u32) -> TextOut {
-            text(self.inner.read_text(path, shown, offset as usize, limit as usize, max_chars as usize))
-        }
-    }
-
-    /// Grep output from columns (see `engram_core::format::format_grep_columns`); what the
-    /// search skipped as `skippedPaths[i]` for `skippedReasons[i]`.
-    #[wasm_bindgen(js_name = formatGrep)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn format_grep(
-        pattern: &str,
-        mode: &str,
-        paths: Vec<String>,
-        numbers: &[i32],
-        texts: Vec<String>,
-        truncated: bool,
-        skipped_paths: Vec<String>,
-        skipped_reasons: Vec<String>,
-        max_chars: u32,
-    ) -> Text {
-        let mode = OutputMode::parse(mode).unwrap_or_default();
-        let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
-        format::format_grep_columns(pattern, mode, &paths, numbers, &texts, truncated, &skipped, max_chars as usize)
-            .js()
-    }
-
-    /// `ls` output; a negative size marks a directory; entries it could not name as
-    /// `skippedPaths[i]` for `skippedReasons[i]`.
-    #[wasm_bindgen(js_name = formatLs)]
-    pub fn format_ls(
-        shown: &str,
-        paths: Vec<String>,
-        sizes: &[f64],
-        skipped_paths: Vec<String>,
-        skipped_reasons: Vec<String>,
-        max_chars: u32,
-    ) -> Text {
-        let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
-        format::format_ls_columns(shown, &paths, sizes, &skipped, max_chars as usize).js()
-    }
-
-    /// `glob` output; what the walk skipped as `skippedPaths[i]` for `skippedReasons[i]`.
-    #[wasm_bindgen(js_name = formatGlob)]
-    pub fn format_glob(
-        pattern: &str,
-        paths: Vec<String>,
-        truncated: bool,
-        skipped_paths: Vec<String>,
-        skipped_reasons: Vec<String>,
-        max_chars: u32,
-    ) -> Text {
-        let skipped = format::skipped_pairs(&skipped_paths, &skipped_reasons);
-        format::format_glob(pattern, paths.iter().map(String::as_str), truncated, &skipped, max_chars as usize).js()
-    }
-
-    /// `read_file` output from a read result.
-    #[wasm_bindgen(js_name = formatRead)]
-    pub fn format_read(
-        shown: &str,
-        content: String,
-        offset: u32,
-        total_lines: u32,
-        lines: u32,
-        limit: u32,
-        max_chars: u32,
-    ) -> Text {
-        let r = engram_core::read::ReadResult {
-            content,
-            total_lines: total_lines as usize,
-            offset: offset as usize,
-            lines: lines as usize,
-        };
-        format::format_read(shown, &r, limit as usize, max_chars as usize).js()
-    }
-
-    /// Any tool output cut to `maxChars` UTF-16 units with the truncation note.
-    #[wasm_bindgen(js_name = capOutput)]
-    pub fn cap_output(text: String, max_chars: u32) -> Text {
-        format::cap_output(text, max_chars as usize).js()
-    }
 }

@@ -4,6 +4,8 @@
  * cores.
  * @module
  */
+import type * as Native from "@engram/native";
+import type * as Wasm from "@engram/wasm";
 import { EngramError } from "../errors.js";
 import { cutAt } from "./text.js";
 import type {
@@ -37,19 +39,42 @@ import type {
   WriteOptions,
 } from "./types.js";
 
-/** @internal What `@engram/native` and `@engram/wasm` both export. Per-call methods take typed
- * arguments and return result objects (plain objects from napi-rs, getter objects from
- * wasm-bindgen, read field by field here); the generated `.d.ts` of each binding must stay
- * assignable to this interface, which `tsc` checks (node-access.ts, loader.ts). */
-export interface RawBinding {
+/** @internal The calls declared once in the `engram_abi::calls!` table
+ * (`bindings/abi/src/calls.rs`): their argument and result types are each binding's generated
+ * declarations (napi-rs's `index.d.ts`, wasm-bindgen's `.d.ts`), never written here. A call
+ * through this union type-checks against both. */
+export type DeclaredCall =
+  | "formatNumbered"
+  | "estimateTokens"
+  | "rankBm25"
+  | "neutralizeSectionTags"
+  | "escapeTags"
+  | "escapeField"
+  | "skillsSection"
+  | "factsBlock"
+  | "relevanceScores"
+  | "formatGrep"
+  | "formatLs"
+  | "formatGlob"
+  | "formatRead"
+  | "capOutput";
+
+/** @internal What each binding exports of {@link DeclaredCall}. */
+export type DeclaredCalls = Pick<typeof Native, DeclaredCall> | Pick<typeof Wasm, DeclaredCall>;
+
+/** @internal What `@engram/native` and `@engram/wasm` both export: the declared calls, typed by
+ * the generated declarations, and the calls not yet in the table, typed here (plain objects from
+ * napi-rs, getter objects from wasm-bindgen, read field by field); each binding's generated
+ * `.d.ts` must stay assignable to this type, which `tsc` checks (node-access.ts, loader.ts). */
+export type RawBinding = DeclaredCalls & UndeclaredCalls;
+
+/** @internal The calls not in the `engram_abi::calls!` table yet. */
+export interface UndeclaredCalls {
   normalizePath(path: string): RawOut & { readonly path?: Opt<string> };
-  formatNumbered(content: string, firstLine: number): string;
   errorData(code: string, subject: string, detail: string): RawError & { free?(): void };
   /** The indices of the paths the pattern admits. */
   filterPaths(kind: string, pattern: string, root: string, paths: string[]): RawOut & { readonly kept?: Opt<ArrayLike<number>> };
-  rankBm25(query: string, documents: string[]): ArrayLike<number>;
   redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
-  estimateTokens(text: string): number;
   /** A router over the mount points, or an invalid prefix's error. */
   createRouter(prefixes: string[]): RawRouter | RawFailure;
   FileTable: new () => RawFileTable;
@@ -57,54 +82,12 @@ export interface RawBinding {
   restoreFileTable(bytes: Uint8Array): RawFileTable | RawFailure;
   applyFileDeltas(snapshot: Uint8Array, deltas: Uint8Array, lengths: Uint32Array): Uint8Array | RawFailure;
   GrepArgs: RawGrepArgsClass;
-  // ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
-  formatGrep(
-    pattern: string,
-    mode: string,
-    paths: string[],
-    numbers: Int32Array,
-    texts: string[],
-    truncated: boolean,
-    skippedPaths: string[],
-    skippedReasons: string[],
-    maxChars: number,
-  ): string;
-  formatLs(shown: string, paths: string[], sizes: Float64Array, skippedPaths: string[], skippedReasons: string[], maxChars: number): string;
-  formatGlob(
-    pattern: string,
-    paths: string[],
-    truncated: boolean,
-    skippedPaths: string[],
-    skippedReasons: string[],
-    maxChars: number,
-  ): string;
-  formatRead(shown: string, content: string, offset: number, totalLines: number, lines: number, limit: number, maxChars: number): string;
-  capOutput(text: string, maxChars: number): string;
-  // ---- end tool text ----
-  // ---- prompt assembly (bindings/node/src/prompt.rs, bindings/wasm/src/prompt.rs) ----
-  neutralizeSectionTags(text: string): string;
-  escapeTags(text: string): string;
-  escapeField(text: string): string;
   memorySection(
     paths: string[],
     kinds: Uint8Array,
     texts: string[],
     maxTokensPerSource: number,
   ): { readonly text: string; readonly parts: ArrayLike<number>; free?(): void };
-  skillsSection(names: string[], descriptions: string[], paths: string[]): string;
-  factsBlock(
-    summaries: string[],
-    contents: string[],
-    categories: string[],
-    confidences: Float64Array,
-    sourceErrors: string[],
-    scores: Float64Array,
-    query: string,
-    maxTokens: number,
-    correctionTokens: number,
-  ): string;
-  relevanceScores(query: string, contents: string[], confidences: Float64Array): ArrayLike<number>;
-  // ---- end prompt assembly ----
   // ---- composite (bindings/node/src/composite.rs, the composite block of bindings/wasm) ----
   mountError(
     code: string,

@@ -1,0 +1,59 @@
+//! The calls of `engram_abi::calls!` as N-API exports: one arm per result kind says how its
+//! value crosses; the table says everything else.
+
+use crate::{failure, Failure};
+use engram_core::CoreResult;
+use napi::bindgen_prelude::Either;
+use napi_derive::napi;
+
+/// The text of one tool call.
+#[napi(object)]
+pub struct TextOut {
+    pub text: String,
+}
+
+/// A `text_or_error` result: `{ text }` or `{ error }`.
+pub(crate) fn text_out(r: CoreResult<String>) -> Either<TextOut, Failure> {
+    match r {
+        Ok(text) => Either::A(TextOut { text }),
+        Err(e) => Either::B(failure(e)),
+    }
+}
+
+/// One entry of the table, exported (see `engram_abi::calls!` for the kinds).
+macro_rules! export {
+    (impl $class:ident { $(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> $kind:ident { $($body:tt)* } }) => {
+        $crate::calls::export!(@$kind [$class] [$(#[$($attr)*])*] $name $js $args { $($body)* });
+    };
+    ($(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> $kind:ident { $($body:tt)* }) => {
+        $crate::calls::export!(@$kind [] [$(#[$($attr)*])*] $name $js $args { $($body)* });
+    };
+    (@text $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)] pub fn $name $args -> String { $($body)* });
+    };
+    (@count $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)] pub fn $name $args -> u32 { $($body)* });
+    };
+    (@f64s $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js, ts_return_type = "Float64Array")]
+            pub fn $name $args -> $crate::column::Column<f64> { $crate::column::Column({ $($body)* }) });
+    };
+    (@u32s $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js, ts_return_type = "Uint32Array")]
+            pub fn $name $args -> $crate::column::Column<u32> { $crate::column::Column({ $($body)* }) });
+    };
+    (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::calls::TextOut, $crate::Failure> {
+                $crate::calls::text_out({ $($body)* })
+            });
+    };
+}
+
+/// A function, or a method in an `impl` block of its own.
+macro_rules! shim {
+    ([] $($item:tt)*) => { $($item)* };
+    ([$class:ident] $($item:tt)*) => { #[napi] impl $class { $($item)* } };
+}
+
+pub(crate) use {export, shim};
