@@ -171,3 +171,17 @@ describe("a name the user gave someone or something else is not the user's name"
     expect(extract(["I changed my name to Jo Okafor.", "Noted."], ["Changed name to Jo Okafor"])).toEqual(["Changed name to Jo Okafor"]);
   });
 });
+
+describe("small talk is not a fact", () => {
+  it("refuses the user's acknowledgement the model copied (the memory evaluation's multi-long-02), keeps the fact beside it", () => {
+    expect(
+      extract(
+        ["What's the shortcut to run a cell and move to the next one?", "Shift+Enter.", "Shift+Enter, of course. Thanks!"],
+        ["Shift+Enter, of course. Thanks!"],
+      ),
+    ).toEqual([]);
+    expect(
+      extract(["I'm a data analyst in Rotterdam. Got it, thanks!", "Nice."], ["Works as a data analyst in Rotterdam", "Got it, thanks"]),
+    ).toEqual(["Works as a data analyst in Rotterdam"]);
+  });
+});

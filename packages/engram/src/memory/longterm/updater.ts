@@ -21,7 +21,17 @@ import { otherOnesName } from "./names.js";
 import { thirdPerson } from "./person.js";
 import { lastConfirmed } from "./slots.js";
 import { supersededFacts, userSpeaksOfChange } from "./supersede.js";
-import { addsDetail, contentWords, isMeaningless, isQuestion, sameContent, sameMeaning, supportShare, unsaidWord } from "./words.js";
+import {
+  addsDetail,
+  contentWords,
+  isMeaningless,
+  isQuestion,
+  isSmallTalk,
+  sameContent,
+  sameMeaning,
+  supportShare,
+  unsaidWord,
+} from "./words.js";
 
 /** Rules applied to every document before it is saved. */
 export interface SaveRules {
@@ -373,7 +383,7 @@ export function findDuplicate(content: string, existing: readonly Fact[]): Fact 
  * - summaries with `shouldUpdate` and non-empty, meaningful text are replaced;
  * - new facts at or above the threshold, in the third person (see `person.ts`), become facts
  *   with a fresh id, unless they are empty or meaningless after redaction, are questions (what
- *   the user asked is not a fact about them), say the same as an
+ *   the user asked is not a fact about them) or small talk (thanks, farewells), say the same as an
  *   existing fact (which keeps its id, and takes the new words when they say more of what the
  *   user said), or are not the user's: too little of them is what the user said or confirmed,
  *   or they carry a word only the assistant said or a word nobody said
@@ -443,6 +453,10 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     }
     if (isQuestion(proposal.content)) {
       notes.push(`fact ${JSON.stringify(content)} refused: a question is not a fact`);
+      continue;
+    }
+    if (isSmallTalk(proposal.content)) {
+      notes.push(`fact ${JSON.stringify(content)} refused: small talk is not a fact`);
       continue;
     }
     const refusal =

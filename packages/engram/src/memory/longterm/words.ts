@@ -285,6 +285,16 @@ export function isQuestion(text: string): boolean {
   return QUESTION.test(text);
 }
 
+/** Thanks, farewells and acknowledgements: what the user says to the assistant, never about
+ * themselves. */
+const SMALL_TALK = /\b(?:thanks|thank you|thx|cheers|bye|goodbye|see you|got it|of course)\b/iu;
+
+/** True when `text` holds small talk ("Shift+Enter, of course. Thanks!"): a small model copies
+ * the user's acknowledgement of an answer among the facts. */
+export function isSmallTalk(text: string): boolean {
+  return SMALL_TALK.test(text);
+}
+
 /**
  * True when a fact says nothing once secrets are redacted: no content word at all, or it holds
  * a redaction placeholder and fewer than two content words remain besides credential words
