@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Backend, type Core, EngramError, FilesystemBackend, loadCore } from "../src/index.js";
-import { openRootedFs } from "../src/backends/filesystem.js";
+import { openRootedFs } from "../src/core/rooted-fs.js";
 import type { ToolTextRequest } from "../src/backends/protocol.js";
 import { toolText } from "../src/tools/format.js";
 
@@ -227,17 +227,17 @@ describe.skipIf(!native)("FilesystemBackend typed answers", () => {
   });
 });
 
-/** How many fsyncs one write makes, through the raw handle. */
+/** How many fsyncs one write makes, through the native handle. */
 async function syncsOf(durability: "full" | "relaxed", dir: string) {
-  const { fs: raw } = openRootedFs({ rootDir: dir, durability });
-  const before = raw.syncs();
-  const w = (await raw.write("/n1/n2/f.txt", new TextEncoder().encode("x"), null)) as { path?: string };
+  const fs = openRootedFs({ rootDir: dir, durability });
+  const before = fs.syncs();
+  const w = await fs.write("/n1/n2/f.txt", new TextEncoder().encode("x"));
   expect(w.path).toBe("/n1/n2/f.txt");
-  const afterWrite = raw.syncs();
-  await raw.rename("/n1/n2/f.txt", "/n1/g.txt", null);
-  const afterRename = raw.syncs();
-  await raw.delete("/n1/g.txt", null);
-  const afterDelete = raw.syncs();
+  const afterWrite = fs.syncs();
+  expect((await fs.rename("/n1/n2/f.txt", "/n1/g.txt")).path).toBe("/n1/g.txt");
+  const afterRename = fs.syncs();
+  expect((await fs.delete("/n1/g.txt")).deleted).toBe(1);
+  const afterDelete = fs.syncs();
   const d = (a: { files: number; dirs: number }, b: { files: number; dirs: number }) => ({
     files: b.files - a.files,
     dirs: b.dirs - a.dirs,

@@ -6,25 +6,10 @@
  * Every call runs off the JavaScript thread; searches can be cancelled with an `AbortSignal`.
  * @module
  */
-import type * as Native from "@engram/native";
-import { loadNativeBinding, realHostPath } from "#node-access";
-import {
-  checkGrep,
-  checkPath,
-  checkSearch,
-  decodeGrep,
-  errorOf,
-  fileInfo,
-  type RawError,
-  requireString,
-  type RawGrep,
-  type RawGrepArgs,
-  type RawGrepArgsClass,
-  type RawInfo,
-  toIndex,
-} from "../core/binding.js";
-import { nativeCoreRequired } from "../core/loader.js";
-import type { Core, ErrorData, FileInfo, GlobResult, GrepOptions, GrepResult, ReadOptions, ReadResult, Result } from "../core/types.js";
+import { realHostPath } from "#node-access";
+import { checkGrep, checkPath, checkSearch, requireString, toIndex } from "../core/binding.js";
+import { type CoreRootedFs, openRootedFs } from "../core/rooted-fs.js";
+import type { Core, ErrorData, FileInfo, GlobResult, GrepOptions, GrepResult, ReadOptions, Result } from "../core/types.js";
 import { EngramError } from "../errors.js";
 import type { BackendCapabilities } from "./capabilities.js";
 import { type CoreSource, coreRef } from "./core-ref.js";
@@ -78,200 +63,19 @@ export interface FilesystemBackendOptions {
   execute?: boolean | SandboxDefaults;
 }
 
-/** @internal A failed native call. */
-export interface RawFsFailure {
-  readonly error: RawError;
-}
-
-/** @internal What a search's walk could not look into: `skippedPaths[i]` for `skippedReasons[i]`. */
-export interface RawFsSkipped {
-  readonly skippedPaths: string[];
-  readonly skippedReasons: string[];
-}
-
-/** @internal Entries in columns (`sizes[i]` is `-1` for a directory, `modifiedAt[i]` NaN and
- * `versions[i]` empty when absent); a glob's name what its walk skipped, an ls's the entries it could not name. */
-export interface RawFsListing extends RawFsSkipped {
-  readonly paths: string[];
-  readonly sizes: ArrayLike<number>;
-  readonly modifiedAt: ArrayLike<number>;
-  readonly versions: string[];
-  readonly truncated: boolean;
-}
-
-/** @internal Grep columns (as a table's grep gives them) and what the search skipped. */
-export interface RawFsGrep extends RawFsSkipped {
-  readonly grep: RawGrep;
-}
-
-/** @internal The N-API handle of `engram_fs::RootedFs`; every call runs on the libuv pool and
- * resolves to its typed answer or `{ error }`. The generated `.d.ts` of `@engram/native` must
- * stay assignable to {@link RawFsBinding} (`tsc` checks it in {@link nativeFs}). */
-export interface RawRootedFs {
-  root(): string;
-  /** fsyncs made so far (zero with `durability: "relaxed"`). */
-  syncs(): { files: number; dirs: number };
-  ls(path: string): Promise<RawFsListing | RawFsFailure>;
-  stat(path: string): Promise<{ info: RawInfo } | RawFsFailure>;
-  read(path: string, offset: number, limit?: number | null): Promise<ReadResult | RawFsFailure>;
-  readBytes(path: string): Promise<Uint8Array | RawFsFailure>;
-  /** Bytes and the version of exactly those bytes. */
-  readVersioned(path: string): Promise<{ data: Uint8Array; version: string } | RawFsFailure>;
-  write(path: string, data: Uint8Array, ifVersion?: string | null): Promise<{ path: string; version: string } | RawFsFailure>;
-  edit(
-    path: string,
-    oldString: string,
-    newString: string,
-    replaceAll: boolean,
-    ifVersion?: string | null,
-  ): Promise<{ path: string; occurrences: number; version: string } | RawFsFailure>;
-  delete(path: string, ifVersion?: string | null): Promise<{ deleted: number } | RawFsFailure>;
-  rename(from: string, to: string, ifVersion?: string | null): Promise<{ path: string } | RawFsFailure>;
-  grep(args: RawGrepArgs, cancel: RawFsCancel): Promise<RawFsGrep | RawFsFailure>;
-  glob(
-    pattern: string,
-    path: string | null | undefined,
-    maxResults: number | null | undefined,
-    cancel: RawFsCancel,
-  ): Promise<RawFsListing | RawFsFailure>;
-  grepText(args: RawGrepArgs, maxChars: number, cancel: RawFsCancel): Promise<RawFsText>;
-  globText(pattern: string, path: string | null | undefined, maxChars: number, cancel: RawFsCancel): Promise<RawFsText>;
-  lsText(path: string, shown: string, maxChars: number): Promise<RawFsText>;
-  readText(path: string, shown: string, offset: number, limit: number, maxChars: number): Promise<RawFsText>;
-}
-
-type RawFsText = { text: string } | RawFsFailure;
-
-/** @internal */
-export interface RawFsCancel {
-  cancel(): void;
-}
-
-/** @internal */
-export interface RawFsBinding {
-  RootedFs: {
-    open(
-      root: string,
-      maxFileBytes: number,
-      respectGitignore: boolean,
-      maxResults: number,
-      durability: string,
-      lockTimeoutMs: number,
-    ): RawRootedFs | RawFsFailure;
-  };
-  FsCancel: new () => RawFsCancel;
-  GrepArgs: RawGrepArgsClass;
-}
-
-/** The native addon as {@link RawFsBinding}: `tsc` fails here when its generated `.d.ts` drifts. */
-function nativeFs(): RawFsBinding {
-  const native = loadNativeBinding() as unknown as typeof Native;
-  return native;
-}
-
-/** @internal The `{ error }` of a native call as plain {@link ErrorData}, or `undefined`. */
-export function fsError(r: object): { error: ErrorData } | undefined {
-  return "error" in r ? { error: errorOf((r as RawFsFailure).error) } : undefined;
-}
-
 /** Per-call options of {@link FilesystemBackend.grep} and {@link FilesystemBackend.glob}. */
 export interface FilesystemSearchOptions {
   /** Stops the search (it rejects with an {@link EngramError} `aborted`). Default: none. */
   signal?: AbortSignal;
 }
 
-/** @internal Opens the native handle for `root` (shared with the file memory storage). */
-export function openRootedFs(options: {
-  rootDir: string;
-  maxFileSizeMb?: number | undefined;
-  respectGitignore?: boolean | undefined;
-  maxResults?: number | undefined;
-  durability?: "full" | "relaxed" | undefined;
-  lockTimeoutMs?: number | undefined;
-}): { fs: RawRootedFs; binding: RawFsBinding } {
-  let binding: RawFsBinding;
-  try {
-    binding = nativeFs();
-  } catch (cause) {
-    throw nativeCoreRequired("FilesystemBackend", cause);
-  }
-  const maxFileBytes = Math.round((options.maxFileSizeMb ?? 10) * 1024 * 1024);
-  const fs = binding.RootedFs.open(
-    options.rootDir,
-    maxFileBytes,
-    options.respectGitignore ?? true,
-    toIndex(options.maxResults) ?? 10_000,
-    options.durability ?? "full",
-    toIndex(options.lockTimeoutMs) ?? 10_000,
-  );
-  const failed = fsError(fs);
-  if (failed) throw EngramError.fromCore(failed.error);
-  return { fs: fs as RawRootedFs, binding };
-}
-
-/** Runs a cancellable native search: rejects with `aborted` when either signal fires. */
-async function cancellable<T>(
-  binding: RawFsBinding,
-  signals: (AbortSignal | undefined)[],
-  what: string,
-  run: (c: RawFsCancel) => Promise<T>,
-): Promise<T> {
-  const live = signals.filter((s): s is AbortSignal => s !== undefined);
-  const aborted = () => new EngramError("aborted", `${what} was cancelled`);
-  if (live.some((s) => s.aborted)) throw aborted();
-  const token = new binding.FsCancel();
-  const stop = () => token.cancel();
-  for (const s of live) s.addEventListener("abort", stop, { once: true });
-  try {
-    const out = await run(token);
-    if (live.some((s) => s.aborted)) throw aborted();
-    return out;
-  } finally {
-    for (const s of live) s.removeEventListener("abort", stop);
-  }
-}
-
 const encoder = new TextEncoder();
-
-/** `result` with what the walk skipped (see {@link RawFsSkipped}), when it skipped anything. */
-function withSkipped<T extends object>(result: T, raw: RawFsSkipped): T & Pick<GrepResult, "skipped"> {
-  const { skippedPaths, skippedReasons } = raw;
-  if (skippedPaths.length === 0) return result;
-  return { ...result, skipped: skippedPaths.map((path, i) => ({ path, reason: skippedReasons[i] as string })) };
-}
-
-/** Entries from columns (see {@link RawFsListing}). */
-function entries(r: RawFsListing): FileInfo[] {
-  const { paths, sizes, modifiedAt, versions } = r;
-  const out: FileInfo[] = new Array(paths.length);
-  for (let i = 0; i < paths.length; i++) {
-    const size = sizes[i] as number;
-    if (size < 0) {
-      out[i] = { path: paths[i] as string, isDir: true };
-      continue;
-    }
-    const info: FileInfo = { path: paths[i] as string, isDir: false, size };
-    const at = modifiedAt[i] as number;
-    if (!Number.isNaN(at)) info.modifiedAt = at;
-    const version = versions[i] as string;
-    if (version !== "") info.version = version;
-    out[i] = info;
-  }
-  return out;
-}
-
-/** A native answer as a {@link Result}: its failure as plain data, or `ok` of its value. */
-async function answer<R extends object, T>(call: Promise<R | RawFsFailure>, ok: (r: R) => T): Promise<Result<T>> {
-  const r = await call;
-  return (fsError(r) ?? ok(r as R)) as Result<T>;
-}
 
 /** Files on the local disk, confined to `rootDir`. */
 export class FilesystemBackend implements Backend, BackendCapabilities {
   readonly #options: FilesystemBackendOptions;
   readonly #core: () => Promise<Core>;
-  #handle: RawRootedFs | undefined;
-  #binding: RawFsBinding | undefined;
+  #handle: CoreRootedFs | undefined;
 
   /** Present when the backend was made with the `execute` option (see {@link Backend.execute}). */
   declare readonly execute?: (command: string, options?: ExecuteOptions) => Promise<Result<ExecuteResult>>;
@@ -308,12 +112,8 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     return this.#fs().root();
   }
 
-  #fs(): RawRootedFs {
-    if (!this.#handle) {
-      const { fs, binding } = openRootedFs(this.#options);
-      this.#handle = fs;
-      this.#binding = binding;
-    }
+  #fs(): CoreRootedFs {
+    this.#handle ??= openRootedFs(this.#options);
     return this.#handle;
   }
 
@@ -360,21 +160,15 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     return r.error ? { error: await this.#outError(r.error, v.path) } : (map(r as T) as Result<T>);
   }
 
-  /** A cancellable search with this backend's signal and the call's. */
-  #search<T>(signal: AbortSignal | undefined, what: string, run: (c: RawFsCancel) => Promise<T>): Promise<T> {
-    return cancellable(this.#binding as RawFsBinding, [signal, this.#options.signal], what, run);
-  }
-
-  /** The binding's options object for one grep call. */
-  #grepArgs(pattern: string, o: BackendGrepOptions, path: string): RawGrepArgs {
-    const GrepArgs = (this.#binding as RawFsBinding).GrepArgs;
-    return new GrepArgs(pattern, path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context));
+  /** What stops a search: the call's signal and this backend's. */
+  #signals(signal: AbortSignal | undefined): (AbortSignal | undefined)[] {
+    return [signal, this.#options.signal];
   }
 
   async ls(path: string) {
     return this.#op(
       path,
-      (v) => answer(this.#fs().ls(v), (r) => withSkipped({ entries: entries(r) }, r)),
+      (v) => this.#fs().ls(v),
       (r) => this.#outSkipped({ ...r, entries: r.entries.map(this.#outInfo) }),
     );
   }
@@ -388,7 +182,7 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
   async stat(path: string) {
     return this.#op(
       path,
-      (v) => answer(this.#fs().stat(v), (r) => ({ info: fileInfo(r.info) })),
+      (v) => this.#fs().stat(v),
       (r) => ({ info: this.#outInfo(r.info) }),
     );
   }
@@ -396,20 +190,11 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
   async read(path: string, options: ReadOptions = {}) {
     const offset = toIndex(options.offset) ?? 0;
     const limit = toIndex(options.limit);
-    return this.#op(path, (v) =>
-      answer(
-        this.#fs().read(v, offset, limit),
-        (r): ReadResult => ({ content: r.content, totalLines: r.totalLines, offset: r.offset, lines: r.lines }),
-      ),
-    );
+    return this.#op(path, (v) => this.#fs().read(v, offset, limit));
   }
 
   async readBytes(path: string) {
-    return this.#op(path, async (v): Promise<Result<{ data: Uint8Array }>> => {
-      const r = await this.#fs().readBytes(v);
-      if (!(r instanceof Uint8Array)) return fsError(r) as { error: ErrorData };
-      return { data: new Uint8Array(r.buffer, r.byteOffset, r.byteLength) };
-    });
+    return this.#op(path, (v) => this.#fs().readBytes(v));
   }
 
   async write(path: string, content: string | Uint8Array, options: BackendWriteOptions = {}) {
@@ -417,7 +202,7 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     const data = typeof content === "string" ? encoder.encode(content) : content;
     return this.#op(
       path,
-      (v) => answer(this.#fs().write(v, data, options.ifVersion), (r) => ({ path: r.path, version: r.version })),
+      (v) => this.#fs().write(v, data, options.ifVersion),
       (r) => ({ ...r, path: this.#out(r.path) }),
     );
   }
@@ -427,18 +212,13 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     requireString(newString, "newString");
     return this.#op(
       path,
-      (v) =>
-        answer(this.#fs().edit(v, oldString, newString, options.replaceAll ?? false, options.ifVersion), (r) => ({
-          path: r.path,
-          occurrences: r.occurrences,
-          version: r.version,
-        })),
+      (v) => this.#fs().edit(v, oldString, newString, options.replaceAll ?? false, options.ifVersion),
       (r) => ({ ...r, path: this.#out(r.path) }),
     );
   }
 
   async delete(path: string) {
-    return this.#op(path, (v) => answer(this.#fs().delete(v), (r) => ({ deleted: r.deleted })));
+    return this.#op(path, (v) => this.#fs().delete(v));
   }
 
   /** The path a write to `path` reaches: symbolic links among its parent directories resolved
@@ -483,15 +263,7 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     if (bad) return { error: bad };
     return this.#op(
       options.path ?? "/",
-      async (v) => {
-        const fs = this.#fs();
-        const r = await this.#search(signal, "grep", (c) => fs.grep(this.#grepArgs(pattern, rest, v), c));
-        const failed = fsError(r);
-        if (failed) return failed;
-        const raw = r as RawFsGrep;
-        const decoded = decodeGrep(raw.grep);
-        return decoded.error ? decoded : withSkipped(decoded, raw);
-      },
+      (v) => this.#fs().grep({ ...rest, pattern, path: v }, this.#signals(signal)),
       (r) => this.#outSkipped(this.#virtual ? r : mapGrepPaths(r, (p) => this.#out(p))),
     );
   }
@@ -504,14 +276,7 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     const maxResults = toIndex(options.maxResults);
     return this.#op(
       options.path ?? "/",
-      async (v): Promise<Result<GlobResult>> => {
-        const fs = this.#fs();
-        const r = await this.#search(options.signal, "glob", (c) => fs.glob(pattern, v, maxResults, c));
-        const failed = fsError(r);
-        if (failed) return failed;
-        const raw = r as RawFsListing;
-        return withSkipped({ files: entries(raw), truncated: raw.truncated }, raw);
-      },
+      (v) => this.#fs().glob(pattern, v, maxResults, this.#signals(options.signal)),
       (r) => this.#outSkipped({ ...r, files: r.files.map(this.#outInfo) }),
     );
   }
@@ -524,29 +289,28 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
     if (!this.#virtual) return undefined;
     const fs = this.#fs();
     const cap = toIndex(maxChars) ?? 0;
-    const text = (r: RawFsText): Result<{ text: string }> => fsError(r) ?? { text: (r as { text: string }).text };
     switch (request.op) {
       case "ls": {
         const bad = checkPath(request.path);
-        return bad ? { error: bad } : text(await fs.lsText(request.path, request.path, cap));
+        return bad ? { error: bad } : fs.lsText(request.path, request.path, cap);
       }
       case "read": {
         const bad = checkPath(request.path);
         if (bad) return { error: bad };
         const offset = toIndex(request.offset) ?? 0;
-        return text(await fs.readText(request.path, request.path, offset, toIndex(request.limit) ?? 0, cap));
+        return fs.readText(request.path, request.path, offset, toIndex(request.limit) ?? 0, cap);
       }
       case "glob": {
         const bad = checkSearch({ pattern: request.pattern, path: request.path });
         if (bad) return { error: bad };
-        return text(await this.#search(undefined, "glob", (c) => fs.globText(request.pattern, request.path, cap, c)));
+        return fs.globText(request.pattern, request.path, cap, this.#signals(undefined));
       }
       case "grep": {
         const o = request.options;
         const bad = checkGrep({ ...o, pattern: request.pattern });
         if (bad) return { error: bad };
         const path = o.path ?? "/";
-        return text(await this.#search(undefined, "grep", (c) => fs.grepText(this.#grepArgs(request.pattern, o, path), cap, c)));
+        return fs.grepText({ ...o, pattern: request.pattern, path }, cap, this.#signals(undefined));
       }
     }
   }

@@ -16,7 +16,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { fsError, openRootedFs, type RawRootedFs } from "../../backends/filesystem.js";
+import { type CoreRootedFs, openRootedFs } from "../../core/rooted-fs.js";
 import { EngramError } from "../../errors.js";
 import { type MemoryData, createEmptyMemory, nowIso, parseMemory } from "./schema.js";
 import type { PendingWorkStore } from "./pending.js";
@@ -49,7 +49,7 @@ export class FileMemoryStorage implements MemoryStorage {
   readonly #lockTimeoutMs: number;
   /** Parsed documents by virtual path, valid while the version is unchanged. */
   readonly #cache = new Map<string, { revision: string; parsed: Parsed }>();
-  #fs: RawRootedFs | undefined;
+  #fs: CoreRootedFs | undefined;
 
   constructor(options: FileMemoryStorageOptions) {
     if (!options || typeof options.dir !== "string" || options.dir === "") {
@@ -84,7 +84,7 @@ export class FileMemoryStorage implements MemoryStorage {
   }
 
   /** The native handle on `dir`; `undefined` when `dir` does not exist and `create` is false. */
-  async #handle(create: boolean): Promise<RawRootedFs | undefined> {
+  async #handle(create: boolean): Promise<CoreRootedFs | undefined> {
     if (!this.#fs) {
       if (create) await mkdir(this.dir, { recursive: true });
       try {
@@ -93,7 +93,7 @@ export class FileMemoryStorage implements MemoryStorage {
           lockTimeoutMs: this.#lockTimeoutMs,
           maxFileSizeMb: MAX_FILE_MB,
           respectGitignore: false,
-        }).fs;
+        });
       } catch (e) {
         if (!create && e instanceof EngramError && e.code === "file_not_found") return undefined;
         throw e;
@@ -115,8 +115,8 @@ export class FileMemoryStorage implements MemoryStorage {
       if (doc.parsed.ok) return { memory: copyMemory(doc.parsed.memory), revision: doc.revision, ...cleared };
       // Moved aside only if it is still the document that was judged invalid.
       const aside = `${v}.corrupt-${Date.now()}`;
-      const moved = fsError(await fs.rename(v, aside, doc.revision));
-      if (moved) {
+      const moved = await fs.rename(v, aside, doc.revision);
+      if (moved.error) {
         if (moved.error.code === "conflict" || moved.error.code === "file_not_found") continue; // replaced meanwhile
         throw EngramError.fromCore(moved.error);
       }
@@ -134,41 +134,39 @@ export class FileMemoryStorage implements MemoryStorage {
   async save(userId: string, agentName: string | undefined, memory: MemoryData, expectedRevision: string): Promise<SaveMemoryResult> {
     const checked = parseMemory({ ...copyMemory(memory), lastUpdated: nowIso() });
     if (!checked.ok) throw new EngramError("unsupported", `refusing to save an invalid memory document: ${checked.error}`);
-    const fs = (await this.#handle(true)) as RawRootedFs;
+    const fs = (await this.#handle(true)) as CoreRootedFs;
     const v = await this.#vpath(userId, agentName);
     const bytes = new TextEncoder().encode(`${JSON.stringify(checked.memory, null, 2)}\n`);
     const r = await fs.write(v, bytes, expectedRevision);
-    const failed = fsError(r);
-    if (failed) {
-      if (failed.error.code === "conflict") return { ok: false, conflict: true };
-      throw EngramError.fromCore(failed.error);
+    if (r.error) {
+      if (r.error.code === "conflict") return { ok: false, conflict: true };
+      throw EngramError.fromCore(r.error);
     }
-    const revision = (r as { version: string }).version;
+    const revision = r.version;
     this.#cache.set(v, { revision, parsed: checked });
     return { ok: true, revision };
   }
 
   async clear(userId: string, agentName?: string): Promise<void> {
-    const fs = (await this.#handle(true)) as RawRootedFs;
+    const fs = (await this.#handle(true)) as CoreRootedFs;
     const v = await this.#vpath(userId, agentName);
     const record = new TextEncoder().encode(JSON.stringify({ at: Date.now() }));
-    const w = fsError(await fs.write(`${v}.cleared`, record));
-    if (w) throw EngramError.fromCore(w.error);
-    const d = fsError(await fs.delete(v));
-    if (d && d.error.code !== "file_not_found") throw EngramError.fromCore(d.error);
+    const w = await fs.write(`${v}.cleared`, record);
+    if (w.error) throw EngramError.fromCore(w.error);
+    const d = await fs.delete(v);
+    if (d.error && d.error.code !== "file_not_found") throw EngramError.fromCore(d.error);
     this.#cache.delete(v);
   }
 
   /** The document's revision and parsed content (parsed again only when the version changed);
    * `undefined` when it does not exist. */
-  async #read(fs: RawRootedFs, v: string): Promise<{ revision: string; parsed: Parsed } | undefined> {
+  async #read(fs: CoreRootedFs, v: string): Promise<{ revision: string; parsed: Parsed } | undefined> {
     const r = await fs.readVersioned(v);
-    const failed = fsError(r);
-    if (failed) {
-      if (failed.error.code === "file_not_found") return undefined;
-      throw EngramError.fromCore(failed.error);
+    if (r.error) {
+      if (r.error.code === "file_not_found") return undefined;
+      throw EngramError.fromCore(r.error);
     }
-    const { data, version } = r as { data: Uint8Array; version: string };
+    const { data, version } = r;
     const cached = this.#cache.get(v);
     if (cached?.revision === version) return cached;
     const doc = { revision: version, parsed: parseBytes(data) };
@@ -176,15 +174,14 @@ export class FileMemoryStorage implements MemoryStorage {
     return doc;
   }
 
-  async #clearedAt(fs: RawRootedFs, v: string): Promise<number | undefined> {
+  async #clearedAt(fs: CoreRootedFs, v: string): Promise<number | undefined> {
     const r = await fs.readVersioned(`${v}.cleared`);
-    const failed = fsError(r);
-    if (failed) {
-      if (failed.error.code === "file_not_found") return undefined;
-      throw EngramError.fromCore(failed.error);
+    if (r.error) {
+      if (r.error.code === "file_not_found") return undefined;
+      throw EngramError.fromCore(r.error);
     }
     try {
-      const at = (JSON.parse(new TextDecoder().decode((r as { data: Uint8Array }).data)) as { at?: unknown }).at;
+      const at = (JSON.parse(new TextDecoder().decode(r.data)) as { at?: unknown }).at;
       return typeof at === "number" ? at : undefined;
     } catch {
       return undefined;
