@@ -98,7 +98,7 @@ it("resumes a run whose process was killed mid-run from the steps it committed",
   } finally {
     await doomed.kill("SIGKILL");
   }
-  const next = (await program.run("next-run", path)) as { answer: string; sent: string; stepsLeft: number };
+  const next = (await program.run("next-run", path)) as Parameters<typeof expectResumed>[0];
   expectResumed(next);
 });
 
