@@ -12,16 +12,10 @@ import { EngramError } from "../errors.js";
 import type { Message } from "../models/types.js";
 import { type Checkpoint, type Checkpointer, type HistoryHead, checkThreadId } from "./checkpointer.js";
 import { type FileWrite, undoWrites } from "./file-writes.js";
-import { type HistoryOperations, type HistoryStep, type StepKey, hasHistoryOperations } from "./run-steps.js";
+import { type HistoryOperations, type HistoryRetention, type HistoryStep, type StepKey, hasHistoryOperations } from "./run-steps.js";
 import { OPEN_TOOLS, type OpenTools, pointId, withOpenTools } from "./step-log.js";
 
-/** How much history a thread keeps: the newest `maxPoints` points no older than `maxAgeMs`. */
-export interface HistoryRetention {
-  /** Default: 100. */
-  maxPoints?: number;
-  /** Milliseconds. Default: 30 days. */
-  maxAgeMs?: number;
-}
+export type { HistoryRetention } from "./run-steps.js";
 
 /** {@link HistoryRetention} with its defaults. */
 export const DEFAULT_HISTORY_RETENTION: Required<HistoryRetention> = { maxPoints: 100, maxAgeMs: 30 * 24 * 3600 * 1000 };

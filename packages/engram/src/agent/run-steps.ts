@@ -116,6 +116,14 @@ export interface HistoryStep extends RunStep {
   keptAt: number;
 }
 
+/** How much history a thread keeps: the newest `maxPoints` points no older than `maxAgeMs`. */
+export interface HistoryRetention {
+  /** Default: 100. */
+  maxPoints?: number;
+  /** Milliseconds. Default: 30 days. */
+  maxAgeMs?: number;
+}
+
 /** Options of `Checkpointer.put`. */
 export interface PutCheckpointOptions {
   /** The run whose steps extending the stored revision the put keeps as history points
