@@ -1,10 +1,13 @@
 /** Resume on its own (`agent/resume.ts`): decisions checked before anything runs, the review
  * taken by a save before any reviewed call runs (a conflict refuses the resume), reviewed calls
  * run as decided, suspended subagents resumed with their own decisions, a dead run's open tool
- * phase closed, and a dead run's final answer recognised. */
+ * phase closed, a dead run's final answer recognised, and a dead run's steps folded into the
+ * thread's checkpoint. */
 import { describe, expect, it } from "vitest";
+import { InMemoryCheckpointer } from "../src/agent/checkpointer.js";
 import { RepeatedFailures } from "../src/agent/repeats.js";
 import {
+  adoptDeadRun,
   adoptedAnswer,
   checkDecisions,
   closeOpenPhase,
@@ -15,13 +18,14 @@ import {
 } from "../src/agent/resume.js";
 import { ConcurrencyLimit } from "../src/agent/run-limits.js";
 import type { LevelState, RunScope } from "../src/agent/runtime.js";
-import { OPEN_TOOLS } from "../src/agent/step-log.js";
+import { OPEN_TOOLS, StepLog } from "../src/agent/step-log.js";
 import { PENDING_TOOLS, type PendingTools } from "../src/agent/tool-phase.js";
 import type { Interrupt } from "../src/agent/types.js";
 import { EngramError, ResumeError } from "../src/errors.js";
 import type { InterruptConfig } from "../src/middleware/hitl.js";
 import type { Message, ToolCall } from "../src/models/types.js";
 import type { Tool } from "../src/tools/types.js";
+import { core } from "./fixtures/session.js";
 
 const call = (id: string, name = "send", args: Record<string, unknown> = {}): ToolCall => ({ id, name, args });
 
@@ -201,5 +205,26 @@ describe("resume", () => {
     expect(adoptedAnswer({ state: answered, hooks: { top: true, save: async () => undefined } })).toBe(false);
     const calling: LevelState = { messages: [{ role: "assistant", content: "", toolCalls: [call("a")] }], data: {} };
     expect(adoptedAnswer({ state: calling, hooks: { top: true, save: async () => undefined, adopted: true } })).toBe(false);
+  });
+
+  it("folds a dead run's steps into the thread's checkpoint before anything runs; none left, nothing changes", async () => {
+    const checkpointer = new InMemoryCheckpointer({ core });
+    await checkpointer.put("t", { messages: [{ role: "user", content: "go" }], data: {}, savedAt: 0 });
+    const saved = await checkpointer.get("t");
+    // The dead run: a model turn asking for two calls, one started, none answered.
+    const state: LevelState = { messages: [...(saved?.messages ?? [])], data: {} };
+    const log = new StepLog(checkpointer, "t", saved?.revision ?? 0, state, undefined);
+    state.messages.push({ role: "assistant", content: "", toolCalls: [call("a"), call("b")] });
+    await log.record(state);
+    await log.record(state, { started: "a" });
+
+    const from = { checkpointer, threadId: "t", steps: checkpointer, history: undefined, core };
+    const picked = await adoptDeadRun(from, saved);
+    expect(picked.adopted).toEqual({ steps: 2 });
+    expect(picked.saved?.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(picked.saved?.data[OPEN_TOOLS]).toEqual({ done: {}, started: ["a"] });
+    expect(picked.saved?.revision).not.toBe(saved?.revision);
+    expect(await checkpointer.getSteps("t")).toEqual([]);
+    expect(await adoptDeadRun(from, picked.saved)).toEqual({ saved: picked.saved });
   });
 });

@@ -1,15 +1,19 @@
 /**
- * Resume: what a level's run picks up before its first model turn — the tool phase a dead run
- * left open (its committed results, its interrupted calls), the review an interrupted run waits
- * on (the decisions checked, the review taken, then the reviewed calls run or the subagents
- * that asked resumed), and a final answer a dead run had already given.
+ * Resume: what a run picks up — at the thread, the steps a dead run committed (folded into the
+ * checkpoint before anything runs); at a level, before its first model turn, the tool phase a
+ * dead run left open (its committed results, its interrupted calls), the review an interrupted
+ * run waits on (the decisions checked, the review taken, then the reviewed calls run or the
+ * subagents that asked resumed), and a final answer a dead run had already given.
  * @module
  */
+import type { Core } from "../core/types.js";
 import { EngramError, ResumeError } from "../errors.js";
 import { type Decision, applyDecisions } from "../middleware/hitl.js";
 import type { Message } from "../models/types.js";
+import type { Checkpoint, Checkpointer } from "./checkpointer.js";
 import type { LevelRun } from "./level.js";
-import { OPEN_TOOLS, type OpenTools } from "./step-log.js";
+import type { HistoryOperations, StepOperations } from "./run-steps.js";
+import { OPEN_TOOLS, type OpenTools, adoptSteps } from "./step-log.js";
 import { PENDING_TOOLS, type PendingTools, closeToolPhase, finishOpenPhase, runToolCalls, sortOpenCalls } from "./tool-phase.js";
 import type { Interrupt, StopReason } from "./types.js";
 
@@ -116,4 +120,39 @@ export async function resumeReview(level: ResumingLevel, decisions: Record<strin
 export function adoptedAnswer(level: Pick<ResumingLevel, "state" | "hooks">): boolean {
   const last = level.state.messages.at(-1);
   return level.hooks.adopted === true && last?.role === "assistant" && !last.toolCalls?.length;
+}
+
+/** Where a thread's dead run is looked for, and where it goes. */
+export interface DeadRunSource {
+  checkpointer: Checkpointer;
+  threadId: string;
+  /** The checkpointer's step operations (this run holds the thread's claim). */
+  steps: StepOperations;
+  /** Set when the thread keeps its steps as history points. */
+  history: HistoryOperations | undefined;
+  core: Core;
+}
+
+/**
+ * Steps left by a run whose owner is dead, folded into the thread and saved as its checkpoint
+ * before anything runs, so that whatever follows extends them. Answers the checkpoint the run
+ * starts from and, when a dead run was adopted, how many steps it had committed.
+ */
+export async function adoptDeadRun(
+  from: DeadRunSource,
+  saved: Checkpoint | undefined,
+): Promise<{ saved: Checkpoint | undefined; adopted?: { steps: number } }> {
+  const { checkpointer, threadId } = from;
+  const left = await from.steps.getSteps(threadId);
+  if (left.length === 0) return { saved };
+  let base = saved;
+  if (base && !base.files && base.filesRef) base = await checkpointer.get(threadId);
+  const run = adoptSteps(base, left, from.core);
+  if (!run) return { saved: base };
+  await checkpointer.put(
+    threadId,
+    { ...run.checkpoint, revision: base?.revision ?? 0, ...(from.history && run.head && { history: run.head }) },
+    from.history && { keepSteps: run.runId },
+  );
+  return { saved: await checkpointer.get(threadId), adopted: { steps: run.steps } };
 }

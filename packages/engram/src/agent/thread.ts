@@ -5,19 +5,20 @@
  */
 import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
+import { adoptDeadRun } from "./resume.js";
+import { ThreadSaves } from "./thread-save.js";
 import type { Core } from "../core/types.js";
 import type { Message } from "../models/types.js";
-import type { Checkpoint } from "./checkpointer.js";
 import { checkInput } from "./input.js";
 import { type LevelState, runLoop } from "./loop.js";
 import { memorySourceBackend } from "../memory/sources/backend.js";
 import { type AgentLevel, type RunScope, memoryIdentity } from "./runtime.js";
 import { ConcurrencyLimit, ModelCallBudget } from "./run-limits.js";
 import { type StepOperations, type ThreadClaim, hasHistoryOperations, hasStepOperations } from "./run-steps.js";
-import { checkRetention, pruneHistory } from "./history.js";
+import { checkRetention } from "./history.js";
 import { WriteRecorder } from "./file-writes.js";
-import { StepLog, adoptSteps } from "./step-log.js";
-import { keepResident, residentRef, resolveThreadBackend, saveWithFiles } from "./thread-backend.js";
+import { StepLog } from "./step-log.js";
+import { residentRef, resolveThreadBackend } from "./thread-backend.js";
 import type { AgentEvent, AgentInput, AgentOutput, RunOptions, StopReason } from "./types.js";
 
 /** Streams one run of `level` (the top agent) on the thread of `opts`. Without `events`, only
@@ -99,28 +100,13 @@ async function startRun(
   // the stored ones (nothing read, copied or compared).
   const known = residentRef(services.backendOwners, threadId);
   let saved = await (known ? checkpointer.get(threadId, { knownFiles: known }) : checkpointer.get(threadId));
-  // Steps left by a run whose owner is dead (this run holds the claim): folded into the thread
-  // and saved as its checkpoint before anything runs, so that whatever follows extends them.
-  let adopted: { steps: number } | undefined;
   // Steps kept as the thread's history by each save (see `history.ts`).
   const kept = steps && o.history !== false && hasHistoryOperations(steps) ? steps : undefined;
   const retention = checkRetention(o.history || undefined);
-  if (steps) {
-    const left = await steps.getSteps(threadId);
-    if (left.length > 0) {
-      if (saved && !saved.files && saved.filesRef) saved = await checkpointer.get(threadId);
-      const run = adoptSteps(saved, left, core);
-      if (run) {
-        await checkpointer.put(
-          threadId,
-          { ...run.checkpoint, revision: saved?.revision ?? 0, ...(kept && run.head && { history: run.head }) },
-          kept && { keepSteps: run.runId },
-        );
-        saved = await checkpointer.get(threadId);
-        adopted = { steps: run.steps };
-      }
-    }
-  }
+  // A dead run's steps (this run holds the claim) become the thread's checkpoint first.
+  const dead = steps && (await adoptDeadRun({ checkpointer, threadId, steps, history: kept, core }, saved));
+  if (dead) saved = dead.saved;
+  const adopted = dead?.adopted;
   const resolved = await resolveThreadBackend(
     o.backend,
     { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) },
@@ -155,96 +141,99 @@ async function startRun(
     data: saved?.data ?? {},
     ...(saved?.interrupt && { interrupt: saved.interrupt }),
   };
+  const channel = runChannel(events, threadId, adopted);
+  const scope = topScope(level, threadId, opts, { backend, core, events: channel, runTools });
+  // Saves are compare-and-swap on the revision this run loaded (0: a new thread): a save by
+  // another process meanwhile makes this run's save a `conflict`, never an overwrite. A
+  // checkpointer that reports no revisions saves unconditionally.
+  const revision = saved ? saved.revision : 0;
+  const history = kept && { head: saved?.history, maxDepth: retention.maxPoints, ...(recorder && { writes: () => recorder.take() }) };
+  const log = steps && new StepLog(steps, threadId, revision ?? 0, state, threadFiles, history);
+  const saves = new ThreadSaves(
+    {
+      checkpointer,
+      threadId,
+      ...(opts.userId !== undefined && { userId: opts.userId }),
+      files: threadFiles,
+      ownFiles: resolved.own === true,
+      backendOwners: services.backendOwners,
+      ...(log && { log }),
+      ...(kept && { history: { ops: kept, retention } }),
+      events: channel,
+    },
+    revision,
+  );
+  const done = startLoop(scope, state, input, saves, adopted !== undefined).catch((e: unknown) =>
+    afterFailure(e, state, saves, opts.signal),
+  );
+  return { done, channel, state, scope };
+}
+
+/** What a run that threw leaves: a refused resume changed nothing (the thread keeps waiting for
+ * valid decisions); otherwise what completed is saved — dangling tool calls are answered by the
+ * patch middleware next time, and a cancelled run says so in the thread, for whoever reads it
+ * next (the model, `threads show`). A run refused with `conflict` leaves nothing behind: its
+ * steps go too. Rethrows `e`. */
+async function afterFailure(e: unknown, state: LevelState, saves: ThreadSaves, signal: AbortSignal | undefined): Promise<never> {
+  if (signal?.aborted && !(e instanceof ResumeError)) state.messages.push({ role: "assistant", content: CANCELLED_TURN });
+  let refused = e instanceof ResumeError;
+  if (!refused) {
+    try {
+      await saves.save({ messages: state.messages, data: state.data });
+    } catch (err) {
+      refused = EngramError.hasCode(err, "conflict");
+    }
+  }
+  if (refused) await saves.to.log?.discard().catch(() => undefined);
+  throw e;
+}
+
+/** The run's events; a run that adopted a dead run's steps starts by saying so. */
+function runChannel(events: boolean, threadId: string, adopted: { steps: number } | undefined): Channel<AgentEvent> {
   const channel = new Channel<AgentEvent>(!events);
   if (adopted)
     channel.push({
       type: "warning",
       message: `resumed the run of thread '${threadId}' whose process ended after ${adopted.steps} committed step${adopted.steps === 1 ? "" : "s"}`,
     });
-  const scope: RunScope = {
-    level,
-    threadId,
-    ...(opts.userId !== undefined && { userId: opts.userId }),
-    ...(opts.signal && { signal: opts.signal }),
-    backend,
-    core,
-    events: channel,
-    usage: {},
-    run: { budget: new ModelCallBudget(o.maxModelCalls), limit: new ConcurrencyLimit(o.maxParallelToolCalls), usage: {} },
-    runTools,
-    path: "",
-    suspended: new Map(),
-    resuming: new Map(),
-  };
-  // Saves are compare-and-swap on the revision this run loaded (0: a new thread): a save by
-  // another process meanwhile makes this run's save a `conflict`, never an overwrite. A
-  // checkpointer that reports no revisions saves unconditionally.
-  let revision = saved ? saved.revision : 0;
-  const history = kept && { head: saved?.history, maxDepth: retention.maxPoints, ...(recorder && { writes: () => recorder.take() }) };
-  const log = steps && new StepLog(steps, threadId, revision ?? 0, state, threadFiles, history);
-  const save = async (s: LevelState) => {
-    // The thread's user is saved with it: recall searches only that user's threads.
-    const cp: Checkpoint = {
-      messages: s.messages,
-      data: s.data,
-      savedAt: Date.now(),
-      ...(opts.userId !== undefined && { userId: opts.userId }),
-    };
-    if (s.interrupt) cp.interrupt = s.interrupt;
-    if (revision !== undefined) cp.revision = revision;
-    // The saved state is a history point: the run's last step, committed first if it is not yet.
-    const head = kept && (await log?.seal(s));
-    if (head) cp.history = head;
-    // Only the files written since the last save, when the checkpointer appends deltas.
-    try {
-      // The next save starts from this one (a checkpointer without revisions: unconditional).
-      revision = await saveWithFiles(checkpointer, threadId, cp, threadFiles, kept && log && { keepSteps: log.runId });
-    } catch (e) {
-      if (!EngramError.hasCode(e, "conflict")) throw e;
-      throw new EngramError(
-        "conflict",
-        `thread '${threadId}' was saved by another run while this one was under way: this run's messages and files were not saved (run it again to continue from that save). ${e.message}`,
-        { cause: e },
-      );
-    }
-    // The checkpoint dropped the thread's steps: the next ones extend it.
-    log?.committed(revision, s);
-    // Points retention no longer lists go (a failure leaves them, to go at a later save).
-    if (kept)
-      await pruneHistory(kept, threadId, retention, head || undefined).catch((e: unknown) =>
-        scope.events.push({ type: "warning", message: `thread history not pruned: ${e instanceof Error ? e.message : String(e)}` }),
-      );
-    // Saved: the next run of this thread reuses the loaded files instead of restoring them.
-    if (threadFiles && resolved.own) keepResident(services.backendOwners, threadId, threadFiles);
-  };
+  return channel;
+}
+
+/** Runs the top level's loop with the run's saves and steps; a dead run that had yet to answer
+ * goes on first when new messages come. */
+function startLoop(scope: RunScope, state: LevelState, input: AgentInput, saves: ThreadSaves, adopted: boolean): Promise<AgentOutput> {
+  const { log } = saves.to;
   const hooks = {
-    save,
+    save: (s: LevelState) => saves.save(s),
     top: true,
     ...(log && { step: (s: LevelState, mark?: Parameters<StepLog["record"]>[1]) => log.record(s, mark) }),
     ...(adopted && { adopted: true }),
   };
-  const run =
-    adopted && "messages" in input && input.messages.length > 0 && leftUnfinished(state)
-      ? finishDeadRunFirst(scope, state, input, hooks)
-      : runLoop(scope, state, input, hooks);
-  const done = run.catch(async (e: unknown) => {
-    // A refused resume changed nothing: the thread keeps waiting for valid decisions. Otherwise
-    // keep what completed; dangling tool calls are answered by the patch middleware next time. A
-    // cancelled run says so in the thread, for whoever reads it next (the model, `threads show`).
-    if (opts.signal?.aborted && !(e instanceof ResumeError)) state.messages.push({ role: "assistant", content: CANCELLED_TURN });
-    let refused = e instanceof ResumeError;
-    if (!refused) {
-      try {
-        await save({ messages: state.messages, data: state.data });
-      } catch (err) {
-        refused = EngramError.hasCode(err, "conflict");
-      }
-    }
-    // A run refused with `conflict` leaves nothing behind: its steps go too.
-    if (refused) await log?.discard().catch(() => undefined);
-    throw e;
-  });
-  return { done, channel, state, scope };
+  return adopted && "messages" in input && input.messages.length > 0 && leftUnfinished(state)
+    ? finishDeadRunFirst(scope, state, input, hooks)
+    : runLoop(scope, state, input, hooks);
+}
+
+/** The top level's scope for one run: one budget and one concurrency limit for the whole run. */
+function topScope(
+  level: AgentLevel,
+  threadId: string,
+  opts: RunOptions,
+  parts: Pick<RunScope, "backend" | "core" | "events" | "runTools">,
+): RunScope {
+  const o = level.options;
+  return {
+    level,
+    threadId,
+    ...(opts.userId !== undefined && { userId: opts.userId }),
+    ...(opts.signal && { signal: opts.signal }),
+    ...parts,
+    usage: {},
+    run: { budget: new ModelCallBudget(o.maxModelCalls), limit: new ConcurrencyLimit(o.maxParallelToolCalls), usage: {} },
+    path: "",
+    suspended: new Map(),
+    resuming: new Map(),
+  };
 }
 
 /** Whether the run adopted into `state` had yet to answer: its input, a model turn's calls or
