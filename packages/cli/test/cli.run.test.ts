@@ -341,7 +341,8 @@ describe("memory, threads and skills", { timeout: 300_000 }, () => {
     expect(resumed.stdout).toContain("this thread waits for a review");
     expect(resumed.stdout).toContain("after review: Wrote /r.md");
     expect(resumed.stdout).toContain("still on it (2 user messages)");
-    expect(resumed.stdout).toContain(`memory saved · thread ${threadId}`);
+    // Extraction may still be waiting when the chat ends (a loaded machine): it says so.
+    expect(resumed.stdout).toMatch(new RegExp(`memory saved( \\(1 conversation to learn from next time\\))? · thread ${threadId}`));
     expect(readFileSync(join(root.path, "r.md"), "utf8")).toBe("resumed");
     expect((await run(["threads", "resume", "no-such-thread"])).code).toBe(2);
   });

@@ -26,6 +26,7 @@ export const PRINT_HELPERS: Record<string, string[]> = {
 export const RENDERING_FUNCTIONS: Record<string, string[]> = {
   "terminal.ts": ["callTarget", "oneLine", "firstLine", "formatBytes", "stageLabel"],
   "commands/threads.ts": ["preview", "renderMessage"],
+  "commands/thread-history.ts": ["pointLine", "rewindCommand"],
 };
 
 /** Calls that print their argument on one line through the renderer themselves: listed as print
