@@ -566,12 +566,17 @@ function fail(error: z.core.$ZodError): never {
   throw new ConfigError(optionPath(issuePath(issue)), issue.code === "unrecognized_keys" ? "unknown option" : issue.message);
 }
 
-/** Checks options and fills in defaults. Throws a {@link ConfigError} naming the option. */
-export function resolveOptions(options: DeepAgentOptions) {
-  if (options === null || typeof options !== "object" || Array.isArray(options)) throw new ConfigError("options", "must be an object");
-  const parsed = deepAgentOptionsSchema.safeParse(stripUndefined(options), parseParams());
-  if (!parsed.success) fail(parsed.error);
-  const o: OptionValues = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
+/** The tool names a run may know of: built-in, the options', the middleware's and the
+ * subagents' (MCP tools are known only once listed: any `<server>__<tool>` of a configured
+ * server is fine). */
+interface KnownTools {
+  names: Set<string>;
+  servers: string[];
+}
+
+/** Checks the names of tools, middleware and subagents (unique, no built-in taken) and resolves
+ * the subagents' models; answers the names the run's tools may have and the subagents. */
+function checkNames(o: OptionValues): { tools: KnownTools; subagents: SubagentDefinition[]; userTools: Set<string> } {
   const names = new Set<string>();
   o.tools.forEach((t, i) => {
     if ((BUILT_IN_TOOL_NAMES as readonly string[]).includes(t.name))
@@ -597,54 +602,76 @@ export function resolveOptions(options: DeepAgentOptions) {
       throw new ConfigError(`subagents[${i}].model`, e instanceof Error ? e.message : String(e));
     }
   });
-  const known = new Set<string>([...BUILT_IN_TOOL_NAMES, ...names]);
-  // MCP tools are known only once listed: any `<server>__<tool>` of a configured server is fine.
-  const servers = Object.keys(o.mcpServers ?? {});
-  const fromServer = (tool: string) => servers.some((s) => tool.startsWith(`${s}__`) && tool.length > s.length + 2);
-  const checkTools = (interruptOn: Record<string, InterruptConfig>, prefix: string) => {
-    for (const tool of Object.keys(interruptOn)) {
-      if (!known.has(tool) && !fromServer(tool))
-        throw new ConfigError(
-          `${prefix}.${tool}`,
-          `no tool is named '${tool}' (known: ${[...known, ...servers.map((s) => `${s}__*`)].join(", ")})`,
-        );
+  const tools = { names: new Set<string>([...BUILT_IN_TOOL_NAMES, ...names]), servers: Object.keys(o.mcpServers ?? {}) };
+  return { tools, subagents, userTools: names };
+}
+
+/** Whether `tool` names a tool of one of the configured MCP servers (`<server>__<tool>`). */
+const fromServer = (known: KnownTools, tool: string) => known.servers.some((s) => tool.startsWith(`${s}__`) && tool.length > s.length + 2);
+
+/** Every entry of an `interruptOn` (at `prefix`) names a tool the run may have. */
+function checkReviewed(known: KnownTools, interruptOn: Record<string, InterruptConfig>, prefix: string): void {
+  for (const tool of Object.keys(interruptOn)) {
+    if (!known.names.has(tool) && !fromServer(known, tool))
+      throw new ConfigError(
+        `${prefix}.${tool}`,
+        `no tool is named '${tool}' (known: ${[...known.names, ...known.servers.map((s) => `${s}__*`)].join(", ")})`,
+      );
+  }
+}
+
+/**
+ * The review policy by the names the model sees. A server's tool reaches the model (and the
+ * review) as `<server>__<tool>` with the characters a tool name cannot hold replaced and a long
+ * name cut (`namespacedToolName`): an entry naming it as the server spells it
+ * (`files__delete.all`) reviews that name too, never nothing. Two entries landing on one name
+ * give the stricter review.
+ */
+function reviewed(known: KnownTools, interruptOn: Record<string, InterruptConfig>): Record<string, InterruptConfig> {
+  let out: Record<string, InterruptConfig> = {};
+  for (const [tool, cfg] of Object.entries(interruptOn)) {
+    const as = new Set([tool]);
+    if (!known.names.has(tool)) {
+      for (const s of known.servers)
+        if (tool.startsWith(`${s}__`) && tool.length > s.length + 2) as.add(namespacedToolName(s, tool.slice(s.length + 2)));
     }
-  };
-  checkTools(o.interruptOn, "interruptOn");
-  o.subagents.forEach((s, i) => {
-    if (s.interruptOn) checkTools(s.interruptOn, `subagents[${i}].interruptOn`);
-  });
-  // A server's tool reaches the model (and the review) as `<server>__<tool>` with the characters
-  // a tool name cannot hold replaced and a long name cut (`namespacedToolName`): an entry naming
-  // it as the server spells it (`files__delete.all`) reviews that name too, never nothing. Two
-  // entries landing on one name give the stricter review.
-  const reviewed = (interruptOn: Record<string, InterruptConfig>): Record<string, InterruptConfig> => {
-    let out: Record<string, InterruptConfig> = {};
-    for (const [tool, cfg] of Object.entries(interruptOn)) {
-      const as = new Set([tool]);
-      if (!known.has(tool)) {
-        for (const s of servers)
-          if (tool.startsWith(`${s}__`) && tool.length > s.length + 2) as.add(namespacedToolName(s, tool.slice(s.length + 2)));
-      }
-      for (const name of as) out = stricterPolicy(out, { [name]: cfg });
-    }
-    return out;
-  };
+    for (const name of as) out = stricterPolicy(out, { [name]: cfg });
+  }
+  return out;
+}
+
+/** `durability`: `"step"` only with the step operations; by default for a durable checkpointer
+ * that has them. */
+function resolveDurability(options: DeepAgentOptions): "step" | "run" {
   const stepCapable = options.checkpointer !== undefined && hasStepOperations(options.checkpointer);
   if (options.durability === "step" && !stepCapable)
     throw new ConfigError("durability", '"step" needs a checkpointer with claimThread, putStep, getSteps and deleteSteps');
-  const durability: "step" | "run" = options.durability ?? (stepCapable && options.checkpointer?.durable === true ? "step" : "run");
+  return options.durability ?? (stepCapable && options.checkpointer?.durable === true ? "step" : "run");
+}
+
+/** Checks options and fills in defaults. Throws a {@link ConfigError} naming the option. */
+export function resolveOptions(options: DeepAgentOptions) {
+  if (options === null || typeof options !== "object" || Array.isArray(options)) throw new ConfigError("options", "must be an object");
+  const parsed = deepAgentOptionsSchema.safeParse(stripUndefined(options), parseParams());
+  if (!parsed.success) fail(parsed.error);
+  const o: OptionValues = { ...DEFAULT_OPTIONS, ...stripUndefined(options) };
+  const { tools, subagents, userTools } = checkNames(o);
+  checkReviewed(tools, o.interruptOn, "interruptOn");
+  o.subagents.forEach((s, i) => {
+    if (s.interruptOn) checkReviewed(tools, s.interruptOn, `subagents[${i}].interruptOn`);
+  });
+  const durability = resolveDurability(options);
   if (o.threadRecall && options.checkpointer && !canSearchThreads(options.checkpointer))
     throw new ConfigError("threadRecall", "needs a checkpointer with searchMessages or list (to find the user's threads)");
-  if (o.responseFormat !== undefined && o.responseMode === "tool" && names.has(RESPOND_TOOL))
+  if (o.responseFormat !== undefined && o.responseMode === "tool" && userTools.has(RESPOND_TOOL))
     throw new ConfigError("tools", `'${RESPOND_TOOL}' is the tool that gives the final answer when responseMode is "tool"`);
   return {
     ...o,
     durability,
-    interruptOn: reviewed(o.interruptOn),
+    interruptOn: reviewed(tools, o.interruptOn),
     threadRecall: resolveThreadRecall(o.threadRecall),
     structured: o.responseFormat === undefined ? undefined : structuredFormat(o.responseFormat),
-    subagents: subagents.map((s) => (s.interruptOn ? { ...s, interruptOn: reviewed(s.interruptOn) } : s)),
+    subagents: subagents.map((s) => (s.interruptOn ? { ...s, interruptOn: reviewed(tools, s.interruptOn) } : s)),
     memorySources: memorySourcePaths(options.memorySources, o.memoryFile),
     skillsSources: options.skillsSources ?? [o.skillsDir],
   };
