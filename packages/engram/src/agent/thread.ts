@@ -7,6 +7,7 @@ import { EngramError, ModelError, ResumeError } from "../errors.js";
 import { Channel } from "./channel.js";
 import { adoptDeadRun } from "./resume.js";
 import { ThreadSaves } from "./thread-save.js";
+import type { Backend } from "../backends/protocol.js";
 import type { Core } from "../core/types.js";
 import type { Message } from "../models/types.js";
 import { checkInput } from "./input.js";
@@ -118,23 +119,9 @@ async function startRun(
     async () => (saved = await checkpointer.get(threadId)),
   );
   const threadFiles = resolved.files;
-  // What tools, memory and skills use: the thread's backend, with the memory sources' write
-  // rules (redaction; changes recorded when `memoryHistory` is on) and operations traced when
-  // tracing is on.
   // What the run's writes replace outside the thread, for a rewind to put back.
   const recorder = kept && new WriteRecorder();
-  let backend = memorySourceBackend(
-    recorder ? recorder.wrap(resolved.backend) : resolved.backend,
-    core,
-    o.memorySources,
-    o.memoryHistory && {
-      history: o.memoryHistory,
-      userId: memoryIdentity(services, { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) }).userId,
-      threadId,
-      runId: `run-${crypto.randomUUID()}`,
-    },
-  );
-  if (o.tracing) backend = o.tracing.backend(backend);
+  const backend = runBackend(level, recorder ? recorder.wrap(resolved.backend) : resolved.backend, core, threadId, opts);
   const runTools = await services.mcpTools();
   const state: LevelState = {
     messages: saved?.messages ?? [],
@@ -186,6 +173,25 @@ async function afterFailure(e: unknown, state: LevelState, saves: ThreadSaves, s
   }
   if (refused) await saves.to.log?.discard().catch(() => undefined);
   throw e;
+}
+
+/** What tools, memory and skills use: the thread's backend, with the memory sources' write
+ * rules (redaction; changes recorded when `memoryHistory` is on) and operations traced when
+ * tracing is on. */
+function runBackend(level: AgentLevel, backend: Backend, core: Core, threadId: string, opts: RunOptions): Backend {
+  const o = level.options;
+  const wrapped = memorySourceBackend(
+    backend,
+    core,
+    o.memorySources,
+    o.memoryHistory && {
+      history: o.memoryHistory,
+      userId: memoryIdentity(level.services, { threadId, ...(opts.userId !== undefined && { userId: opts.userId }) }).userId,
+      threadId,
+      runId: `run-${crypto.randomUUID()}`,
+    },
+  );
+  return o.tracing ? o.tracing.backend(wrapped) : wrapped;
 }
 
 /** The run's events; a run that adopted a dead run's steps starts by saying so. */
