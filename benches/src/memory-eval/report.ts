@@ -108,14 +108,18 @@ export function renderMarkdown(report: EvalReport): string {
     "",
     "| category | engram (long-term memory) | no memory | full history in the prompt |",
     "|---|---|---|---|",
-    ...[...CATEGORIES, "all"].map(
-      (c) => `| ${c} | ${cell(find(c, "engram"))} | ${cell(find(c, "no-memory"))} | ${cell(find(c, "full-history"))} |`,
-    ),
+    ...[...CATEGORIES, "all"]
+      .filter((c) => summary.some((s) => s.category === c))
+      .map((c) => `| ${c} | ${cell(find(c, "engram"))} | ${cell(find(c, "no-memory"))} | ${cell(find(c, "full-history"))} |`),
     "",
-    updates.length > 0
-      ? `Knowledge updates: superseded values still in the injected memory in ${stale.length} of ${updates.length} cases${stale.length > 0 ? ` (${stale.map((r) => `${r.id}: ${r.supersededInjected?.join(", ")}`).join("; ")})` : ""}.`
-      : "Knowledge updates: not run with memory.",
-    "",
+    ...(updates.length > 0
+      ? [
+          `Knowledge updates: superseded values still in the injected memory in ${stale.length} of ${updates.length} cases${stale.length > 0 ? ` (${stale.map((r) => `${r.id}: ${r.supersededInjected?.join(", ")}`).join("; ")})` : ""}.`,
+          "",
+        ]
+      : report.results.some((r) => r.category === "knowledge-update")
+        ? ["Knowledge updates: not run with memory.", ""]
+        : []),
     ...longCases(report.results),
     "<details><summary>Failed cases</summary>",
     "",
@@ -167,6 +171,12 @@ function longCases(results: readonly CaseResult[]): string[] {
 
 function escapeCell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\s+/g, " ").trim();
+}
+
+/** Several saved runs as one section: each under its own heading (its subset), in order. */
+export function renderReports(reports: readonly EvalReport[]): string {
+  if (reports.length === 1) return renderMarkdown(reports[0] as EvalReport);
+  return reports.map((r) => `### ${r.subset} set (${r.cases} cases)\n\n${renderMarkdown(r).trim()}\n`).join("\n");
 }
 
 /** The markers of the evaluation's own section of docs/benchmarks.md. */

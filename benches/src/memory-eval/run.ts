@@ -20,7 +20,7 @@
  * <name>` (with `--base-url`, or `llama:<path.gguf>`; default the 1.5B GGUF); `--base-url <url>`
  * (or `ENGRAM_EVAL_BASE_URL`; `ENGRAM_EVAL_MODEL` for the model); `--out <file.json>` (default
  * `benches/results/memory-eval/<date>-<model>-<smoke|full>.json`); `--resume` keeps the case
- * results already in `--out`; `--threads <n>` for llama.cpp (default 1); `--render <file.json>`
+ * results already in `--out`; `--threads <n>` for llama.cpp (default 1); `--render <file.json>[,<file.json>…]`
  * writes saved results into docs/benchmarks.md (its own section between `memory-eval` markers),
  * running nothing. Results are written after every case, so an interrupted run resumes with
  * `--resume`; cases run round-robin over the categories. `npm run bench -- --only memory-eval`
@@ -40,7 +40,7 @@ import {
   createDeepAgent,
 } from "../../../packages/engram/src/index.js";
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
-import { type CaseResult, CONFIGS, type Config, type EvalReport, renderMarkdown, summarize, withSection } from "./report.js";
+import { type CaseResult, CONFIGS, type Config, type EvalReport, renderMarkdown, renderReports, summarize, withSection } from "./report.js";
 import { CATEGORIES, type Category, type EvalCase, interleave, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
 import { keepCutReplies } from "./cut-replies.js";
 import { meteredModel, textTokens, type TokenTally } from "./tokens.js";
@@ -258,13 +258,13 @@ const DOCS_PAGE = join(repo, "docs", "benchmarks.md");
 export async function runMemoryEval(argv: readonly string[]): Promise<void> {
   const render = argv.indexOf("--render");
   if (render >= 0) {
-    // Docs from saved results, nothing run.
-    const file = argv[render + 1];
-    if (!file) throw new Error("--render needs a results file");
-    const saved = JSON.parse(readFileSync(file, "utf8")) as EvalReport;
-    writeFileSync(file.replace(/\.json$/, ".md"), renderMarkdown(saved));
-    writeFileSync(DOCS_PAGE, withSection(readFileSync(DOCS_PAGE, "utf8"), renderMarkdown(saved)));
-    process.stderr.write(`[memory-eval] docs/benchmarks.md and the .md beside ${file}: rendered from it\n`);
+    // Docs from saved results, nothing run: one or more files, comma-separated, each its own part.
+    const files = argv[render + 1]?.split(",").filter((f) => f !== "");
+    if (!files?.length) throw new Error("--render needs a results file (or several, comma-separated)");
+    const saved = files.map((file) => JSON.parse(readFileSync(file, "utf8")) as EvalReport);
+    files.forEach((file, i) => writeFileSync(file.replace(/\.json$/, ".md"), renderMarkdown(saved[i] as EvalReport)));
+    writeFileSync(DOCS_PAGE, withSection(readFileSync(DOCS_PAGE, "utf8"), renderReports(saved)));
+    process.stderr.write(`[memory-eval] docs/benchmarks.md and the .md beside ${files.join(", ")}: rendered from them\n`);
     return;
   }
   const a = parseArgs(argv);

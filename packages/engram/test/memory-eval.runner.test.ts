@@ -8,7 +8,7 @@ import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
 import { evalArgs } from "../../../benches/src/memory-eval/bench-args.js";
 import { keepCutReplies } from "../../../benches/src/memory-eval/cut-replies.js";
-import { type CaseResult, LONG_CASE_TURNS, renderMarkdown } from "../../../benches/src/memory-eval/report.js";
+import { type CaseResult, LONG_CASE_TURNS, renderMarkdown, renderReports } from "../../../benches/src/memory-eval/report.js";
 import { historyText } from "../../../benches/src/memory-eval/run.js";
 import { parseEvalSet } from "../../../benches/src/memory-eval/score.js";
 import { meteredModel, requestTokens } from "../../../benches/src/memory-eval/tokens.js";
@@ -153,6 +153,23 @@ describe("the long cases' table", () => {
     expect(md).toContain("| multi-session | 1/1 (100%) · 400 tok | 0/1 (0%) · 250 tok | 0/1 (0%) · 1000 tok |");
     expect(md).toContain("| multi-long-01 | 31 | pass | fail | fail | 400 | 1000 | 0.40× | 150 / 700 | 5000 (3 calls) | 2 |");
     expect(md).toContain("| all (1) | | 1/1 | 0/1 | | 400 | 1000 | 0.40× | | | |");
+  });
+
+  it("renders several saved runs as one section, each under its subset", () => {
+    const one = {
+      date: "2026-11-29T04:00:00Z",
+      model: "m",
+      subset: "smoke",
+      cases: 1,
+      results: [result("engram", true, 400)],
+      summary: [],
+    };
+    const two = { ...one, subset: "some-multi-session" };
+    expect(renderReports([one])).toBe(renderMarkdown(one));
+    const both = renderReports([one, two]);
+    expect(both.indexOf("### smoke set (1 cases)")).toBeGreaterThanOrEqual(0);
+    expect(both.indexOf("### some-multi-session set (1 cases)")).toBeGreaterThan(both.indexOf("### smoke set"));
+    expect(both).not.toContain("| temporal |");
   });
 
   it("is left out when no long case was run, and old results keep the model's token counts", () => {
