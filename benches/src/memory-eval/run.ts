@@ -262,7 +262,7 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     const files = argv[render + 1]?.split(",").filter((f) => f !== "");
     if (!files?.length) throw new Error("--render needs a results file (or several, comma-separated)");
     const saved = files.map((file) => JSON.parse(readFileSync(file, "utf8")) as EvalReport);
-    files.forEach((file, i) => writeFileSync(file.replace(/\.json$/, ".md"), renderMarkdown(saved[i] as EvalReport)));
+    for (const [i, file] of files.entries()) writeFileSync(file.replace(/\.json$/, ".md"), renderMarkdown(saved[i] as EvalReport));
     writeFileSync(DOCS_PAGE, withSection(readFileSync(DOCS_PAGE, "utf8"), renderReports(saved)));
     process.stderr.write(`[memory-eval] docs/benchmarks.md and the .md beside ${files.join(", ")}: rendered from them\n`);
     return;
