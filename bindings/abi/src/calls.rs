@@ -47,6 +47,13 @@ macro_rules! calls {
         }
 
         $export! {
+            #[doc = "Estimated tokens of each text (as `estimateTokens`), in order: one crossing for a list."]
+            fn estimate_tokens_each as "estimateTokensEach" (texts: Vec<String>) -> u32s {
+                texts.iter().map(|t| $crate::count($crate::engram_core::tokens::estimate_tokens(t))).collect()
+            }
+        }
+
+        $export! {
             #[doc = "BM25 relevance of each document to `query`, in document order."]
             fn rank_bm25 as "rankBm25" (query: String, documents: Vec<String>) -> f64s {
                 $crate::engram_core::bm25::rank(&query, &documents)

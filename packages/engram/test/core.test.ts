@@ -326,6 +326,23 @@ describe("formatNumbered", () => {
   });
 });
 
+describe("estimateTokensEach", () => {
+  it("counts each text as estimateTokens does, in order, in one call", () => {
+    const texts = ["", "hello world", "😀 emoji and CJK 中文字", "x".repeat(70_000), '{"json": [1, 2, 3]}'];
+    const each = core.estimateTokensEach(texts);
+    expect(each).toEqual(texts.map((t) => core.estimateTokens(t)));
+    expect(each[0]).toBe(0);
+    expect(each[3]).toBeGreaterThan(1000);
+    expect(core.estimateTokensEach([])).toEqual([]);
+  });
+
+  it("refuses what is not a list of strings with invalid_argument", () => {
+    for (const bad of [["a", 1], "abc", null, [undefined]]) {
+      expect(() => core.estimateTokensEach(bad as unknown as string[])).toThrow(expect.objectContaining({ code: "invalid_argument" }));
+    }
+  });
+});
+
 describe("scale", () => {
   it("lists one directory of a 20,000-file table and finds planted tokens", () => {
     const t = core.createFileTable();

@@ -46,6 +46,7 @@ import type {
 export type DeclaredCall =
   | "formatNumbered"
   | "estimateTokens"
+  | "estimateTokensEach"
   | "rankBm25"
   | "neutralizeSectionTags"
   | "escapeTags"
@@ -1297,6 +1298,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       return out;
     },
     estimateTokens: (text) => raw.estimateTokens(requireString(text, "text")),
+    estimateTokensEach: (texts) => Array.from(raw.estimateTokensEach(requireStrings(texts as string[], "texts"))),
     // ---- prompt assembly ----
     neutralizeSectionTags: (text) => raw.neutralizeSectionTags(requireString(text, "text")),
     escapeTags: (text) => raw.escapeTags(requireString(text, "text")),

@@ -441,6 +441,9 @@ export interface Core {
    * `cl100k_base` on prose, code, JSON, base64, hex, UUIDs, CJK, Cyrillic, emoji and markdown
    * (engram_core::tokens). Linear, no allocation in the core. `""` → 0. */
   estimateTokens(text: string): number;
+  /** {@link Core.estimateTokens} of each text, in order, in one call: counting a conversation's
+   * messages crosses into the core once, not once per message. */
+  estimateTokensEach(texts: readonly string[]): number[];
   // ---- prompt assembly (engram_core::prompt): the rules for the prompt's tagged sections ----
   /** `text` with every section-tag opener (`<memory>`, `</agent_memory>`, `<skills>`, … however
    * disguised: case, spacing, full-width and other NFKC forms, invisible characters, HTML
