@@ -525,7 +525,7 @@ export function checkGrep(o: GrepOptions): ErrorData | undefined {
   return undefined;
 }
 
-// ---- tool text (bindings/node/src/format.rs, the tool_text block of bindings/wasm) ----
+// ---- tool text (the `text_or_error` calls of bindings/abi/src/calls.rs) ----
 type RawText = RawOut & { readonly text?: Opt<string> };
 
 function textOf(r: RawText): Result<{ text: string }> {
