@@ -5,7 +5,7 @@
  * run's steps into the thread ({@link adoptSteps}). See `docs/guides/durable-runs.md`.
  * @module
  */
-import { StateBackend, type StateMark } from "../backends/state.js";
+import type { StateMark } from "../backends/state.js";
 import type { Core } from "../core/types.js";
 import { EngramError, ResumeError } from "../errors.js";
 import type { Message } from "../models/types.js";
@@ -13,7 +13,7 @@ import { type Checkpoint, type HistoryHead, checkpointFiles } from "./checkpoint
 import type { FileWrite } from "./file-writes.js";
 import type { RunStep, StepOperations } from "./run-steps.js";
 import type { LevelState } from "./runtime.js";
-import type { ThreadFiles } from "./thread-backend.js";
+import { type ThreadFiles, tracksChanges } from "./thread-backend.js";
 
 /** Where `state.data` keeps the tool phase a dead run left open: the calls' results that were
  * committed, and the calls that had started without one. */
@@ -208,7 +208,7 @@ export class StepLog {
   ): Promise<{ kind: "full" | "delta"; bytes: Uint8Array; mark: StateMark | undefined; snapshot?: Uint8Array } | undefined> {
     const state = this.files?.state;
     if (!state) return undefined;
-    if (state instanceof StateBackend) {
+    if (tracksChanges(state)) {
       const tracked = await state.changesSince(this.#mark);
       if (tracked.unchanged && !whole) return undefined;
       if (tracked.delta && this.#hasBase) return { kind: "delta", bytes: tracked.delta, mark: tracked.mark };

@@ -18,6 +18,17 @@ export interface ThreadScoped {
   loadSnapshot(snapshot: Uint8Array): Promise<void>;
 }
 
+/** A thread-scoped backend that tells what changed since a mark: saves and steps then write a
+ * delta of its files instead of a snapshot (`StateBackend` has it). */
+export interface ChangeTracking {
+  changesSince(since: StateMark | undefined): Promise<{ mark: StateMark; unchanged: boolean; delta?: Uint8Array }>;
+}
+
+/** Whether `s` tells what changed (a method, never a class: a subclass or Proxy keeps it). */
+export function tracksChanges<T>(s: T): s is T & ChangeTracking {
+  return typeof (s as Partial<ChangeTracking> | undefined)?.changesSince === "function";
+}
+
 /** Whether `b` holds thread-scoped files (it can be snapshotted and restored). */
 export function threadScoped(b: unknown): b is ThreadScoped {
   const s = b as Partial<ThreadScoped> | undefined;
@@ -115,7 +126,7 @@ async function takeResident(agent: object, threadId: string, saved: Checkpoint |
   const r = map.get(threadId);
   if (!r) return undefined;
   map.delete(threadId);
-  if (!saved || !(r.state instanceof StateBackend)) {
+  if (!saved || !tracksChanges(r.state)) {
     release(r);
     return undefined;
   }
@@ -134,7 +145,7 @@ export function keepResident(agent: object, threadId: string, files: ThreadFiles
   // A copy of the thread's files that is no longer kept is released now, not at the next
   // garbage collection (WASM memory only a collection gives back).
   if (earlier && earlier.state !== files.state) release(earlier);
-  if (!(files.state instanceof StateBackend) || (!files.ref && !files.bytes)) return;
+  if (!tracksChanges(files.state) || (!files.ref && !files.bytes)) return;
   map.set(threadId, files);
   if (map.size > RESIDENT_THREADS) {
     const oldest = map.keys().next().value as string;
@@ -145,7 +156,7 @@ export function keepResident(agent: object, threadId: string, files: ThreadFiles
 
 /** Frees a resident copy the agent made (only those are kept: `own` states). */
 function release(files: ThreadFiles): void {
-  if (files.state instanceof StateBackend) files.state.dispose();
+  (files.state as { dispose?(): void }).dispose?.();
 }
 
 /** The full snapshot a checkpoint's files come to; a missing or damaged part is a
@@ -175,7 +186,7 @@ export async function saveWithFiles(
 ): Promise<number | undefined> {
   if (!files) return revisionOf(await checkpointer.put(threadId, cp, options));
   const state = files.state;
-  const tracked = state instanceof StateBackend ? await state.changesSince(files.mark) : undefined;
+  const tracked = tracksChanges(state) ? await state.changesSince(files.mark) : undefined;
   const ref = files.ref;
   if (tracked && ref && (tracked.unchanged || tracked.delta)) {
     const delta = tracked.delta;
@@ -197,7 +208,7 @@ export async function saveWithFiles(
     }
   }
   const bytes = await state.snapshot();
-  const mark = state instanceof StateBackend ? (await state.changesSince(undefined)).mark : undefined;
+  const mark = tracksChanges(state) ? (await state.changesSince(undefined)).mark : undefined;
   const next = { id: crypto.randomUUID(), deltas: 0 };
   const revision = await checkpointer.put(threadId, { ...cp, files: bytes, filesRef: next }, options);
   Object.assign(files, {
@@ -217,7 +228,7 @@ function revisionOf(put: number | void): number | undefined {
 
 /** Thread files loaded from `bytes` (the checkpoint `saved`'s), or fresh (`saved` undefined). */
 async function loaded(state: ThreadScoped, saved: Checkpoint | undefined, bytes: Uint8Array | undefined): Promise<ThreadFiles> {
-  const mark = state instanceof StateBackend ? (await state.changesSince(undefined)).mark : undefined;
+  const mark = tracksChanges(state) ? (await state.changesSince(undefined)).mark : undefined;
   const deltaBytes = (saved?.filesDeltas ?? []).reduce((n, d) => n + d.byteLength, 0);
   return {
     state,
