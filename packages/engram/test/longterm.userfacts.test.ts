@@ -157,6 +157,9 @@ describe("a name the user gave someone or something else is not the user's name"
     ).toEqual(["Adopted a rescue dog named Pixel"]);
     expect(extract(["My cat Miso hates the vet.", "Poor Miso."], ["The user's name is Miso"])).toEqual([]);
     expect(extract(["Our daughter is called Lena.", "Lovely name."], ["Is named Lena"])).toEqual([]);
+    // The long multi-session cases: a manager, and a client's studio.
+    expect(extract(["My new manager is called Dirk.", "Noted."], ["Is called Dirk"])).toEqual([]);
+    expect(extract(["Hi! New client: a yoga studio called Still Point.", "Nice!"], ["Is called Still Point"])).toEqual([]);
   });
 
   it("keeps the user's own name, also beside a pet's", () => {
