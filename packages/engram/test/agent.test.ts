@@ -16,6 +16,7 @@ import {
   resume,
 } from "../src/index.js";
 import { checkpointFiles } from "../src/kit.js";
+import { bundledFixture } from "./fixtures/node-bundle.js";
 
 let core: Core;
 beforeAll(async () => {
@@ -349,10 +350,12 @@ describe("durable human review", () => {
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
     const dir = mkdtempSync(join(tmpdir(), "engram-hitl-"));
-    const script = join(import.meta.dirname, "fixtures/agent/hitl-process.ts");
-    const tsx = join(import.meta.dirname, "../../../node_modules/.bin/tsx");
+    // Bundled once, started with plain node (not tsx) each time.
+    const script = await bundledFixture(join(import.meta.dirname, "fixtures/agent/hitl-process.ts"));
     const run = (mode: string) =>
-      JSON.parse(execFileSync(tsx, [script, mode, dir], { encoding: "utf8", env: process.env }).trim().split("\n").at(-1) as string);
+      JSON.parse(
+        execFileSync(process.execPath, [script, mode, dir], { encoding: "utf8", env: process.env }).trim().split("\n").at(-1) as string,
+      );
     try {
       expect(run("start")).toEqual({ interrupted: ["w1"] });
       expect(run("resume")).toEqual({ answer: "final:      1\tstep 1" });

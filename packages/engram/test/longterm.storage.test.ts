@@ -15,6 +15,7 @@ import {
   safeId,
 } from "../src/memory/longterm/index.js";
 import { FileMemoryStorage } from "../src/memory/longterm/node.js";
+import { bundledFixture } from "./fixtures/node-bundle.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -187,11 +188,11 @@ describe("FileMemoryStorage", () => {
   });
 
   it("two processes writing one user's memory 100 times each lose no fact", async () => {
-    const script = join(import.meta.dirname, "fixtures/longterm/writer.ts");
-    const tsx = join(import.meta.dirname, "../../../node_modules/.bin/tsx");
+    // Bundled once, started with plain node (not tsx) each time.
+    const script = await bundledFixture(join(import.meta.dirname, "fixtures/longterm/writer.ts"));
     const run = (name: string) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
-        const child = spawn(tsx, [script, dir, name, "100"], { env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [script, dir, name, "100"], { env: process.env, stdio: ["ignore", "pipe", "pipe"] });
         let out = "";
         child.stdout.on("data", (d) => (out += d));
         child.stderr.on("data", (d) => (out += d));

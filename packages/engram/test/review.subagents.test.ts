@@ -14,6 +14,7 @@ import {
   loadCore,
   resume,
 } from "../src/index.js";
+import { bundledFixture } from "./fixtures/node-bundle.js";
 
 let core: Core;
 beforeAll(async () => {
@@ -209,10 +210,12 @@ describe("review inside task subagents", () => {
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
     const dir = mkdtempSync(join(tmpdir(), "engram-review-"));
-    const script = join(import.meta.dirname, "fixtures/agent/review-process.ts");
-    const tsx = join(import.meta.dirname, "../../../node_modules/.bin/tsx");
+    // Bundled once, started with plain node (not tsx) each time.
+    const script = await bundledFixture(join(import.meta.dirname, "fixtures/agent/review-process.ts"));
     const run = (mode: string) =>
-      JSON.parse(execFileSync(tsx, [script, mode, dir], { encoding: "utf8", env: process.env }).trim().split("\n").at(-1) as string);
+      JSON.parse(
+        execFileSync(process.execPath, [script, mode, dir], { encoding: "utf8", env: process.env }).trim().split("\n").at(-1) as string,
+      );
     try {
       expect(run("start")).toEqual({ interrupted: ["t1/w1"], path: "task:general-purpose/1", exists: false });
       expect(run("resume")).toEqual({ answer: "parent got: child read:      1\tstep 1", stopReason: "done" });
