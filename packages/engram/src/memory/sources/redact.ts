@@ -34,7 +34,7 @@ function redacted(core: Core, content: string | Uint8Array): string | Uint8Array
  * whole `/memories/` route. A write is a memory write by the file it reaches (see
  * {@link Backend.realPath}): with a predicate, when it names the path given or the path
  * reached; with source paths, when the path given or reached is a source's, or reaches the
- * same file as one (see {@link memoryTarget}).
+ * same file as one (see `memoryTarget`).
  *
  * A write is redacted whole. An edit's new text is redacted, and then the whole file once more
  * (compare-and-swap on the version the edit left), since the new text may complete a secret
