@@ -1,9 +1,9 @@
 /** Long-term memory extraction end to end on a real local model (Qwen2.5-Coder-1.5B-Instruct,
  * Q4_K_M GGUF from `scripts/fetch-model.sh qwen-1.5b`, llama.cpp on the CPU), grammar-constrained
- * through `responseFormat`, with the local-model defaults (`"facts"` extraction). One extraction
- * (a 1.5B model on a shared CPU takes a minute or two): a fact the user stated is stored, every
- * stored fact is supported by what the user said, and the secret in the conversation is stored
- * nowhere. In CI (env CI set) it never skips: a missing model file is a failure. */
+ * through `responseFormat`, with the local-model defaults (`"facts"` extraction). Two extractions
+ * (a 1.5B model on a shared CPU takes a minute or two each): a fact the user stated is stored,
+ * every stored fact is supported by what the user said, and the secret in the conversation is
+ * stored nowhere; a pet's name the model proposes as the user's is refused. In CI (env CI set) it never skips: a missing model file is a failure. */
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +19,7 @@ import {
   parseMemoryUpdate,
 } from "../src/memory/longterm/index.js";
 import { FileMemoryStorage, FilePendingWork } from "../src/memory/longterm/node.js";
+import { slotOf } from "../src/memory/longterm/slots.js";
 
 const ROOT = join(import.meta.dirname, "../../..");
 const GGUF = process.env.ENGRAM_TEST_LTM_GGUF ?? join(ROOT, ".cache/models/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf");
@@ -116,5 +117,37 @@ describe.skipIf(!native || (!present && !process.env.CI))("long-term memory on a
     console.log(
       `[longterm.llama] ${call.finishReason}; facts ${JSON.stringify(doc.facts.map((f) => f.content))}; warnings ${warnings.length}; reply: ${call.reply.slice(0, 300)}`,
     );
+  }, 700_000);
+
+  it("a pet's name never becomes the user's: the model's 'Is called Pixel' is refused", async () => {
+    // The model fills the prompt's "Is called …" with the dog's name (the memory evaluation's
+    // temporal-03, at temperature 0): a name fact read as the user's own.
+    const { wrapped, calls } = recording(model);
+    const warnings: string[] = [];
+    const memory = new LongTermMemory({
+      model: wrapped,
+      storage: new FileMemoryStorage({ dir: join(dir, "pet") }),
+      debounceMs: 0,
+      retryBackoffMs: 0,
+      extractionAttempts: 1,
+      modelTimeoutMs: 600_000,
+      onWarning: (m) => warnings.push(m),
+    });
+    memory.capture(
+      [
+        { role: "user", content: "I adopted a rescue dog named Pixel." },
+        { role: "assistant", content: "Congratulations on adopting Pixel!" },
+      ],
+      { threadId: "pet", userId: "owner" },
+    );
+    await memory.close();
+    const reply = calls[0]?.reply ?? "";
+    const facts = (await memory.read("owner")).facts.map((f) => f.content);
+    console.log(`[longterm.llama] pet: facts ${JSON.stringify(facts)}; reply: ${reply.slice(0, 300)}`);
+    expect(calls, warnings.join("\n")).toHaveLength(1);
+    for (const fact of facts) expect(slotOf(fact), `${fact}\n${reply}`).not.toBe("name");
+    // What the test is about: the model did propose the name fact, and it was refused.
+    expect(reply).toMatch(/"(?:Is called|Is named|(?:The user's )?name is) Pixel"/i);
+    expect(warnings.join("\n")).toMatch(/"Pixel" is the name of someone or something else/);
   }, 700_000);
 });
