@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FilesystemBackend, type Middleware, type ToolSpec, createDeepAgent, loadCore } from "engram";
+import { FilesystemBackend, type Middleware, createDeepAgent, loadCore } from "engram";
+import type { ToolSpec } from "engram/kit";
 import { LlamaCppModel } from "engram/llama";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
         };
         const ok = task.check(read, answer);
         const turns = out.messages.filter((m) => m.role === "assistant").length;
-        results.push({ task: task.id, variant, ok, turns, promptTokens: out.usage.inputTokens ?? 0, answer: answer.slice(0, 200) });
+        results.push({ task: task.id, variant, ok, turns, promptTokens: out.usage?.inputTokens ?? 0, answer: answer.slice(0, 200) });
         process.stderr.write(`[task-success] ${variant} ${task.id}: ${ok ? "done" : "NOT done"} in ${turns} turns\n`);
         rmSync(dir, { recursive: true, force: true });
       }
