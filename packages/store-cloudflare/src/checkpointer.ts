@@ -31,7 +31,7 @@ import {
 } from "engram/kit";
 import { deleteHistorySteps, deleteRunSteps, dropAllSteps, getHistorySteps, getRunSteps, keepRunSteps, putRunStep } from "./run-steps.js";
 import { nextRevision, openSchema } from "./schema.js";
-import { type DurableObjectSqlStorage, blobParts, first, guard, joinBlobs, rows, textParts } from "./sql.js";
+import { type DurableObjectSqlStorage, blobParts, first, guard, joinBlobs, rows, textParts, threadPage } from "./sql.js";
 
 interface HeadRow {
   revision: number;
@@ -193,8 +193,6 @@ export class DurableObjectCheckpointer implements Checkpointer {
         Number.isFinite(limit) ? limit + 1 : -1,
       ),
     );
-    const page = found.slice(0, limit);
-    const threads = page.map((r) => ({ threadId: r.thread_id, savedAt: r.saved_at, interrupted: r.interrupted === 1 }));
-    return found.length > page.length ? { threads, cursor: (page.at(-1) as { thread_id: string }).thread_id } : { threads };
+    return threadPage(found, limit);
   }
 }

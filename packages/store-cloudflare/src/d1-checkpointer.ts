@@ -23,7 +23,7 @@ import {
   EngramError,
 } from "engram/kit";
 import { type D1Database, type D1PreparedStatement, d1Guard, d1Rows, openD1Schema } from "./d1.js";
-import { blobParts, joinBlobs, storeError, textParts } from "./sql.js";
+import { blobParts, joinBlobs, storeError, textParts, threadPage } from "./sql.js";
 
 interface HeadRow {
   revision: number;
@@ -190,8 +190,6 @@ export class D1Checkpointer implements Checkpointer {
       ...(after === undefined ? [] : [after]),
       Number.isFinite(limit) ? limit + 1 : -1,
     );
-    const page = found.slice(0, limit);
-    const threads = page.map((r) => ({ threadId: r.thread_id, savedAt: r.saved_at, interrupted: r.interrupted === 1 }));
-    return found.length > page.length ? { threads, cursor: (page.at(-1) as { thread_id: string }).thread_id } : { threads };
+    return threadPage(found, limit);
   }
 }

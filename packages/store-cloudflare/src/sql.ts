@@ -95,3 +95,14 @@ export function textParts(text: string): string[] {
   } while (at < text.length);
   return out;
 }
+
+/** A page of `list()`: the rows asked for (`limit`, one more fetched to tell whether more
+ * follow) as threads, with the cursor when more follow. */
+export function threadPage(
+  found: { thread_id: string; saved_at: number; interrupted: number }[],
+  limit: number,
+): { threads: { threadId: string; savedAt: number; interrupted: boolean }[]; cursor?: string } {
+  const page = found.slice(0, limit);
+  const threads = page.map((r) => ({ threadId: r.thread_id, savedAt: r.saved_at, interrupted: r.interrupted === 1 }));
+  return found.length > page.length ? { threads, cursor: (page.at(-1) as { thread_id: string }).thread_id } : { threads };
+}

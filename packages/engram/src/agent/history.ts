@@ -13,7 +13,7 @@ import type { Message } from "../models/types.js";
 import { type Checkpoint, type Checkpointer, type HistoryHead, checkThreadId } from "./checkpointer.js";
 import { type FileWrite, undoWrites } from "./file-writes.js";
 import { type HistoryOperations, type HistoryRetention, type HistoryStep, type StepKey, hasHistoryOperations } from "./run-steps.js";
-import { OPEN_TOOLS, type OpenTools, pointId, withOpenTools } from "./step-log.js";
+import { OPEN_TOOLS, type OpenTools, type StepDoc as PointDoc, pointId, withOpenTools } from "./step-log.js";
 
 export type { HistoryRetention } from "./run-steps.js";
 
@@ -60,19 +60,6 @@ export interface PointState {
   files?: Uint8Array;
   /** The point, as a checkpoint's {@link HistoryHead}. */
   head: HistoryHead;
-}
-
-/** What a step's document holds (`step-log.ts` writes it). */
-interface PointDoc {
-  keep: number;
-  append: Message[];
-  data?: Record<string, unknown>;
-  started?: string;
-  done?: [string, Message];
-  files?: "full" | "delta";
-  from?: string;
-  depth?: number;
-  writes?: FileWrite[];
 }
 
 /** The history operations of `checkpointer`, or an `unsupported` {@link EngramError}. */

@@ -34,7 +34,7 @@ export function interruptedCallNotice(name: string): string {
 }
 
 /** What one step changed, as stored in {@link RunStep.doc}. */
-interface StepDoc {
+export interface StepDoc {
   /** Messages kept from the step before (a prefix); `append` follows them. */
   keep: number;
   append: Message[];
