@@ -36,6 +36,7 @@ const INVALID: [string, unknown, string][] = [
   ],
   ["interruptOn names no tool", { interruptOn: { wirte_file: true } }, "interruptOn.wirte_file"],
   ["interruptOn is not an object", { interruptOn: "all" }, "interruptOn"],
+  ["long-term memory with the memory slot removed", { enableMemory: false, longTermMemory: {} }, "enableMemory"],
   ["maxTurns as a string", { maxTurns: "10" }, "maxTurns"],
   ["maxTurns zero", { maxTurns: 0 }, "maxTurns"],
   ["maxTurns fractional", { maxTurns: 1.5 }, "maxTurns"],

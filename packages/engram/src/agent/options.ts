@@ -661,6 +661,11 @@ export function resolveOptions(options: DeepAgentOptions) {
     if (s.interruptOn) checkReviewed(tools, s.interruptOn, `subagents[${i}].interruptOn`);
   });
   const durability = resolveDurability(options);
+  if (options.longTermMemory && options.enableMemory === false)
+    throw new ConfigError(
+      "enableMemory",
+      "false removes the memory slot, which also injects and captures the long-term facts: drop longTermMemory, or keep enableMemory on",
+    );
   if (o.threadRecall && options.checkpointer && !canSearchThreads(options.checkpointer))
     throw new ConfigError("threadRecall", "needs a checkpointer with searchMessages or list (to find the user's threads)");
   if (o.responseFormat !== undefined && o.responseMode === "tool" && userTools.has(RESPOND_TOOL))
