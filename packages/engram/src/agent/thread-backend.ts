@@ -19,7 +19,9 @@ export interface ThreadScoped {
 }
 
 /** A thread-scoped backend that tells what changed since a mark: saves and steps then write a
- * delta of its files instead of a snapshot (`StateBackend` has it). */
+ * delta of its files instead of a snapshot. The delta is the core's format (the one
+ * `StateBackend` makes), applied onto the thread's snapshot: a wrapper forwards the method to a
+ * `StateBackend`, it does not invent one. */
 export interface ChangeTracking {
   changesSince(since: StateMark | undefined): Promise<{ mark: StateMark; unchanged: boolean; delta?: Uint8Array }>;
 }
