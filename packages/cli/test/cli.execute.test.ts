@@ -299,7 +299,8 @@ describe("engram run: attacks through the model's execute calls (--mode auto)", 
       expect(bombPeak).toBeLessThanOrEqual(1024);
       const [slept, bombed, big] = out as [string, string, string];
       expect(slept).toContain("[Command killed: it ran past its timeout]");
-      expect(bombed).toContain("[Command killed: it ran past its timeout]");
+      // Killed at its timeout, or ended early when the limit also refused its own `sleep`.
+      expect(bombed).toMatch(/\[Command killed: it ran past its timeout\]|\[Command failed with exit code \d+\]/);
       expect(bombed).toContain("Cannot fork");
       expect(processesWith(sleepMarker)).toEqual([]);
       expect(processesWith(bomb)).toEqual([]);
