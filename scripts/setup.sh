@@ -133,8 +133,13 @@ fi
 
 # --- native addon (napi-rs); cargo makes it incremental ------------------------------------
 log "building @engram/native"
-(cd bindings/node && "$ROOT/node_modules/.bin/napi" build --platform --release >/dev/null 2>.tmp-napi.log \
-  || { cat .tmp-napi.log >&2; exit 1; }) && rm -f bindings/node/.tmp-napi.log
+# A failed build must stop here: `( … ) && rm` would let `set -e` pass over it, and the tests
+# would then run the previous addon.
+if ! (cd bindings/node && "$ROOT/node_modules/.bin/napi" build --platform --release >/dev/null 2>.tmp-napi.log); then
+  cat bindings/node/.tmp-napi.log >&2
+  die "the native addon did not build"
+fi
+rm -f bindings/node/.tmp-napi.log
 # napi-rs layout: the binary also goes into its per-platform package (npm/<platform>/), which is
 # what gets published as @engram/native-<platform> (gitignored: *.node).
 for node_file in bindings/node/engram.*.node; do

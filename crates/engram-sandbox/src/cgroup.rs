@@ -26,6 +26,7 @@ impl PidsCgroup {
             }
             let dir = base.join(&name);
             std::fs::create_dir(&dir).ok()?;
+            // Dropped (and so removed) if the pids controller is not enabled here.
             let cgroup = PidsCgroup {
                 procs: CString::new(dir.join("cgroup.procs").into_os_string().into_encoded_bytes()).ok()?,
                 dir,

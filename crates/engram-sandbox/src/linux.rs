@@ -24,6 +24,13 @@ use crate::{scrubbed_env, HeadTail, Limits, Outcome, Policy, SandboxError, Suppo
 /// File rights need Landlock ABI 3 (truncation), TCP denial ABI 4.
 const REQUIRED_ABI: i32 = 4;
 const POLL_MS: i32 = 50;
+const NO_PIDS_CGROUP: &str =
+    "a writable pids cgroup to bound the command's processes (root is exempt from RLIMIT_NPROC)";
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    (unsafe { libc::geteuid() }) == 0
+}
 
 pub(crate) fn support() -> Support {
     let landlock_abi = landlock_abi();
@@ -32,6 +39,8 @@ pub(crate) fn support() -> Support {
         Some(format!("Landlock ABI {REQUIRED_ABI} or later (found {landlock_abi}; Linux 6.7+ with Landlock enabled)"))
     } else if !namespaces {
         Some("network and PID namespaces (unprivileged user namespaces are disabled)".to_string())
+    } else if is_root() && PidsCgroup::create(1).is_none() {
+        Some(NO_PIDS_CGROUP.to_string())
     } else {
         None
     };
@@ -53,9 +62,7 @@ fn landlock_abi() -> i32 {
 }
 
 fn namespace_flags() -> libc::c_int {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    libc::CLONE_NEWNET | libc::CLONE_NEWPID | libc::CLONE_NEWNS | if root { 0 } else { libc::CLONE_NEWUSER }
+    libc::CLONE_NEWNET | libc::CLONE_NEWPID | libc::CLONE_NEWNS | if is_root() { 0 } else { libc::CLONE_NEWUSER }
 }
 
 /// Whether a child may create the namespaces (tried in a throwaway child).
@@ -92,21 +99,18 @@ struct Confinement {
 }
 
 pub(crate) fn execute(command: &str, policy: &Policy, cancel: &AtomicBool) -> Result<Outcome, SandboxError> {
+    let (root, cwd) = resolve_dirs(policy)?;
     if !policy.unconfined {
         if let Some(missing) = support().missing {
             return Err(SandboxError::Unsupported(missing));
         }
     }
-    let (root, cwd) = resolve_dirs(policy)?;
-    // SAFETY: geteuid cannot fail.
     let cgroup = if policy.unconfined {
         None
-    } else if unsafe { libc::geteuid() } == 0 {
+    } else if is_root() {
         let cgroup = PidsCgroup::create(policy.limits.processes);
         if cgroup.is_none() {
-            return Err(SandboxError::Unsupported(
-                "a writable pids cgroup to bound the command's processes (root is exempt from RLIMIT_NPROC)".into(),
-            ));
+            return Err(SandboxError::Unsupported(NO_PIDS_CGROUP.into()));
         }
         cgroup
     } else {

@@ -5,6 +5,7 @@
  * table (/proc) and servers the test runs are checked, not only the answers.
  */
 import { createSocket } from "node:dgram";
+import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:net";
 import { join } from "node:path";
@@ -33,6 +34,11 @@ const cwd = tempDir("engram-exec-cwd-");
 /** A distinct number per test worker (both cores run this file, maybe at once). */
 const tag = `${process.pid}`;
 const SECRET_KEY = "sk-proj-parentSecretKey1234567890abcdef";
+/** What this kernel lacks for the sandbox (undefined when it has all): the tests that run a
+ * command need it; where it is missing, the command must refuse instead (tested below). */
+const sandboxMissing: string | undefined =
+  (createRequire(import.meta.url)("@engram/native") as { sandboxSupport(): { missing?: string | null } }).sandboxSupport().missing ??
+  undefined;
 
 beforeAll(async () => {
   server = await startScriptedModelServer((request: WireRequest) => {
@@ -168,7 +174,7 @@ async function waitFor<T>(probe: () => T | undefined, ms: number, what: string):
 
 const final = (ran: Ran) => jsonLines(ran.stdout).at(-1) ?? {};
 
-describe("engram run: attacks through the model's execute calls (--mode auto)", { timeout: 240_000 }, () => {
+describe.skipIf(sandboxMissing)("engram run: attacks through the model's execute calls (--mode auto)", { timeout: 240_000 }, () => {
   it("cannot write or read outside the root, follow a link out, reach the network, or see the parent's keys; npm test runs", async () => {
     const root = tempDir("engram-exec-root-");
     try {
@@ -402,7 +408,7 @@ describe("engram run: modes and the user's rules", { timeout: 240_000 }, () => {
     }
   });
 
-  it("ask reviews execute; an allow rule lets its commands run unreviewed, and only those", async () => {
+  it.skipIf(sandboxMissing)("ask reviews execute; an allow rule lets its commands run unreviewed, and only those", async () => {
     const root = tempDir("engram-exec-root-");
     try {
       const env = baseEnv({ ENGRAM_PERMISSIONS: JSON.stringify({ allow: ["execute(echo *)"] }) });
@@ -419,7 +425,7 @@ describe("engram run: modes and the user's rules", { timeout: 240_000 }, () => {
     }
   });
 
-  it("without --write, execute reads and runs the root but changes nothing in it", async () => {
+  it.skipIf(sandboxMissing)("without --write, execute reads and runs the root but changes nothing in it", async () => {
     const root = tempDir("engram-exec-root-");
     try {
       writeFileSync(join(root.path, "a.txt"), "kept\n");
@@ -443,28 +449,31 @@ describe("engram run: modes and the user's rules", { timeout: 240_000 }, () => {
     }
   });
 
-  it("a command that writes a key into the project's AGENTS.md leaves it redacted, in the file and in the history", async () => {
-    const root = tempDir("engram-exec-root-");
-    try {
-      writeFileSync(join(root.path, "AGENTS.md"), "# Project\n");
-      const task = `memory by command ${tag}`;
-      const { ran } = await runCalls(task, [exec(`printf -- '- deploy key %s\\n' ${SECRET_KEY} >> AGENTS.md`)], root.path, [
-        "--mode",
-        "auto",
-        "--write",
-      ]);
-      expect(ran.code, ran.stderr).toBe(0);
-      expect(readFileSync(join(root.path, "AGENTS.md"), "utf8")).toBe("# Project\n- deploy key [REDACTED]\n");
-      const history = await startEngram(["--root", root.path, "memory", "history", "--json"], { env: baseEnv(), cwd: cwd.path }).done;
-      expect(history.code, history.stderr).toBe(0);
-      expect(history.stdout).toContain("/AGENTS.md");
-      expect(history.stdout).not.toContain(SECRET_KEY);
-    } finally {
-      root.remove();
-    }
-  });
+  it.skipIf(sandboxMissing)(
+    "a command that writes a key into the project's AGENTS.md leaves it redacted, in the file and in the history",
+    async () => {
+      const root = tempDir("engram-exec-root-");
+      try {
+        writeFileSync(join(root.path, "AGENTS.md"), "# Project\n");
+        const task = `memory by command ${tag}`;
+        const { ran } = await runCalls(task, [exec(`printf -- '- deploy key %s\\n' ${SECRET_KEY} >> AGENTS.md`)], root.path, [
+          "--mode",
+          "auto",
+          "--write",
+        ]);
+        expect(ran.code, ran.stderr).toBe(0);
+        expect(readFileSync(join(root.path, "AGENTS.md"), "utf8")).toBe("# Project\n- deploy key [REDACTED]\n");
+        const history = await startEngram(["--root", root.path, "memory", "history", "--json"], { env: baseEnv(), cwd: cwd.path }).done;
+        expect(history.code, history.stderr).toBe(0);
+        expect(history.stdout).toContain("/AGENTS.md");
+        expect(history.stdout).not.toContain(SECRET_KEY);
+      } finally {
+        root.remove();
+      }
+    },
+  );
 
-  it("chat: an allow rule approves its command without asking", async () => {
+  it.skipIf(sandboxMissing)("chat: an allow rule approves its command without asking", async () => {
     const root = tempDir("engram-exec-root-");
     try {
       const task = `chat allowed ${tag}`;
@@ -475,6 +484,18 @@ describe("engram run: modes and the user's rules", { timeout: 240_000 }, () => {
       expect(ran.code, ran.stderr).toBe(0);
       expect(ran.stdout).not.toContain("review");
       expect(readFileSync(join(root.path, "chat.txt"), "utf8")).toBe("hi\n");
+    } finally {
+      root.remove();
+    }
+  });
+
+  it.runIf(sandboxMissing)("where the kernel lacks the sandbox, execute refuses and says what is missing", async () => {
+    const root = tempDir("engram-exec-root-");
+    try {
+      const { ran, results: out } = await runCalls(`no sandbox ${tag}`, [exec("touch ran.txt")], root.path, ["--mode", "auto", "--write"]);
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(out[0]).toContain(`sandbox not available here: this kernel lacks ${sandboxMissing}`);
+      expect(readdirSync(root.path)).toEqual([]);
     } finally {
       root.remove();
     }

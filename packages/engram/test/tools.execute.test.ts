@@ -67,6 +67,18 @@ describe("execute", () => {
     expect(await names(wrapped)).toContain("execute");
   });
 
+  it.runIf(process.platform === "linux" && sandboxMissing())(
+    "where the kernel lacks the sandbox, a command is refused and nothing runs",
+    async () => {
+      const root = tempDir();
+      const backend = new FilesystemBackend({ rootDir: root, execute: true });
+      const result = await backend.execute?.("touch ran.txt");
+      expect(result).toMatchObject({ error: { code: "unsupported" } });
+      expect(JSON.stringify(result)).toContain(String(sandboxMissing()));
+      expect(readdirSync(root)).toEqual([]);
+    },
+  );
+
   it.skipIf(sandboxMissing())("runs the model's command in the root and reports how it ended; writes outside fail", async () => {
     const root = tempDir();
     const outside = tempDir();
