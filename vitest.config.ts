@@ -21,6 +21,7 @@ const excluded = [EDGE, "**/node_modules/**"];
 // that loads it. A file starting processes that may load the core never belongs here.
 const CORE_FREE = [
   "packages/engram/test/agent.layers.test.ts",
+  "packages/engram/test/entries.test.ts",
   "packages/engram/test/errors.test.ts",
   "packages/engram/test/mcp.test.ts",
   "packages/engram/test/memory-eval.score.test.ts",

@@ -20,13 +20,12 @@ import {
   MemoryHistory,
   StoreBackend,
   StoreMemoryStorage,
-  DEFAULT_OLLAMA_BASE_URL,
   createDeepAgent,
-  isLocalModelId,
   parseModelString,
   loadCore,
   redactMemoryWrites,
 } from "engram";
+import { DEFAULT_OLLAMA_BASE_URL, isLocalModelId } from "engram/kit";
 import type { CliConfig } from "./config.js";
 import { maskUrlCredentials } from "./masking.js";
 import { Permissions, modePolicy, permissionsMiddleware } from "./permissions.js";

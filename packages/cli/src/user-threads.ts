@@ -8,7 +8,7 @@
  * @module
  */
 import { userInfo } from "node:os";
-import { type Checkpoint, type Checkpointer, type ThreadInfo, checkThreadId, validateNamespace } from "engram";
+import { type Checkpoint, type Checkpointer, type ThreadInfo, checkThreadId, validateNamespace } from "engram/kit";
 import { defaultUserId } from "./config.js";
 
 /** Ends the owner's name in a checkpoint key. */

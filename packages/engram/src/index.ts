@@ -43,7 +43,6 @@ export type { AgentState, HookContext, Middleware, ModelResponse } from "./agent
 export {
   type Checkpoint,
   type Checkpointer,
-  checkThreadId,
   InMemoryCheckpointer,
   type InMemoryCheckpointerOptions,
   type ListThreadsOptions,
@@ -75,16 +74,9 @@ export type {
   ToolCall,
   Usage,
 } from "./models/types.js";
-export { RAW_ARGS_KEY } from "./models/normalize.js";
 export { OpenAICompatibleModel, type OpenAICompatibleOptions } from "./models/openai-compatible.js";
 export { fromLanguageModel, type LanguageModelAdapterOptions, type LanguageModelLike } from "./models/ai-sdk.js";
-export {
-  DEFAULT_OLLAMA_BASE_URL,
-  type ModelSpec,
-  parseModelString,
-  type ResolveModelOptions,
-  resolveModel,
-} from "./models/resolve.js";
+export { type ModelSpec, parseModelString, type ResolveModelOptions, resolveModel } from "./models/resolve.js";
 export { FakeChatModel, type FakeChatModelOptions, type FakeTurn } from "./models/fake.js";
 
 // ---- Tools ----
@@ -100,7 +92,6 @@ export { FilesystemBackend, type FilesystemBackendOptions } from "./backends/fil
 
 // ---- Stores: where memory and threads persist ----
 export type { Namespace, Store, StoreItem } from "./stores/types.js";
-export { validateNamespace } from "./stores/types.js";
 export { InMemoryStore } from "./stores/memory.js";
 
 // ---- The core ----
@@ -111,11 +102,7 @@ export type { Core, CoreKind, ErrorCode, ErrorData, FileInfo, Result } from "./c
 export { ConfigError, EngramError, type EngramErrorCode, ModelError, type ModelErrorCode, ResumeError } from "./errors.js";
 
 // ---- Memory: AGENTS.md, long-term facts, their history, past threads ----
-export {
-  isLocalModelId,
-  LongTermMemory,
-  type LongTermMemoryOptions,
-} from "./memory/longterm/longterm.js";
+export { LongTermMemory, type LongTermMemoryOptions } from "./memory/longterm/longterm.js";
 export { FACT_CATEGORIES, type Fact, type FactCategory, type MemoryData } from "./memory/longterm/schema.js";
 export { StoreMemoryStorage, type StoreMemoryStorageOptions } from "./memory/longterm/store-storage.js";
 export { redactSecrets } from "./memory/longterm/redact.js";
@@ -125,7 +112,6 @@ export {
   MemoryHistory,
   type MemoryHistoryOptions,
 } from "./memory/history/history.js";
-export { factsTarget, factsText } from "./memory/history/facts.js";
 export { restoreThrough } from "./memory/history/recording-backend.js";
 export { searchPastThreads } from "./memory/recall/search.js";
 

@@ -22,7 +22,7 @@ export {
   type ThreadInfo,
 } from "./agent/checkpointer.js";
 export type { ChatModel, Message, ModelRequest, ModelResult, ModelStreamEvent, ToolCall } from "./models/types.js";
-export { LongTermMemory } from "./memory/longterm/longterm.js";
+export { isLocalModelId, LongTermMemory } from "./memory/longterm/longterm.js";
 
 // ---- The core's types (what its calls take and give) ----
 export type {
@@ -224,7 +224,7 @@ export type {
   NewMemoryChange,
   RestoreFn,
 } from "./memory/history/history.js";
-export { type RecordFactChangesOptions, recordFactChanges } from "./memory/history/facts.js";
+export { factsTarget, factsText, type RecordFactChangesOptions, recordFactChanges } from "./memory/history/facts.js";
 export { type RecordMemoryChangesOptions, recordMemoryChanges } from "./memory/history/recording-backend.js";
 
 // ---- Models: helpers for a ChatModel implementation ----
@@ -235,6 +235,7 @@ export {
   type ParseToolArgsOptions,
   parseToolArgs,
   parseToolArguments,
+  RAW_ARGS_KEY,
 } from "./models/normalize.js";
 export { parseTextToolCalls, type TextToolCall, type TextToolCalls } from "./models/text-tool-calls.js";
 export { type RetryInfo, type RetryOptions, type RetryPolicy, retryDelay, retryPolicy } from "./models/retry.js";
@@ -250,7 +251,7 @@ export {
   type LanguageModelToolCallPart,
   type LanguageModelToolResultPart,
 } from "./models/ai-sdk.js";
-export { isChatModel, loadModel, MODEL_PROVIDERS, type ModelProviderPackage } from "./models/resolve.js";
+export { DEFAULT_OLLAMA_BASE_URL, isChatModel, loadModel, MODEL_PROVIDERS, type ModelProviderPackage } from "./models/resolve.js";
 export {
   estimateMessagesTokens,
   estimateRequestTokens,

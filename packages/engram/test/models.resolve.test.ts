@@ -2,7 +2,6 @@
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  DEFAULT_OLLAMA_BASE_URL,
   EngramError,
   FakeChatModel,
   type LanguageModelLike,
@@ -11,7 +10,7 @@ import {
   parseModelString,
   resolveModel,
 } from "../src/index.js";
-import { type LanguageModelPart, MODEL_PROVIDERS, isChatModel, loadModel } from "../src/kit.js";
+import { DEFAULT_OLLAMA_BASE_URL, type LanguageModelPart, MODEL_PROVIDERS, isChatModel, loadModel } from "../src/kit.js";
 import { type ChatServer, json, startChatServer } from "./fixtures/models/chat-server.js";
 
 let server: ChatServer;

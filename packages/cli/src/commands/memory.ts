@@ -9,17 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
-import {
-  type Backend,
-  FACT_CATEGORIES,
-  type Fact,
-  type FactCategory,
-  type LongTermMemory,
-  factsTarget,
-  factsText,
-  loadCore,
-  redactSecrets,
-} from "engram";
+import { type Backend, FACT_CATEGORIES, type Fact, type FactCategory, type LongTermMemory, loadCore, redactSecrets } from "engram";
+import { factsTarget, factsText } from "engram/kit";
 import type { Context } from "../context.js";
 import { EXIT } from "../exit.js";
 import { PROJECT_MEMORY_PATH, type Storage, USER_MEMORY_PATH, openLongTermMemory } from "../runtime.js";

@@ -103,10 +103,7 @@ export interface ResolveModelOptions {
  * @throws EngramError (`unsupported`) for anything else (or an unsupported AI SDK specification).
  */
 export function resolveModel(model: ChatModel | LanguageModelLike | string, options: ResolveModelOptions = {}): ChatModel {
-  if (typeof model === "string") return resolveString(model, options);
-  if (isChatModel(model)) return model;
-  if (isLanguageModelLike(model)) return fromLanguageModel(model);
-  throw new EngramError("unsupported", 'A model must be a ChatModel, an AI SDK language model or a "provider:model" string');
+  return resolve(model, options).model;
 }
 
 /**
@@ -114,8 +111,26 @@ export function resolveModel(model: ChatModel | LanguageModelLike | string, opti
  * rejects here with `unknown_provider` rather than on the first call.
  */
 export async function loadModel(model: ChatModel | LanguageModelLike | string, options: ResolveModelOptions = {}): Promise<ChatModel> {
-  const resolved = resolveModel(model, options);
-  return resolved instanceof ProviderModel ? resolved.load() : resolved;
+  const resolved = resolve(model, options);
+  return resolved.load ? resolved.load() : resolved.model;
+}
+
+/** A resolved model, and for one imported on first use, the import to run now. */
+interface Resolved {
+  model: ChatModel;
+  load?: () => Promise<ChatModel>;
+}
+
+function resolve(model: ChatModel | LanguageModelLike | string, options: ResolveModelOptions): Resolved {
+  if (typeof model === "string") return resolveString(model, options);
+  if (isChatModel(model)) return { model };
+  if (isLanguageModelLike(model)) return { model: fromLanguageModel(model) };
+  throw new EngramError("unsupported", 'A model must be a ChatModel, an AI SDK language model or a "provider:model" string');
+}
+
+function lazily(id: string, create: () => Promise<ChatModel>): Resolved {
+  const model = new ProviderModel(id, create);
+  return { model, load: () => model.load() };
 }
 
 /** True for an object with a string `id` and `invoke` / `stream` methods. */
@@ -123,7 +138,7 @@ export function isChatModel(value: unknown): value is ChatModel {
   return isPlainObject(value) && typeof value.id === "string" && typeof value.invoke === "function" && typeof value.stream === "function";
 }
 
-function resolveString(spec: string, options: ResolveModelOptions): ChatModel {
+function resolveString(spec: string, options: ResolveModelOptions): Resolved {
   const { provider, model, baseURL } = parseModelString(spec);
   if (provider === "openai-compatible") {
     if (!baseURL) {
@@ -132,10 +147,10 @@ function resolveString(spec: string, options: ResolveModelOptions): ChatModel {
         `Model string ${JSON.stringify(spec)} needs a base URL: "openai-compatible:<model>@http://host:port/v1"`,
       );
     }
-    return new OpenAICompatibleModel({ baseURL, model });
+    return { model: new OpenAICompatibleModel({ baseURL, model }) };
   }
-  if (provider === "ollama") return new OpenAICompatibleModel({ baseURL: baseURL ?? DEFAULT_OLLAMA_BASE_URL, model });
-  if (provider === "llama") return new ProviderModel(spec, () => loadLlama(model, spec, options.importModule ?? defaultImport));
+  if (provider === "ollama") return { model: new OpenAICompatibleModel({ baseURL: baseURL ?? DEFAULT_OLLAMA_BASE_URL, model }) };
+  if (provider === "llama") return lazily(spec, () => loadLlama(model, spec, options.importModule ?? defaultImport));
   const pkg = Object.hasOwn(MODEL_PROVIDERS, provider) ? MODEL_PROVIDERS[provider] : undefined;
   if (!pkg) {
     const known = [...Object.keys(MODEL_PROVIDERS), "openai-compatible", "ollama", "llama"].join(", ");
@@ -144,7 +159,7 @@ function resolveString(spec: string, options: ResolveModelOptions): ChatModel {
       `Unknown model provider ${JSON.stringify(provider)} in ${JSON.stringify(spec)} (known: ${known})`,
     );
   }
-  return new ProviderModel(spec, () => loadProvider(spec, model, pkg, options));
+  return lazily(spec, () => loadProvider(spec, model, pkg, options));
 }
 
 const defaultImport = (packageName: string): Promise<unknown> => import(packageName);
