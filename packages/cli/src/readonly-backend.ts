@@ -7,7 +7,7 @@
  * @module
  */
 import type { Backend, Core, ExecuteOptions } from "engram";
-import type { BackendEditOptions, BackendGlobOptions, BackendGrepOptions, ReadOptions } from "engram/kit";
+import { type BackendEditOptions, type BackendGlobOptions, type BackendGrepOptions, type ReadOptions, capability } from "engram/kit";
 
 const DETAIL = "the directory is read-only (start engram with --write to allow changes)";
 
@@ -17,6 +17,8 @@ export class ReadOnlyBackend implements Backend {
   readonly #core: Promise<Core>;
 
   declare readonly execute?: Backend["execute"];
+  /** Forwarded with `execute` (see `commandsConfined` in engram/kit's capabilities). */
+  declare readonly commandsConfined?: () => boolean;
 
   constructor(inner: Backend, core: Core | Promise<Core>) {
     this.#inner = inner;
@@ -27,6 +29,8 @@ export class ReadOnlyBackend implements Backend {
         configurable: true,
         value: (command: string, options?: ExecuteOptions) => run.call(inner, command, options),
       });
+      const confined = capability(inner, "commandsConfined");
+      if (confined) Object.defineProperty(this, "commandsConfined", { configurable: true, value: confined });
     }
   }
 

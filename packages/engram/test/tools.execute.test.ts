@@ -15,6 +15,7 @@ import {
   loadCore,
 } from "../src/index.js";
 import { loadNativeBinding } from "../src/core/node-access.js";
+import { wrapBackend } from "../src/kit.js";
 
 const core: Core = await loadCore();
 
@@ -65,6 +66,32 @@ describe("execute", () => {
       },
     });
     expect(await names(wrapped)).toContain("execute");
+  });
+
+  it("says the commands are sandboxed only when the backend declares it, through wrappers too", async () => {
+    const root = tempDir();
+    const description = async (backend: unknown) => {
+      const model = new FakeChatModel(["ok"]);
+      await createDeepAgent(model, { core, backend: () => backend as never, enableSubagents: false }).invoke(user("hi"));
+      return model.requests[0]?.tools?.find((t) => t.name === "execute")?.description ?? "";
+    };
+    const sandboxed = new FilesystemBackend({ rootDir: root, execute: true });
+    const warn = console.warn;
+    console.warn = () => {};
+    const unconfined = new FilesystemBackend({ rootDir: root, execute: { sandbox: "none" } });
+    console.warn = warn;
+    expect(await description(sandboxed)).toContain("sandboxed");
+    expect(await description(unconfined)).not.toContain("sandbox");
+    expect(await description(new CompositeBackend(sandboxed, { "/memories/": new StateBackend({ core }) }, { core }))).toContain(
+      "sandboxed",
+    );
+    expect(await description(new CompositeBackend(unconfined, {}, { core }))).not.toContain("sandbox");
+    expect(await description(wrapBackend(sandboxed, { write: sandboxed.write.bind(sandboxed) }))).toContain("sandboxed");
+    // A backend of the user's own that runs commands claims nothing it did not declare.
+    const own = wrapBackend(new StateBackend({ core }), {
+      execute: async () => ({ output: "", exitCode: 0, timedOut: false, cancelled: false, truncated: false }),
+    });
+    expect(await description(own)).not.toContain("sandbox");
   });
 
   it.runIf(process.platform === "linux" && sandboxMissing())(

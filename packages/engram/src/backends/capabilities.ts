@@ -54,6 +54,13 @@ export interface BackendCapabilities {
    * a composite answers for the route `path` takes. Absent: the thread's own files.
    */
   outsideThread?(path: string): Promise<boolean>;
+  /**
+   * Declared (answering `true`) by a backend whose `execute` runs commands confined by a sandbox:
+   * writes only inside its root, no network, killed at the timeout. The `execute` tool tells the
+   * model so only then. A wrapper that forwards `execute` forwards this with it; unlike the
+   * reading capabilities above, a wrapper's own reads do not change it.
+   */
+  commandsConfined?(): boolean;
 }
 
 /** The capability methods, which wrappers forward on purpose only. */

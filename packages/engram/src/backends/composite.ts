@@ -113,6 +113,8 @@ export class CompositeBackend implements Backend, BackendCapabilities {
     const run = defaultBackend.execute;
     if (typeof run === "function") {
       Object.defineProperty(this, "execute", { configurable: true, value: run.bind(defaultBackend) });
+      const confined = capability(defaultBackend, "commandsConfined");
+      if (confined) Object.defineProperty(this, "commandsConfined", { configurable: true, value: confined });
     }
     const marks = this.backends.map(changeMark);
     if (marks.every((m) => m !== undefined)) {
@@ -124,6 +126,10 @@ export class CompositeBackend implements Backend, BackendCapabilities {
   /** Present when the default backend runs commands: they run there, and see its files only
    * (a mount's files are not on its disk). */
   declare readonly execute?: Backend["execute"];
+
+  /** Present when the default backend's commands are sandboxed (see
+   * {@link BackendCapabilities.commandsConfined}). */
+  declare readonly commandsConfined?: () => boolean;
 
   /** Present when every backend can tell that its files have not changed (a capability: see
    * {@link BackendCapabilities.changeMark}): the marks of all of them. */

@@ -79,6 +79,8 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
 
   /** Present when the backend was made with the `execute` option (see {@link Backend.execute}). */
   declare readonly execute?: (command: string, options?: ExecuteOptions) => Promise<Result<ExecuteResult>>;
+  /** Present, answering `true`, when `execute` runs commands in the sandbox (not `sandbox: "none"`). */
+  declare readonly commandsConfined?: () => boolean;
 
   /** Throws an {@link EngramError} when `rootDir` is missing or not a directory. */
   constructor(options: FilesystemBackendOptions) {
@@ -95,6 +97,7 @@ export class FilesystemBackend implements Backend, BackendCapabilities {
         configurable: true,
         value: (command: string, o: ExecuteOptions = {}) => this.#execute(command, { ...defaults, ...o }),
       });
+      if (defaults.sandbox !== "none") Object.defineProperty(this, "commandsConfined", { configurable: true, value: () => true });
     }
   }
 

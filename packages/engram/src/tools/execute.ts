@@ -4,6 +4,7 @@
  * @module
  */
 import * as z from "zod/mini";
+import { capability } from "../backends/capabilities.js";
 import type { Backend, ExecuteResult } from "../backends/protocol.js";
 import { errorResult } from "./format.js";
 import type { Tool, ToolResult } from "./types.js";
@@ -43,7 +44,9 @@ export function createExecuteTool(backend: Backend): Tool<never> | undefined {
     name: EXECUTE_TOOL_NAME,
     // A cut output says so itself ("[Output was cut to its head and tail]").
     description:
-      "Run a shell command in the project (sandboxed: it can write only inside the project, has no network, and is killed at its timeout).",
+      capability(backend, "commandsConfined")?.() === true
+        ? "Run a shell command in the project (sandboxed: it can write only inside the project, has no network, and is killed at its timeout)."
+        : "Run a shell command in the project (it is killed at its timeout).",
     schema,
     async run({ command, timeout }, context) {
       const r = await run(command, {
