@@ -34,6 +34,10 @@ export interface CaseResult {
   historyTokens?: number;
   /** `engram` only: o200k tokens of the `<memory>` block injected for the question. */
   memoryBlockTokens?: number;
+  /** `engram` only: o200k tokens of the `<past_threads>` block recalled for the question. */
+  recallBlockTokens?: number;
+  /** `engram` only: that block. */
+  recalled?: string;
   /** `engram` only: the facts stored before the question, with the day each was last confirmed. */
   facts?: string[];
   /** `engram` only: `superseded` patterns of the case found in the injected memory block. */

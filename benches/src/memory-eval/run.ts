@@ -4,7 +4,10 @@
  * configurations measured the same way:
  *
  * - `engram`: long-term memory on, a fresh store per case, each session a thread of its own at its
- *   own time (the agent's clock and the memory's), extraction awaited after each session;
+ *   own time (the agent's clock, the memory's and the checkpoint's), extraction awaited after each
+ *   session; the threads are checkpointed (in memory) and recall injection is on
+ *   (`threadRecall: { inject }`): the question's first model call gets the best-matching things
+ *   the user said in the earlier threads, dated, without a tool call;
  * - `no-memory`: the question alone (nothing of the sessions can reach a new thread, so they are
  *   not replayed);
  * - `full-history`: the question with every session's user turns, dated, pasted into the prompt.
@@ -33,13 +36,18 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type ChatModel,
+  type Checkpoint,
   type Fact,
+  InMemoryCheckpointer,
   InMemoryStore,
   OpenAICompatibleModel,
   StoreMemoryStorage,
   createDeepAgent,
+  loadCore,
 } from "../../../packages/engram/src/index.js";
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
+import { formatRecallBlock, recallSnippets } from "../../../packages/engram/src/memory/recall/inject.js";
+
 import { type CaseResult, CONFIGS, type Config, type EvalReport, renderMarkdown, renderReports, summarize, withSection } from "./report.js";
 import { CATEGORIES, type Category, type EvalCase, interleave, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
 import { keepCutReplies } from "./cut-replies.js";
@@ -56,6 +64,17 @@ const USER = "eval-user";
 const ANSWER_TOKENS = 96;
 /** Output cap of the assistant's replies in the replayed sessions (only context for extraction). */
 const SESSION_REPLY_TOKENS = 48;
+/** Recall injection of the `engram` configuration: snippets, characters each, block tokens. */
+const RECALL = { inject: 6, snippetChars: 240, injectTokens: 400, tool: false } as const;
+
+/** Checkpoints in memory, saved at the evaluation's clock (a session's day), not the wall
+ * clock's: recall dates its snippets by their thread's save. */
+export class DatedCheckpointer extends InMemoryCheckpointer {
+  at = 0;
+  override put(threadId: string, checkpoint: Checkpoint, options?: Parameters<InMemoryCheckpointer["put"]>[2]): Promise<number> {
+    return super.put(threadId, { ...checkpoint, savedAt: this.at }, options);
+  }
+}
 
 interface Args {
   smoke: boolean;
@@ -167,13 +186,18 @@ async function runCase(
   let totalInput = 0;
   const warnings: string[] = [];
   const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
-  const memoryOptions = (at: string) => ({
+  const checkpointer = new DatedCheckpointer();
+  const memoryOptions = (at: string) => {
+    checkpointer.at = Date.parse(at);
+    return { checkpointer, threadRecall: RECALL, ...longTermOptions(at) };
+  };
+  const longTermOptions = (at: string) => ({
     longTermMemory: {
       storage,
       // Nothing runs until the session's flush: a debounce longer than a session.
       debounceMs: 300_000,
       retryBackoffMs: 0,
-      extractionAttempts: 2,
+      extractionAttempts: 3,
       modelTimeoutMs: 1_800_000, // a loaded 2-core machine is slow; this is not a speed test
       now: () => Date.parse(at),
       onWarning: (m: string) => warnings.push(m),
@@ -203,10 +227,24 @@ async function runCase(
   const agent = agentFor(model, system, config === "engram" ? memoryOptions(askedAt) : {});
   const facts: Fact[] = (await agent.longTermMemory?.listFacts(USER)) ?? [];
   const block = (await agent.longTermMemory?.inject(USER, undefined, c.question)) ?? "";
+  const questionThread = `${c.id}-question`;
+  const recalled =
+    config === "engram"
+      ? formatRecallBlock(
+          await recallSnippets(checkpointer, await loadCore(), {
+            userId: USER,
+            query: c.question,
+            excludeThreadId: questionThread,
+            limit: RECALL.inject,
+            snippetChars: RECALL.snippetChars,
+          }),
+          RECALL.injectTokens,
+        )
+      : "";
   // A failed answer (the model cut off twice, …) is scored as the empty answer it is.
   let failure = "";
   const out = await agent
-    .invoke({ messages: [{ role: "user", content: c.question }] }, { threadId: `${c.id}-question`, userId: USER })
+    .invoke({ messages: [{ role: "user", content: c.question }] }, { threadId: questionThread, userId: USER })
     .catch((e: unknown) => {
       failure = e instanceof Error ? e.message : String(e);
       return { messages: [], usage: undefined };
@@ -241,11 +279,13 @@ async function runCase(
       facts: facts.map((f) => `${f.content} [${(f.confirmedAt ?? f.createdAt).slice(0, 10)}]`),
       supersededInjected: supersededIn(block, c.superseded),
       memoryBlockTokens: textTokens(block),
+      recallBlockTokens: textTokens(recalled),
+      recalled,
       warnings,
     }),
   };
   log(
-    `${c.id} ${config}: ${score.pass ? "PASS" : `FAIL (${score.reason})`} ${JSON.stringify(answer.slice(0, 160))} · ${question.agent.tokens} o200k tokens · ${result.seconds} s`,
+    `${c.id} ${config}: ${score.pass ? "PASS" : `FAIL (${score.reason})`} ${JSON.stringify(answer.slice(0, 160))} · ${question.agent.tokens} o200k tokens${config === "engram" ? ` (memory block ${result.memoryBlockTokens}, recalled ${result.recallBlockTokens})` : ""} · ${result.seconds} s`,
   );
   return result;
 }

@@ -336,6 +336,45 @@ describe("nothing silently lost", () => {
     expect(pending[0]?.reason).toMatch(/did not answer within/);
   });
 
+  it("an answer that copies the prompt's example facts is asked again in halves; facts the user said are not a copy", async () => {
+    const example = [
+      { content: "Works as a nurse in Porto", category: "context", confidence: 0.95 },
+      { content: "Is called Sam", category: "context", confidence: 0.95 },
+    ];
+    // Copies the example for a conversation of more than one user turn, reads a single turn.
+    const { memory, model, warnings } = setup((req) => {
+      const block = (req.messages[0]?.content ?? "").split("<conversation>")[1] ?? "";
+      if ((block.match(/^User: /gm) ?? []).length > 1) return JSON.stringify({ newFacts: example, factsToRemove: [] });
+      const fact = block.includes("Lyon") ? "Lives in Lyon" : "Uses Neovim";
+      return JSON.stringify({ newFacts: [{ content: fact, category: "context", confidence: 0.9 }], factsToRemove: [] });
+    });
+    memory.capture([user("I live in Lyon"), assistant("ok"), user("I use Neovim"), assistant("ok")], { threadId: "t", userId: "u" });
+    await memory.close();
+    expect(model.requests).toHaveLength(3);
+    expect((await memory.listFacts("u")).map((f) => f.content).sort()).toEqual(["Lives in Lyon", "Uses Neovim"]);
+    expect(warnings.some((w) => w.includes("copied the prompt's example facts"))).toBe(true);
+
+    // A user who is a nurse in Porto called Sam: the same facts are theirs, stored at once.
+    const real = setup(() => JSON.stringify({ newFacts: example, factsToRemove: [] }));
+    real.memory.capture([user("I'm Sam, I work as a nurse in Porto"), assistant("ok"), user("Hello"), assistant("hi")], {
+      threadId: "t",
+      userId: "u",
+    });
+    await real.memory.close();
+    expect(real.model.requests).toHaveLength(1);
+    expect((await real.memory.listFacts("u")).map((f) => f.content).sort()).toEqual(["Is called Sam", "Works as a nurse in Porto"]);
+
+    // Copies every time: split while attempts are left, then applied (and refused) — no loop.
+    const stubborn = setup(() => JSON.stringify({ newFacts: example, factsToRemove: [] }), { extractionAttempts: 2 });
+    stubborn.memory.capture([user("I live in Lyon"), assistant("ok"), user("I use Neovim"), assistant("ok")], {
+      threadId: "t",
+      userId: "u",
+    });
+    await stubborn.memory.close();
+    expect(stubborn.model.requests).toHaveLength(3);
+    expect(await stubborn.memory.listFacts("u")).toEqual([]);
+  });
+
   it("a timed-out chunk is split at a user message; a half without one is not sent", async () => {
     const { memory, model } = setup(
       (req) => {

@@ -231,6 +231,14 @@ const threadRecallSchema = z.strictObject({
   maxResults: z.optional(int(1).check(z.lte(MESSAGE_SEARCH_LIMIT.max, { message: `must be at most ${MESSAGE_SEARCH_LIMIT.max}` }))),
   /** Characters per snippet at most (40–2000). Default: 300. */
   snippetChars: z.optional(int(SNIPPET_CHARS.min).check(z.lte(SNIPPET_CHARS.max, { message: `must be at most ${SNIPPET_CHARS.max}` }))),
+  /** Recall without a tool call: at a new user message, the run's first model call gets this
+   * many of the best-matching messages the user wrote in earlier threads (0–50), dated, in a
+   * `<past_threads>` block after the memory. 0 is off. Default: 0. */
+  inject: z.optional(int(0).check(z.lte(MESSAGE_SEARCH_LIMIT.max, { message: `must be at most ${MESSAGE_SEARCH_LIMIT.max}` }))),
+  /** Estimated tokens of the injected block at most (tags included; 64–8000). Default: 400. */
+  injectTokens: z.optional(int(64).check(z.lte(8000, { message: "must be at most 8000" }))),
+  /** Whether the model gets the `search_past_threads` tool. Default: true. */
+  tool: z.optional(bool),
 });
 
 /** Options of the `search_past_threads` tool (`threadRecall`). */
@@ -387,11 +395,15 @@ export const deepAgentOptionsSchema = z.strictObject(
      * its run's `userId`; only threads saved with the same `userId` are searched, never the
      * current one, and a run without a `userId` gets an error from the tool. The checkpointer
      * must have `searchMessages` or `list`. The top agent's tool (subagents do not get it). `true`
-     * uses every default. Default: off.
+     * uses every default. With `inject: n` the best n messages the user wrote in earlier threads
+     * are also placed in the prompt at each new user message, without a tool call (`tool: false`
+     * keeps only that). Default: off.
      */
     threadRecall: z._default(
       typed<boolean | ThreadRecallOptions>()(
-        z.union([bool, threadRecallSchema], { message: "must be true, false or { maxResults?, snippetChars? }" }),
+        z.union([bool, threadRecallSchema], {
+          message: "must be true, false or { maxResults?, snippetChars?, inject?, injectTokens?, tool? }",
+        }),
       ),
       false,
     ),
@@ -689,6 +701,9 @@ function resolveThreadRecall(option: boolean | ThreadRecallOptions): Required<Th
   return {
     maxResults: given.maxResults ?? MESSAGE_SEARCH_LIMIT.default,
     snippetChars: given.snippetChars ?? SNIPPET_CHARS.default,
+    inject: given.inject ?? 0,
+    injectTokens: given.injectTokens ?? 400,
+    tool: given.tool ?? true,
   };
 }
 

@@ -2,16 +2,19 @@
  * The `search_past_threads` tool: the model searches the user's earlier threads (their user and
  * assistant messages) for what was said or decided there, even when no long-term fact holds it.
  * Only the run's user's threads are searched, never the current one; the answer is a few
- * threads with a short snippet each.
+ * threads with a short snippet each. With `inject`, the same search runs without a tool call:
+ * the run's first model call of a new user message gets the best snippets as a block.
  * @module
  */
 import * as z from "zod/mini";
 import { cutAt } from "../core/text.js";
 import type { Core } from "../core/types.js";
+import { formatRecallBlock, recallSnippets } from "../memory/recall/inject.js";
 import { type ThreadSearchSource, searchPastThreads } from "../memory/recall/search.js";
 import { MESSAGE_SEARCH_LIMIT, type MessageSearchHit } from "../memory/recall/types.js";
 import type { Tool, ToolResult } from "../tools/types.js";
-import type { Middleware } from "./types.js";
+import { withContext } from "./memory.js";
+import type { HookContext, Middleware } from "./types.js";
 
 export const PAST_THREADS_TOOL_NAME = "search_past_threads";
 
@@ -77,4 +80,62 @@ export function pastThreadsTool(options: PastThreadsOptions): Tool<never> {
 /** A middleware contributing {@link pastThreadsTool}. */
 export function pastThreadsMiddleware(options: PastThreadsOptions): Middleware {
   return { name: "past-threads", tools: [pastThreadsTool(options)] };
+}
+
+/** Options of {@link recallInjectionMiddleware}. */
+export interface RecallInjectionOptions {
+  source: ThreadSearchSource;
+  core: Pick<Core, "rankBm25">;
+  /** Snippets at most. */
+  snippets: number;
+  /** Characters per snippet at most. */
+  snippetChars: number;
+  /** Estimated tokens of the whole block at most. */
+  maxTokens: number;
+}
+
+/** The new user message the run answers: the last message, when it is the user's. */
+function newUserMessage(ctx: HookContext): string | undefined {
+  const last = ctx.state.messages.at(-1);
+  return last?.role === "user" && typeof last.content === "string" && last.content.trim() !== "" ? last.content : undefined;
+}
+
+/**
+ * A middleware (one per run) that, at the run's first model call, when the run answers a new
+ * user message, searches that user's earlier threads with it ({@link recallSnippets}) and places
+ * the `<past_threads>` block at the end of the request's system context — after the static
+ * prompt and the memory, so their cached prefix holds. The block stays the same for the run's
+ * later model calls. A run without a user id, or a resumed one, gets nothing.
+ */
+export function recallInjectionMiddleware(options: RecallInjectionOptions): Middleware {
+  let block: Promise<string> | undefined;
+  return {
+    name: "past-threads-recall",
+    async beforeModel(request, ctx) {
+      if (block === undefined) {
+        const userId = ctx.userId;
+        const query = newUserMessage(ctx);
+        block =
+          userId === undefined || query === undefined
+            ? Promise.resolve("")
+            : recallSnippets(options.source, options.core, {
+                userId,
+                query,
+                excludeThreadId: ctx.threadId,
+                limit: options.snippets,
+                snippetChars: options.snippetChars,
+              }).then(
+                (hits) => formatRecallBlock(hits, options.maxTokens),
+                (e: unknown) => {
+                  ctx.warn(`earlier threads not recalled: ${e instanceof Error ? e.message : String(e)}`);
+                  return "";
+                },
+              );
+      }
+      const text = await block;
+      if (text === "") return;
+      const context = request.systemContext ?? "";
+      return withContext(request, context === "" ? text : `${context}\n\n${text}`);
+    },
+  };
 }

@@ -53,7 +53,7 @@ export interface LongTermMemoryOptions {
   /** Compare-and-swap attempts per save before giving up. Default: `10`. */
   maxSaveAttempts?: number;
   /** Token budget of the conversation in one extraction request; longer conversations are
-   * extracted in chunks of this size, one request each. Default: `6000`, or `1500` for a local
+   * extracted in chunks of this size, one request each. Default: `6000`, or `600` for a local
    * model (see `localModel`). */
   maxConversationTokens?: number;
   /** Abort an extraction call after this long, in ms. Default: `120_000`; for a local model
@@ -190,7 +190,7 @@ export const LONG_TERM_MEMORY_DEFAULTS = {
 /** Extraction budgets used instead of the defaults when the model runs locally (see
  * {@link LongTermMemoryOptions.localModel}). */
 export const LOCAL_MODEL_DEFAULTS = {
-  maxConversationTokens: 1500,
+  maxConversationTokens: 600,
   /** Base of the timeout; {@link LOCAL_MODEL_DEFAULTS.msPerToken} is added per request token. */
   modelTimeoutMs: 60_000,
   msPerToken: 150,

@@ -67,20 +67,23 @@ export const historySectionsSchema = z.object({
   longTermBackground: sectionSchema,
 });
 
+/** The facts of the extraction prompt's example answer. */
+const EXAMPLE_FACTS = [
+  { content: "Prefers TypeScript over JavaScript", category: "preference", confidence: 0.9, replaces: "" },
+  { content: "Works as a nurse in Porto", category: "context", confidence: 0.95, replaces: "" },
+  { content: "Is called Sam", category: "context", confidence: 0.95, replaces: "" },
+] as const;
+
+/** The contents of the facts in the extraction prompt's example answer: a model that answers
+ * with them (and the user said none of them) copied the example. */
+export const EXAMPLE_FACT_CONTENTS: readonly string[] = EXAMPLE_FACTS.map((f) => f.content);
+
 /** The checks of the `newFacts` list (length, description, example). */
 const NEW_FACTS_CHECKS = [
   z.maxLength(MAX_UPDATE_FACTS),
   z.describe("New facts the USER stated or confirmed in the conversation; [] when none."),
-  // Two example facts: shown one, small models list one fact and drop the rest.
-  z.meta({
-    examples: [
-      [
-        { content: "Prefers TypeScript over JavaScript", category: "preference", confidence: 0.9, replaces: "" },
-        { content: "Works as a nurse in Porto", category: "context", confidence: 0.95, replaces: "" },
-        { content: "Is called Sam", category: "context", confidence: 0.95, replaces: "" },
-      ],
-    ],
-  }),
+  // Several example facts: shown one, small models list one fact and drop the rest.
+  z.meta({ examples: [EXAMPLE_FACTS.map((f) => ({ ...f }))] }),
 ] as const;
 
 /**

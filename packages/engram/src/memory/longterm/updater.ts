@@ -16,7 +16,7 @@ import { redactSecrets } from "./redact.js";
 import { type Fact, HISTORY_SECTIONS, type MemoryData, type MemorySection, USER_SECTIONS, nowIso } from "./schema.js";
 import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
-import { resolveFactId } from "./update-schema.js";
+import { EXAMPLE_FACT_CONTENTS, resolveFactId } from "./update-schema.js";
 import { otherOnesName } from "./names.js";
 import { thirdPerson } from "./person.js";
 import { lastConfirmed } from "./slots.js";
@@ -195,6 +195,21 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
       continue;
     }
 
+    if (copiesExample(update, conversation, ctx.minUserSupport) && chunk.failures + 1 < maxTries && userTurns(chunk.messages) >= 2) {
+      // The model answered with the prompt's example instead of reading the conversation (a
+      // small model does on long chatter): the halves, each shorter, are asked again.
+      const half = splitPoint(chunk.messages);
+      work.splice(
+        0,
+        1,
+        { messages: chunk.messages.slice(0, half), failures: chunk.failures + 1 },
+        { messages: chunk.messages.slice(half), failures: chunk.failures + 1 },
+      );
+      ctx.onWarning(
+        `extraction for thread ${JSON.stringify(job.threadId)}: the model copied the prompt's example facts; retrying in two halves`,
+      );
+      continue;
+    }
     const saved = await saveUpdate(job, ctx, update, conversation, shortIds, loaded);
     if (saved.status === "cleared") return saved;
     if (saved.status === "conflict") return { status: "conflict", attempts: saved.attempts, remaining: remainingJob() };
@@ -211,6 +226,20 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
   if (total.revision === "") return { status: "unchanged", ...notes };
   return { status: "saved", revision: total.revision, added: total.added, removed: total.removed, summaries: total.summaries, ...notes };
 }
+
+const EXAMPLE_KEYS = new Set(EXAMPLE_FACT_CONTENTS.map(factKey));
+
+/** Whether `update` proposes facts and every one of them is a fact of the prompt's example that
+ * the user did not say (see {@link userRefusal}): the model copied the example. */
+export function copiesExample(update: MemoryUpdate, conversation: CapturedConversation, minUserSupport: number): boolean {
+  if (update.newFacts.length === 0) return false;
+  const support = userSupportWords(conversation);
+  return update.newFacts.every(
+    (f) => EXAMPLE_KEYS.has(factKey(f.content)) && userRefusal(f.content, support, new Set(), Math.max(minUserSupport, 0.5)) !== undefined,
+  );
+}
+
+const userTurns = (messages: readonly Message[]) => messages.filter((m) => m.role === "user").length;
 
 /** Where to halve a chunk: at the user message nearest the middle (so each half starts with
  * what the user said), else in the middle. */

@@ -8,5 +8,14 @@ export {
   checkMessageSearch,
 } from "./types.js";
 export { MAX_INDEXED_CHARS, type SearchableMessage, queryWords, searchableMessages, snippetAround } from "./text.js";
-export { type CandidateMessage, type IndexedThread, type LoadedThread, byRelevance, rankCandidates, rankLoadedThreads } from "./rank.js";
+export {
+  type CandidateMessage,
+  type IndexedThread,
+  type LoadedThread,
+  byRelevance,
+  rankCandidates,
+  rankLoadedThreads,
+  rankMessages,
+} from "./rank.js";
 export { type ThreadSearchSource, canSearchThreads, searchPastThreads } from "./search.js";
+export { RECALL_TAG, type RecallRequest, formatRecallBlock, recallSnippets } from "./inject.js";

@@ -86,6 +86,35 @@ export function rankCandidates(
     .slice(0, search.limit);
 }
 
+/** The core's BM25 over `candidates`, message by message (several may come from one thread),
+ * best first, at most `search.limit`; messages sharing no word with the query are left out. */
+export function rankMessages(
+  core: Pick<Core, "rankBm25">,
+  search: CheckedSearch,
+  candidates: readonly CandidateMessage[],
+): MessageSearchHit[] {
+  const words = queryWords(search.query);
+  if (words.length === 0 || candidates.length === 0) return [];
+  const scores = core.rankBm25(
+    words.join(" "),
+    candidates.map((c) => c.message.text),
+  );
+  const hits: MessageSearchHit[] = [];
+  for (const [at, score] of scores.entries()) {
+    if (!(score > 0)) continue;
+    const { threadId, savedAt, message } = candidates[at] as CandidateMessage;
+    hits.push({
+      threadId,
+      savedAt,
+      role: message.role,
+      messageIndex: message.index,
+      snippet: snippetAround(message.text, words, search.snippetChars),
+      score,
+    });
+  }
+  return hits.sort((a, b) => byRelevance(a, b) || a.messageIndex - b.messageIndex).slice(0, search.limit);
+}
+
 /** Higher score first; on a tie, the thread saved last, then thread id. */
 export function byRelevance(a: MessageSearchHit, b: MessageSearchHit): number {
   return b.score - a.score || b.savedAt - a.savedAt || (a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0);
