@@ -84,16 +84,12 @@ trap summary EXIT
 # the debug build other commands use alone.
 export CARGO_PROFILE_CHECKED_INHERITS=dev CARGO_PROFILE_CHECKED_OPT_LEVEL=1 CARGO_PROFILE_CHECKED_DEBUG=0
 
-phase "gates: cargo fmt, clippy (native and wasm32), biome, tsc (sources and tests), import cycles, duplicates"
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+phase "gates: cargo fmt, clippy (native and wasm32), biome, tsc (sources and tests), import cycles, duplicates (side by side)"
 # The WebAssembly build compiles code the native one does not (cfg(target_arch = "wasm32")).
-cargo clippy -p engram-core -p engram-wasm --target wasm32-unknown-unknown --quiet -- -D warnings
-"$bin/biome" ci --colors=off .
-"$bin/tsc" -p tsconfig.check.json
-"$bin/madge" --circular --extensions ts --ts-config tsconfig.check.json packages/*/src benches/src
-node scripts/module-cycles.mjs
-node scripts/duplicates.mjs
+together \
+  "rust: cargo fmt, clippy (native, wasm32)|cargo fmt --all --check && cargo clippy --workspace --all-targets --quiet -- -D warnings && cargo clippy -p engram-core -p engram-wasm --target wasm32-unknown-unknown --quiet -- -D warnings" \
+  "tsc (sources and tests)|$bin/tsc -p tsconfig.check.json" \
+  "biome, import cycles, duplicates|$bin/biome ci --colors=off . && $bin/madge --circular --extensions ts --ts-config tsconfig.check.json packages/*/src benches/src && node scripts/module-cycles.mjs && node scripts/duplicates.mjs"
 
 phase "cargo test"
 cargo test --workspace --exclude engram-node --exclude engram-wasm --profile checked --quiet
