@@ -42,6 +42,9 @@ export interface CaseResult {
   facts?: string[];
   /** `engram` only: `superseded` patterns of the case found in the injected memory block. */
   supersededInjected?: string[];
+  /** `engram` with recall injection only: `superseded` patterns found in the recalled block
+   * (earlier messages, dated, newest first: an old value may be there beside the new one). */
+  supersededRecalled?: string[];
   warnings?: string[];
 }
 
@@ -103,6 +106,8 @@ export function renderMarkdown(report: EvalReport): string {
   const find = (category: string, config: Config) => summary.find((s) => s.category === category && s.config === config);
   const updates = report.results.filter((r) => r.config === "engram" && r.category === "knowledge-update");
   const stale = updates.filter((r) => (r.supersededInjected ?? []).length > 0);
+  const recalling = report.results.some((r) => r.recallBlockTokens !== undefined);
+  const staleRecall = updates.filter((r) => (r.supersededRecalled ?? []).length > 0);
   const counted = report.results.length > 0 && report.results.every((r) => r.promptTokens);
   const unit = counted
     ? "the mean o200k tokens of what the question's model calls sent (system prompt, memory block or pasted history, question)"
@@ -110,7 +115,7 @@ export function renderMarkdown(report: EvalReport): string {
   const lines = [
     `Model \`${report.model}\`, ${report.subset} set (${report.cases} cases), run ${report.date.slice(0, 16).replace("T", " ")} UTC. Each cell: cases passed, and ${unit}.`,
     "",
-    "| category | engram (long-term memory) | no memory | full history in the prompt |",
+    `| category | engram (long-term memory${recalling ? " + recalled threads" : ""}) | no memory | full history in the prompt |`,
     "|---|---|---|---|",
     ...[...CATEGORIES, "all"]
       .filter((c) => summary.some((s) => s.category === c))
@@ -118,7 +123,7 @@ export function renderMarkdown(report: EvalReport): string {
     "",
     ...(updates.length > 0
       ? [
-          `Knowledge updates: superseded values still in the injected memory in ${stale.length} of ${updates.length} cases${stale.length > 0 ? ` (${stale.map((r) => `${r.id}: ${r.supersededInjected?.join(", ")}`).join("; ")})` : ""}.`,
+          `Knowledge updates: superseded values still in the injected memory in ${stale.length} of ${updates.length} cases${stale.length > 0 ? ` (${stale.map((r) => `${r.id}: ${r.supersededInjected?.join(", ")}`).join("; ")})` : ""}.${recalling ? ` In the recalled earlier messages (dated, newest first), the old value was shown beside the new in ${staleRecall.length} of ${updates.length}.` : ""}`,
           "",
         ]
       : report.results.some((r) => r.category === "knowledge-update")
@@ -148,20 +153,27 @@ function longCases(results: readonly CaseResult[]): string[] {
   const of = (id: string, config: Config) => results.find((r) => r.id === id && r.config === config);
   const mark = (r: CaseResult | undefined) => (r ? (r.pass ? "pass" : "fail") : "—");
   const tok = (r: CaseResult | undefined) => (r ? String(questionTokens(r)) : "—");
+  // The memory block, plus the recalled earlier threads when recall injection was on.
+  const blocks = (e: CaseResult | undefined) =>
+    e?.memoryBlockTokens === undefined
+      ? "—"
+      : e.recallBlockTokens === undefined
+        ? String(e.memoryBlockTokens)
+        : `${e.memoryBlockTokens} + ${e.recallBlockTokens}`;
   const rows = ids.map((id) => {
     const e = of(id, "engram");
     const h = of(id, "full-history");
     const ratio = e && h ? `${(questionTokens(e) / questionTokens(h)).toFixed(2)}×` : "—";
     const extraction = e?.promptTokens ? `${e.promptTokens.extraction} (${e.promptTokens.extractionCalls} calls)` : "—";
-    return `| ${id} | ${e?.turns ?? h?.turns ?? "—"} | ${mark(e)} | ${mark(h)} | ${mark(of(id, "no-memory"))} | ${tok(e)} | ${tok(h)} | ${ratio} | ${e?.memoryBlockTokens ?? "—"} / ${h?.historyTokens ?? "—"} | ${extraction} | ${e?.facts?.length ?? "—"} |`;
+    return `| ${id} | ${e?.turns ?? h?.turns ?? "—"} | ${mark(e)} | ${mark(h)} | ${mark(of(id, "no-memory"))} | ${tok(e)} | ${tok(h)} | ${ratio} | ${blocks(e)} / ${h?.historyTokens ?? "—"} | ${extraction} | ${e?.facts?.length ?? "—"} |`;
   });
   const both = ids.map((id) => [of(id, "engram"), of(id, "full-history")]).filter(([e, h]) => e && h) as CaseResult[][];
   const sum = (i: number) => both.reduce((n, pair) => n + questionTokens(pair[i] as CaseResult), 0);
   const passed = (i: number) => both.filter((pair) => pair[i]?.pass).length;
   return [
-    `Long multi-session cases (at least ${LONG_CASE_TURNS} user turns over their sessions): answers, o200k tokens of the question's requests, the memory block against the pasted history, and what extraction sent to the model while the sessions were replayed (a cost the full history does not pay).`,
+    `Long multi-session cases (at least ${LONG_CASE_TURNS} user turns over their sessions): answers, o200k tokens of the question's requests, the memory block (plus the recalled earlier threads, when recall injection was on) against the pasted history, and what extraction sent to the model while the sessions were replayed (a cost the full history does not pay).`,
     "",
-    "| case | turns | engram | full history | no memory | question tokens, engram | question tokens, full history | engram / full | memory block / history tokens | extraction tokens | facts stored |",
+    "| case | turns | engram | full history | no memory | question tokens, engram | question tokens, full history | engram / full | memory (+ recall) block / history tokens | extraction tokens | facts stored |",
     "|---|---|---|---|---|---|---|---|---|---|---|",
     ...rows,
     ...(both.length > 0

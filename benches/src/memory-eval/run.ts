@@ -278,6 +278,7 @@ async function runCase(
     ...(config === "engram" && {
       facts: facts.map((f) => `${f.content} [${(f.confirmedAt ?? f.createdAt).slice(0, 10)}]`),
       supersededInjected: supersededIn(block, c.superseded),
+      supersededRecalled: supersededIn(recalled, c.superseded),
       memoryBlockTokens: textTokens(block),
       recallBlockTokens: textTokens(recalled),
       recalled,

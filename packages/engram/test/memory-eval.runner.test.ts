@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { evalArgs } from "../../../benches/src/memory-eval/bench-args.js";
 import { keepCutReplies } from "../../../benches/src/memory-eval/cut-replies.js";
 import { type CaseResult, LONG_CASE_TURNS, renderMarkdown, renderReports } from "../../../benches/src/memory-eval/report.js";
-import { historyText } from "../../../benches/src/memory-eval/run.js";
+import { DatedCheckpointer, historyText } from "../../../benches/src/memory-eval/run.js";
 import { parseEvalSet } from "../../../benches/src/memory-eval/score.js";
 import { meteredModel, requestTokens } from "../../../benches/src/memory-eval/tokens.js";
 import { FakeChatModel, type ModelRequest, createDeepAgent } from "../src/index.js";
@@ -153,6 +153,16 @@ describe("the long cases' table", () => {
     expect(md).toContain("| multi-session | 1/1 (100%) · 400 tok | 0/1 (0%) · 250 tok | 0/1 (0%) · 1000 tok |");
     expect(md).toContain("| multi-long-01 | 31 | pass | fail | fail | 400 | 1000 | 0.40× | 150 / 700 | 5000 (3 calls) | 2 |");
     expect(md).toContain("| all (1) | | 1/1 | 0/1 | | 400 | 1000 | 0.40× | | | |");
+    // With recall injection, the recalled block beside the memory block.
+    const recalled = renderMarkdown({
+      date: "2026-11-29T07:00:00Z",
+      model: "m",
+      subset: "some",
+      cases: 1,
+      results: [result("engram", true, 400, { memoryBlockTokens: 150, recallBlockTokens: 90 }), results[1] as CaseResult],
+      summary: [],
+    });
+    expect(recalled).toContain("| 150 + 90 / 700 |");
   });
 
   it("renders several saved runs as one section, each under its subset", () => {
@@ -178,5 +188,26 @@ describe("the long cases' table", () => {
     expect(md).not.toContain("Long multi-session cases");
     expect(md).toContain("as the model reported them");
     expect(md).toContain("· 9999 tok");
+  });
+});
+
+describe("the engram configuration's threads", () => {
+  it("are checkpointed at the session's day, so recall injection dates them", async () => {
+    const checkpointer = new DatedCheckpointer();
+    const model = new FakeChatModel(() => "ok");
+    const agent = createDeepAgent(model, {
+      enableMemory: false,
+      enableSkills: false,
+      enableFilesystem: false,
+      enableSubagents: false,
+      checkpointer,
+      threadRecall: { inject: 3, tool: false },
+    });
+    checkpointer.at = Date.parse("2026-10-20T09:30:00Z");
+    await agent.invoke({ messages: [{ role: "user", content: "We upgraded billing to PostgreSQL 16." }] }, { threadId: "s1", userId: "u" });
+    expect((await checkpointer.get("s1"))?.savedAt).toBe(Date.parse("2026-10-20T09:30:00Z"));
+    checkpointer.at = Date.parse("2026-11-20T10:00:00Z");
+    await agent.invoke({ messages: [{ role: "user", content: "Which PostgreSQL does billing run?" }] }, { threadId: "q", userId: "u" });
+    expect(model.requests.at(-1)?.systemContext).toContain("- 2026-10-20 (Tuesday): We upgraded billing to PostgreSQL 16.");
   });
 });

@@ -7,6 +7,7 @@ import { type Checkpoint, ConfigError, FakeChatModel, InMemoryCheckpointer, type
 import { formatRecallBlock, recallSnippets } from "../src/memory/recall/inject.js";
 import type { ThreadSearchSource } from "../src/memory/recall/search.js";
 import { PAST_THREADS_TOOL_NAME } from "../src/middleware/past-threads.js";
+import type { RecordedRequest } from "../src/models/fake.js";
 import { estimateTokens } from "../src/models/tokens.js";
 import { core, user } from "./fixtures/session.js";
 
