@@ -3,7 +3,7 @@
  * and newest first, in a bounded `<past_threads>` block after the memory — never another user's,
  * never the current thread's, tags neutralised, and nothing searched when it is off. */
 import { describe, expect, it } from "vitest";
-import { type Checkpoint, ConfigError, FakeChatModel, InMemoryCheckpointer, type RecordedRequest, createDeepAgent } from "../src/index.js";
+import { type Checkpoint, ConfigError, FakeChatModel, InMemoryCheckpointer, createDeepAgent } from "../src/index.js";
 import { formatRecallBlock, recallSnippets } from "../src/memory/recall/inject.js";
 import type { ThreadSearchSource } from "../src/memory/recall/search.js";
 import { PAST_THREADS_TOOL_NAME } from "../src/middleware/past-threads.js";
