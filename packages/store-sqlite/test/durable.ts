@@ -1,7 +1,10 @@
 /**
  * The crash tests of durable runs, for one durable checkpointer (SQLite or PostgreSQL): real
- * processes (`engram/test/fixtures/agent/durable-run.ts`, bundled once so each starts with plain node) over a real
- * HTTP model server that counts requests, killed with SIGKILL at random moments.
+ * processes (`engram/test/fixtures/agent/durable-run.ts`, bundled once so each starts with plain
+ * node) over a real HTTP model server that counts requests, killed with SIGKILL at random moments.
+ * A run that is killed is a process of its own, started ahead of its trial and told when to
+ * begin. The runs that resume are made by two processes that live as long as the suite, each run
+ * with a fresh checkpointer and agent: a trial pays for one process start, not two.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -24,7 +27,7 @@ type Opened = Checkpointer & {
   close(): unknown;
 };
 
-/** What a run process printed last. */
+/** What a run printed when it ended. */
 interface RunResult {
   started: string[];
   adopted: boolean;
@@ -32,6 +35,12 @@ interface RunResult {
   messages?: Message[];
   error?: string;
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Matches the line a run of `thread` prints on `event`. */
+const lineOf = (thread: string, event: "ready" | "result") => (line: string) =>
+  line.startsWith(`{"thread":${JSON.stringify(thread)},"event":"${event}"`);
 
 /**
  * Registers the crash tests. `target` names the database of a test (a file, or `url#schema`);
@@ -45,6 +54,51 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
   const askedOf = (thread: string) => asked.get(thread) ?? [];
   let reference: { messages: Message[]; files: Record<string, string>; ms: number };
   const core = loadCore();
+  /** Every process started, ended in `afterAll` if still running. */
+  const processes: Child[] = [];
+  /** The two processes that resume (and race): they make one run after the other. */
+  let resumers: [Child, Child];
+
+  const spawnProcess = () => {
+    const child = new Child(bundle, [kind, target(), server.baseURL]);
+    processes.push(child);
+    return child;
+  };
+
+  /** A process of its own for one run of `thread` from the start, which waits for `go`. */
+  function owner(thread: string, effects: string): Child {
+    writeFileSync(effects, "");
+    asked.set(thread, []);
+    const child = spawnProcess();
+    child.send(JSON.stringify({ thread, effects, mode: "start", waitGo: true }));
+    return child;
+  }
+
+  /** Lets the run of `thread` in `child`, connected, begin. */
+  async function go(child: Child, thread: string): Promise<void> {
+    await child.waitFor(lineOf(thread, "ready"));
+    child.send("go");
+  }
+
+  async function resultIn(child: Child, thread: string): Promise<RunResult> {
+    return JSON.parse(await child.waitFor(lineOf(thread, "result"), 60_000)) as RunResult;
+  }
+
+  /** The result of the one run of an owner, which then exits cleanly. */
+  async function ownerResult(child: Child, thread: string): Promise<RunResult> {
+    const result = await resultIn(child, thread);
+    child.proc.stdin?.end();
+    const { code } = await child.exited;
+    if (code !== 0) throw new Error(`run process failed (${code}): ${child.stderr}`);
+    return result;
+  }
+
+  /** A run of `thread` by a long-lived process. */
+  async function runToEnd(via: Child, thread: string, effects: string, mode: "start" | "resume"): Promise<RunResult> {
+    writeFileSync(effects, "", { flag: "a" });
+    via.send(JSON.stringify({ thread, effects, mode }));
+    return resultIn(via, thread);
+  }
 
   beforeAll(async () => {
     mkdirSync(dir, { recursive: true });
@@ -63,36 +117,25 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
       },
       { chunkDelayMs: 1 },
     );
-    // The uninterrupted run every trial must end as, and how long it runs once its process is up.
-    const effects = join(dir, "effects-reference");
-    writeFileSync(effects, "");
-    const child = spawnRun("reference", effects, "start");
-    await child.waitFor((l) => l === '"ready"');
+    resumers = [spawnProcess(), spawnProcess()];
+    await Promise.all(resumers.map((r) => r.waitFor((l) => l === '"ready"')));
+    // The uninterrupted run every trial must end as, and how long it runs once it is told to go.
+    const child = owner("reference", join(dir, "effects-reference"));
+    await go(child, "reference");
     const t0 = performance.now();
-    const whole = await resultOf(child);
+    const whole = await ownerResult(child, "reference");
     const ms = performance.now() - t0;
     expect(whole.stopReason).toBe("done");
     reference = { messages: whole.messages ?? [], files: await filesOf("reference"), ms };
     expect(Object.keys(reference.files)).toHaveLength(STEPS);
   }, 120_000);
   afterAll(async () => {
+    for (const r of resumers ?? []) r.proc.stdin?.end();
+    for (const child of processes) if (child.proc.exitCode === null && child.proc.signalCode === null) child.kill();
+    await Promise.all(processes.map((child) => child.exited));
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
   });
-
-  const spawnRun = (thread: string, effects: string, mode: "start" | "resume", env: Record<string, string> = {}) =>
-    new Child(bundle, [kind, target(), thread, server.baseURL, effects, mode], env);
-
-  async function resultOf(child: Child): Promise<RunResult> {
-    const { code } = await child.exited;
-    if (code !== 0) throw new Error(`run process failed (${code}): ${child.stderr}`);
-    return JSON.parse(child.lines.at(-1) as string) as RunResult;
-  }
-
-  async function runToEnd(thread: string, effects: string, mode: "start" | "resume"): Promise<RunResult> {
-    writeFileSync(effects, "", { flag: "a" });
-    return resultOf(spawnRun(thread, effects, mode));
-  }
 
   /** The thread's notes as its checkpoint holds them. */
   async function filesOf(thread: string): Promise<Record<string, string>> {
@@ -163,14 +206,15 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
       adopted: 0,
       stepsAtKill: [] as number[],
     };
-    const trial = async (n: number) => {
+    const effectsOf = (n: number) => join(dir, `effects-${n}`);
+    /** Trial `n`: `child` (started by `owner`) runs and is killed; `resumer` resumes the thread.
+     * `started` is called once the run is under way (the lane starts its next owner). */
+    const trial = async (n: number, child: Child, resumer: Child, started: () => void) => {
       const thread = `crash-${n}`;
-      const effects = join(dir, `effects-${n}`);
-      writeFileSync(effects, "");
-      asked.set(thread, []);
-      const child = spawnRun(thread, effects, "start");
-      await child.waitFor((l) => l === '"ready"');
-      await new Promise((r) => setTimeout(r, rand() * reference.ms));
+      const effects = effectsOf(n);
+      await go(child, thread);
+      started();
+      await sleep(rand() * reference.ms);
       child.kill();
       await child.exited;
       const before = askedOf(thread);
@@ -185,7 +229,7 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
       // Killed before its first step was committed: nothing of the run exists, it is run again.
       if (!atKill.state) tally.nothingCommitted++;
       asked.set(thread, []);
-      const resumed = await runToEnd(thread, effects, atKill.state ? "resume" : "start");
+      const resumed = await runToEnd(resumer, thread, effects, atKill.state ? "resume" : "start");
       expect(resumed.error).toBeUndefined();
       expect(resumed.stopReason).toBe("done");
       if (resumed.adopted) tally.adopted++;
@@ -201,10 +245,18 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
       tally.notices += (await sameAsReference(thread, resumed.messages ?? [])).length;
       tally.trials++;
     };
-    // Two trials at a time (each its own thread and processes): the machine waits on processes.
+    // Two lanes of trials at a time (each trial its own thread and owner process), each with its
+    // resumer: the machine waits on processes. A lane's next owner starts loading while the
+    // trial before it runs, is killed, resumed and checked.
     await Promise.all(
-      [0, 1].map(async (lane) => {
-        for (let n = lane; n < 50; n += 2) await trial(n);
+      resumers.map(async (resumer, lane) => {
+        let next = owner(`crash-${lane}`, effectsOf(lane));
+        for (let n = lane; n < 50; n += 2) {
+          const child = next;
+          await trial(n, child, resumer, () => {
+            if (n + 2 < 50) next = owner(`crash-${n + 2}`, effectsOf(n + 2));
+          });
+        }
       }),
     );
     console.log(
@@ -216,20 +268,20 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
   }, 600_000);
 
   it(`${kind}: two processes racing to resume a dead run — exactly one adopts it`, async () => {
+    const owners = [0, 1, 2].map((round) => owner(`race-${round}`, join(dir, `effects-race-${round}`)));
     for (let round = 0; round < 3; round++) {
       const thread = `race-${round}`;
       const effects = join(dir, `effects-race-${round}`);
-      writeFileSync(effects, "");
-      asked.set(thread, []);
-      const child = spawnRun(thread, effects, "start");
-      await child.waitFor((l) => l === '"ready"');
-      while (askedOf(thread).length < 6 + round * 4) await new Promise((r) => setTimeout(r, 2));
+      const child = owners[round] as Child;
+      await go(child, thread);
+      while (askedOf(thread).length < 6 + round * 4) await sleep(2);
       child.kill();
       await child.exited;
-      const racers = [0, 1].map(() => spawnRun(thread, effects, "resume", { DURABLE_WAIT_GO: "1" }));
-      await Promise.all(racers.map((r) => r.waitFor((l) => l === '"ready"')));
-      for (const r of racers) r.send("go");
-      const results = await Promise.all(racers.map(resultOf));
+      // Both connected, then let go together.
+      for (const r of resumers) r.send(JSON.stringify({ thread, effects, mode: "resume", waitGo: true }));
+      await Promise.all(resumers.map((r) => r.waitFor(lineOf(thread, "ready"))));
+      for (const r of resumers) r.send("go");
+      const results = await Promise.all(resumers.map((r) => resultIn(r, thread)));
       expect(results.filter((r) => r.adopted)).toHaveLength(1);
       // The other was refused while the adopter held the thread, or came after it had ended.
       const other = results.find((r) => !r.adopted) as RunResult;
@@ -244,21 +296,19 @@ export function durableRunSuite(kind: "sqlite" | "pg", dir: string, target: () =
   it(`${kind}: a live run stopped (SIGSTOP) longer than any timeout is never adopted`, async () => {
     const thread = "stopped";
     const effects = join(dir, "effects-stopped");
-    writeFileSync(effects, "");
-    asked.set(thread, []);
-    const owner = spawnRun(thread, effects, "start");
-    await owner.waitFor((l) => l === '"ready"');
-    while (askedOf(thread).length < 5) await new Promise((r) => setTimeout(r, 2));
-    owner.proc.kill("SIGSTOP");
+    const child = owner(thread, effects);
+    await go(child, thread);
+    while (askedOf(thread).length < 5) await sleep(2);
+    child.proc.kill("SIGSTOP");
     try {
       // Longer than SQLite's busy timeout (5 s) and anything else that waits.
-      await new Promise((r) => setTimeout(r, 6000));
-      const other = await runToEnd(thread, effects, "resume");
+      await sleep(6000);
+      const other = await runToEnd(resumers[0], thread, effects, "resume");
       expect(other).toMatchObject({ error: "conflict", adopted: false, started: [] });
     } finally {
-      owner.proc.kill("SIGCONT");
+      child.proc.kill("SIGCONT");
     }
-    const result = await resultOf(owner);
+    const result = await ownerResult(child, thread);
     expect(result.stopReason).toBe("done");
     expect(await sameAsReference(thread, result.messages ?? [])).toEqual([]);
   }, 60_000);
