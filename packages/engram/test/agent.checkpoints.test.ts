@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type Checkpointer, FakeChatModel, InMemoryCheckpointer, ResumeError, StateBackend, createDeepAgent } from "../src/index.js";
 import { interruptedCallNotice } from "../src/kit.js";
 import { JsonFileCheckpointer } from "./fixtures/agent/file-checkpointer.js";
+import { bundledFixture } from "./fixtures/node-bundle.js";
 import { core, fileModel, user } from "./fixtures/session.js";
 
 const execFileAsync = promisify(execFile);
@@ -28,6 +29,10 @@ afterAll(() => {
 });
 
 const quiet = { enableSubagents: false, enableMemory: false, enableSkills: false } as const;
+
+/** The child process of these tests (see the fixture), bundled once: each process starts with
+ * plain node. */
+const writer = () => bundledFixture(join(import.meta.dirname, "fixtures/agent/checkpoint-writer.ts"));
 
 /** An agent whose thread StateBackend is captured (`live()`), on `checkpointer`; `remove(path)`
  * deletes a path at the start of the next run. */
@@ -171,10 +176,10 @@ describe("incremental checkpoints", () => {
 
   it("a thread whose writer was killed mid-save resumes consistently (real child processes)", async () => {
     const db = join(tempDir(), "killed.db");
-    const fixture = join(import.meta.dirname, "fixtures/agent/checkpoint-writer.ts");
+    const fixture = await writer();
     let next = 0;
     for (let round = 0; round < 3; round++) {
-      const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", fixture, db, "loop", String(next)], {
+      const child: ChildProcess = spawn(process.execPath, [fixture, db, "loop", String(next)], {
         env: process.env,
         stdio: ["ignore", "pipe", "inherit"],
       });
@@ -236,9 +241,9 @@ describe("incremental checkpoints", () => {
   it("a run that lost a race with a second process is refused with conflict (the other's save stands, nothing mixed)", async () => {
     const db = join(tempDir(), "race.db");
     const checkpointer = new SqliteCheckpointer({ path: db });
-    const fixture = join(import.meta.dirname, "fixtures/agent/checkpoint-writer.ts");
+    const fixture = await writer();
     const other = (path: string, text: string) =>
-      execFileSync(process.execPath, ["--import", "tsx", fixture, db, "save", path, text], { encoding: "utf8", env: process.env });
+      execFileSync(process.execPath, [fixture, db, "save", path, text], { encoding: "utf8", env: process.env });
     // "race <path> <text>": the other process saves the thread while this run is under way,
     // between loading the thread and saving it.
     const model = new FakeChatModel((req) => {
@@ -283,9 +288,9 @@ describe("incremental checkpoints", () => {
     const db = join(dir, "review.db");
     const effects = join(dir, "effects.log");
     writeFileSync(effects, "");
-    const fixture = join(import.meta.dirname, "fixtures/agent/checkpoint-writer.ts");
+    const fixture = await writer();
     const last = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1) as string) as Record<string, unknown>;
-    const args = (mode: string) => ["--import", "tsx", fixture, db, mode, effects];
+    const args = (mode: string) => [fixture, db, mode, effects];
     expect(last(execFileSync(process.execPath, args("review"), { encoding: "utf8", env: process.env }))).toEqual({ interrupted: ["e1"] });
     const outs = await Promise.all(
       [0, 1, 2].map(async () =>
