@@ -1,5 +1,5 @@
 /** SQLite shared by real processes: CAS increments, fact saves, and writers killed mid-transaction. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -61,11 +61,14 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
   it("a process killed while migrating a large schema 3 database leaves it whole: the next open migrates it", async () => {
     const rand = prng(11);
     let killedMidway = 0;
+    // Filled once (seconds of work), copied for each round: closed, the database is its one file.
+    const template = join(dir, "killed-upgrade-template.db");
+    const old = databaseOfSchema(template, 3);
+    fillSchema3(old, 30_000);
+    old.close();
     for (let round = 0; round < 4; round++) {
       const path = join(dir, `killed-upgrade-${round}.db`);
-      const old = databaseOfSchema(path, 3);
-      fillSchema3(old, 30_000);
-      old.close();
+      copyFileSync(template, path);
       const child = await Child.start(WORKER, ["sqlite", path, "open"]);
       await child.waitFor((l) => l === '"ready"');
       child.send("go");
