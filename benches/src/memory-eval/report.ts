@@ -75,6 +75,10 @@ export interface EvalReport {
   cases: number;
   results: CaseResult[];
   summary: CategorySummary[];
+  /** Recall injection of the `engram` configuration (`threadRecall`), when it was on. */
+  recall?: { inject: number; snippetChars: number; injectTokens: number };
+  /** Sentences printed under the run's line (where results were taken from, …). */
+  notes?: string[];
 }
 
 /** Per category (and all together) and configuration: passed, total and mean question tokens. */
@@ -115,6 +119,13 @@ export function renderMarkdown(report: EvalReport): string {
   const lines = [
     `Model \`${report.model}\`, ${report.subset} set (${report.cases} cases), run ${report.date.slice(0, 16).replace("T", " ")} UTC. Each cell: cases passed, and ${unit}.`,
     "",
+    ...(report.recall
+      ? [
+          `The engram configuration checkpoints each session as a thread of the user (in memory) and has recall injection on (\`threadRecall: { inject: ${report.recall.inject}, snippetChars: ${report.recall.snippetChars}, injectTokens: ${report.recall.injectTokens}, tool: false }\`): the question's first model call gets the best-matching things the user said in the earlier sessions, dated and newest first, after the long-term memory block; no tool call is needed.`,
+          "",
+        ]
+      : []),
+    ...(report.notes?.length ? [report.notes.join(" "), ""] : []),
     `| category | engram (long-term memory${recalling ? " + recalled threads" : ""}) | no memory | full history in the prompt |`,
     "|---|---|---|---|",
     ...[...CATEGORIES, "all"]

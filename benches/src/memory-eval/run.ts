@@ -334,6 +334,9 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     cases: cases.length,
     results: earlier.filter((r) => cases.some((c) => c.id === r.id)),
     summary: [],
+    ...(a.configs.includes("engram") && {
+      recall: { inject: RECALL.inject, snippetChars: RECALL.snippetChars, injectTokens: RECALL.injectTokens },
+    }),
   };
   const log = (m: string) => process.stderr.write(`[memory-eval] ${m}\n`);
   const save = () => {

@@ -163,6 +163,19 @@ describe("the long cases' table", () => {
       summary: [],
     });
     expect(recalled).toContain("| 150 + 90 / 700 |");
+    const noted = renderMarkdown({
+      date: "2026-11-29T07:00:00Z",
+      model: "m",
+      subset: "some",
+      cases: 1,
+      results,
+      summary: [],
+      recall: { inject: 6, snippetChars: 240, injectTokens: 400 },
+      notes: ["Baselines from an earlier run."],
+    });
+    expect(noted).toContain("recall injection on (`threadRecall: { inject: 6, snippetChars: 240, injectTokens: 400, tool: false }`)");
+    expect(noted).toContain("Baselines from an earlier run.");
+    expect(md).not.toContain("threadRecall: {");
   });
 
   it("renders several saved runs as one section, each under its subset", () => {

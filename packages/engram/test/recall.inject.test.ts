@@ -4,7 +4,7 @@
  * never the current thread's, tags neutralised, and nothing searched when it is off. */
 import { describe, expect, it } from "vitest";
 import { type Checkpoint, ConfigError, FakeChatModel, InMemoryCheckpointer, createDeepAgent } from "../src/index.js";
-import { formatRecallBlock, recallSnippets } from "../src/memory/recall/inject.js";
+import { formatRecallBlock, recallQuery, recallSnippets } from "../src/memory/recall/inject.js";
 import type { ThreadSearchSource } from "../src/memory/recall/search.js";
 import { PAST_THREADS_TOOL_NAME } from "../src/middleware/past-threads.js";
 import type { RecordedRequest } from "../src/models/fake.js";
@@ -171,6 +171,23 @@ describe("threadRecall inject", () => {
     const both = new FakeChatModel(() => "ok");
     await createDeepAgent(both, { ...bare, threadRecall: { inject: 2 } }).invoke(user("hi"), { threadId: "t", userId: "ada" });
     expect(both.requests[0]?.tools?.map((t) => t.name)).toContain(PAST_THREADS_TOOL_NAME);
+  });
+
+  it("searches for what the message is about: function words left out, plurals also as singulars", async () => {
+    expect(recallQuery("What are my cats called, and which day is practice now?")).toBe("cats cat called day practice");
+    const checkpointer = new DayCheckpointer({ core });
+    const agent = createDeepAgent(new FakeChatModel(() => "ok"), { ...bare, checkpointer });
+    for (const [i, text] of ["Bye for now.", "That is all for now, thanks.", "Our cat Tiger is almost out of food."].entries())
+      await agent.invoke(user(text), { threadId: `t${i}`, userId: "ada" });
+    const hits = await recallSnippets(checkpointer, core, {
+      userId: "ada",
+      query: "What are my cats called now?",
+      limit: 5,
+      snippetChars: 200,
+    });
+    expect(hits.map((h) => h.snippet)).toEqual(["Our cat Tiger is almost out of food."]);
+    // Nothing but function words: nothing is searched.
+    expect(await recallSnippets(checkpointer, core, { userId: "ada", query: "and what now?", limit: 5, snippetChars: 200 })).toEqual([]);
   });
 
   it("rejects bad inject options", () => {

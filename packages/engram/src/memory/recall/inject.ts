@@ -4,7 +4,8 @@
  * `search_past_threads` picks the threads (`searchPastThreads`: never another user's, never the
  * excluded one); the core's BM25 then ranks the user's own messages of those threads, so one
  * thread may give several. Only what the user wrote is recalled: the assistant's replies are
- * model text, and on a small model often wrong. Every snippet is tag-escaped.
+ * model text, and on a small model often wrong. The search leaves out function words (see
+ * {@link recallQuery}). Every snippet is tag-escaped.
  * @module
  */
 import type { Core } from "../../core/types.js";
@@ -28,6 +29,34 @@ export interface RecallRequest {
   snippetChars: number;
 }
 
+/** English function words, greetings and fillers: a chat message is mostly these, and on short
+ * chat lines they decide BM25 ("Bye for now." would match "… run now?"). */
+const STOP = new Set(
+  (
+    "a an the and or but if of to in on at by for with from as into about over under than then so " +
+    "is are was were be been being am do does did done has have had having will would shall should can could may might must " +
+    "i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs " +
+    "this that these those there here what which who whom whose when where why how " +
+    "not no yes very just also too really quite all any some each every both either neither " +
+    "now again still ever already please thanks thank ok okay hi hey hello bye s t d ll m re ve"
+  ).split(" "),
+);
+
+/**
+ * The words a recall searches for: the message's words (see `queryWords`) less {@link STOP},
+ * plus the singular of an English plural ("cats" also finds "cat": the core's BM25 does not
+ * stem). Empty when the message holds nothing else: then nothing is recalled.
+ */
+export function recallQuery(message: string): string {
+  const out = new Set<string>();
+  for (const w of queryWords(message)) {
+    if (STOP.has(w)) continue;
+    out.add(w);
+    if (w.length > 3 && w.endsWith("s") && !w.endsWith("ss")) out.add(w.slice(0, -1));
+  }
+  return [...out].join(" ");
+}
+
 /** The user's messages of their earlier threads that best match `request.query`, best first, at
  * most `request.limit` (several may come from one thread). Throws what `searchPastThreads` throws
  * for a bad request. */
@@ -36,7 +65,7 @@ export async function recallSnippets(
   core: Pick<Core, "rankBm25">,
   request: RecallRequest,
 ): Promise<MessageSearchHit[]> {
-  const checked = checkMessageSearch(request);
+  const checked = checkMessageSearch({ ...request, query: recallQuery(request.query) });
   const words = queryWords(checked.query);
   if (words.length === 0) return [];
   const threads = await searchPastThreads(source, core, checked);
