@@ -34,7 +34,7 @@ async function sessions(checkpointer: DayCheckpointer, agent: ReturnType<typeof 
   await agent.invoke(user("Our billing service runs on PostgreSQL 13."), { threadId: "ada-1", userId: "ada" });
   await agent.invoke(user("How do I list open ports?"), { threadId: "ada-1", userId: "ada" });
   checkpointer.at = Date.parse("2026-10-20T09:00:00Z");
-  await agent.invoke(user("We upgraded the billing database to PostgreSQL 16."), { threadId: "ada-2", userId: "ada" });
+  await agent.invoke(user("We added a second billing database on PostgreSQL 16."), { threadId: "ada-2", userId: "ada" });
   await agent.invoke(user("Let us talk about lunch."), { threadId: "ada-2", userId: "ada" });
   await agent.invoke(user("Our billing database runs on MySQL 8."), { threadId: "bob-1", userId: "bob" });
   checkpointer.at = Date.parse("2026-11-20T10:00:00Z");
@@ -53,7 +53,7 @@ describe("threadRecall inject", () => {
     expect(got).toContain("PostgreSQL 13");
     expect(got).toContain("2026-10-20 (Tuesday)");
     expect(got).toContain("2026-10-06 (Tuesday)");
-    // Newest first: the upgrade before the old version.
+    // Newest first: the second database before the first.
     expect(got.indexOf("PostgreSQL 16")).toBeLessThan(got.indexOf("PostgreSQL 13"));
     // Only what matched, only what the user wrote (the assistant said "ok"), never Bob's.
     expect(got).not.toContain("lunch");
@@ -188,6 +188,26 @@ describe("threadRecall inject", () => {
     expect(hits.map((h) => h.snippet)).toEqual(["Our cat Tiger is almost out of food."]);
     // Nothing but function words: nothing is searched.
     expect(await recallSnippets(checkpointer, core, { userId: "ada", query: "and what now?", limit: 5, snippetChars: 200 })).toEqual([]);
+  });
+
+  it("leaves out what a newer message updates, and keeps what it adds to", async () => {
+    const checkpointer = new DayCheckpointer({ core });
+    const agent = createDeepAgent(new FakeChatModel(() => "ok"), { ...bare, checkpointer });
+    const said = async (at: string, threadId: string, text: string) => {
+      checkpointer.at = Date.parse(at);
+      await agent.invoke(user(text), { threadId, userId: "ada" });
+    };
+    await said("2026-10-20T09:00:00Z", "a", "I live in Berlin.");
+    await said("2026-11-15T09:00:00Z", "b", "I moved to Lisbon last week, so now I live in Lisbon.");
+    await said("2026-11-01T09:00:00Z", "c", "I play the violin.");
+    await said("2026-11-08T09:00:00Z", "d", "I also play the piano.");
+    const ask = async (query: string) =>
+      (await recallSnippets(checkpointer, core, { userId: "ada", query, limit: 5, snippetChars: 200 })).map((h) => h.snippet);
+    expect(await ask("Which city do I live in?")).toEqual(["I moved to Lisbon last week, so now I live in Lisbon."]);
+    expect((await ask("Which instruments do I play?")).sort()).toEqual(["I also play the piano.", "I play the violin."]);
+    // The older one stays when the newer holds fewer of the query's words.
+    await said("2026-11-16T09:00:00Z", "e", "Now I live happily.");
+    expect(await ask("Do I live in Berlin?")).toContain("I live in Berlin.");
   });
 
   it("rejects bad inject options", () => {

@@ -5,7 +5,8 @@
  * excluded one); the core's BM25 then ranks the user's own messages of those threads, so one
  * thread may give several. Only what the user wrote is recalled: the assistant's replies are
  * model text, and on a small model often wrong. The search leaves out function words (see
- * {@link recallQuery}). Every snippet is tag-escaped.
+ * {@link recallQuery}), and a message that a newer one updates is left out (see
+ * {@link withoutSuperseded}). Every snippet is tag-escaped.
  * @module
  */
 import type { Core } from "../../core/types.js";
@@ -14,7 +15,8 @@ import { escapeTags } from "../../prompt/escape.js";
 import { type CandidateMessage, rankMessages } from "./rank.js";
 import { type ThreadSearchSource, searchPastThreads } from "./search.js";
 import { queryWords, searchableMessages } from "./text.js";
-import { type MessageSearchHit, checkMessageSearch } from "./types.js";
+import { MESSAGE_SEARCH_LIMIT, type MessageSearchHit, checkMessageSearch } from "./types.js";
+import { userSpeaksOfChange } from "../longterm/supersede.js";
 
 /** What {@link recallSnippets} looks for. */
 export interface RecallRequest {
@@ -87,7 +89,40 @@ export async function recallSnippets(
       if (words.some((w) => lower.includes(w))) candidates.push({ threadId: hit.threadId, savedAt: cp.savedAt, message });
     }
   }
-  return rankMessages(core, checked, candidates);
+  // Ranked beyond the limit, so that what an update leaves out can be made up.
+  const ranked = rankMessages(core, { ...checked, limit: Math.min(checked.limit * 2, MESSAGE_SEARCH_LIMIT.max) }, candidates);
+  return withoutSuperseded(ranked, words).slice(0, checked.limit);
+}
+
+/** The query's words that `text` holds as words. */
+function matched(text: string, words: readonly string[]): Set<string> {
+  const own = new Set(queryWords(text));
+  return new Set(words.filter((w) => own.has(w)));
+}
+
+/** Newer first: the thread saved later, and within a thread the later message. */
+function isNewer(a: MessageSearchHit, b: MessageSearchHit): boolean {
+  return a.savedAt > b.savedAt || (a.savedAt === b.savedAt && a.threadId === b.threadId && a.messageIndex > b.messageIndex);
+}
+
+/**
+ * `hits` without those an update among them replaces: a message is left out when a newer one
+ * speaks of a change ("moved", "now", "switched", "upgraded" … see `userSpeaksOfChange`) and
+ * holds every query word it holds ("I live in Berlin" after "I moved to Lisbon, so now I live
+ * in Lisbon"). Without the change word both stay ("I play the violin", "I also play the piano").
+ */
+export function withoutSuperseded(hits: readonly MessageSearchHit[], words: readonly string[]): MessageSearchHit[] {
+  const held = hits.map((h) => matched(h.snippet, words));
+  const changes = hits.map((h) => userSpeaksOfChange([{ role: "user", content: h.snippet }]));
+  return hits.filter((old, i) => {
+    const own = held[i] as Set<string>;
+    if (own.size === 0) return true;
+    return !hits.some((newer, j) => {
+      if (j === i || !changes[j] || !isNewer(newer, old)) return false;
+      const theirs = held[j] as Set<string>;
+      return [...own].every((w) => theirs.has(w));
+    });
+  });
 }
 
 const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
