@@ -14,6 +14,23 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // These tests do not touch the core: they run once (native project), not once per core.
 describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", () => {
+  /** Four processes that open databases on command, all four at once: started once for the
+   * file's races to open a database (see the worker's `open` mode). */
+  let openers: Promise<Child[]> | undefined;
+  afterAll(async () => {
+    for (const c of (await openers) ?? []) c.proc.stdin?.end();
+    await Promise.all(((await openers) ?? []).map((c) => c.exited));
+  });
+  async function openAtOnce(path: string): Promise<void> {
+    // The database named here is never opened: each race names its own.
+    openers ??= Promise.all(Array.from({ length: 4 }, () => Child.start(WORKER, ["sqlite", join(dir, "unused.db"), "open"])));
+    const children = await openers;
+    await Promise.all(children.map((c) => c.waitFor((l) => l === '"ready"')));
+    for (const c of children) c.send(`open ${path}`);
+    const opened = JSON.stringify({ opened: path });
+    await Promise.all(children.map((c) => c.waitFor((l) => l === opened, 50_000)));
+  }
+
   it("4 processes × 500 compare-and-swap increments of one item → exactly 2000", async () => {
     const path = join(dir, "cas.db");
     const results = (await raceWorkers(Array.from({ length: 4 }, () => ["sqlite", path, "cas", "500"]))) as { conflicts: number }[];
@@ -29,7 +46,7 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
   it("4 processes opening one new database at once all open it (3 rounds)", async () => {
     for (let round = 0; round < 3; round++) {
       const path = join(dir, `open-${round}.db`);
-      await raceWorkers(Array.from({ length: 4 }, () => ["sqlite", path, "open"]));
+      await openAtOnce(path);
       const store = new SqliteStore({ path });
       try {
         expect((await store.list(["mp", "open"])).items).toHaveLength(4);
@@ -44,7 +61,7 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("SQLite across processes", (
     const old = databaseOfSchema(path, 3);
     fillSchema3(old, 2000);
     old.close();
-    await raceWorkers(Array.from({ length: 4 }, () => ["sqlite", path, "open"]));
+    await openAtOnce(path);
     const store = new SqliteStore({ path });
     try {
       expect(store.database.prepare("SELECT version FROM engram_migrations ORDER BY version").pluck().all()).toEqual(
