@@ -375,6 +375,22 @@ describe("nothing silently lost", () => {
     expect(await stubborn.memory.listFacts("u")).toEqual([]);
   });
 
+  it("an example fact is stored only when the user said its words themselves, not through an 'ok'", async () => {
+    const sam = JSON.stringify({ newFacts: [{ content: "Is called Sam", category: "context", confidence: 0.95 }], factsToRemove: [] });
+    const confirmed = setup(() => sam);
+    confirmed.memory.capture([user("Sign the email for me."), assistant("Signed it as Sam, your name."), user("Ok."), assistant("Done.")], {
+      threadId: "t",
+      userId: "u",
+    });
+    await confirmed.memory.close();
+    expect(await confirmed.memory.listFacts("u")).toEqual([]);
+    expect(confirmed.warnings.join("\n")).toContain("it is the prompt's example");
+    const own = setup(() => sam);
+    own.memory.capture([user("Sign the email as Sam, that is my name."), assistant("Done.")], { threadId: "t", userId: "u" });
+    await own.memory.close();
+    expect((await own.memory.listFacts("u")).map((f) => f.content)).toEqual(["Is called Sam"]);
+  });
+
   it("a timed-out chunk is split at a user message; a half without one is not sent", async () => {
     const { memory, model } = setup(
       (req) => {

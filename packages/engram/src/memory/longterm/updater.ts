@@ -239,6 +239,16 @@ export function copiesExample(update: MemoryUpdate, conversation: CapturedConver
   );
 }
 
+/** Why `content` is refused as a copy of the prompt's example: it is one of the example facts
+ * and carries a word the user did not say themselves (the assistant's words the user seemed to
+ * confirm with an "ok" do not count here), else `undefined`. */
+export function exampleCopy(content: string, userTexts: readonly string[]): string | undefined {
+  if (!EXAMPLE_KEYS.has(factKey(content))) return undefined;
+  const own = new Set(userTexts.flatMap((t) => contentWords(redactSecrets(t))));
+  const unsaid = unsaidWord(content, own);
+  return unsaid === undefined ? undefined : `it is the prompt's example, and the user never said ${JSON.stringify(unsaid)}`;
+}
+
 const userTurns = (messages: readonly Message[]) => messages.filter((m) => m.role === "user").length;
 
 /** Where to halve a chunk: at the user message nearest the middle (so each half starts with
@@ -491,7 +501,9 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     const refusal =
       (support && assistantOnly && options.minUserSupport > 0
         ? userRefusal(content, support, assistantOnly, options.minUserSupport)
-        : undefined) ?? otherOnesName(content, userTexts);
+        : undefined) ??
+      otherOnesName(content, userTexts) ??
+      exampleCopy(content, userTexts);
     const duplicate = findDuplicate(content, [...next.facts, ...added]);
     if (duplicate) {
       if (removeIds.delete(duplicate.id)) notes.push(`removal of ${duplicate.id} refused: the update adds the same fact again`);
