@@ -9,16 +9,18 @@ import { durableRunSuite } from "../../store-sqlite/test/durable.js";
 import { PG_URL, dropSchema, pgAvailable, testSchema } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "engram-pg-durable-"));
-const schema = testSchema("durable");
+const databases = ["crash", "race", "stopped"] as const;
+const schemaOf = (db: (typeof databases)[number]) => testSchema(`durable_${db}`);
 const available = await pgAvailable();
 
 describe.skipIf(!available || process.env.ENGRAM_CORE === "wasm")("durable runs on PostgreSQL (processes)", () => {
-  beforeAll(() => dropSchema(schema));
-  afterAll(() => dropSchema(schema));
+  const dropAll = () => Promise.all(databases.map((db) => dropSchema(schemaOf(db))));
+  beforeAll(dropAll);
+  afterAll(dropAll);
   durableRunSuite(
     "pg",
     dir,
-    () => `${PG_URL}#${schema}`,
+    (db) => `${PG_URL}#${schemaOf(db)}`,
     (target) => {
       const [url, s] = target.split("#");
       return new PostgresCheckpointer({ connectionString: url as string, schema: s as string });

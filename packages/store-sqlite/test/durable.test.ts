@@ -14,7 +14,7 @@ describe.skipIf(process.env.ENGRAM_CORE === "wasm")("durable runs on SQLite (pro
   durableRunSuite(
     "sqlite",
     dir,
-    () => join(dir, "threads.db"),
+    (db) => join(dir, `${db}.db`),
     (path) => new SqliteCheckpointer({ path }),
   );
 });
