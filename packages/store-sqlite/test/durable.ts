@@ -153,7 +153,6 @@ export function durableRunSuite(
     expect(Object.keys(reference.files)).toHaveLength(STEPS);
   }, 120_000);
   afterAll(async () => {
-    for (const r of resumers ?? []) r.proc.stdin?.end();
     for (const child of processes) if (child.proc.exitCode === null && child.proc.signalCode === null) child.kill();
     await Promise.all(processes.map((child) => child.exited));
     await server?.close();
