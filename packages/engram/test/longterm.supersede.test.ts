@@ -87,6 +87,7 @@ describe("slots: facts that hold one value at a time", () => {
     ["Works at Northwind Bank", "employer"],
     ["Favourite editor is Sublime Text", "favourite:editor"],
     ["Favorite editor is now Zed", "favourite:editor"],
+    ["Switched editors: the user's favourite editor is now Zed", "favourite:editor"],
     ["Has two cats", "count:cat"],
     ["Has 3 cats now", "count:cat"],
     ["Is 34 years old", "age"],

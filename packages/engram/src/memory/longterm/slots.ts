@@ -26,8 +26,9 @@ const SLOTS: readonly [slot: string | ((m: RegExpExecArray) => string), pattern:
   [(m) => `count:${stem((m[1] ?? "").toLowerCase())}`, new RegExp(`^has (?:${NUMBER}) ([\\p{L}]+)`, "iu")],
 ];
 
-/** Leading words that do not change what a fact is about: a subject, "now", "currently". */
-const LEAD = /^(?:(?:the )?user(?:'s)?|he|she|they)\s+|^(?:now|currently|recently|still)\s+|^(?:now|currently),?\s+/iu;
+/** Leading words that do not change what a fact is about: a subject, "now", "currently", a
+ * label before a colon ("Switched editors: the user's favourite editor is now Zed"). */
+const LEAD = /^(?:(?:the )?user(?:'s)?|he|she|they)\s+|^(?:now|currently|recently|still)\s+|^(?:now|currently),?\s+|^[\p{L} ]{1,40}:\s+/iu;
 
 /** The slot a fact fills (`"name"`, `"location"`, `"job"`, `"employer"`, `"age"`,
  * `"favourite:<thing>"`, `"count:<thing>"`), or `undefined` for a fact that may hold many values. */
