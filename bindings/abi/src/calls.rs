@@ -21,6 +21,13 @@
 /// | `f64s` | `Vec<f64>` | `Float64Array` |
 /// | `u32s` | `Vec<u32>` | `Uint32Array` |
 /// | `text_or_error` | `CoreResult<String>` | `{ text }`, or `{ error }` |
+/// | `text_and_count` | `(String, u32)` | `{ text, count }` |
+/// | `text_and_u32s` | `(String, Vec<u32>)` | `{ text, numbers: Uint32Array }` |
+/// | `u32s_or_failure` | `CoreResult<Vec<u32>>` | `Uint32Array`, or `Failure` (`{ error }`) |
+/// | `bytes_or_failure` | `CoreResult<Vec<u8>>` | `Uint8Array`, or `Failure` |
+/// | `error` | `CoreError` | `ErrorData` (`{ code, message, subject?, detail? }`) |
+/// | `error_or_none` | `Option<CoreError>` | `ErrorData`, or `null` (native) / `undefined` (WASM) |
+/// | `merged` | `CoreResult<composite::Merged>` | `Merged` (columns), or `{ error }` |
 ///
 /// The body is marshalling only (index and width conversions, a rule's arguments assembled):
 /// the rule it calls lives in `engram-core`. An entry's documentation is written as
@@ -60,7 +67,67 @@ macro_rules! calls {
             }
         }
 
+        $export! {
+            #[doc = "Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`): the text"]
+            #[doc = "and how many secrets were replaced."]
+            fn redact_secrets as "redactSecrets" (text: String) -> text_and_count {
+                let r = $crate::engram_core::redact::redact(&text);
+                (r.text, $crate::count(r.count))
+            }
+        }
+
+        // ---- paths and errors ------------------------------------------------------------
+
+        $export! {
+            #[doc = "A virtual path, normalised (see `engram_core::path::normalize`)."]
+            fn normalize_path as "normalizePath" (path: String) -> text_or_error {
+                $crate::engram_core::path::normalize(&path)
+            }
+        }
+
+        $export! {
+            #[doc = "Which paths a glob admits, as indices into `paths` (`kind`: `\"glob\"` or `\"grep\"`,"]
+            #[doc = "see `engram_abi::filter_paths`)."]
+            fn filter_paths as "filterPaths" (kind: String, pattern: String, root: String, paths: Vec<String>) -> u32s_or_failure {
+                $crate::filter_paths(&kind, &pattern, &root, &paths)
+            }
+        }
+
+        $export! {
+            #[doc = "The canonical error for a pinned error code (an unknown code is `unsupported`)."]
+            fn error_data as "errorData" (code: String, subject: String, detail: String) -> error {
+                $crate::engram_core::api::error_data(&code, &subject, &detail)
+            }
+        }
+
+        $export! {
+            #[doc = "A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`),"]
+            #[doc = "or why the input is damaged (see `engram_core::delta::apply_deltas`)."]
+            fn apply_file_deltas as "applyFileDeltas" (snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> bytes_or_failure {
+                $crate::engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths)
+            }
+        }
+
         // ---- prompt assembly (engram_core::prompt) ---------------------------------------
+
+        $export! {
+            #[doc = "The `<agent_memory>` section: per source its path, kind (0 missing, 1 text, 2 error"]
+            #[doc = "message, 3 an earlier rendering) and text. `numbers`: per source, the UTF-16 start and"]
+            #[doc = "end of its part in `text` (`0, 0` when it adds nothing)."]
+            fn memory_section as "memorySection" (
+                paths: Vec<String>,
+                kinds: &[u8],
+                texts: Vec<String>,
+                max_tokens_per_source: u32,
+            ) -> text_and_u32s {
+                use $crate::engram_core::prompt::{self, Source};
+                let sources: Vec<Source> = texts.iter().zip(kinds).map(|(t, &k)| Source::from_kind(k, t)).collect();
+                let section = prompt::memory_section(&paths, &sources, max_tokens_per_source as usize);
+                let bytes: Vec<usize> = section.parts.iter().flat_map(|&(a, b)| [a, b]).collect();
+                let parts = prompt::utf16_offsets(&section.text, &bytes);
+                (section.text, parts)
+            }
+        }
 
         $export! {
             #[doc = "Section tags neutralised (see `engram_core::prompt::neutralize_section_tags`)."]
@@ -213,6 +280,92 @@ macro_rules! calls {
                 $crate::engram_core::format::cap_output(text, max_chars as usize)
             }
         }
+
+        // ---- the composite (engram_core::composite): mount errors, fan-out merges -----------
+
+        $export! {
+            #[doc = "A mounted backend's error seen from outside the mount (see"]
+            #[doc = "`engram_core::composite::mount_error`), or none when it passes on unchanged."]
+            fn mount_error as "mountError" (
+                code: String,
+                message: String,
+                subject: Option<String>,
+                detail: Option<String>,
+                prefix: String,
+                request: String,
+            ) -> error_or_none {
+                use $crate::engram_core::composite::{mount_error, BackendError};
+                let e = BackendError { code: &code, message: &message, subject: subject.as_deref(), detail: detail.as_deref() };
+                mount_error(&e, &prefix, &request)
+            }
+        }
+
+        $export! {
+            #[doc = "Merges the grep answers of a composite's backends (see"]
+            #[doc = "`engram_core::composite::merge_grep_columns` for the columns)."]
+            #[allow(clippy::too_many_arguments)]
+            fn merge_grep as "mergeGrep" (
+                router: &Router,
+                output_mode: String,
+                max_count: Option<u32>,
+                path_glob: Option<String>,
+                root: String,
+                mounts: &[i32],
+                truncated: &[u8],
+                counts: &[u32],
+                paths: String,
+                sizes: &[u32],
+                context: &[u8],
+            ) -> merged {
+                use $crate::engram_core::composite::{self, GrepMerge, PartColumns};
+                let cols = PartColumns { mounts, truncated, counts, sizes, context };
+                $crate::engram_core::grep::OutputMode::parse(&output_mode).and_then(|mode| {
+                    let max_count = max_count.map(|n| n as usize);
+                    let o = GrepMerge { mode, max_count, path_glob: path_glob.as_deref(), root: &root };
+                    composite::merge_grep_columns(&router.inner, &cols, composite::split_paths(&paths), &o)
+                })
+            }
+        }
+
+        $export! {
+            #[doc = "Merges the glob answers of a composite's backends; `pattern` filters the mounts'"]
+            #[doc = "answers (absent: paths are only prefixed)."]
+            #[allow(clippy::too_many_arguments)]
+            fn merge_glob as "mergeGlob" (
+                router: &Router,
+                pattern: Option<String>,
+                root: String,
+                max_results: Option<u32>,
+                mounts: &[i32],
+                truncated: &[u8],
+                counts: &[u32],
+                paths: String,
+            ) -> merged {
+                use $crate::engram_core::composite::{self, PartColumns};
+                let cols = PartColumns { mounts, truncated, counts, sizes: &[], context: &[] };
+                let max = max_results.map(|n| n as usize);
+                let parts = composite::split_paths(&paths);
+                composite::merge_glob_columns(&router.inner, &cols, parts, pattern.as_deref(), &root, max)
+            }
+        }
+
+        $export! {
+            #[doc = "A directory listing as the composite shows it (see `engram_core::composite::merge_ls`)."]
+            fn merge_ls as "mergeLs" (router: &Router, dir: String, mount: Option<u32>, paths: String) -> merged {
+                use $crate::engram_core::composite;
+                composite::merge_ls(&router.inner, &dir, mount.map(|m| m as usize), &composite::split_paths(&paths))
+            }
+        }
+
+        $export! {
+            #[doc = "The routes strictly below a normalised directory, in construction order."]
+            fn mounts_under as "mountsUnder" (router: &Router, dir: String) -> u32s {
+                let mounts = $crate::engram_core::composite::mounts_under(&router.inner, &dir);
+                mounts.into_iter().map(|i| $crate::count(i)).collect()
+            }
+        }
+
+        // ---- the file table's methods -----------------------------------------------------
 
         $export! {
             impl FileTable {

@@ -1,6 +1,7 @@
 //! The calls of `engram_abi::calls!` as N-API exports: one arm per result kind says how its
 //! value crosses; the table says everything else.
 
+use crate::column::Column;
 use crate::{failure, Failure};
 use engram_core::CoreResult;
 use napi::bindgen_prelude::Either;
@@ -10,6 +11,21 @@ use napi_derive::napi;
 #[napi(object)]
 pub struct TextOut {
     pub text: String,
+}
+
+/// A text and a count (`text_and_count`).
+#[napi(object, object_from_js = false)]
+pub struct TextAndCount {
+    pub text: String,
+    pub count: u32,
+}
+
+/// A text and numbers about it (`text_and_u32s`).
+#[napi(object, object_from_js = false)]
+pub struct TextAndNumbers {
+    pub text: String,
+    #[napi(ts_type = "Uint32Array")]
+    pub numbers: Column<u32>,
 }
 
 /// A `text_or_error` result: `{ text }` or `{ error }`.
@@ -41,6 +57,49 @@ macro_rules! export {
     (@u32s $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[napi(js_name = $js, ts_return_type = "Uint32Array")]
             pub fn $name $args -> $crate::column::Column<u32> { $crate::column::Column({ $($body)* }) });
+    };
+    (@text_and_count $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> $crate::calls::TextAndCount {
+                let (text, count): (String, u32) = { $($body)* };
+                $crate::calls::TextAndCount { text, count }
+            });
+    };
+    (@text_and_u32s $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> $crate::calls::TextAndNumbers {
+                let (text, numbers): (String, Vec<u32>) = { $($body)* };
+                $crate::calls::TextAndNumbers { text, numbers: $crate::column::Column(numbers) }
+            });
+    };
+    (@u32s_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js, ts_return_type = "Uint32Array | Failure")]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::column::Column<u32>, $crate::Failure> {
+                $crate::out({ $($body)* }, $crate::column::Column)
+            });
+    };
+    (@bytes_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<napi::bindgen_prelude::Buffer, $crate::Failure> {
+                $crate::out({ $($body)* }, napi::bindgen_prelude::Buffer::from)
+            });
+    };
+    (@error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> $crate::ErrorData { $crate::failure({ $($body)* }).error });
+    };
+    (@error_or_none $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> Option<$crate::ErrorData> {
+                let error: Option<engram_core::CoreError> = { $($body)* };
+                error.map(|e| $crate::failure(e).error)
+            });
+    };
+    (@merged $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::composite::Merged, $crate::Failure> {
+                $crate::out({ $($body)* }, $crate::composite::Merged::of)
+            });
     };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]

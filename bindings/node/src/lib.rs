@@ -16,7 +16,6 @@ mod calls;
 mod column;
 pub mod composite;
 mod fs;
-pub mod prompt;
 #[cfg(target_os = "linux")]
 pub mod sandbox;
 mod utf8;
@@ -25,57 +24,6 @@ use utf8::{Batch, Utf8};
 
 engram_abi::calls!(export);
 use calls::export;
-
-/// A virtual path, normalised: `{ path } | { error }`.
-#[napi]
-pub fn normalize_path(path: String) -> Either<Normalized, Failure> {
-    out(engram_core::path::normalize(&path), |path| Normalized { path })
-}
-
-#[napi(object)]
-pub struct Normalized {
-    pub path: String,
-}
-
-/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`), or
-/// why the input is damaged (see `engram_core::delta::apply_deltas`).
-#[napi]
-pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> Either<Buffer, Failure> {
-    out(engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths), Buffer::from)
-}
-
-/// The canonical error for a pinned error code (an unknown code is `unsupported`).
-#[napi]
-pub fn error_data(code: String, subject: String, detail: String) -> ErrorData {
-    failure(api::error_data(&code, &subject, &detail)).error
-}
-
-/// Which paths a glob admits, as indices into `paths` (`kind`: `"glob"` or `"grep"`, see
-/// `engram_abi::filter_paths`): `{ kept } | { error }`.
-#[napi]
-pub fn filter_paths(kind: String, pattern: String, root: String, paths: Vec<String>) -> Either<Kept, Failure> {
-    out(engram_abi::filter_paths(&kind, &pattern, &root, &paths), |kept| Kept { kept: Column(kept) })
-}
-
-#[napi(object, object_from_js = false)]
-pub struct Kept {
-    #[napi(ts_type = "Uint32Array")]
-    pub kept: Column<u32>,
-}
-
-/// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
-#[napi]
-pub fn redact_secrets(text: String) -> Redacted {
-    let r = engram_core::redact::redact(&text);
-    Redacted { text: r.text, count: r.count as u32 }
-}
-
-/// The redacted text and how many secrets were replaced.
-#[napi(object)]
-pub struct Redacted {
-    pub text: String,
-    pub count: u32,
-}
 
 /// An error as data: a pinned code and its one message text.
 #[napi(object)]
@@ -95,14 +43,14 @@ pub struct Failure {
 }
 
 /// A typed result: the success object or `{ error }`.
-fn out<T, U>(r: CoreResult<T>, ok: impl FnOnce(T) -> U) -> Either<U, Failure> {
+pub(crate) fn out<T, U>(r: CoreResult<T>, ok: impl FnOnce(T) -> U) -> Either<U, Failure> {
     match r {
         Ok(v) => Either::A(ok(v)),
         Err(e) => Either::B(failure(e)),
     }
 }
 
-fn failure(e: CoreError) -> Failure {
+pub(crate) fn failure(e: CoreError) -> Failure {
     let detail = (!e.detail.is_empty()).then_some(e.detail);
     Failure {
         error: ErrorData { code: e.code.as_str().to_string(), message: e.message, subject: Some(e.subject), detail },

@@ -2,7 +2,7 @@
 //! its value crosses (as one JavaScript value, see the crate docs); the table says everything
 //! else.
 
-use crate::{split, ErrorData, IntoJs, Text};
+use crate::{split, ErrorData, IntoJs, Text, U32s};
 use engram_core::CoreResult;
 use wasm_bindgen::prelude::*;
 
@@ -11,6 +11,22 @@ result! {
     pub struct TextOut {
         pub text: Option<Text>,
         pub error: Option<ErrorData>,
+    }
+}
+
+result! {
+    /// A text and a count (`text_and_count`).
+    pub struct TextAndCount {
+        pub text: Text,
+        pub count: u32,
+    }
+}
+
+result! {
+    /// A text and numbers about it (`text_and_u32s`).
+    pub struct TextAndNumbers {
+        pub text: Text,
+        pub numbers: U32s,
     }
 }
 
@@ -51,6 +67,49 @@ macro_rules! export {
                 let values: Vec<u32> = { $($body)* };
                 $crate::IntoJs::js(values)
             });
+    };
+    (@text_and_count $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::calls::TextAndCount {
+                let (text, count): (String, u32) = { $($body)* };
+                $crate::calls::TextAndCount { text: $crate::IntoJs::js(text), count }
+            });
+    };
+    (@text_and_u32s $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::calls::TextAndNumbers {
+                let (text, numbers): (String, Vec<u32>) = { $($body)* };
+                $crate::calls::TextAndNumbers { text: $crate::IntoJs::js(text), numbers: $crate::IntoJs::js(numbers) }
+            });
+    };
+    (@u32s_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js, unchecked_return_type = "Uint32Array | Failure")]
+            pub fn $name $args -> wasm_bindgen::JsValue {
+                let values: engram_core::CoreResult<Vec<u32>> = { $($body)* };
+                $crate::made(values, wasm_bindgen::JsValue::from)
+            });
+    };
+    (@bytes_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js, unchecked_return_type = "Uint8Array | Failure")]
+            pub fn $name $args -> wasm_bindgen::JsValue {
+                let bytes: engram_core::CoreResult<Vec<u8>> = { $($body)* };
+                $crate::made(bytes, wasm_bindgen::JsValue::from)
+            });
+    };
+    (@error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::ErrorData { $crate::error_data_of({ $($body)* }) });
+    };
+    (@error_or_none $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> Option<$crate::ErrorData> {
+                let error: Option<engram_core::CoreError> = { $($body)* };
+                error.map($crate::error_data_of)
+            });
+    };
+    (@merged $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::Merged { $crate::merged({ $($body)* }) });
     };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]

@@ -13,7 +13,7 @@
 //! makes one thing returns it or a [`Failure`], one value typed `T | Failure`.
 
 use engram_abi::batch;
-use engram_core::grep::{GrepOptions, OutputMode};
+use engram_core::grep::GrepOptions;
 use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
 use wasm_bindgen::prelude::*;
@@ -79,68 +79,9 @@ trait IntoJs: Into<JsValue> {
 impl<V: Into<JsValue>> IntoJs for V {}
 
 mod calls;
-mod prompt;
 
 engram_abi::calls!(export);
 use calls::export;
-
-result! {
-    /// A virtual path, normalised; or `error`.
-    pub struct Normalized {
-        pub path: Option<Text>,
-        pub error: Option<ErrorData>,
-    }
-}
-
-#[wasm_bindgen(js_name = normalizePath)]
-pub fn normalize_path(path: &str) -> Normalized {
-    let (path, error) = split(engram_core::path::normalize(path));
-    Normalized { path: path.map(IntoJs::js), error }
-}
-
-/// A snapshot with deltas applied in order (concatenated in `deltas`, sizes in `lengths`), or
-/// why the input is damaged (see `engram_core::delta::apply_deltas`).
-#[wasm_bindgen(js_name = applyFileDeltas, unchecked_return_type = "Uint8Array | Failure")]
-pub fn apply_file_deltas(snapshot: &[u8], deltas: &[u8], lengths: &[u32]) -> JsValue {
-    made(engram_core::delta::apply_deltas_packed(snapshot, deltas, lengths), JsValue::from)
-}
-
-/// The canonical error for a pinned error code (an unknown code is `unsupported`).
-#[wasm_bindgen(js_name = errorData)]
-pub fn error_data(code: &str, subject: &str, detail: &str) -> ErrorData {
-    error_data_of(api::error_data(code, subject, detail))
-}
-
-result! {
-    /// Which paths a glob admits, as indices into the paths given; or `error`.
-    pub struct Kept {
-        pub kept: Option<U32s>,
-        pub error: Option<ErrorData>,
-    }
-}
-
-/// Which paths a glob admits (`kind`: `"glob"` or `"grep"`, see
-/// `engram_abi::filter_paths`).
-#[wasm_bindgen(js_name = filterPaths)]
-pub fn filter_paths(kind: &str, pattern: &str, root: &str, paths: Vec<String>) -> Kept {
-    let (kept, error) = split(engram_abi::filter_paths(kind, pattern, root, &paths));
-    Kept { kept: kept.map(IntoJs::js), error }
-}
-
-result! {
-    /// The redacted text and how many secrets were replaced.
-    pub struct Redacted {
-        pub text: Text,
-        pub count: u32,
-    }
-}
-
-/// Secrets replaced by `[REDACTED]`, labels kept (see `engram_core::redact`).
-#[wasm_bindgen(js_name = redactSecrets)]
-pub fn redact_secrets(text: &str) -> Redacted {
-    let r = engram_core::redact::redact(text);
-    Redacted { text: r.text.js(), count: r.count as u32 }
-}
 
 result! {
     /// An error as data: a pinned code and its one message text.
@@ -163,7 +104,7 @@ result! {
 }
 
 /// The thing a call made, or its [`Failure`], as one value (the call is typed `T | Failure`).
-fn made<T>(r: CoreResult<T>, value: impl FnOnce(T) -> JsValue) -> JsValue {
+pub(crate) fn made<T>(r: CoreResult<T>, value: impl FnOnce(T) -> JsValue) -> JsValue {
     match r {
         Ok(v) => value(v),
         Err(e) => Failure { error: error_data_of(e) }.into(),
@@ -174,7 +115,7 @@ fn error_of(e: CoreError) -> Option<ErrorData> {
     Some(error_data_of(e))
 }
 
-fn error_data_of(e: CoreError) -> ErrorData {
+pub(crate) fn error_data_of(e: CoreError) -> ErrorData {
     let detail = (!e.detail.is_empty()).then_some(e.detail);
     ErrorData {
         code: e.code.as_str().js(),
@@ -638,23 +579,7 @@ impl FileTable {
     }
 }
 
-// ---- Composite (engram_core::composite): mount errors for the outer path, fan-out merges ----
-
-/// A mounted backend's error seen from outside the mount (see
-/// `engram_core::composite::mount_error`), or `undefined` when it passes on unchanged.
-#[wasm_bindgen(js_name = mountError)]
-pub fn mount_error(
-    code: &str,
-    message: &str,
-    subject: Option<String>,
-    detail: Option<String>,
-    prefix: &str,
-    request: &str,
-) -> Option<ErrorData> {
-    let e =
-        engram_core::composite::BackendError { code, message, subject: subject.as_deref(), detail: detail.as_deref() };
-    engram_core::composite::mount_error(&e, prefix, request).and_then(error_of)
-}
+// ---- Composite (engram_core::composite): merged answers, glob asks, fan-outs ----
 
 result! {
     /// A merged answer (see `engram_core::composite::Merged`; a pick of `0xFFFFFFFF` is a
@@ -669,7 +594,7 @@ result! {
     }
 }
 
-fn merged(r: CoreResult<engram_core::composite::Merged>) -> Merged {
+pub(crate) fn merged(r: CoreResult<engram_core::composite::Merged>) -> Merged {
     let (m, error) = split(r);
     let m = m.unwrap_or_default();
     let ok = error.is_none();
@@ -681,72 +606,6 @@ fn merged(r: CoreResult<engram_core::composite::Merged>) -> Merged {
         renamed: ok.then(|| m.renamed.js()),
         error,
     }
-}
-
-/// Merges the grep answers of a composite's backends (see
-/// `engram_core::composite::merge_grep_columns` for the columns).
-#[wasm_bindgen(js_name = mergeGrep)]
-#[allow(clippy::too_many_arguments)]
-pub fn merge_grep(
-    router: &Router,
-    output_mode: &str,
-    max_count: Option<u32>,
-    path_glob: Option<String>,
-    root: &str,
-    mounts: &[i32],
-    truncated: &[u8],
-    counts: &[u32],
-    paths: &str,
-    sizes: &[u32],
-    context: &[u8],
-) -> Merged {
-    let cols = engram_core::composite::PartColumns { mounts, truncated, counts, sizes, context };
-    merged(OutputMode::parse(output_mode).and_then(|mode| {
-        let max_count = max_count.map(|n| n as usize);
-        let o = engram_core::composite::GrepMerge { mode, max_count, path_glob: path_glob.as_deref(), root };
-        engram_core::composite::merge_grep_columns(&router.inner, &cols, engram_core::composite::split_paths(paths), &o)
-    }))
-}
-
-/// Merges the glob answers of a composite's backends; `pattern` filters the mounts' answers
-/// (absent: paths are only prefixed).
-#[wasm_bindgen(js_name = mergeGlob)]
-#[allow(clippy::too_many_arguments)]
-pub fn merge_glob(
-    router: &Router,
-    pattern: Option<String>,
-    root: &str,
-    max_results: Option<u32>,
-    mounts: &[i32],
-    truncated: &[u8],
-    counts: &[u32],
-    paths: &str,
-) -> Merged {
-    let cols = engram_core::composite::PartColumns { mounts, truncated, counts, sizes: &[], context: &[] };
-    let max = max_results.map(|n| n as usize);
-    merged(engram_core::composite::merge_glob_columns(
-        &router.inner,
-        &cols,
-        engram_core::composite::split_paths(paths),
-        pattern.as_deref(),
-        root,
-        max,
-    ))
-}
-
-/// A directory listing as the composite shows it (see `engram_core::composite::merge_ls`).
-#[wasm_bindgen(js_name = mergeLs)]
-pub fn merge_ls(router: &Router, dir: &str, mount: Option<u32>, paths: &str) -> Merged {
-    let paths = engram_core::composite::split_paths(paths);
-    merged(engram_core::composite::merge_ls(&router.inner, dir, mount.map(|m| m as usize), &paths))
-}
-
-/// The routes strictly below a normalised directory, in construction order.
-#[wasm_bindgen(js_name = mountsUnder)]
-pub fn mounts_under(router: &Router, dir: &str) -> U32s {
-    let mounts: Vec<u32> =
-        engram_core::composite::mounts_under(&router.inner, dir).into_iter().map(|i| i as u32).collect();
-    mounts.js()
 }
 
 result! {

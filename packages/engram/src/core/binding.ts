@@ -58,7 +58,18 @@ export type DeclaredCall =
   | "formatLs"
   | "formatGlob"
   | "formatRead"
-  | "capOutput";
+  | "capOutput"
+  | "redactSecrets"
+  | "normalizePath"
+  | "filterPaths"
+  | "errorData"
+  | "applyFileDeltas"
+  | "memorySection"
+  | "mountError"
+  | "mergeGrep"
+  | "mergeGlob"
+  | "mergeLs"
+  | "mountsUnder";
 
 /** @internal What each binding exports of {@link DeclaredCall}. */
 export type DeclaredCalls = Pick<typeof Native, DeclaredCall> | Pick<typeof Wasm, DeclaredCall>;
@@ -69,64 +80,30 @@ export type DeclaredCalls = Pick<typeof Native, DeclaredCall> | Pick<typeof Wasm
  * `.d.ts` must stay assignable to this type, which `tsc` checks (node-access.ts, loader.ts). */
 export type RawBinding = DeclaredCalls & UndeclaredCalls;
 
+/** @internal A class instance a binding made, handed back to that binding: typed as both
+ * bindings' class, so that a declared call taking it type-checks against both declarations (a
+ * core wraps one binding, and only ever hands it its own instances). */
+type Made<K extends "Router"> = (typeof Native)[K]["prototype"] & (typeof Wasm)[K]["prototype"];
+
+/** Releases a wasm-bindgen result object's WebAssembly memory now (a native result holds none). */
+function release(value: object): void {
+  (value as { free?: () => void }).free?.();
+}
+
 /** @internal The calls not in the `engram_abi::calls!` table yet. */
 export interface UndeclaredCalls {
-  normalizePath(path: string): RawOut & { readonly path?: Opt<string> };
-  errorData(code: string, subject: string, detail: string): RawError & { free?(): void };
-  /** The indices of the paths the pattern admits. */
-  filterPaths(kind: string, pattern: string, root: string, paths: string[]): RawOut & { readonly kept?: Opt<ArrayLike<number>> };
-  redactSecrets(text: string): { readonly text: string; readonly count: number; free?(): void };
   /** A router over the mount points, or an invalid prefix's error. */
   createRouter(prefixes: string[]): RawRouter | RawFailure;
   FileTable: new () => RawFileTable;
   /** A table rebuilt from `snapshot()` bytes, or why they are not one. */
   restoreFileTable(bytes: Uint8Array): RawFileTable | RawFailure;
-  applyFileDeltas(snapshot: Uint8Array, deltas: Uint8Array, lengths: Uint32Array): Uint8Array | RawFailure;
   GrepArgs: RawGrepArgsClass;
-  memorySection(
-    paths: string[],
-    kinds: Uint8Array,
-    texts: string[],
-    maxTokensPerSource: number,
-  ): { readonly text: string; readonly parts: ArrayLike<number>; free?(): void };
   // ---- composite (bindings/node/src/composite.rs, the composite block of bindings/wasm) ----
-  mountError(
-    code: string,
-    message: string,
-    subject: string | null | undefined,
-    detail: string | null | undefined,
-    prefix: string,
-    request: string,
-  ): (RawError & { free?(): void }) | null | undefined;
-  mergeGrep(
-    router: RawRouter,
-    outputMode: string,
-    maxCount: number | null | undefined,
-    pathGlob: string | null | undefined,
-    root: string,
-    mounts: Int32Array,
-    truncated: Uint8Array,
-    counts: Uint32Array,
-    paths: string,
-    sizes: Uint32Array,
-    context: Uint8Array,
-  ): RawMerged;
-  mergeGlob(
-    router: RawRouter,
-    pattern: string | null | undefined,
-    root: string,
-    maxResults: number | null | undefined,
-    mounts: Int32Array,
-    truncated: Uint8Array,
-    counts: Uint32Array,
-    paths: string,
-  ): RawMerged;
   globAsks(
     router: RawRouter,
     pattern: string,
     root: string,
   ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
-  mergeLs(router: RawRouter, dir: string, mount: number | null | undefined, paths: string): RawMerged;
   globFanOut(router: RawRouter, pattern: string, root: string, maxResults: number | null | undefined): RawFanOut<RawFanGlob>;
   grepFanOut(router: RawRouter, args: RawGrepArgs, root: string, textChars?: number | null): RawFanOut<RawGrep>;
   routeInto(router: RawRouter, path: string, meta: Float64Array): Opt<string>;
@@ -137,7 +114,6 @@ export interface UndeclaredCalls {
     inner: string,
     table: RawFileTable,
   ): RawOut & { readonly entries?: Opt<RawInfo[]> };
-  mountsUnder(router: RawRouter, dir: string): ArrayLike<number>;
 }
 
 type Opt<T> = T | null | undefined;
@@ -150,7 +126,6 @@ export interface RawError {
   readonly detail?: Opt<string>;
 }
 
-/** A composite merge's answer (see `engram_core::composite::Merged`). */
 /** A fan-out over resident tables (bindings/node/src/composite.rs `GlobFanOut`, `GrepFanOut`). */
 interface RawFanOut<T> {
   asks(): {
@@ -180,6 +155,7 @@ interface RawFanGlob extends RawFiles {
   readonly mounts?: Opt<ArrayLike<number>>;
 }
 
+/** A composite merge's answer (the `merged` kind: see `engram_core::composite::Merged`). */
 interface RawMerged extends RawOut {
   readonly truncated?: Opt<boolean>;
   readonly paths?: Opt<string[]>;
@@ -482,11 +458,14 @@ function plainBytes(bytes: Uint8Array): Uint8Array {
   return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** A failure as the bindings return it instead of what a call makes (`T | Failure`). */
+type Failed = { readonly error: RawError };
+
 /** What a call made, or its failure thrown as an {@link EngramError}. */
-function madeOrThrow<T extends object>(made: T | RawFailure): T {
-  if (!("error" in made)) return made;
-  const error = errorOf(made.error);
-  made.free?.();
+function madeOrThrow<T extends object>(made: T): Exclude<T, Failed> {
+  if (!("error" in made)) return made as Exclude<T, Failed>;
+  const error = errorOf(made.error as RawError);
+  release(made);
   throw EngramError.fromCore(error);
 }
 
@@ -933,11 +912,14 @@ class FileTableHandle implements CoreFileTable {
 
 class RouterHandle implements CoreRouter {
   readonly prefixes: readonly string[];
+  /** The router, as the declared calls that take it are typed. */
+  readonly made: Made<"Router">;
   constructor(
     private readonly raw: RawRouter,
     private readonly binding: RawBinding,
   ) {
     this.prefixes = Object.freeze(raw.prefixes());
+    this.made = raw as Made<"Router">;
   }
   /** `[route, inner offset]` of the last {@link RouterHandle.route} (see `routeInto`). */
   readonly #meta = new Float64Array(2);
@@ -993,8 +975,8 @@ class RouterHandle implements CoreRouter {
       }
       counts[i] = paths.length - first;
     }
-    const r = this.binding.mergeGrep(
-      this.raw,
+    const r: RawMerged = this.binding.mergeGrep(
+      this.made,
       mode,
       toIndex(options.maxCount),
       options.pathGlob,
@@ -1075,8 +1057,8 @@ class RouterHandle implements CoreRouter {
       }
       counts[i] = part.items.length;
     }
-    const r = this.binding.mergeGlob(
-      this.raw,
+    const r: RawMerged = this.binding.mergeGlob(
+      this.made,
       options.pattern,
       options.root,
       toIndex(options.maxResults),
@@ -1101,7 +1083,7 @@ class RouterHandle implements CoreRouter {
 
   mergeLs(dir: string, mount: number | null, listing: Readonly<LsResult>): Result<LsResult> {
     const { entries } = listing;
-    const r = this.binding.mergeLs(this.raw, requireString(dir, "dir"), mount, joinPaths(entries.map((e) => e.path)));
+    const r: RawMerged = this.binding.mergeLs(this.made, requireString(dir, "dir"), mount, joinPaths(entries.map((e) => e.path)));
     if (r.error) return failed(r);
     const picks = r.picks as ArrayLike<number>;
     const renamed = r.renamed as string[];
@@ -1118,7 +1100,7 @@ class RouterHandle implements CoreRouter {
   }
 
   mountsUnder(dir: string): number[] {
-    return Array.from(this.binding.mountsUnder(this.raw, requireString(dir, "dir")));
+    return Array.from(this.binding.mountsUnder(this.made, requireString(dir, "dir")));
   }
 
   globAsks(pattern: string, root: string): GlobAsk[] {
@@ -1241,9 +1223,9 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       if (known !== undefined) return { path: known };
       const bad = checkPath(path);
       if (bad) return { error: bad };
-      const r = raw.normalizePath(path);
+      const r: RawText = raw.normalizePath(path);
       if (r.error) return failed(r);
-      const out = { path: r.path as string };
+      const out = { path: r.text as string };
       r.free?.();
       if (path.length <= NORMALISED_PATH_MAX) {
         if (normalised.size >= NORMALISED_CACHE) normalised.clear();
@@ -1256,7 +1238,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
     errorData: (code, subject, detail = "") => {
       const e = raw.errorData(requireString(code, "code"), requireString(subject, "subject"), requireString(detail, "detail"));
       const out = errorOf(e);
-      e.free?.();
+      release(e);
       return out;
     },
     mountError: (error, prefix, request) => {
@@ -1272,7 +1254,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       );
       if (!e) return error;
       const out = errorOf(e);
-      e.free?.();
+      release(e);
       return out;
     },
     filterPaths: (kind, pattern, root, paths) => {
@@ -1280,13 +1262,11 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
       requireString(pattern, "pattern");
       const bad = checkPath(root, "root");
       if (bad) return { error: bad };
-      const r = raw.filterPaths(kind, pattern, root, requireStrings(paths, "paths"));
-      if (r.error) return failed(r);
+      const kept = raw.filterPaths(kind, pattern, root, requireStrings(paths, "paths"));
+      if ("error" in kept) return failed(kept);
       // Indices, so each kept path is the caller's own string.
-      const kept = r.kept as ArrayLike<number>;
       const out: string[] = new Array(kept.length);
       for (let i = 0; i < kept.length; i++) out[i] = paths[kept[i] as number] as string;
-      r.free?.();
       return { paths: out };
     },
     rankBm25: (query, documents) =>
@@ -1294,7 +1274,7 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
     redactSecrets: (text) => {
       const r = raw.redactSecrets(requireString(text, "text"));
       const out: Redaction = { text: r.text, count: r.count };
-      r.free?.();
+      release(r);
       return out;
     },
     estimateTokens: (text) => raw.estimateTokens(requireString(text, "text")),
@@ -1315,8 +1295,8 @@ export function wrapBinding(kind: CoreKind, raw: RawBinding): Core {
         texts[i] = s.kind === "missing" ? "" : requireString(s.text, `sources[${i}].text`);
       }
       const r = raw.memorySection(paths, kinds, texts, toIndex(requireNumber(maxTokensPerSource, "maxTokensPerSource")) ?? 0);
-      const out = { text: r.text, parts: r.parts };
-      r.free?.();
+      const out = { text: r.text, parts: r.numbers };
+      release(r);
       return out;
     },
     skillsSection: (skills) =>
