@@ -28,6 +28,20 @@
 /// | `error` | `CoreError` | `ErrorData` (`{ code, message, subject?, detail? }`) |
 /// | `error_or_none` | `Option<CoreError>` | `ErrorData`, or `null` (native) / `undefined` (WASM) |
 /// | `merged` | `CoreResult<composite::Merged>` | `Merged` (columns), or `{ error }` |
+/// | `count_or_failure` | `CoreResult<u32>` | `number`, or `Failure` |
+/// | `bytes` | `Vec<u8>` | `Uint8Array` (native: a `Buffer`) |
+/// | `bytes_or_none` | `Option<Vec<u8>>` | `Uint8Array`, or `null` / `undefined` |
+/// | `entries` | `CoreResult<Vec<FileInfo>>` | `{ entries }`, or `{ error }` |
+/// | `file_columns` | `CoreResult<(api::FileColumns, bool)>` | `GlobOut` (columns), or `{ error }` |
+/// | `grep_columns` | `CoreResult<GrepResult>` | `GrepOut` (columns), or `{ error }` |
+/// | `text_meta` | `CoreResult<(String, [f64; N])>` | `string`, the numbers written into `meta` |
+///
+/// `text_meta` is for the file table's most frequent calls: no result object crosses. The
+/// binding appends the argument `meta` (a caller-owned `Float64Array` of at least 4 numbers,
+/// so the entry's arguments take no trailing comma) and writes the numbers into it; on failure
+/// the call returns nothing and the table keeps the error for `takeError()`. A `FileTable`
+/// method taking `&mut self` may change the table's content: the native binding then reports
+/// the table's memory to V8 after the body (`FileTable::account`).
 ///
 /// The body is marshalling only (index and width conversions, a rule's arguments assembled):
 /// the rule it calls lives in `engram-core`. An entry's documentation is written as
@@ -365,7 +379,136 @@ macro_rules! calls {
             }
         }
 
+        $export! {
+            #[doc = "A composite `ls` of the normalised directory `dir` answered from the resident table of"]
+            #[doc = "the backend it routes to (`mount`, -1 for the default; `inner` as that backend sees"]
+            #[doc = "`dir`) in one call (see `engram_core::composite::ls_table`)."]
+            fn ls_table as "lsTable" (router: &Router, dir: String, mount: i32, inner: String, table: &FileTable) -> entries {
+                let mount = usize::try_from(mount).ok();
+                $crate::engram_core::composite::ls_table(&router.inner, &dir, mount, &inner, &table.inner)
+            }
+        }
+
         // ---- the file table's methods -----------------------------------------------------
+
+        $export! {
+            impl FileTable {
+                #[doc = "Lines of a file: the content, `meta` = `[totalLines, offset, lines]`."]
+                fn read as "read" (&self, path: String, offset: u32, limit: Option<u32>) -> text_meta {
+                    let r = self.inner.read(&path, offset as usize, limit.map(|l| l as usize));
+                    r.map(|r| (r.content, [r.total_lines as f64, r.offset as f64, r.lines as f64]))
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "Metadata: the path (directories end with `/`), `meta` = `[isDir (1 or 0), size,"]
+                #[doc = "modifiedAt, version]` (NaN when absent)."]
+                fn stat as "stat" (&self, path: String) -> text_meta {
+                    $crate::engram_core::api::stat(&self.inner, &path).map(|(i, version)| {
+                        let nan = f64::NAN;
+                        let size = i.size.map_or(nan, |s| s as f64);
+                        let version = version.map_or(nan, |v| v as f64);
+                        (i.path, [f64::from(u8::from(i.is_dir)), size, i.modified_at.unwrap_or(nan), version])
+                    })
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`."]
+                #[allow(clippy::too_many_arguments)]
+                fn edit as "edit" (
+                    &mut self,
+                    path: String,
+                    old_string: String,
+                    new_string: String,
+                    replace_all: bool,
+                    modified_at: f64,
+                    if_version: Option<String>
+                ) -> text_meta {
+                    let o = $crate::engram_core::ops::EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
+                    $crate::engram_core::api::edit(&mut self.inner, &o).map(|r| (r.path, [r.occurrences as f64, r.version as f64]))
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "Appends bytes to a file (created when missing): its normalised path, `meta` = `[version]`."]
+                fn append as "append" (&mut self, path: String, data: &[u8], modified_at: f64) -> text_meta {
+                    $crate::engram_core::api::append(&mut self.inner, &path, data, modified_at).map(|w| (w.path, [w.version as f64]))
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "Deletes a file or a directory with everything below it: how many files went."]
+                fn delete as "delete" (&mut self, path: String) -> count_or_failure {
+                    self.inner.delete(&path).map($crate::count)
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "The entries of one directory (directories end with `/`)."]
+                fn ls as "ls" (&self, path: String) -> entries {
+                    self.inner.ls(&path)
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "Grep (see `GrepArgs`), in columns (see `engram_core::api::GrepColumns`)."]
+                fn grep as "grep" (&self, args: &GrepArgs) -> grep_columns {
+                    args.options().and_then(|o| self.inner.grep(o))
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "A glob's files in columns (see `engram_core::api::FileColumns`)."]
+                fn glob as "glob" (&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> file_columns {
+                    let o = $crate::engram_core::ops::GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
+                    $crate::engram_core::api::glob_columns(&self.inner, &o)
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "The raw bytes of a file, or none when it is missing or a directory."]
+                fn read_bytes as "readBytes" (&self, path: String) -> bytes_or_none {
+                    self.inner.read_bytes(&path).ok().map(|d| d.to_vec())
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "The files written since the counters `lastVersion`/`changes` (a delta record), or"]
+                #[doc = "none when only a full snapshot describes the change (see `engram_core::delta`)."]
+                fn delta_since as "deltaSince" (&self, last_version: f64, changes: f64) -> bytes_or_none {
+                    let mark = $crate::engram_core::delta::Mark { last_version: last_version as u64, changes: changes as u64 };
+                    self.inner.delta_since(mark)
+                }
+            }
+        }
+
+        $export! {
+            impl FileTable {
+                #[doc = "Every file, compactly, for a checkpoint."]
+                fn snapshot as "snapshot" (&self) -> bytes {
+                    self.inner.snapshot()
+                }
+            }
+        }
 
         $export! {
             impl FileTable {

@@ -38,6 +38,14 @@ pub(crate) fn text_out(r: CoreResult<String>) -> Either<TextOut, Failure> {
 
 /// One entry of the table, exported (see `engram_abi::calls!` for the kinds).
 macro_rules! export {
+    // A file table method that may change the content: V8 is told the table's memory after it.
+    (impl FileTable { $(#[$($attr:tt)*])* fn $name:ident as $js:tt (& mut $self:tt, $($arg:tt)*) -> $kind:ident { $($body:tt)* } }) => {
+        $crate::calls::export!(@$kind [FileTable] [$(#[$($attr)*])*] $name $js (&mut $self, env: napi::bindgen_prelude::Env, $($arg)*) {
+            let result = { $($body)* };
+            $self.account(&env);
+            result
+        });
+    };
     (impl $class:ident { $(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> $kind:ident { $($body:tt)* } }) => {
         $crate::calls::export!(@$kind [$class] [$(#[$($attr)*])*] $name $js $args { $($body)* });
     };
@@ -99,6 +107,64 @@ macro_rules! export {
         $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
             pub fn $name $args -> napi::bindgen_prelude::Either<$crate::composite::Merged, $crate::Failure> {
                 $crate::out({ $($body)* }, $crate::composite::Merged::of)
+            });
+    };
+    (@count_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<u32, $crate::Failure> {
+                $crate::out({ $($body)* }, |n: u32| n)
+            });
+    };
+    (@bytes $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Buffer {
+                let bytes: Vec<u8> = { $($body)* };
+                bytes.into()
+            });
+    };
+    (@bytes_or_none $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> Option<napi::bindgen_prelude::Buffer> {
+                let bytes: Option<Vec<u8>> = { $($body)* };
+                bytes.map(napi::bindgen_prelude::Buffer::from)
+            });
+    };
+    (@entries $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::Entries, $crate::Failure> {
+                $crate::out({ $($body)* }, $crate::Entries::of)
+            });
+    };
+    (@file_columns $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::GlobOut, $crate::Failure> {
+                $crate::out({ $($body)* }, $crate::GlobOut::of)
+            });
+    };
+    (@grep_columns $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::GrepOut, $crate::Failure> {
+                $crate::out({ $($body)* }, $crate::grep_out)
+            });
+    };
+    (@text_meta $class:tt [$($attr:tt)*] $name:ident $js:tt (& mut $self:tt, $($arg:tt)*) { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name(&mut $self, $($arg)*, meta: napi::bindgen_prelude::Float64ArraySlice) -> Option<String> {
+                let result = { $($body)* };
+                $self.keep(result, |(text, values)| {
+                    $crate::fill(meta, &values);
+                    text
+                })
+            });
+    };
+    (@text_meta $class:tt [$($attr:tt)*] $name:ident $js:tt (& $self:tt, $($arg:tt)*) { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name(&$self, $($arg)*, meta: napi::bindgen_prelude::Float64ArraySlice) -> Option<String> {
+                let result = { $($body)* };
+                $self.keep(result, |(text, values)| {
+                    $crate::fill(meta, &values);
+                    text
+                })
             });
     };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {

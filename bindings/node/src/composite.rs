@@ -4,7 +4,7 @@
 
 use crate::calls::TextOut;
 use crate::column::Column;
-use crate::{failure, info, Entries, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
+use crate::{failure, ErrorData, Failure, FileTable, GrepArgs, GrepOut, Router};
 use engram_core::composite;
 use engram_core::CoreError;
 use napi::bindgen_prelude::{Either, Float64ArraySlice};
@@ -219,23 +219,6 @@ impl GrepFanOut {
             Ok(text) => Either::A(TextOut { text }),
             Err(e) => Either::B(failure(e)),
         }
-    }
-}
-
-/// A composite `ls` of the normalised directory `dir` answered from the resident table of the
-/// backend it routes to (`mount`, `-1` for the default; `inner` as that backend sees `dir`) in
-/// one call (see `engram_core::composite::ls_table`).
-#[napi]
-pub fn ls_table(
-    router: &Router,
-    dir: String,
-    mount: i32,
-    inner: String,
-    table: &FileTable,
-) -> Either<Entries, Failure> {
-    match composite::ls_table(&router.inner, &dir, mount_of(mount), &inner, &table.inner) {
-        Ok(entries) => Either::A(Entries { entries: entries.into_iter().map(info).collect() }),
-        Err(e) => Either::B(failure(e)),
     }
 }
 

@@ -5,9 +5,8 @@
 use crate::column::Column;
 use engram_abi::batch;
 use engram_core::grep::GrepOptions;
-use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
-use napi::bindgen_prelude::{Buffer, Either, Env, Float64ArraySlice, ObjectFinalize, Uint8Array, Unknown};
+use napi::bindgen_prelude::{Either, Env, Float64ArraySlice, ObjectFinalize, Uint8Array, Unknown};
 use napi::JsValue;
 use napi_derive::napi;
 
@@ -95,12 +94,19 @@ pub struct Entries {
     pub entries: Vec<FileInfo>,
 }
 
+impl Entries {
+    fn of(entries: Vec<CoreInfo>) -> Entries {
+        Entries { entries: entries.into_iter().map(info).collect() }
+    }
+}
+
 /// How many files `writeMany` wrote.
 #[napi(object)]
 pub struct Seeded {
     pub written: u32,
 }
 
+/// How many files a delete removed (`RootedFs`).
 #[napi(object)]
 pub struct Deleted {
     pub deleted: u32,
@@ -337,12 +343,6 @@ impl FileTable {
         self.account(&env);
     }
 
-    /// Every file, compactly, for a checkpoint.
-    #[napi]
-    pub fn snapshot(&self) -> Buffer {
-        Buffer::from(self.inner.snapshot())
-    }
-
     #[napi(getter)]
     pub fn size(&self) -> u32 {
         self.inner.len() as u32
@@ -358,14 +358,6 @@ impl FileTable {
     #[napi(getter)]
     pub fn last_version(&self) -> f64 {
         self.inner.last_version() as f64
-    }
-
-    /// The files written since the counters `last_version`/`changes` (a delta record), or
-    /// `null` when only a full snapshot describes the change (see `engram_core::delta`).
-    #[napi]
-    pub fn delta_since(&self, last_version: f64, changes: f64) -> Option<Buffer> {
-        let mark = engram_core::delta::Mark { last_version: last_version as u64, changes: changes as u64 };
-        self.inner.delta_since(mark).map(Buffer::from)
     }
 
     /// Writes a file: its normalised path, `meta` = `[version]`; `null` on failure.
@@ -423,99 +415,5 @@ impl FileTable {
         let r = batch::write_many_files(&mut self.inner, &paths, files, modified);
         self.account(&env);
         Ok(out(r, |n| Seeded { written: n as u32 }))
-    }
-
-    /// Appends bytes to a file (created when missing): as `write`.
-    #[napi]
-    pub fn append(
-        &mut self,
-        env: Env,
-        path: String,
-        data: &[u8],
-        modified_at: f64,
-        meta: Float64ArraySlice,
-    ) -> Option<String> {
-        let r = api::append(&mut self.inner, &path, data, modified_at);
-        self.account(&env);
-        self.written(r, meta)
-    }
-
-    /// Lines of a file: the content, `meta` = `[totalLines, offset, lines]`; `null` on failure.
-    #[napi]
-    pub fn read(&self, path: String, offset: u32, limit: Option<u32>, meta: Float64ArraySlice) -> Option<String> {
-        let r = self.inner.read(&path, offset as usize, limit.map(|l| l as usize));
-        self.keep(r, |r| {
-            fill(meta, &[r.total_lines as f64, r.offset as f64, r.lines as f64]);
-            r.content
-        })
-    }
-
-    /// The raw bytes of a file, or `null` when it is missing or a directory.
-    #[napi]
-    pub fn read_bytes(&self, path: String) -> Option<Buffer> {
-        self.inner.read_bytes(&path).ok().map(|d| Buffer::from(d.to_vec()))
-    }
-
-    #[napi]
-    pub fn ls(&self, path: String) -> Either<Entries, Failure> {
-        out(self.inner.ls(&path), |e| Entries { entries: e.into_iter().map(info).collect() })
-    }
-
-    /// Metadata: the path (directories end with `/`), `meta` = `[isDir (1 or 0), size,
-    /// modifiedAt, version]` (NaN when absent); `null` on failure.
-    #[napi]
-    pub fn stat(&self, path: String, meta: Float64ArraySlice) -> Option<String> {
-        self.keep(api::stat(&self.inner, &path), |(i, version)| {
-            let nan = f64::NAN;
-            let size = i.size.map_or(nan, |s| s as f64);
-            fill(
-                meta,
-                &[f64::from(u8::from(i.is_dir)), size, i.modified_at.unwrap_or(nan), version.map_or(nan, |v| v as f64)],
-            );
-            i.path
-        })
-    }
-
-    #[napi]
-    pub fn delete(&mut self, env: Env, path: String) -> Either<Deleted, Failure> {
-        let r = self.inner.delete(&path);
-        self.account(&env);
-        out(r, |n| Deleted { deleted: n as u32 })
-    }
-
-    /// Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`; `null`
-    /// on failure.
-    #[napi]
-    #[allow(clippy::too_many_arguments)]
-    pub fn edit(
-        &mut self,
-        env: Env,
-        path: String,
-        old_string: String,
-        new_string: String,
-        replace_all: bool,
-        modified_at: f64,
-        if_version: Option<String>,
-        meta: Float64ArraySlice,
-    ) -> Option<String> {
-        let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
-        let r = api::edit(&mut self.inner, &o);
-        self.account(&env);
-        self.keep(r, |r| {
-            fill(meta, &[r.occurrences as f64, r.version as f64]);
-            r.path
-        })
-    }
-
-    /// Grep (see [`GrepArgs`]).
-    #[napi]
-    pub fn grep(&self, args: &GrepArgs) -> Either<GrepOut, Failure> {
-        out(args.options().and_then(|o| self.inner.grep(o)), grep_out)
-    }
-
-    #[napi]
-    pub fn glob(&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> Either<GlobOut, Failure> {
-        let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
-        out(api::glob_columns(&self.inner, &o), GlobOut::of)
     }
 }

@@ -111,6 +111,59 @@ macro_rules! export {
         $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
             pub fn $name $args -> $crate::Merged { $crate::merged({ $($body)* }) });
     };
+    (@count_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js, unchecked_return_type = "number | Failure")]
+            pub fn $name $args -> wasm_bindgen::JsValue {
+                let count: engram_core::CoreResult<u32> = { $($body)* };
+                $crate::made(count, wasm_bindgen::JsValue::from)
+            });
+    };
+    (@bytes $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::Bytes {
+                let bytes: Vec<u8> = { $($body)* };
+                $crate::IntoJs::js(bytes)
+            });
+    };
+    (@bytes_or_none $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> Option<$crate::Bytes> {
+                let bytes: Option<Vec<u8>> = { $($body)* };
+                bytes.map($crate::IntoJs::js)
+            });
+    };
+    (@entries $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::Entries { $crate::Entries::of({ $($body)* }) });
+    };
+    (@file_columns $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::GlobOut { $crate::GlobOut::of({ $($body)* }) });
+    };
+    (@grep_columns $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::GrepOut { $crate::grep_out({ $($body)* }) });
+    };
+    (@text_meta $class:tt [$($attr:tt)*] $name:ident $js:tt (& mut $self:tt, $($arg:tt)*) { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name(&mut $self, $($arg)*, meta: &mut [f64]) -> Option<$crate::Text> {
+                let result = { $($body)* };
+                $self.keep(result, |(text, values)| {
+                    $crate::fill(meta, &values);
+                    $crate::IntoJs::js(text)
+                })
+            });
+    };
+    (@text_meta $class:tt [$($attr:tt)*] $name:ident $js:tt (& $self:tt, $($arg:tt)*) { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name(&$self, $($arg)*, meta: &mut [f64]) -> Option<$crate::Text> {
+                let result = { $($body)* };
+                $self.keep(result, |(text, values)| {
+                    $crate::fill(meta, &values);
+                    $crate::IntoJs::js(text)
+                })
+            });
+    };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
             pub fn $name $args -> $crate::calls::TextOut { $crate::calls::text_out({ $($body)* }) });

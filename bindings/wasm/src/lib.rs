@@ -14,7 +14,6 @@
 
 use engram_abi::batch;
 use engram_core::grep::GrepOptions;
-use engram_core::ops::{EditOptions, GlobOptions};
 use engram_core::{api, CoreError, CoreResult, FileInfo as CoreInfo, FileTable as CoreTable, Router as CoreRouter};
 use wasm_bindgen::prelude::*;
 
@@ -183,10 +182,10 @@ result! {
     }
 }
 
-result! {
-    pub struct Deleted {
-        pub deleted: Option<u32>,
-        pub error: Option<ErrorData>,
+impl Entries {
+    fn of(r: CoreResult<Vec<CoreInfo>>) -> Entries {
+        let (e, error) = split(r);
+        Entries { entries: e.map(|e| e.into_iter().map(info).collect::<Vec<_>>().js()), error }
     }
 }
 
@@ -217,6 +216,29 @@ result! {
         pub count_paths: Option<Texts>,
         pub counts: Option<U32s>,
         pub error: Option<ErrorData>,
+    }
+}
+
+impl GlobOut {
+    fn of(r: CoreResult<(api::FileColumns, bool)>) -> GlobOut {
+        match r {
+            Ok((c, truncated)) => GlobOut {
+                paths: Some(c.paths.js()),
+                sizes: Some(c.sizes.js()),
+                modified: Some(c.modified.js()),
+                versions: Some(c.versions.js()),
+                truncated: Some(truncated),
+                error: None,
+            },
+            Err(e) => GlobOut {
+                paths: None,
+                sizes: None,
+                modified: None,
+                versions: None,
+                truncated: None,
+                error: error_of(e),
+            },
+        }
     }
 }
 
@@ -390,11 +412,6 @@ impl FileTable {
         self.staged = Vec::new();
     }
 
-    /// Every file, compactly, for a checkpoint.
-    pub fn snapshot(&self) -> Bytes {
-        self.inner.snapshot().js()
-    }
-
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> u32 {
         self.inner.len() as u32
@@ -410,14 +427,6 @@ impl FileTable {
     #[wasm_bindgen(getter, js_name = lastVersion)]
     pub fn last_version(&self) -> f64 {
         self.inner.last_version() as f64
-    }
-
-    /// The files written since the counters `last_version`/`changes` (a delta record), or
-    /// `undefined` when only a full snapshot describes the change (see `engram_core::delta`).
-    #[wasm_bindgen(js_name = deltaSince)]
-    pub fn delta_since(&self, last_version: f64, changes: f64) -> Option<Bytes> {
-        let mark = engram_core::delta::Mark { last_version: last_version as u64, changes: changes as u64 };
-        self.inner.delta_since(mark).map(IntoJs::js)
     }
 
     /// Writes a file: its normalised path, `meta` = `[version]`; `undefined` on failure.
@@ -482,100 +491,6 @@ impl FileTable {
     #[wasm_bindgen(js_name = memory)]
     pub fn memory(&self) -> JsValue {
         wasm_bindgen::memory()
-    }
-
-    /// Appends bytes to a file (created when missing): as `write`.
-    pub fn append(&mut self, path: &str, data: &[u8], modified_at: f64, meta: &mut [f64]) -> Option<Text> {
-        let r = api::append(&mut self.inner, path, data, modified_at);
-        self.written(r, meta)
-    }
-
-    /// Lines of a file: the content, `meta` = `[totalLines, offset, lines]`; `undefined` on
-    /// failure.
-    pub fn read(&self, path: &str, offset: u32, limit: Option<u32>, meta: &mut [f64]) -> Option<Text> {
-        let r = self.inner.read(path, offset as usize, limit.map(|l| l as usize));
-        self.keep(r, |r| {
-            fill(meta, &[r.total_lines as f64, r.offset as f64, r.lines as f64]);
-            r.content.js()
-        })
-    }
-
-    /// The raw bytes of a file, or `undefined` when it is missing or a directory.
-    #[wasm_bindgen(js_name = readBytes)]
-    pub fn read_bytes(&self, path: &str) -> Option<Bytes> {
-        self.inner.read_bytes(path).ok().map(|bytes| bytes.to_vec().js())
-    }
-
-    pub fn ls(&self, path: &str) -> Entries {
-        let (e, error) = split(self.inner.ls(path));
-        Entries { entries: e.map(|e| e.into_iter().map(info).collect::<Vec<_>>().js()), error }
-    }
-
-    /// Metadata: the path (directories end with `/`), `meta` = `[isDir (1 or 0), size,
-    /// modifiedAt, version]` (NaN when absent); `undefined` on failure.
-    pub fn stat(&self, path: &str, meta: &mut [f64]) -> Option<Text> {
-        self.keep(api::stat(&self.inner, path), |(i, version)| {
-            let nan = f64::NAN;
-            let size = i.size.map_or(nan, |s| s as f64);
-            fill(
-                meta,
-                &[f64::from(u8::from(i.is_dir)), size, i.modified_at.unwrap_or(nan), version.map_or(nan, |v| v as f64)],
-            );
-            i.path.js()
-        })
-    }
-
-    pub fn delete(&mut self, path: &str) -> Deleted {
-        let (n, error) = split(self.inner.delete(path));
-        Deleted { deleted: n.map(|n| n as u32), error }
-    }
-
-    /// Replaces text in a file: its normalised path, `meta` = `[occurrences, version]`;
-    /// `undefined` on failure.
-    #[allow(clippy::too_many_arguments)]
-    pub fn edit(
-        &mut self,
-        path: String,
-        old_string: String,
-        new_string: String,
-        replace_all: bool,
-        modified_at: f64,
-        if_version: Option<String>,
-        meta: &mut [f64],
-    ) -> Option<Text> {
-        let o = EditOptions { path, old_string, new_string, replace_all, modified_at, if_version };
-        let r = api::edit(&mut self.inner, &o);
-        self.keep(r, |r| {
-            fill(meta, &[r.occurrences as f64, r.version as f64]);
-            r.path.js()
-        })
-    }
-
-    /// Grep (see [`GrepArgs`]).
-    pub fn grep(&self, args: &GrepArgs) -> GrepOut {
-        grep_out(args.options().and_then(|o| self.inner.grep(o)))
-    }
-
-    pub fn glob(&self, pattern: String, path: Option<String>, max_results: Option<u32>) -> GlobOut {
-        let o = GlobOptions { pattern, path, max_results: max_results.map(|n| n as usize) };
-        match api::glob_columns(&self.inner, &o) {
-            Ok((c, truncated)) => GlobOut {
-                paths: Some(c.paths.js()),
-                sizes: Some(c.sizes.js()),
-                modified: Some(c.modified.js()),
-                versions: Some(c.versions.js()),
-                truncated: Some(truncated),
-                error: None,
-            },
-            Err(e) => GlobOut {
-                paths: None,
-                sizes: None,
-                modified: None,
-                versions: None,
-                truncated: None,
-                error: error_of(e),
-            },
-        }
     }
 }
 
@@ -778,16 +693,6 @@ impl GrepFanOut {
     pub fn text(&mut self, router: &Router, max_chars: u32) -> calls::TextOut {
         calls::text_out(self.take().and_then(|f| f.text(&router.inner, max_chars as usize)))
     }
-}
-
-/// A composite `ls` of the normalised directory `dir` answered from the resident table of the
-/// backend it routes to (`mount`, -1 for the default; `inner` as that backend sees `dir`) in
-/// one call (see `engram_core::composite::ls_table`).
-#[wasm_bindgen(js_name = lsTable)]
-pub fn ls_table(router: &Router, dir: &str, mount: i32, inner: &str, table: &FileTable) -> Entries {
-    let r = engram_core::composite::ls_table(&router.inner, dir, usize::try_from(mount).ok(), inner, &table.inner);
-    let (e, error) = split(r);
-    Entries { entries: e.map(|e| e.into_iter().map(info).collect::<Vec<_>>().js()), error }
 }
 
 /// Where a path routes without a result object: the outer (normalised) path, with `meta` =

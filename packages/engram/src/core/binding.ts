@@ -69,7 +69,8 @@ export type DeclaredCall =
   | "mergeGrep"
   | "mergeGlob"
   | "mergeLs"
-  | "mountsUnder";
+  | "mountsUnder"
+  | "lsTable";
 
 /** @internal What each binding exports of {@link DeclaredCall}. */
 export type DeclaredCalls = Pick<typeof Native, DeclaredCall> | Pick<typeof Wasm, DeclaredCall>;
@@ -83,7 +84,7 @@ export type RawBinding = DeclaredCalls & UndeclaredCalls;
 /** @internal A class instance a binding made, handed back to that binding: typed as both
  * bindings' class, so that a declared call taking it type-checks against both declarations (a
  * core wraps one binding, and only ever hands it its own instances). */
-type Made<K extends "Router"> = (typeof Native)[K]["prototype"] & (typeof Wasm)[K]["prototype"];
+type Made<K extends "Router" | "FileTable" | "GrepArgs"> = (typeof Native)[K]["prototype"] & (typeof Wasm)[K]["prototype"];
 
 /** Releases a wasm-bindgen result object's WebAssembly memory now (a native result holds none). */
 function release(value: object): void {
@@ -107,13 +108,6 @@ export interface UndeclaredCalls {
   globFanOut(router: RawRouter, pattern: string, root: string, maxResults: number | null | undefined): RawFanOut<RawFanGlob>;
   grepFanOut(router: RawRouter, args: RawGrepArgs, root: string, textChars?: number | null): RawFanOut<RawGrep>;
   routeInto(router: RawRouter, path: string, meta: Float64Array): Opt<string>;
-  lsTable(
-    router: RawRouter,
-    dir: string,
-    mount: number,
-    inner: string,
-    table: RawFileTable,
-  ): RawOut & { readonly entries?: Opt<RawInfo[]> };
 }
 
 type Opt<T> = T | null | undefined;
@@ -180,6 +174,9 @@ interface RawOut {
   free?(): void;
 }
 
+/** A directory's entries, or `error`. */
+type RawEntries = RawOut & { readonly entries?: Opt<RawInfo[]> };
+
 /** @internal */
 export interface RawInfo {
   readonly path: string;
@@ -225,14 +222,40 @@ export type RawGrepArgsClass = new (
   context: number | null | undefined,
 ) => RawGrepArgs;
 
-interface RawFileTable {
+/** @internal The file table's methods declared in the `engram_abi::calls!` table: typed by the
+ * generated declarations of each binding's `FileTable` class, as {@link DeclaredCall}. */
+export type DeclaredMethod =
+  | "read"
+  | "stat"
+  | "edit"
+  | "append"
+  | "delete"
+  | "ls"
+  | "grep"
+  | "glob"
+  | "readBytes"
+  | "deltaSince"
+  | "snapshot"
+  | "grepText"
+  | "globText"
+  | "lsText"
+  | "readText";
+
+/** A binding's file table: the declared methods (a method of one binding's class, never mixed),
+ * and the rest typed here. The calls an agent makes most (`read`, `stat`, `edit`, `append`,
+ * `write`) return one string (the content or the normalised path) and write their numbers
+ * into `meta` (a Float64Array of 4, NaN = absent): no result object crosses. `null`/`undefined`
+ * = failed; `takeError()` then gives the error. */
+type RawFileTable = (Pick<Native.FileTable, DeclaredMethod> | Pick<Wasm.FileTable, DeclaredMethod>) & UndeclaredMethods;
+
+/** The file table's methods not in the `engram_abi::calls!` table: `write` and `writeText` take
+ * their content as each binding reads it at no extra copy (native: a borrowed typed array or
+ * a string it transcodes itself; WASM: a vector in its own memory), the batch writes differ
+ * per binding, and `clear` releases different things. */
+interface UndeclaredMethods {
   readonly size: number;
   readonly changes: number;
   readonly lastVersion: number;
-  deltaSince(lastVersion: number, changes: number): Opt<Uint8Array>;
-  // The calls an agent makes most return one string (the content or the normalised path) and
-  // write their numbers into `meta` (a Float64Array of 4, NaN = absent): no result object
-  // crosses. `null`/`undefined` = failed; `takeError()` then gives the error.
   write(path: string, data: Uint8Array, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   writeText(path: string, text: string, modifiedAt: number, ifVersion: string | null | undefined, meta: Float64Array): Opt<string>;
   /** Native: NUL-joined paths and one content per file, each converted once straight into the
@@ -251,31 +274,7 @@ interface RawFileTable {
   writeManyStaged?(paths: string, lengths: Uint32Array, modifiedAt: number, modifiedEach?: Float64Array | null): RawSeeded;
   /** WASM: the linear memory `stage` points into. */
   memory?(): { readonly buffer: ArrayBufferLike };
-  append(path: string, data: Uint8Array, modifiedAt: number, meta: Float64Array): Opt<string>;
-  read(path: string, offset: number, limit: number | null | undefined, meta: Float64Array): Opt<string>;
-  readBytes(path: string): Uint8Array | null | undefined;
-  ls(path: string): RawOut & { readonly entries?: Opt<RawInfo[]> };
-  stat(path: string, meta: Float64Array): Opt<string>;
-  delete(path: string): RawOut & { readonly deleted?: Opt<number> };
-  edit(
-    path: string,
-    oldString: string,
-    newString: string,
-    replaceAll: boolean,
-    modifiedAt: number,
-    ifVersion: string | null | undefined,
-    meta: Float64Array,
-  ): Opt<string>;
   takeError(): Opt<RawError & { free?(): void }>;
-  grep(args: RawGrepArgs): RawGrep;
-  glob(pattern: string, path?: string | null, maxResults?: number | null): RawFiles;
-  // ---- tool text ----
-  grepText(args: RawGrepArgs, maxChars: number): RawText;
-  globText(pattern: string, path: string | null | undefined, maxResults: number | null | undefined, maxChars: number): RawText;
-  lsText(path: string, shown: string, maxChars: number): RawText;
-  readText(path: string, shown: string, offset: number, limit: number, maxChars: number): RawText;
-  // ---- end tool text ----
-  snapshot(): Uint8Array;
   clear(): void;
   free?(): void;
 }
@@ -551,8 +550,9 @@ class FileTableHandle implements CoreFileTable {
   ) {}
 
   /** The binding's options object for one grep call (released by the caller). */
-  #grepArgs(o: GrepOptions): RawGrepArgs {
-    return new this.GrepArgs(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context));
+  #grepArgs(o: GrepOptions): Made<"GrepArgs"> {
+    const args = new this.GrepArgs(o.pattern, o.path, o.glob, o.regex, o.ignoreCase, toIndex(o.maxCount), o.outputMode, toIndex(o.context));
+    return args as Made<"GrepArgs">;
   }
 
   /** The numeric fields of the last result (see {@link RawFileTable}): reused by every call. */
@@ -785,7 +785,7 @@ class FileTableHandle implements CoreFileTable {
   ls(path: string): Result<{ entries: FileInfo[] }> {
     const bad = checkPath(path);
     if (bad) return { error: bad };
-    const r = this.raw.ls(path);
+    const r: RawEntries = this.raw.ls(path);
     if (r.error) return failed(r);
     const entries = (r.entries as RawInfo[]).map(fileInfo);
     r.free?.();
@@ -815,11 +815,8 @@ class FileTableHandle implements CoreFileTable {
     const bad = checkPath(path);
     if (bad) return { error: bad };
     this.#changing();
-    const r = this.raw.delete(path);
-    if (r.error) return failed(r);
-    const deleted = r.deleted as number;
-    r.free?.();
-    return { deleted };
+    const deleted = this.raw.delete(path);
+    return typeof deleted === "number" ? { deleted } : failed(deleted);
   }
 
   edit(options: EditOptions): Result<EditResult> {
@@ -862,7 +859,7 @@ class FileTableHandle implements CoreFileTable {
     const bad = checkSearch(options);
     if (bad) return { error: bad };
     requireNumber(options.maxResults, "options.maxResults");
-    const r = this.raw.glob(options.pattern, options.path, toIndex(options.maxResults));
+    const r: RawFiles = this.raw.glob(options.pattern, options.path, toIndex(options.maxResults));
     if (r.error) return failed(r);
     const out: GlobResult = { files: decodeFiles(r, versionOf), truncated: r.truncated ?? false };
     r.free?.();
@@ -1144,8 +1141,14 @@ class RouterHandle implements CoreRouter {
     requireString(dir, "dir");
     const bad = checkPath(inner);
     if (bad) return { error: bad };
-    // biome-ignore lint/complexity/useLiteralKeys: the handle's private binding object, read within this module
-    const r = this.binding.lsTable(this.raw, dir, mount ?? -1, inner, (table as FileTableHandle)["raw"]);
+    const r: RawEntries = this.binding.lsTable(
+      this.made,
+      dir,
+      mount ?? -1,
+      inner,
+      // biome-ignore lint/complexity/useLiteralKeys: the handle's private binding object, read within this module
+      (table as FileTableHandle)["raw"] as Made<"FileTable">,
+    );
     if (r.error) return failed(r);
     const out = { entries: (r.entries as RawInfo[]).map(fileInfo) };
     r.free?.();
