@@ -35,6 +35,11 @@
 /// | `file_columns` | `CoreResult<(api::FileColumns, bool)>` | `GlobOut` (columns), or `{ error }` |
 /// | `grep_columns` | `CoreResult<GrepResult>` | `GrepOut` (columns), or `{ error }` |
 /// | `text_meta` | `CoreResult<(String, [f64; N])>` | `string`, the numbers written into `meta` |
+/// | `texts` | `Vec<String>` | `string[]` |
+/// | `glob_asks` | `Vec<composite::GlobAsk>` | `GlobAsks` (columns) |
+/// | `fan_asks` | `fan::AskColumns` | `FanAsks` (columns) |
+/// | `fan_glob` | `CoreResult<(api::FileColumns, Vec<i32>, bool)>` | `FanGlob` (columns), or `{ error }` |
+/// | `new Class` | the binding's `Class` | an instance of `Class` |
 ///
 /// `text_meta` is for the file table's most frequent calls: no result object crosses. The
 /// binding appends the argument `meta` (a caller-owned `Float64Array` of at least 4 numbers,
@@ -389,7 +394,126 @@ macro_rules! calls {
             }
         }
 
+        $export! {
+            #[doc = "The mounts a composite glob is pushed down to, in columns: route index, pattern and"]
+            #[doc = "inner directory of each (see `engram_core::composite::glob_asks`)."]
+            fn glob_asks as "globAsks" (router: &Router, pattern: String, root: String) -> glob_asks {
+                $crate::engram_core::composite::glob_asks(&router.inner, &pattern, &root)
+            }
+        }
+
+        $export! {
+            impl Router {
+                #[doc = "The mount points, in route order."]
+                fn prefixes as "prefixes" (&self) -> texts {
+                    self.inner.prefixes().to_vec()
+                }
+            }
+        }
+
+        // ---- fan-out over resident tables (engram_abi::fan): nothing crosses per mount but
+        // the table handle ------------------------------------------------------------------
+
+        $export! {
+            #[doc = "A composite glob over resident tables; `root` is the normalised outer directory."]
+            fn glob_fan_out as "globFanOut" (router: &Router, pattern: String, root: String, max_results: Option<u32>) -> new GlobFanOut {
+                GlobFanOut { fan: $crate::fan::GlobFan::new(&router.inner, &pattern, &root, max_results) }
+            }
+        }
+
+        $export! {
+            #[doc = "A composite grep over resident tables: `args` are the call's options (their path is"]
+            #[doc = "ignored); `root` is the normalised outer directory; `textChars`: only the tool's text of"]
+            #[doc = "at most that many characters is wanted. Invalid options fail every later step."]
+            fn grep_fan_out as "grepFanOut" (router: &Router, args: &GrepArgs, root: String, text_chars: Option<u32>) -> new GrepFanOut {
+                GrepFanOut { fan: $crate::fan::GrepFan::new(&router.inner, args.options(), &root, text_chars) }
+            }
+        }
+
+        $export! {
+            impl GlobFanOut {
+                #[doc = "The sources to `add`, in columns."]
+                fn asks as "asks" (&self) -> fan_asks {
+                    self.fan.asks()
+                }
+            }
+        }
+
+        $export! {
+            impl GlobFanOut {
+                #[doc = "Globs the source's table (`mount`: its route, -1 for the default backend); the"]
+                #[doc = "error (a mount's, for the outer path), or none."]
+                fn add as "add" (&mut self, router: &Router, mount: i32, table: &FileTable) -> error_or_none {
+                    self.fan.add(&router.inner, mount, &table.inner)
+                }
+            }
+        }
+
+        $export! {
+            impl GlobFanOut {
+                #[doc = "The merged files in columns (outer paths) and the route each came from (-1: the default)."]
+                fn finish as "finish" (&mut self, router: &Router) -> fan_glob {
+                    self.fan.finish(&router.inner)
+                }
+            }
+        }
+
+        $export! {
+            impl GlobFanOut {
+                #[doc = "The `glob` tool's text of the merged answer."]
+                fn text as "text" (&mut self, router: &Router, max_chars: u32) -> text_or_error {
+                    self.fan.text(&router.inner, max_chars)
+                }
+            }
+        }
+
+        $export! {
+            impl GrepFanOut {
+                #[doc = "The sources to `add`, in columns."]
+                fn asks as "asks" (&self) -> fan_asks {
+                    self.fan.asks()
+                }
+            }
+        }
+
+        $export! {
+            impl GrepFanOut {
+                #[doc = "Searches the source's table (`mount`: its route, -1 for the default backend); the"]
+                #[doc = "error (a mount's, for the outer path, or the options'), or none."]
+                fn add as "add" (&mut self, router: &Router, mount: i32, table: &FileTable) -> error_or_none {
+                    self.fan.add(&router.inner, mount, &table.inner)
+                }
+            }
+        }
+
+        $export! {
+            impl GrepFanOut {
+                #[doc = "The merged grep answer in columns."]
+                fn finish as "finish" (&mut self, router: &Router) -> grep_columns {
+                    self.fan.finish(&router.inner)
+                }
+            }
+        }
+
+        $export! {
+            impl GrepFanOut {
+                #[doc = "The `grep` tool's text of the merged answer, under the output cap."]
+                fn text as "text" (&mut self, router: &Router, max_chars: u32) -> text_or_error {
+                    self.fan.text(&router.inner, max_chars)
+                }
+            }
+        }
+
         // ---- the file table's methods -----------------------------------------------------
+
+        $export! {
+            impl FileTable {
+                #[doc = "The error of the last call that returned none (then cleared)."]
+                fn take_error as "takeError" (&self) -> error_or_none {
+                    self.error.borrow_mut().take()
+                }
+            }
+        }
 
         $export! {
             impl FileTable {

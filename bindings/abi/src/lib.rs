@@ -6,6 +6,7 @@ pub use engram_core;
 
 pub mod batch;
 mod calls;
+pub mod fan;
 
 use engram_core::glob::{Glob, PathFilter};
 use engram_core::{path, CoreError, CoreResult, ErrorCode};

@@ -46,6 +46,10 @@ macro_rules! export {
             result
         });
     };
+    // A constructor: the body yields the binding's class.
+    ($(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> new $ret:ident { $($body:tt)* }) => {
+        $(#[$($attr)*])* #[napi(js_name = $js)] pub fn $name $args -> $ret { $($body)* }
+    };
     (impl $class:ident { $(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> $kind:ident { $($body:tt)* } }) => {
         $crate::calls::export!(@$kind [$class] [$(#[$($attr)*])*] $name $js $args { $($body)* });
     };
@@ -165,6 +169,23 @@ macro_rules! export {
                     $crate::fill(meta, &values);
                     text
                 })
+            });
+    };
+    (@texts $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)] pub fn $name $args -> Vec<String> { $($body)* });
+    };
+    (@glob_asks $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> $crate::composite::GlobAsks { $crate::composite::GlobAsks::of({ $($body)* }) });
+    };
+    (@fan_asks $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> $crate::composite::FanAsks { $crate::composite::FanAsks::of({ $($body)* }) });
+    };
+    (@fan_glob $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::composite::FanGlob, $crate::Failure> {
+                $crate::out({ $($body)* }, $crate::composite::FanGlob::of)
             });
     };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {

@@ -21,6 +21,8 @@ mod utf8;
 
 use utf8::{Batch, Utf8};
 
+use composite::{GlobFanOut, GrepFanOut};
+
 engram_abi::calls!(export);
 use calls::export;
 
@@ -201,11 +203,6 @@ impl Router {
             outer: r.outer,
         })
     }
-
-    #[napi]
-    pub fn prefixes(&self) -> Vec<String> {
-        self.inner.prefixes().to_vec()
-    }
 }
 
 /// The options of one `grep` or `grepText` call, built once (defaults as in
@@ -327,12 +324,6 @@ impl FileTable {
     #[napi(constructor)]
     pub fn new() -> Self {
         FileTable::wrap(CoreTable::new())
-    }
-
-    /// The error of the last call that returned `null` (then cleared).
-    #[napi]
-    pub fn take_error(&self) -> Option<ErrorData> {
-        self.error.borrow_mut().take().map(|e| failure(e).error)
     }
 
     /// Removes every file at once, releasing their memory now (see

@@ -38,6 +38,10 @@ pub(crate) fn text_out(r: CoreResult<String>) -> TextOut {
 
 /// One entry of the table, exported (see `engram_abi::calls!` for the kinds).
 macro_rules! export {
+    // A constructor: the body yields the binding's class.
+    ($(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> new $ret:ident { $($body:tt)* }) => {
+        $(#[$($attr)*])* #[wasm_bindgen(js_name = $js)] pub fn $name $args -> $ret { $($body)* }
+    };
     (impl $class:ident { $(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> $kind:ident { $($body:tt)* } }) => {
         $crate::calls::export!(@$kind [$class] [$(#[$($attr)*])*] $name $js $args { $($body)* });
     };
@@ -163,6 +167,25 @@ macro_rules! export {
                     $crate::IntoJs::js(text)
                 })
             });
+    };
+    (@texts $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::Texts {
+                let texts: Vec<String> = { $($body)* };
+                $crate::IntoJs::js(texts)
+            });
+    };
+    (@glob_asks $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::GlobAsks { $crate::GlobAsks::of({ $($body)* }) });
+    };
+    (@fan_asks $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::FanAsks { $crate::FanAsks::of({ $($body)* }) });
+    };
+    (@fan_glob $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::FanGlob { $crate::FanGlob::of({ $($body)* }) });
     };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]

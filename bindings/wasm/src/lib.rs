@@ -298,10 +298,6 @@ impl Router {
             None => RouteOut { route: None, prefix: None, path: None, outer: None, error },
         }
     }
-
-    pub fn prefixes(&self) -> Texts {
-        self.inner.prefixes().to_vec().js()
-    }
 }
 
 /// The options of one `grep` or `grepText` call, built once (defaults as in
@@ -397,12 +393,6 @@ impl FileTable {
     #[wasm_bindgen(constructor)]
     pub fn new() -> FileTable {
         FileTable::wrap(CoreTable::new())
-    }
-
-    /// The error of the last call that returned `undefined` (then cleared).
-    #[wasm_bindgen(js_name = takeError)]
-    pub fn take_error(&self) -> Option<ErrorData> {
-        self.error.borrow_mut().take().and_then(error_of)
     }
 
     /// Removes every file at once, releasing their memory now rather than when the garbage
@@ -533,24 +523,20 @@ result! {
     }
 }
 
-#[wasm_bindgen(js_name = globAsks)]
-pub fn glob_asks(router: &Router, pattern: &str, root: &str) -> GlobAsks {
-    let asks = engram_core::composite::glob_asks(&router.inner, pattern, root);
-    GlobAsks {
-        mounts: asks.iter().map(|a| a.mount as u32).collect::<Vec<_>>().js(),
-        patterns: asks.iter().map(|a| a.pattern.clone()).collect::<Vec<_>>().js(),
-        paths: asks.into_iter().map(|a| a.path).collect::<Vec<_>>().js(),
+impl GlobAsks {
+    fn of(asks: Vec<engram_core::composite::GlobAsk>) -> GlobAsks {
+        GlobAsks {
+            mounts: asks.iter().map(|a| engram_abi::count(a.mount)).collect::<Vec<_>>().js(),
+            patterns: asks.iter().map(|a| a.pattern.clone()).collect::<Vec<_>>().js(),
+            paths: asks.into_iter().map(|a| a.path).collect::<Vec<_>>().js(),
+        }
     }
 }
 
-// ---- Composite fan-out over resident tables (see `engram_core::composite::{GlobFanOut, GrepFanOut}`) ----
-// Steps: `asks()`, then `add` each asked source's table (route index, -1 for the default
-// backend), then `finish` or `text` once. Nothing crosses per mount but the table handle.
+// ---- Composite fan-out over resident tables (see `engram_abi::fan`) ----
 
 result! {
-    /// The sources a fan-out asks, in columns: route index (-1: the default backend), the inner
-    /// directory each is asked about and, for grep, whether it applies the call's `glob` itself
-    /// (1) and the `maxCount` it is asked with (-1: none).
+    /// The sources a fan-out asks, in columns (see `engram_abi::fan::AskColumns`).
     pub struct FanAsks {
         pub mounts: I32s,
         pub paths: Texts,
@@ -560,23 +546,10 @@ result! {
     }
 }
 
-fn fan_asks(asks: &[engram_core::composite::FanAsk]) -> FanAsks {
-    FanAsks {
-        mounts: asks.iter().map(|a| a.mount.map_or(-1, |m| m as i32)).collect::<Vec<_>>().js(),
-        paths: asks.iter().map(|a| a.path.clone()).collect::<Vec<_>>().js(),
-        globbed: asks.iter().map(|a| u8::from(a.pattern.is_some())).collect::<Vec<_>>().js(),
-        max_counts: asks.iter().map(|a| a.max_count.map_or(-1, |n| n as i32)).collect::<Vec<_>>().js(),
+impl FanAsks {
+    fn of(c: engram_abi::fan::AskColumns) -> FanAsks {
+        FanAsks { mounts: c.mounts.js(), paths: c.paths.js(), globbed: c.globbed.js(), max_counts: c.max_counts.js() }
     }
-}
-
-fn fan_spent() -> CoreError {
-    CoreError::new(engram_core::ErrorCode::Unsupported, "composite", "fan-out already finished")
-}
-
-/// A composite glob over resident tables.
-#[wasm_bindgen]
-pub struct GlobFanOut {
-    inner: Option<engram_core::composite::GlobFanOut>,
 }
 
 result! {
@@ -593,106 +566,42 @@ result! {
     }
 }
 
-/// A composite glob over resident tables; `root` is the normalised outer directory.
-#[wasm_bindgen(js_name = globFanOut)]
-pub fn glob_fan_out(router: &Router, pattern: &str, root: &str, max_results: Option<u32>) -> GlobFanOut {
-    let max = max_results.map(|n| n as usize);
-    GlobFanOut { inner: Some(engram_core::composite::GlobFanOut::new(&router.inner, pattern, root, max)) }
-}
-
-#[wasm_bindgen]
-impl GlobFanOut {
-    pub fn asks(&self) -> FanAsks {
-        fan_asks(self.inner.as_ref().map_or(&[], |f| f.asks()))
-    }
-
-    /// Globs the source's table; the error (a mount's for the outer path) or `undefined`.
-    pub fn add(&mut self, router: &Router, mount: i32, table: &FileTable) -> Option<ErrorData> {
-        let fan = self.inner.as_mut()?;
-        fan.add(&router.inner, usize::try_from(mount).ok(), &table.inner).err().and_then(error_of)
-    }
-
-    pub fn finish(&mut self, router: &Router) -> FanGlob {
-        let (r, error) = split(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.finish(&router.inner)));
+impl FanGlob {
+    fn of(r: CoreResult<(api::FileColumns, Vec<i32>, bool)>) -> FanGlob {
         match r {
-            Some((c, from, truncated)) => FanGlob {
+            Ok((c, mounts, truncated)) => FanGlob {
                 paths: Some(c.paths.js()),
                 sizes: Some(c.sizes.js()),
                 modified: Some(c.modified.js()),
                 versions: Some(c.versions.js()),
-                mounts: Some(from.into_iter().map(|m| m.map_or(-1, |m| m as i32)).collect::<Vec<_>>().js()),
+                mounts: Some(mounts.js()),
                 truncated: Some(truncated),
-                error,
+                error: None,
             },
-            None => FanGlob {
+            Err(e) => FanGlob {
                 paths: None,
                 sizes: None,
                 modified: None,
                 versions: None,
                 mounts: None,
                 truncated: None,
-                error,
+                error: error_of(e),
             },
         }
     }
+}
 
-    /// The `glob` tool's text of the merged answer.
-    pub fn text(&mut self, router: &Router, max_chars: u32) -> calls::TextOut {
-        calls::text_out(self.inner.take().ok_or_else(fan_spent).and_then(|f| f.text(&router.inner, max_chars as usize)))
-    }
+/// A composite glob over resident tables: `asks()`, then `add` each source's table, then
+/// `finish` or `text` (once).
+#[wasm_bindgen]
+pub struct GlobFanOut {
+    fan: engram_abi::fan::GlobFan,
 }
 
 /// A composite grep over resident tables (steps as [`GlobFanOut`]).
 #[wasm_bindgen]
 pub struct GrepFanOut {
-    inner: CoreResult<Option<engram_core::composite::GrepFanOut>>,
-}
-
-impl GrepFanOut {
-    fn take(&mut self) -> CoreResult<engram_core::composite::GrepFanOut> {
-        match &mut self.inner {
-            Ok(f) => f.take().ok_or_else(fan_spent),
-            Err(e) => Err(e.clone()),
-        }
-    }
-}
-
-/// A composite grep over resident tables: `args` are the call's options (their path is
-/// ignored); `root` is the normalised outer directory; `text_chars`: only the tool's text of at
-/// most that many characters is wanted (see `GrepFanOut::for_text`). Invalid options fail every
-/// later step with their error.
-#[wasm_bindgen(js_name = grepFanOut)]
-pub fn grep_fan_out(router: &Router, args: &GrepArgs, root: &str, text_chars: Option<u32>) -> GrepFanOut {
-    let inner = args.options().map(|o| {
-        Some(engram_core::composite::GrepFanOut::new(&router.inner, o, root).for_text(text_chars.map(|n| n as usize)))
-    });
-    GrepFanOut { inner }
-}
-
-#[wasm_bindgen]
-impl GrepFanOut {
-    pub fn asks(&self) -> FanAsks {
-        fan_asks(self.inner.as_ref().ok().and_then(Option::as_ref).map_or(&[], |f| f.asks()))
-    }
-
-    /// Searches the source's table; the error (a mount's for the outer path) or `undefined`.
-    pub fn add(&mut self, router: &Router, mount: i32, table: &FileTable) -> Option<ErrorData> {
-        let r = match &mut self.inner {
-            Ok(Some(f)) => f.add(&router.inner, usize::try_from(mount).ok(), &table.inner),
-            Ok(None) => Err(fan_spent()),
-            Err(e) => Err(e.clone()),
-        };
-        r.err().and_then(error_of)
-    }
-
-    pub fn finish(&mut self, router: &Router) -> GrepOut {
-        grep_out(self.take().and_then(|f| f.finish(&router.inner)))
-    }
-
-    /// The `grep` tool's text of the merged answer, under the output cap.
-    pub fn text(&mut self, router: &Router, max_chars: u32) -> calls::TextOut {
-        calls::text_out(self.take().and_then(|f| f.text(&router.inner, max_chars as usize)))
-    }
+    fan: engram_abi::fan::GrepFan,
 }
 
 /// Where a path routes without a result object: the outer (normalised) path, with `meta` =

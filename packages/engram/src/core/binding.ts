@@ -70,7 +70,10 @@ export type DeclaredCall =
   | "mergeGlob"
   | "mergeLs"
   | "mountsUnder"
-  | "lsTable";
+  | "lsTable"
+  | "globAsks"
+  | "globFanOut"
+  | "grepFanOut";
 
 /** @internal What each binding exports of {@link DeclaredCall}. */
 export type DeclaredCalls = Pick<typeof Native, DeclaredCall> | Pick<typeof Wasm, DeclaredCall>;
@@ -86,6 +89,10 @@ export type RawBinding = DeclaredCalls & UndeclaredCalls;
  * core wraps one binding, and only ever hands it its own instances). */
 type Made<K extends "Router" | "FileTable" | "GrepArgs"> = (typeof Native)[K]["prototype"] & (typeof Wasm)[K]["prototype"];
 
+/** An instance of a class of either binding, whose declared methods are called (a call on it
+ * type-checks against both declarations). */
+type Instance<K extends "Router" | "GlobFanOut" | "GrepFanOut"> = (typeof Native)[K]["prototype"] | (typeof Wasm)[K]["prototype"];
+
 /** Releases a wasm-bindgen result object's WebAssembly memory now (a native result holds none). */
 function release(value: object): void {
   (value as { free?: () => void }).free?.();
@@ -99,14 +106,7 @@ export interface UndeclaredCalls {
   /** A table rebuilt from `snapshot()` bytes, or why they are not one. */
   restoreFileTable(bytes: Uint8Array): RawFileTable | RawFailure;
   GrepArgs: RawGrepArgsClass;
-  // ---- composite (bindings/node/src/composite.rs, the composite block of bindings/wasm) ----
-  globAsks(
-    router: RawRouter,
-    pattern: string,
-    root: string,
-  ): { readonly mounts: ArrayLike<number>; readonly patterns: string[]; readonly paths: string[]; free?(): void };
-  globFanOut(router: RawRouter, pattern: string, root: string, maxResults: number | null | undefined): RawFanOut<RawFanGlob>;
-  grepFanOut(router: RawRouter, args: RawGrepArgs, root: string, textChars?: number | null): RawFanOut<RawGrep>;
+  // ---- routing without a result object (bindings/node/src/composite.rs, bindings/wasm) ----
   routeInto(router: RawRouter, path: string, meta: Float64Array): Opt<string>;
 }
 
@@ -118,21 +118,6 @@ export interface RawError {
   readonly message: string;
   readonly subject?: Opt<string>;
   readonly detail?: Opt<string>;
-}
-
-/** A fan-out over resident tables (bindings/node/src/composite.rs `GlobFanOut`, `GrepFanOut`). */
-interface RawFanOut<T> {
-  asks(): {
-    readonly mounts: ArrayLike<number>;
-    readonly paths: string[];
-    readonly globbed: ArrayLike<number>;
-    readonly maxCounts: ArrayLike<number>;
-    free?(): void;
-  };
-  add(router: RawRouter, mount: number, table: RawFileTable): Opt<RawError & { free?(): void }>;
-  finish(router: RawRouter): T;
-  text(router: RawRouter, maxChars: number): RawText;
-  free?(): void;
 }
 
 /** Files in columns (`engram_core::api::FileColumns`): the paths joined by NUL, in chunks
@@ -198,11 +183,11 @@ export interface RawGrep extends RawOut {
   readonly counts?: Opt<ArrayLike<number>>;
 }
 
+/** A router (its `route`; the declared `prefixes` is called on {@link Made}). */
 interface RawRouter {
   route(
     path: string,
   ): RawOut & { readonly route?: Opt<number>; readonly prefix?: Opt<string>; readonly path?: Opt<string>; readonly outer?: Opt<string> };
-  prefixes(): string[];
 }
 
 /** @internal The options of one grep call, built once by the binding's `GrepArgs` class. */
@@ -239,7 +224,8 @@ export type DeclaredMethod =
   | "grepText"
   | "globText"
   | "lsText"
-  | "readText";
+  | "readText"
+  | "takeError";
 
 /** A binding's file table: the declared methods (a method of one binding's class, never mixed),
  * and the rest typed here. The calls an agent makes most (`read`, `stat`, `edit`, `append`,
@@ -274,7 +260,6 @@ interface UndeclaredMethods {
   writeManyStaged?(paths: string, lengths: Uint32Array, modifiedAt: number, modifiedEach?: Float64Array | null): RawSeeded;
   /** WASM: the linear memory `stage` points into. */
   memory?(): { readonly buffer: ArrayBufferLike };
-  takeError(): Opt<RawError & { free?(): void }>;
   clear(): void;
   free?(): void;
 }
@@ -588,7 +573,7 @@ class FileTableHandle implements CoreFileTable {
   #failed(): { error: ErrorData } {
     const e = this.raw.takeError();
     const error: ErrorData = e ? errorOf(e) : { code: "unsupported", message: "the core returned no result and no error" };
-    e?.free?.();
+    if (e) release(e);
     return { error };
   }
 
@@ -915,8 +900,9 @@ class RouterHandle implements CoreRouter {
     private readonly raw: RawRouter,
     private readonly binding: RawBinding,
   ) {
-    this.prefixes = Object.freeze(raw.prefixes());
     this.made = raw as Made<"Router">;
+    const router: Instance<"Router"> = this.made;
+    this.prefixes = Object.freeze(router.prefixes());
   }
   /** `[route, inner offset]` of the last {@link RouterHandle.route} (see `routeInto`). */
   readonly #meta = new Float64Array(2);
@@ -1101,9 +1087,9 @@ class RouterHandle implements CoreRouter {
   }
 
   globAsks(pattern: string, root: string): GlobAsk[] {
-    const r = this.binding.globAsks(this.raw, requireString(pattern, "pattern"), requireString(root, "root"));
+    const r = this.binding.globAsks(this.made, requireString(pattern, "pattern"), requireString(root, "root"));
     const asks = r.patterns.map((p, i) => ({ mount: r.mounts[i] as number, pattern: p, path: r.paths[i] as string }));
-    r.free?.();
+    release(r);
     return asks;
   }
 
@@ -1113,8 +1099,9 @@ class RouterHandle implements CoreRouter {
     requireNumber(maxResults, "maxResults");
     const bad = checkSearch({ pattern, path: root });
     if (bad) return { error: bad };
-    const raw = this.binding.globFanOut(this.raw, pattern, root, toIndex(maxResults));
-    const fan = this.#fanOut(raw, (r: RawFanGlob): Result<FanGlobResult> => {
+    const raw = this.binding.globFanOut(this.made, pattern, root, toIndex(maxResults));
+    const fan = this.#fanOut(raw, (): Result<FanGlobResult> => {
+      const r: RawFanGlob = raw.finish(this.made);
       if (r.error) return failed(r);
       const out = { files: decodeFiles(r), truncated: r.truncated ?? false, sources: r.mounts as ArrayLike<number> };
       r.free?.();
@@ -1131,7 +1118,8 @@ class RouterHandle implements CoreRouter {
     const args = new this.binding.GrepArgs(o.pattern, undefined, o.glob, o.regex, o.ignoreCase, max, o.outputMode, context);
     try {
       const text = textChars === undefined ? undefined : capOf(textChars);
-      return { fan: this.#fanOut(this.binding.grepFanOut(this.raw, args, root, text), decodeGrep) };
+      const raw = this.binding.grepFanOut(this.made, args as Made<"GrepArgs">, root, text);
+      return { fan: this.#fanOut(raw, () => decodeGrep(raw.finish(this.made))) };
     } finally {
       args.free?.();
     }
@@ -1155,29 +1143,30 @@ class RouterHandle implements CoreRouter {
     return out;
   }
 
-  #fanOut<R, T>(raw: RawFanOut<R>, decode: (r: R) => Result<T>): CoreFanOut<T> {
+  /** A fan-out's steps; `finish` decodes its merged answer. */
+  #fanOut<T>(raw: Instance<"GlobFanOut"> | Instance<"GrepFanOut">, finish: () => Result<T>): CoreFanOut<T> {
     const a = raw.asks();
     const asks = a.paths.map((path, i) => {
       const [mount, max] = [a.mounts[i] as number, a.maxCounts[i] as number];
       return { mount: mount < 0 ? null : mount, path, globbed: a.globbed[i] === 1, maxCount: max < 0 ? undefined : max };
     });
-    a.free?.();
-    const router = this.raw;
+    release(a);
+    const router = this.made;
     const done = <U>(r: U): U => {
-      raw.free?.();
+      release(raw);
       return r;
     };
     return {
       asks,
       add: (mount, table) => {
         // biome-ignore lint/complexity/useLiteralKeys: the handle's private binding object, read within this module
-        const e = raw.add(router, mount ?? -1, (table as FileTableHandle)["raw"]);
+        const e = raw.add(router, mount ?? -1, (table as FileTableHandle)["raw"] as Made<"FileTable">);
         if (e == null) return undefined;
         const error = errorOf(e);
-        e.free?.();
+        release(e);
         return error;
       },
-      finish: () => done(decode(raw.finish(router))),
+      finish: () => done(finish()),
       text: (maxChars) => done(textOf(raw.text(router, capOf(maxChars)))),
       dispose: () => done(undefined),
     };
