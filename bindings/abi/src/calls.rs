@@ -40,6 +40,11 @@
 /// | `fan_asks` | `fan::AskColumns` | `FanAsks` (columns) |
 /// | `fan_glob` | `CoreResult<(api::FileColumns, Vec<i32>, bool)>` | `FanGlob` (columns), or `{ error }` |
 /// | `new Class` | the binding's `Class` | an instance of `Class` |
+/// | `route` | `CoreResult<Route>` | `RouteOut`, or `{ error }` |
+/// | `text_meta_or_none` | `Option<(String, [f64; N])>` | `string`, the numbers written into `meta`; or none |
+///
+/// `impl Class { constructor (args) { body } }` is the class's JavaScript constructor (`new
+/// Class(args)`); the body yields the binding's `Class`.
 ///
 /// `text_meta` is for the file table's most frequent calls: no result object crosses. The
 /// binding appends the argument `meta` (a caller-owned `Float64Array` of at least 4 numbers,
@@ -404,6 +409,48 @@ macro_rules! calls {
 
         $export! {
             impl Router {
+                #[doc = "Where a path routes: `route` is the prefix index, or none for the default backend."]
+                fn route as "route" (&self, path: String) -> route {
+                    self.inner.route(&path)
+                }
+            }
+        }
+
+        $export! {
+            #[doc = "Where a path routes without a result object: the outer (normalised) path, with `meta` ="]
+            #[doc = "`[route (-1: the default backend), UTF-16 offset of the inner path in it (-1: the inner"]
+            #[doc = "path is \"/\")]`; none when the path is refused (`Router.route` then gives the error)."]
+            fn route_into as "routeInto" (router: &Router, path: String) -> text_meta_or_none {
+                let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
+                let parts = $crate::engram_core::composite::route_parts(&router.inner, &path).ok();
+                parts.map(|(outer, route, start)| (outer, [n(route), n(start)]))
+            }
+        }
+
+        $export! {
+            impl GrepArgs {
+                #[doc = "The options of one `grep` or `grepText` call, built once (defaults as in"]
+                #[doc = "`engram_core::grep::GrepOptions::from_parts`; an invalid mode fails the call that uses them)."]
+                #[allow(clippy::too_many_arguments)]
+                constructor (
+                    pattern: String,
+                    path: Option<String>,
+                    glob: Option<String>,
+                    regex: Option<bool>,
+                    ignore_case: Option<bool>,
+                    max_count: Option<u32>,
+                    output_mode: Option<String>,
+                    context: Option<u32>,
+                ) {
+                    use $crate::engram_core::grep::GrepOptions;
+                    let mode = output_mode.as_deref();
+                    GrepArgs { options: GrepOptions::from_parts(pattern, path, glob, regex, ignore_case, max_count, mode, context) }
+                }
+            }
+        }
+
+        $export! {
+            impl Router {
                 #[doc = "The mount points, in route order."]
                 fn prefixes as "prefixes" (&self) -> texts {
                     self.inner.prefixes().to_vec()
@@ -505,6 +552,15 @@ macro_rules! calls {
         }
 
         // ---- the file table's methods -----------------------------------------------------
+
+        $export! {
+            impl FileTable {
+                #[doc = "An empty table."]
+                constructor () {
+                    FileTable::wrap($crate::engram_core::FileTable::new())
+                }
+            }
+        }
 
         $export! {
             impl FileTable {

@@ -46,6 +46,10 @@ macro_rules! export {
             result
         });
     };
+    // The class's JavaScript constructor.
+    (impl $class:ident { $(#[$($attr:tt)*])* constructor $args:tt { $($body:tt)* } }) => {
+        #[napi] impl $class { $(#[$($attr)*])* #[napi(constructor)] pub fn new $args -> $class { $($body)* } }
+    };
     // A constructor: the body yields the binding's class.
     ($(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> new $ret:ident { $($body:tt)* }) => {
         $(#[$($attr)*])* #[napi(js_name = $js)] pub fn $name $args -> $ret { $($body)* }
@@ -186,6 +190,21 @@ macro_rules! export {
         $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
             pub fn $name $args -> napi::bindgen_prelude::Either<$crate::composite::FanGlob, $crate::Failure> {
                 $crate::out({ $($body)* }, $crate::composite::FanGlob::of)
+            });
+    };
+    (@route $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::RouteOut, $crate::Failure> {
+                $crate::out({ $($body)* }, $crate::RouteOut::of)
+            });
+    };
+    (@text_meta_or_none $class:tt [$($attr:tt)*] $name:ident $js:tt ($($arg:tt)*) { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name($($arg)*, meta: napi::bindgen_prelude::Float64ArraySlice) -> Option<String> {
+                let result: Option<(String, _)> = { $($body)* };
+                let (text, values) = result?;
+                $crate::fill(meta, &values);
+                Some(text)
             });
     };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {

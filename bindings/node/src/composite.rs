@@ -1,13 +1,11 @@
 //! The composite's results (`engram_core::composite`) as the `merged`, `glob_asks`, `fan_asks`
-//! and `fan_glob` kinds of `engram_abi::calls!` give them to JavaScript, the fan-out classes,
-//! and `routeInto`. Marshalling only.
+//! and `fan_glob` kinds of `engram_abi::calls!` give them to JavaScript, and the fan-out
+//! classes. Marshalling only.
 
 use crate::column::Column;
-use crate::Router;
 use engram_abi::fan;
 use engram_core::api::FileColumns;
 use engram_core::composite;
-use napi::bindgen_prelude::Float64ArraySlice;
 use napi_derive::napi;
 
 /// A merged answer (see `engram_core::composite::Merged`; a pick of `0xFFFFFFFF` is a
@@ -118,15 +116,4 @@ pub struct GlobFanOut {
 #[napi]
 pub struct GrepFanOut {
     pub(crate) fan: fan::GrepFan,
-}
-
-/// Where a path routes without a result object: the outer (normalised) path, with `meta` =
-/// `[route (-1: the default backend), UTF-16 offset of the inner path in it (-1: the inner path
-/// is "/")]`; `null` when the path is refused (`Router.route` then gives the error).
-#[napi]
-pub fn route_into(router: &Router, path: String, meta: Float64ArraySlice) -> Option<String> {
-    let (outer, route, start) = composite::route_parts(&router.inner, &path).ok()?;
-    let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
-    crate::fill(meta, &[n(route), n(start)]);
-    Some(outer)
 }

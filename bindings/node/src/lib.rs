@@ -21,10 +21,8 @@ mod utf8;
 
 use utf8::{Batch, Utf8};
 
-use composite::{GlobFanOut, GrepFanOut};
-
-engram_abi::calls!(export);
 use calls::export;
+use composite::{GlobFanOut, GrepFanOut};
 
 /// An error as data: a pinned code and its one message text.
 #[napi(object)]
@@ -180,6 +178,12 @@ pub struct RouteOut {
     pub outer: String,
 }
 
+impl RouteOut {
+    fn of(r: engram_core::Route) -> RouteOut {
+        RouteOut { route: r.route.map(|i| i as u32), prefix: r.prefix, path: r.path, outer: r.outer }
+    }
+}
+
 /// Longest-prefix router over normalised mount points.
 #[napi]
 pub struct Router {
@@ -192,52 +196,11 @@ pub fn create_router(prefixes: Vec<String>) -> Either<Router, Failure> {
     out(CoreRouter::new(&prefixes), |inner| Router { inner })
 }
 
-#[napi]
-impl Router {
-    #[napi]
-    pub fn route(&self, path: String) -> Either<RouteOut, Failure> {
-        out(self.inner.route(&path), |r| RouteOut {
-            route: r.route.map(|i| i as u32),
-            prefix: r.prefix,
-            path: r.path,
-            outer: r.outer,
-        })
-    }
-}
-
 /// The options of one `grep` or `grepText` call, built once (defaults as in
 /// `engram_core::grep::GrepOptions::from_parts`; an invalid mode fails the call that uses them).
 #[napi]
 pub struct GrepArgs {
     options: CoreResult<GrepOptions>,
-}
-
-#[napi]
-impl GrepArgs {
-    #[napi(constructor)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        pattern: String,
-        path: Option<String>,
-        glob: Option<String>,
-        regex: Option<bool>,
-        ignore_case: Option<bool>,
-        max_count: Option<u32>,
-        output_mode: Option<String>,
-        context: Option<u32>,
-    ) -> Self {
-        let options = GrepOptions::from_parts(
-            pattern,
-            path,
-            glob,
-            regex,
-            ignore_case,
-            max_count,
-            output_mode.as_deref(),
-            context,
-        );
-        GrepArgs { options }
-    }
 }
 
 impl GrepArgs {
@@ -321,11 +284,6 @@ impl Default for FileTable {
 
 #[napi]
 impl FileTable {
-    #[napi(constructor)]
-    pub fn new() -> Self {
-        FileTable::wrap(CoreTable::new())
-    }
-
     /// Removes every file at once, releasing their memory now (see
     /// `engram_core::FileTable::clear`).
     #[napi]
@@ -408,3 +366,6 @@ impl FileTable {
         Ok(out(r, |n| Seeded { written: n as u32 }))
     }
 }
+
+// After the classes: napi-rs reads a class before a constructor of it.
+engram_abi::calls!(export);

@@ -38,6 +38,10 @@ pub(crate) fn text_out(r: CoreResult<String>) -> TextOut {
 
 /// One entry of the table, exported (see `engram_abi::calls!` for the kinds).
 macro_rules! export {
+    // The class's JavaScript constructor.
+    (impl $class:ident { $(#[$($attr:tt)*])* constructor $args:tt { $($body:tt)* } }) => {
+        #[wasm_bindgen] impl $class { $(#[$($attr)*])* #[wasm_bindgen(constructor)] pub fn new $args -> $class { $($body)* } }
+    };
     // A constructor: the body yields the binding's class.
     ($(#[$($attr:tt)*])* fn $name:ident as $js:tt $args:tt -> new $ret:ident { $($body:tt)* }) => {
         $(#[$($attr)*])* #[wasm_bindgen(js_name = $js)] pub fn $name $args -> $ret { $($body)* }
@@ -186,6 +190,19 @@ macro_rules! export {
     (@fan_glob $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
             pub fn $name $args -> $crate::FanGlob { $crate::FanGlob::of({ $($body)* }) });
+    };
+    (@route $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name $args -> $crate::RouteOut { $crate::RouteOut::of({ $($body)* }) });
+    };
+    (@text_meta_or_none $class:tt [$($attr:tt)*] $name:ident $js:tt ($($arg:tt)*) { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
+            pub fn $name($($arg)*, meta: &mut [f64]) -> Option<$crate::Text> {
+                let result: Option<(String, _)> = { $($body)* };
+                let (text, values) = result?;
+                $crate::fill(meta, &values);
+                Some($crate::IntoJs::js(text))
+            });
     };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]

@@ -271,6 +271,21 @@ result! {
     }
 }
 
+impl RouteOut {
+    fn of(r: CoreResult<engram_core::Route>) -> RouteOut {
+        match r {
+            Ok(r) => RouteOut {
+                route: r.route.map(|i| i as u32),
+                prefix: r.prefix.map(IntoJs::js),
+                path: Some(r.path.js()),
+                outer: Some(r.outer.js()),
+                error: None,
+            },
+            Err(e) => RouteOut { route: None, prefix: None, path: None, outer: None, error: error_of(e) },
+        }
+    }
+}
+
 /// Longest-prefix router over normalised mount points.
 #[wasm_bindgen]
 pub struct Router {
@@ -283,56 +298,11 @@ pub fn create_router(prefixes: Vec<String>) -> JsValue {
     made(CoreRouter::new(&prefixes), |inner| Router { inner }.into())
 }
 
-#[wasm_bindgen]
-impl Router {
-    pub fn route(&self, path: &str) -> RouteOut {
-        let (r, error) = split(self.inner.route(path));
-        match r {
-            Some(r) => RouteOut {
-                route: r.route.map(|i| i as u32),
-                prefix: r.prefix.map(IntoJs::js),
-                path: Some(r.path.js()),
-                outer: Some(r.outer.js()),
-                error,
-            },
-            None => RouteOut { route: None, prefix: None, path: None, outer: None, error },
-        }
-    }
-}
-
 /// The options of one `grep` or `grepText` call, built once (defaults as in
 /// `engram_core::grep::GrepOptions::from_parts`; an invalid mode fails the call that uses them).
 #[wasm_bindgen]
 pub struct GrepArgs {
     options: CoreResult<GrepOptions>,
-}
-
-#[wasm_bindgen]
-impl GrepArgs {
-    #[wasm_bindgen(constructor)]
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        pattern: String,
-        path: Option<String>,
-        glob: Option<String>,
-        regex: Option<bool>,
-        ignore_case: Option<bool>,
-        max_count: Option<u32>,
-        output_mode: Option<String>,
-        context: Option<u32>,
-    ) -> GrepArgs {
-        let options = GrepOptions::from_parts(
-            pattern,
-            path,
-            glob,
-            regex,
-            ignore_case,
-            max_count,
-            output_mode.as_deref(),
-            context,
-        );
-        GrepArgs { options }
-    }
 }
 
 impl GrepArgs {
@@ -390,11 +360,6 @@ impl Default for FileTable {
 
 #[wasm_bindgen]
 impl FileTable {
-    #[wasm_bindgen(constructor)]
-    pub fn new() -> FileTable {
-        FileTable::wrap(CoreTable::new())
-    }
-
     /// Removes every file at once, releasing their memory now rather than when the garbage
     /// collector finalizes this object (see `engram_core::FileTable::clear`).
     pub fn clear(&mut self) {
@@ -602,16 +567,4 @@ pub struct GlobFanOut {
 #[wasm_bindgen]
 pub struct GrepFanOut {
     fan: engram_abi::fan::GrepFan,
-}
-
-/// Where a path routes without a result object: the outer (normalised) path, with `meta` =
-/// `[route (-1: the default backend), UTF-16 offset of the inner path in it (-1: the inner path
-/// is "/")]`; `undefined` when the path is refused (`Router.route` then gives the error).
-#[wasm_bindgen(js_name = routeInto)]
-pub fn route_into(router: &Router, path: &str, meta: &mut [f64]) -> Option<Text> {
-    engram_core::composite::route_parts(&router.inner, path).ok().map(|(outer, route, start)| {
-        let n = |v: Option<usize>| v.map_or(-1.0, |v| v as f64);
-        fill(meta, &[n(route), n(start)]);
-        outer.js()
-    })
 }

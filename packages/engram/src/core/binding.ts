@@ -73,7 +73,10 @@ export type DeclaredCall =
   | "lsTable"
   | "globAsks"
   | "globFanOut"
-  | "grepFanOut";
+  | "grepFanOut"
+  | "routeInto"
+  | "FileTable"
+  | "GrepArgs";
 
 /** @internal What each binding exports of {@link DeclaredCall}. */
 export type DeclaredCalls = Pick<typeof Native, DeclaredCall> | Pick<typeof Wasm, DeclaredCall>;
@@ -98,16 +101,13 @@ function release(value: object): void {
   (value as { free?: () => void }).free?.();
 }
 
-/** @internal The calls not in the `engram_abi::calls!` table yet. */
+/** @internal The calls not in the `engram_abi::calls!` table: what they make is the binding's
+ * class, or a `Failure`. */
 export interface UndeclaredCalls {
   /** A router over the mount points, or an invalid prefix's error. */
-  createRouter(prefixes: string[]): RawRouter | RawFailure;
-  FileTable: new () => RawFileTable;
+  createRouter(prefixes: string[]): Instance<"Router"> | RawFailure;
   /** A table rebuilt from `snapshot()` bytes, or why they are not one. */
   restoreFileTable(bytes: Uint8Array): RawFileTable | RawFailure;
-  GrepArgs: RawGrepArgsClass;
-  // ---- routing without a result object (bindings/node/src/composite.rs, bindings/wasm) ----
-  routeInto(router: RawRouter, path: string, meta: Float64Array): Opt<string>;
 }
 
 type Opt<T> = T | null | undefined;
@@ -183,29 +183,13 @@ export interface RawGrep extends RawOut {
   readonly counts?: Opt<ArrayLike<number>>;
 }
 
-/** A router (its `route`; the declared `prefixes` is called on {@link Made}). */
-interface RawRouter {
-  route(
-    path: string,
-  ): RawOut & { readonly route?: Opt<number>; readonly prefix?: Opt<string>; readonly path?: Opt<string>; readonly outer?: Opt<string> };
-}
-
-/** @internal The options of one grep call, built once by the binding's `GrepArgs` class. */
-export interface RawGrepArgs {
-  free?(): void;
-}
-
-/** @internal */
-export type RawGrepArgsClass = new (
-  pattern: string,
-  path: string | null | undefined,
-  glob: string | null | undefined,
-  regex: boolean | null | undefined,
-  ignoreCase: boolean | null | undefined,
-  maxCount: number | null | undefined,
-  outputMode: string | null | undefined,
-  context: number | null | undefined,
-) => RawGrepArgs;
+/** Where a path routes, or `error`. */
+type RawRoute = RawOut & {
+  readonly route?: Opt<number>;
+  readonly prefix?: Opt<string>;
+  readonly path?: Opt<string>;
+  readonly outer?: Opt<string>;
+};
 
 /** @internal The file table's methods declared in the `engram_abi::calls!` table: typed by the
  * generated declarations of each binding's `FileTable` class, as {@link DeclaredCall}. */
@@ -530,7 +514,7 @@ class FileTableHandle implements CoreFileTable {
    * takes the string as is. */
   constructor(
     private readonly raw: RawFileTable,
-    private readonly GrepArgs: RawGrepArgsClass,
+    private readonly GrepArgs: DeclaredCalls["GrepArgs"],
     private readonly textAsBytes = false,
   ) {}
 
@@ -897,12 +881,11 @@ class RouterHandle implements CoreRouter {
   /** The router, as the declared calls that take it are typed. */
   readonly made: Made<"Router">;
   constructor(
-    private readonly raw: RawRouter,
+    private readonly raw: Instance<"Router">,
     private readonly binding: RawBinding,
   ) {
     this.made = raw as Made<"Router">;
-    const router: Instance<"Router"> = this.made;
-    this.prefixes = Object.freeze(router.prefixes());
+    this.prefixes = Object.freeze(raw.prefixes());
   }
   /** `[route, inner offset]` of the last {@link RouterHandle.route} (see `routeInto`). */
   readonly #meta = new Float64Array(2);
@@ -911,7 +894,7 @@ class RouterHandle implements CoreRouter {
     const bad = checkPath(path);
     if (bad) return { error: bad };
     // The outer path crosses as a string and the rest as numbers: no result object per call.
-    const outer = this.binding.routeInto(this.raw, path, this.#meta);
+    const outer = this.binding.routeInto(this.made, path, this.#meta);
     if (outer != null) {
       const route = this.#meta[0] as number;
       const start = this.#meta[1] as number;
@@ -920,7 +903,7 @@ class RouterHandle implements CoreRouter {
       return { route, prefix: this.prefixes[route] ?? null, path: inner, outer };
     }
     // Refused: the router's error.
-    const r = this.raw.route(path);
+    const r: RawRoute = this.raw.route(path);
     if (r.error) return failed(r);
     const out: Route = { route: r.route ?? null, prefix: r.prefix ?? null, path: r.path as string, outer: r.outer as string };
     r.free?.();
@@ -1121,7 +1104,7 @@ class RouterHandle implements CoreRouter {
       const raw = this.binding.grepFanOut(this.made, args as Made<"GrepArgs">, root, text);
       return { fan: this.#fanOut(raw, () => decodeGrep(raw.finish(this.made))) };
     } finally {
-      args.free?.();
+      release(args);
     }
   }
 

@@ -8,7 +8,7 @@
 import type * as Native from "@engram/native";
 import { loadNativeBinding } from "#node-access";
 import { EngramError } from "../errors.js";
-import { type RawError, type RawGrep, type RawGrepArgsClass, type RawInfo, decodeGrep, errorOf, fileInfo, toIndex } from "./binding.js";
+import { type RawError, type RawGrep, type RawInfo, decodeGrep, errorOf, fileInfo, toIndex } from "./binding.js";
 import { nativeCoreRequired } from "./loader.js";
 import type { EditResult, ErrorData, FileInfo, GlobResult, GrepOptions, GrepResult, LsResult, ReadResult, Result } from "./types.js";
 
@@ -162,7 +162,7 @@ interface RawFsBinding {
     ): RawRootedFs | RawFsFailure;
   };
   FsCancel: new () => RawFsCancel;
-  GrepArgs: RawGrepArgsClass;
+  GrepArgs: typeof Native.GrepArgs;
 }
 
 /** The native addon as {@link RawFsBinding}: `tsc` fails here when its generated `.d.ts` drifts. */
