@@ -9,39 +9,40 @@
 ///
 /// An entry is `fn name as "jsName" (args) -> kind { body }`, or the same inside
 /// `impl Class { ... }` for a method of the binding's class of that name (`FileTable`,
-/// `Router`, `GrepArgs`). Arguments are the Rust types both bindings read from JavaScript the
-/// same way: `String`, `Vec<String>`, `Option<String>`, `u32`, `Option<u32>`, `f64`, `bool`,
-/// `&[u8]`, `&[u32]`, `&[i32]`, `&[f64]` (a typed array) and `&Class`. The body calls the core
-/// and yields the kind's Rust value:
+/// `Router`, `GrepArgs`, `GlobFanOut`, `GrepFanOut`). Arguments are the Rust types both
+/// bindings read from JavaScript the same way: `String`, `Vec<String>`, `Option<String>`,
+/// `u32`, `Option<u32>`, `i32`, `f64`, `bool`, `Option<bool>`, `&[u8]`, `&[u32]`, `&[i32]`,
+/// `&[f64]` (a typed array) and `&Class`. The body calls the core and yields the kind's Rust
+/// value:
 ///
 /// | kind | body yields | JavaScript gets |
 /// |---|---|---|
 /// | `text` | `String` | `string` |
+/// | `texts` | `Vec<String>` | `string[]` |
 /// | `count` | `u32` | `number` |
 /// | `f64s` | `Vec<f64>` | `Float64Array` |
 /// | `u32s` | `Vec<u32>` | `Uint32Array` |
-/// | `text_or_error` | `CoreResult<String>` | `{ text }`, or `{ error }` |
+/// | `bytes` | `Vec<u8>` | `Uint8Array` (native: a `Buffer`) |
+/// | `bytes_or_none` | `Option<Vec<u8>>` | `Uint8Array`, or `null` (native) / `undefined` (WASM) |
 /// | `text_and_count` | `(String, u32)` | `{ text, count }` |
 /// | `text_and_u32s` | `(String, Vec<u32>)` | `{ text, numbers: Uint32Array }` |
+/// | `text_or_error` | `CoreResult<String>` | `{ text }`, or `{ error }` |
 /// | `u32s_or_failure` | `CoreResult<Vec<u32>>` | `Uint32Array`, or `Failure` (`{ error }`) |
 /// | `bytes_or_failure` | `CoreResult<Vec<u8>>` | `Uint8Array`, or `Failure` |
-/// | `error` | `CoreError` | `ErrorData` (`{ code, message, subject?, detail? }`) |
-/// | `error_or_none` | `Option<CoreError>` | `ErrorData`, or `null` (native) / `undefined` (WASM) |
-/// | `merged` | `CoreResult<composite::Merged>` | `Merged` (columns), or `{ error }` |
 /// | `count_or_failure` | `CoreResult<u32>` | `number`, or `Failure` |
-/// | `bytes` | `Vec<u8>` | `Uint8Array` (native: a `Buffer`) |
-/// | `bytes_or_none` | `Option<Vec<u8>>` | `Uint8Array`, or `null` / `undefined` |
+/// | `error` | `CoreError` | `ErrorData` (`{ code, message, subject?, detail? }`) |
+/// | `error_or_none` | `Option<CoreError>` | `ErrorData`, or `null` / `undefined` |
+/// | `text_meta` | `CoreResult<(String, [f64; N])>` | `string`, the numbers written into `meta` |
+/// | `text_meta_or_none` | `Option<(String, [f64; N])>` | as `text_meta`, or none (no error kept) |
 /// | `entries` | `CoreResult<Vec<FileInfo>>` | `{ entries }`, or `{ error }` |
 /// | `file_columns` | `CoreResult<(api::FileColumns, bool)>` | `GlobOut` (columns), or `{ error }` |
 /// | `grep_columns` | `CoreResult<GrepResult>` | `GrepOut` (columns), or `{ error }` |
-/// | `text_meta` | `CoreResult<(String, [f64; N])>` | `string`, the numbers written into `meta` |
-/// | `texts` | `Vec<String>` | `string[]` |
+/// | `route` | `CoreResult<Route>` | `RouteOut`, or `{ error }` |
+/// | `merged` | `CoreResult<composite::Merged>` | `Merged` (columns), or `{ error }` |
 /// | `glob_asks` | `Vec<composite::GlobAsk>` | `GlobAsks` (columns) |
 /// | `fan_asks` | `fan::AskColumns` | `FanAsks` (columns) |
 /// | `fan_glob` | `CoreResult<(api::FileColumns, Vec<i32>, bool)>` | `FanGlob` (columns), or `{ error }` |
 /// | `new Class` | the binding's `Class` | an instance of `Class` |
-/// | `route` | `CoreResult<Route>` | `RouteOut`, or `{ error }` |
-/// | `text_meta_or_none` | `Option<(String, [f64; N])>` | `string`, the numbers written into `meta`; or none |
 ///
 /// `impl Class { constructor (args) { body } }` is the class's JavaScript constructor (`new
 /// Class(args)`); the body yields the binding's `Class`.

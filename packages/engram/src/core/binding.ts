@@ -82,7 +82,7 @@ export type DeclaredCall =
 export type DeclaredCalls = Pick<typeof Native, DeclaredCall> | Pick<typeof Wasm, DeclaredCall>;
 
 /** @internal What `@engram/native` and `@engram/wasm` both export: the declared calls, typed by
- * the generated declarations, and the calls not yet in the table, typed here (plain objects from
+ * the generated declarations, and the calls not in the table, typed here (plain objects from
  * napi-rs, getter objects from wasm-bindgen, read field by field); each binding's generated
  * `.d.ts` must stay assignable to this type, which `tsc` checks (node-access.ts, loader.ts). */
 export type RawBinding = DeclaredCalls & UndeclaredCalls;
@@ -146,13 +146,14 @@ interface RawMerged extends RawOut {
 /** How many files a `writeMany` wrote, or `error`. */
 type RawSeeded = RawOut & { readonly written?: Opt<number> };
 
-/** Every typed result: its fields, or `error`. */
-/** What a call that makes one thing (a router, a table, a snapshot) returns instead of it. */
+/** What a call that makes one thing (a router, a table, a snapshot, a column) returns instead
+ * of it: `T | Failure`. */
 interface RawFailure {
   readonly error: RawError;
   free?(): void;
 }
 
+/** Every typed result: its fields, or `error`. */
 interface RawOut {
   readonly error?: Opt<RawError>;
   /** wasm-bindgen result objects: releases the object's WebAssembly memory. */
@@ -426,12 +427,9 @@ function plainBytes(bytes: Uint8Array): Uint8Array {
   return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** A failure as the bindings return it instead of what a call makes (`T | Failure`). */
-type Failed = { readonly error: RawError };
-
 /** What a call made, or its failure thrown as an {@link EngramError}. */
-function madeOrThrow<T extends object>(made: T): Exclude<T, Failed> {
-  if (!("error" in made)) return made as Exclude<T, Failed>;
+function madeOrThrow<T extends object>(made: T): Exclude<T, RawFailure> {
+  if (!("error" in made)) return made as Exclude<T, RawFailure>;
   const error = errorOf(made.error as RawError);
   release(made);
   throw EngramError.fromCore(error);
