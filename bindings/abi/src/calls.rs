@@ -43,6 +43,7 @@
 /// | `fan_asks` | `fan::AskColumns` | `FanAsks` (columns) |
 /// | `fan_glob` | `CoreResult<(api::FileColumns, Vec<i32>, bool)>` | `FanGlob` (columns), or `{ error }` |
 /// | `new Class` | the binding's `Class` | an instance of `Class` |
+/// | `router_or_failure` | `CoreResult<Router>` (the binding's) | a `Router`, or `Failure` |
 ///
 /// `impl Class { constructor (args) { body } }` is the class's JavaScript constructor (`new
 /// Class(args)`); the body yields the binding's `Class`.
@@ -405,6 +406,13 @@ macro_rules! calls {
             #[doc = "inner directory of each (see `engram_core::composite::glob_asks`)."]
             fn glob_asks as "globAsks" (router: &Router, pattern: String, root: String) -> glob_asks {
                 $crate::engram_core::composite::glob_asks(&router.inner, &pattern, &root)
+            }
+        }
+
+        $export! {
+            #[doc = "A router over the mount points, in route order, or an invalid prefix's error."]
+            fn create_router as "createRouter" (prefixes: Vec<String>) -> router_or_failure {
+                $crate::engram_core::Router::new(&prefixes).map(|inner| Router { inner })
             }
         }
 

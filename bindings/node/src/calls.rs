@@ -207,6 +207,12 @@ macro_rules! export {
                 Some(text)
             });
     };
+    (@router_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
+            pub fn $name $args -> napi::bindgen_prelude::Either<$crate::Router, $crate::Failure> {
+                $crate::out({ $($body)* }, |router: $crate::Router| router)
+            });
+    };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[napi(js_name = $js)]
             pub fn $name $args -> napi::bindgen_prelude::Either<$crate::calls::TextOut, $crate::Failure> {

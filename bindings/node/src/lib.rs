@@ -190,12 +190,6 @@ pub struct Router {
     inner: CoreRouter,
 }
 
-/// A router over the mount points, in route order, or an invalid prefix's error.
-#[napi]
-pub fn create_router(prefixes: Vec<String>) -> Either<Router, Failure> {
-    out(CoreRouter::new(&prefixes), |inner| Router { inner })
-}
-
 /// The options of one `grep` or `grepText` call, built once (defaults as in
 /// `engram_core::grep::GrepOptions::from_parts`; an invalid mode fails the call that uses them).
 #[napi]

@@ -204,6 +204,13 @@ macro_rules! export {
                 Some($crate::IntoJs::js(text))
             });
     };
+    (@router_or_failure $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
+        $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js, unchecked_return_type = "Router | Failure")]
+            pub fn $name $args -> wasm_bindgen::JsValue {
+                let router: engram_core::CoreResult<$crate::Router> = { $($body)* };
+                $crate::made(router, wasm_bindgen::JsValue::from)
+            });
+    };
     (@text_or_error $class:tt [$($attr:tt)*] $name:ident $js:tt $args:tt { $($body:tt)* }) => {
         $crate::calls::shim!($class $($attr)* #[wasm_bindgen(js_name = $js)]
             pub fn $name $args -> $crate::calls::TextOut { $crate::calls::text_out({ $($body)* }) });

@@ -292,12 +292,6 @@ pub struct Router {
     inner: CoreRouter,
 }
 
-/// A router over the mount points, in route order, or an invalid prefix's error.
-#[wasm_bindgen(js_name = createRouter, unchecked_return_type = "Router | Failure")]
-pub fn create_router(prefixes: Vec<String>) -> JsValue {
-    made(CoreRouter::new(&prefixes), |inner| Router { inner }.into())
-}
-
 /// The options of one `grep` or `grepText` call, built once (defaults as in
 /// `engram_core::grep::GrepOptions::from_parts`; an invalid mode fails the call that uses them).
 #[wasm_bindgen]

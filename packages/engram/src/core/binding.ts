@@ -75,6 +75,7 @@ export type DeclaredCall =
   | "globFanOut"
   | "grepFanOut"
   | "routeInto"
+  | "createRouter"
   | "FileTable"
   | "GrepArgs";
 
@@ -101,11 +102,9 @@ function release(value: object): void {
   (value as { free?: () => void }).free?.();
 }
 
-/** @internal The calls not in the `engram_abi::calls!` table: what they make is the binding's
- * class, or a `Failure`. */
+/** @internal The calls not in the `engram_abi::calls!` table: `restoreFileTable` takes its bytes
+ * as each binding keeps them at one copy (native: into buffers it reuses; WASM: its own memory). */
 export interface UndeclaredCalls {
-  /** A router over the mount points, or an invalid prefix's error. */
-  createRouter(prefixes: string[]): Instance<"Router"> | RawFailure;
   /** A table rebuilt from `snapshot()` bytes, or why they are not one. */
   restoreFileTable(bytes: Uint8Array): RawFileTable | RawFailure;
 }
