@@ -148,28 +148,19 @@ describe("the long cases' table", () => {
       result("full-history", false, 1000, { historyTokens: 700 }),
       result("no-memory", false, 250),
     ];
-    const md = renderMarkdown({ date: "2026-11-29T07:00:00Z", model: "m", subset: "some", cases: 1, results, summary: [] });
+    const report = (extra: Partial<Parameters<typeof renderMarkdown>[0]>) =>
+      renderMarkdown({ date: "2026-11-29T07:00:00Z", model: "m", subset: "some", cases: 1, results, summary: [], ...extra });
+    const md = report({});
     expect(md).toContain("mean o200k tokens of what the question's model calls sent");
     expect(md).toContain("| multi-session | 1/1 (100%) · 400 tok | 0/1 (0%) · 250 tok | 0/1 (0%) · 1000 tok |");
     expect(md).toContain("| multi-long-01 | 31 | pass | fail | fail | 400 | 1000 | 0.40× | 150 / 700 | 5000 (3 calls) | 2 |");
     expect(md).toContain("| all (1) | | 1/1 | 0/1 | | 400 | 1000 | 0.40× | | | |");
     // With recall injection, the recalled block beside the memory block.
-    const recalled = renderMarkdown({
-      date: "2026-11-29T07:00:00Z",
-      model: "m",
-      subset: "some",
-      cases: 1,
+    const recalled = report({
       results: [result("engram", true, 400, { memoryBlockTokens: 150, recallBlockTokens: 90 }), results[1] as CaseResult],
-      summary: [],
     });
     expect(recalled).toContain("| 150 + 90 / 700 |");
-    const noted = renderMarkdown({
-      date: "2026-11-29T07:00:00Z",
-      model: "m",
-      subset: "some",
-      cases: 1,
-      results,
-      summary: [],
+    const noted = report({
       recall: { inject: 6, snippetChars: 240, injectTokens: 400 },
       notes: ["Baselines from an earlier run."],
     });

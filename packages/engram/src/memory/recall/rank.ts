@@ -50,49 +50,9 @@ export interface CandidateMessage {
   message: SearchableMessage;
 }
 
-/** The core's BM25 over `candidates`; each thread's best message, best first, at most
- * `search.limit` (messages sharing no word with the query are left out). */
-export function rankCandidates(
-  core: Pick<Core, "rankBm25">,
-  search: CheckedSearch,
-  candidates: readonly CandidateMessage[],
-): MessageSearchHit[] {
-  const words = queryWords(search.query);
-  if (words.length === 0 || candidates.length === 0) return [];
-  const scores = core.rankBm25(
-    words.join(" "),
-    candidates.map((c) => c.message.text),
-  );
-  const best = new Map<string, { at: number; score: number }>();
-  for (const [at, score] of scores.entries()) {
-    if (!(score > 0)) continue;
-    const id = (candidates[at] as CandidateMessage).threadId;
-    const held = best.get(id);
-    if (!held || score > held.score) best.set(id, { at, score });
-  }
-  return [...best.values()]
-    .map(({ at, score }) => {
-      const { threadId, savedAt, message } = candidates[at] as CandidateMessage;
-      return {
-        threadId,
-        savedAt,
-        role: message.role,
-        messageIndex: message.index,
-        snippet: snippetAround(message.text, words, search.snippetChars),
-        score,
-      };
-    })
-    .sort(byRelevance)
-    .slice(0, search.limit);
-}
-
-/** The core's BM25 over `candidates`, message by message (several may come from one thread),
- * best first, at most `search.limit`; messages sharing no word with the query are left out. */
-export function rankMessages(
-  core: Pick<Core, "rankBm25">,
-  search: CheckedSearch,
-  candidates: readonly CandidateMessage[],
-): MessageSearchHit[] {
+/** Every candidate the core's BM25 scores above 0 for `search.query`, as a hit, in candidate
+ * order (messages sharing no word with the query are left out). */
+function scoredHits(core: Pick<Core, "rankBm25">, search: CheckedSearch, candidates: readonly CandidateMessage[]): MessageSearchHit[] {
   const words = queryWords(search.query);
   if (words.length === 0 || candidates.length === 0) return [];
   const scores = core.rankBm25(
@@ -112,7 +72,34 @@ export function rankMessages(
       score,
     });
   }
-  return hits.sort((a, b) => byRelevance(a, b) || a.messageIndex - b.messageIndex).slice(0, search.limit);
+  return hits;
+}
+
+/** The core's BM25 over `candidates`; each thread's best message, best first, at most
+ * `search.limit` (messages sharing no word with the query are left out). */
+export function rankCandidates(
+  core: Pick<Core, "rankBm25">,
+  search: CheckedSearch,
+  candidates: readonly CandidateMessage[],
+): MessageSearchHit[] {
+  const best = new Map<string, MessageSearchHit>();
+  for (const hit of scoredHits(core, search, candidates)) {
+    const held = best.get(hit.threadId);
+    if (!held || hit.score > held.score) best.set(hit.threadId, hit);
+  }
+  return [...best.values()].sort(byRelevance).slice(0, search.limit);
+}
+
+/** The core's BM25 over `candidates`, message by message (several may come from one thread),
+ * best first, at most `search.limit`; messages sharing no word with the query are left out. */
+export function rankMessages(
+  core: Pick<Core, "rankBm25">,
+  search: CheckedSearch,
+  candidates: readonly CandidateMessage[],
+): MessageSearchHit[] {
+  return scoredHits(core, search, candidates)
+    .sort((a, b) => byRelevance(a, b) || a.messageIndex - b.messageIndex)
+    .slice(0, search.limit);
 }
 
 /** Higher score first; on a tie, the thread saved last, then thread id. */
