@@ -16,7 +16,7 @@ export interface ToolCall {
   /**
    * Always an object. Malformed JSON is repaired when the fix is obvious (a missing brace or
    * quote, a trailing comma — `jsonrepair`); arguments that still cannot be read are kept as
-   * `{ __raw: "<text>" }` (see {@link RAW_ARGS_KEY}) and {@link ToolCall.argsError} says why.
+   * `{ __raw: "<text>" }` (the key is `RAW_ARGS_KEY` in `engram/kit`) and {@link ToolCall.argsError} says why.
    */
   args: Record<string, unknown>;
   /**
