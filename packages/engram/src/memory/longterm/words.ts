@@ -6,21 +6,26 @@
  */
 import { REDACTED } from "./redact.js";
 
-/** Words that carry no fact on their own: English function words, and the particles and
+/** English function words (and the pieces a split contraction leaves: "s", "ll", "re", …). */
+export const FUNCTION_WORDS: readonly string[] = (
+  "a an the and or but if of to in on at by for with from as into about over under than then so " +
+  "is are was were be been being am do does did has have had having will would shall should can could may might must " +
+  "i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs " +
+  "this that these those there here what which who whom whose when where why how " +
+  "not no yes very just also too really quite all any some each every both either neither s t d ll m re ve"
+).split(" ");
+
+/** Words that carry no fact on their own: the function words, and the particles and
  * pronoun-like words of Chinese, Japanese and Korean (single characters, see {@link CJK}). */
-const FILLER = new Set(
-  (
-    "a an the and or but if of to in on at by for with from as into about over under than then so " +
-    "is are was were be been being am do does did has have had having will would shall should can could may might must " +
-    "i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs " +
-    "this that these those there here what which who whom whose when where why how " +
-    "not no yes very just also too really quite all any some each every both either neither " +
+const FILLER = new Set([
+  ...FUNCTION_WORDS,
+  ...(
     "always usually often mostly generally typically normally instead rather " +
     "user users user's assistant said says say saying told tell stated states mentioned mentions " +
-    "like likes s t d ll m re ve " +
+    "like likes " +
     "的 了 是 在 着 过 吗 呢 吧 啊 は が を に の で と も へ や か ね よ 는 은 이 가 을 를 의 도 에 와 과 요"
   ).split(" "),
-);
+]);
 
 /** Multi-character CJK words for "the user" and "I": a fact about the user names them so, the
  * user says "I", and neither is what the fact says. Removed before words are split. */

@@ -17,6 +17,7 @@ import { type ThreadSearchSource, searchPastThreads } from "./search.js";
 import { queryWords, searchableMessages } from "./text.js";
 import { MESSAGE_SEARCH_LIMIT, type MessageSearchHit, checkMessageSearch } from "./types.js";
 import { userSpeaksOfChange } from "../longterm/supersede.js";
+import { FUNCTION_WORDS } from "../longterm/words.js";
 
 /** What {@link recallSnippets} looks for. */
 export interface RecallRequest {
@@ -33,16 +34,7 @@ export interface RecallRequest {
 
 /** English function words, greetings and fillers: a chat message is mostly these, and on short
  * chat lines they decide BM25 ("Bye for now." would match "… run now?"). */
-const STOP = new Set(
-  (
-    "a an the and or but if of to in on at by for with from as into about over under than then so " +
-    "is are was were be been being am do does did done has have had having will would shall should can could may might must " +
-    "i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs " +
-    "this that these those there here what which who whom whose when where why how " +
-    "not no yes very just also too really quite all any some each every both either neither " +
-    "now again still ever already please thanks thank ok okay hi hey hello bye s t d ll m re ve"
-  ).split(" "),
-);
+const STOP = new Set([...FUNCTION_WORDS, ..."done now again still ever already please thanks thank ok okay hi hey hello bye".split(" ")]);
 
 /**
  * The words a recall searches for: the message's words (see `queryWords`) less {@link STOP},
