@@ -46,7 +46,7 @@ import {
   loadCore,
 } from "../../../packages/engram/src/index.js";
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
-import { formatRecallBlock, recallSnippets } from "../../../packages/engram/src/memory/recall/inject.js";
+import { fitRecallBlock, recallSnippets } from "../../../packages/engram/src/memory/recall/inject.js";
 
 import { type CaseResult, CONFIGS, type Config, type EvalReport, renderMarkdown, renderReports, summarize, withSection } from "./report.js";
 import { CATEGORIES, type Category, type EvalCase, interleave, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
@@ -226,11 +226,12 @@ async function runCase(
   const system = systemPrompt(askedAt, config === "full-history" ? historyText(c) : undefined);
   const agent = agentFor(model, system, config === "engram" ? memoryOptions(askedAt) : {});
   const facts: Fact[] = (await agent.longTermMemory?.listFacts(USER)) ?? [];
-  const block = (await agent.longTermMemory?.inject(USER, undefined, c.question)) ?? "";
   const questionThread = `${c.id}-question`;
-  const recalled =
+  // What the agent's first model call gets: the recalled block, and the memory block without the
+  // facts that a shown recalled message updates.
+  const recall =
     config === "engram"
-      ? formatRecallBlock(
+      ? fitRecallBlock(
           await recallSnippets(checkpointer, await loadCore(), {
             userId: USER,
             query: c.question,
@@ -240,7 +241,10 @@ async function runCase(
           }),
           RECALL.injectTokens,
         )
-      : "";
+      : { text: "", shown: [] };
+  const recalled = recall.text;
+  const shownLines = recall.shown.map((h) => ({ text: h.snippet, at: h.savedAt }));
+  const block = (await agent.longTermMemory?.inject(USER, undefined, c.question, shownLines)) ?? "";
   // A failed answer (the model cut off twice, …) is scored as the empty answer it is.
   let failure = "";
   const out = await agent

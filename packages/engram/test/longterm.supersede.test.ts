@@ -13,6 +13,8 @@ import {
   StoreMemoryStorage,
   createEmptyMemory,
   formatMemoryBlock,
+  lineUpdatesFact,
+  notUpdatedBy,
   parseMemoryUpdate,
 } from "../src/memory/longterm/index.js";
 import { slotOf, newestPerSlot } from "../src/memory/longterm/slots.js";
@@ -234,6 +236,49 @@ describe("the injection prefers the newest on a conflict", () => {
     expect(block).toContain("Lives in Lisbon (as of 2026-11-15)");
     expect(block).toContain("Prefers tabs (as of 2026-11-19)");
     expect(formatMemoryBlock(memory, { maxTokens: 2000, correctionBudgetTokens: 500, dates: false })).toContain("] Prefers tabs\n");
+  });
+});
+
+describe("a newer line the user said updates a fact", () => {
+  const at = (day: string) => Date.parse(`${day}T09:00:00.000Z`);
+  const practice = fact("fact_00000040", "Lena's football practice is on Thursdays", "2026-10-19T09:00:00.000Z");
+  const cat = fact("fact_00000041", "Has a cat named Tiger", "2026-10-05T09:00:00.000Z");
+  const editor = fact("fact_00000042", "Uses Zed as an editor", "2026-10-05T09:00:00.000Z");
+  const moved = { text: "Lena's football practice moved to Fridays.", at: at("2026-11-09") };
+
+  it("when it is newer, states a change and shares two words of what the fact says", () => {
+    expect(lineUpdatesFact(moved, practice)).toBe(true);
+    // Not newer than the fact was last confirmed: the same day, or before.
+    expect(lineUpdatesFact({ ...moved, at: at("2026-10-19") }, practice)).toBe(false);
+    expect(lineUpdatesFact(moved, { ...practice, confirmedAt: "2026-11-10T09:00:00.000Z" })).toBe(false);
+    // A question, or a statement without a change cue, updates nothing.
+    expect(lineUpdatesFact({ ...moved, text: "Has Lena's football practice moved to Fridays?" }, practice)).toBe(false);
+    expect(lineUpdatesFact({ ...moved, text: "Lena's football practice is fun." }, practice)).toBe(false);
+  });
+
+  it("keeps an unrelated fact: one shared word, or only framing words and change cues, is not enough", () => {
+    expect(lineUpdatesFact({ text: "My cat now eats only wet food.", at: at("2026-11-09") }, cat)).toBe(false);
+    expect(lineUpdatesFact({ text: "I now use tabs in my editor.", at: at("2026-11-09") }, editor)).toBe(false);
+    expect(notUpdatedBy([practice, cat, editor], [moved])).toEqual([cat, editor]);
+    expect(notUpdatedBy([practice, cat], [])).toEqual([practice, cat]);
+  });
+
+  it("leaves the updated fact out of the memory block, and only with the lines given", async () => {
+    const memory = createEmptyMemory();
+    memory.facts = [practice, cat];
+    const options = { maxTokens: 2000, correctionBudgetTokens: 500 };
+    const block = formatMemoryBlock(memory, { ...options, updatedBy: [moved] });
+    expect(block).not.toContain("Thursdays");
+    expect(block).toContain("Has a cat named Tiger");
+    expect(formatMemoryBlock(memory, options)).toContain("Thursdays");
+    // LongTermMemory.inject caches its block: a call with other lines is not answered from it.
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    expect((await storage.save("u", undefined, memory, NO_REVISION)).ok).toBe(true);
+    const longTerm = new LongTermMemory({ model: new FakeChatModel(["{}"]), storage, debounceMs: 60_000 });
+    expect(await longTerm.inject("u", undefined, "When is practice?")).toContain("Thursdays");
+    expect(await longTerm.inject("u", undefined, "When is practice?", [moved])).not.toContain("Thursdays");
+    expect(await longTerm.inject("u", undefined, "When is practice?")).toContain("Thursdays");
+    await longTerm.close();
   });
 });
 

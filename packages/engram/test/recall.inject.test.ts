@@ -3,7 +3,15 @@
  * and newest first, in a bounded `<past_threads>` block after the memory — never another user's,
  * never the current thread's, tags neutralised, and nothing searched when it is off. */
 import { describe, expect, it } from "vitest";
-import { type Checkpoint, ConfigError, FakeChatModel, InMemoryCheckpointer, createDeepAgent } from "../src/index.js";
+import {
+  type Checkpoint,
+  ConfigError,
+  FakeChatModel,
+  InMemoryCheckpointer,
+  InMemoryStore,
+  StoreMemoryStorage,
+  createDeepAgent,
+} from "../src/index.js";
 import { formatRecallBlock, recallQuery, recallSnippets } from "../src/memory/recall/inject.js";
 import type { ThreadSearchSource } from "../src/memory/recall/search.js";
 import { PAST_THREADS_TOOL_NAME } from "../src/middleware/past-threads.js";
@@ -208,6 +216,50 @@ describe("threadRecall inject", () => {
     // The older one stays when the newer holds fewer of the query's words.
     await said("2026-11-16T09:00:00Z", "e", "Now I live happily.");
     expect(await ask("Do I live in Berlin?")).toContain("I live in Berlin.");
+  });
+
+  it("leaves out of the memory block a fact that a recalled newer message of the same user updates", async () => {
+    const checkpointer = new DayCheckpointer({ core });
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    let clock = Date.parse("2026-10-05T09:00:00Z");
+    const model = new FakeChatModel(() => "ok");
+    const agent = createDeepAgent(model, {
+      ...bare,
+      enableMemory: true,
+      memorySources: [],
+      checkpointer,
+      threadRecall: { inject: 5, tool: false },
+      // Nothing is extracted from these runs: the facts below are the whole memory.
+      longTermMemory: { storage, debounceMs: 300_000, now: () => clock, onWarning: () => {} },
+    });
+    const memory = agent.longTermMemory;
+    if (!memory) throw new Error("no long-term memory");
+    for (const content of ["Lena's football practice is on Thursdays", "Has a cat named Tiger", "The thesis defence is planned for March"])
+      await memory.addFact("ada", undefined, { content, category: "context" });
+    const said = async (at: string, threadId: string, userId: string, text: string) => {
+      checkpointer.at = Date.parse(at);
+      await agent.invoke(user(text), { threadId, userId });
+    };
+    await said("2026-11-09T09:00:00Z", "ada-1", "ada", "Lena's football practice moved to Fridays.");
+    await said("2026-11-09T09:00:00Z", "ada-1", "ada", "My cat now eats only wet food.");
+    // Another user's update of the same words: never recalled for Ada, so it changes nothing.
+    await said("2026-11-10T09:00:00Z", "bob-1", "bob", "The thesis defence moved to April now.");
+    clock = Date.parse("2026-11-20T09:00:00Z");
+    checkpointer.at = clock;
+    const before = model.requests.length;
+    await agent.invoke(user("When is Lena's football practice, what is my cat called, and when is my thesis defence?"), {
+      threadId: "ada-2",
+      userId: "ada",
+    });
+    const context = contextOf(model.requests[before]);
+    const memoryBlock = /<memory>[\s\S]*<\/memory>/.exec(context)?.[0] ?? "";
+    expect(block(model.requests[before])).toContain("moved to Fridays");
+    expect(memoryBlock).not.toContain("Thursdays");
+    // Kept: the cat (one shared word), and the defence (only Bob spoke of moving it).
+    expect(memoryBlock).toContain("Has a cat named Tiger");
+    expect(memoryBlock).toContain("planned for March");
+    expect(context).not.toContain("April");
+    await agent.close({ timeoutMs: 0 });
   });
 
   it("rejects bad inject options", () => {

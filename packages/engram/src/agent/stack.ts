@@ -8,7 +8,7 @@ import type { Middleware } from "../middleware/types.js";
 import type { RunScope } from "./runtime.js";
 import { filesystemSlot } from "./slots/filesystem.js";
 import { memorySlot } from "./slots/memory.js";
-import { pastThreadsSlot } from "./slots/past-threads.js";
+import { pastThreadsSlot, recallOfRun } from "./slots/past-threads.js";
 import { patchToolCallsSlot } from "./slots/patch-tool-calls.js";
 import { skillsSlot } from "./slots/skills.js";
 import { type RunChild, subagentsSlot } from "./slots/subagents.js";
@@ -17,11 +17,13 @@ import { userSlot } from "./slots/user.js";
 
 export function buildStack(scope: RunScope, runChild: RunChild): Middleware[] {
   const tracing = scope.level.options.tracing;
+  // One recall per run: its block, and the long-term facts that its messages update left out.
+  const recall = recallOfRun(scope);
   const slots: (Middleware | Middleware[] | undefined)[] = [
     // Outermost: the chat and execute_tool spans time the whole stack.
     tracing?.middleware(scope.level.model.id),
-    memorySlot(scope),
-    pastThreadsSlot(scope),
+    memorySlot(scope, recall),
+    pastThreadsSlot(scope, recall),
     skillsSlot(scope),
     filesystemSlot(scope),
     subagentsSlot(scope, runChild),

@@ -9,7 +9,7 @@
 import * as z from "zod/mini";
 import { cutAt } from "../core/text.js";
 import type { Core } from "../core/types.js";
-import { formatRecallBlock, recallSnippets } from "../memory/recall/inject.js";
+import { type RecallBlock, fitRecallBlock, recallSnippets } from "../memory/recall/inject.js";
 import { type ThreadSearchSource, searchPastThreads } from "../memory/recall/search.js";
 import { MESSAGE_SEARCH_LIMIT, type MessageSearchHit } from "../memory/recall/types.js";
 import type { Tool, ToolResult } from "../tools/types.js";
@@ -82,7 +82,7 @@ export function pastThreadsMiddleware(options: PastThreadsOptions): Middleware {
   return { name: "past-threads", tools: [pastThreadsTool(options)] };
 }
 
-/** Options of {@link recallInjectionMiddleware}. */
+/** Options of {@link runRecall}. */
 export interface RecallInjectionOptions {
   source: ThreadSearchSource;
   core: Pick<Core, "rankBm25">;
@@ -100,39 +100,56 @@ function newUserMessage(ctx: HookContext): string | undefined {
   return last?.role === "user" && typeof last.content === "string" && last.content.trim() !== "" ? last.content : undefined;
 }
 
+/** One run's recall: the block and what it shows, searched once (at the first call). */
+export type RunRecall = (ctx: HookContext) => Promise<RecallBlock>;
+
+const NOTHING: RecallBlock = { text: "", shown: [] };
+
 /**
- * A middleware (one per run) that, at the run's first model call, when the run answers a new
- * user message, searches that user's earlier threads with it ({@link recallSnippets}) and places
- * the `<past_threads>` block at the end of the request's system context — after the static
- * prompt and the memory, so their cached prefix holds. The block stays the same for the run's
- * later model calls. A run without a user id, or a resumed one, gets nothing.
+ * The recall of one run: at its first call, when the run answers a new user message, that user's
+ * earlier threads searched with it ({@link recallSnippets}) and the `<past_threads>` block fitted
+ * ({@link fitRecallBlock}); every later call of the run gets the same. Shared by
+ * {@link recallInjectionMiddleware} (which places the block) and the long-term memory block
+ * (which leaves out the facts a shown message updates). A run without a user id, or a resumed
+ * one, gets nothing; a failed search warns and gets nothing.
  */
-export function recallInjectionMiddleware(options: RecallInjectionOptions): Middleware {
-  let block: Promise<string> | undefined;
+export function runRecall(options: RecallInjectionOptions): RunRecall {
+  let found: Promise<RecallBlock> | undefined;
+  return (ctx) => {
+    if (found === undefined) {
+      const userId = ctx.userId;
+      const query = newUserMessage(ctx);
+      found =
+        userId === undefined || query === undefined
+          ? Promise.resolve(NOTHING)
+          : recallSnippets(options.source, options.core, {
+              userId,
+              query,
+              excludeThreadId: ctx.threadId,
+              limit: options.snippets,
+              snippetChars: options.snippetChars,
+            }).then(
+              (hits) => fitRecallBlock(hits, options.maxTokens),
+              (e: unknown) => {
+                ctx.warn(`earlier threads not recalled: ${e instanceof Error ? e.message : String(e)}`);
+                return NOTHING;
+              },
+            );
+    }
+    return found;
+  };
+}
+
+/**
+ * A middleware (one per run) that places the run's recalled block (see {@link runRecall}) at the
+ * end of the request's system context — after the static prompt and the memory, so their cached
+ * prefix holds. The block stays the same for the run's later model calls.
+ */
+export function recallInjectionMiddleware(recall: RunRecall): Middleware {
   return {
     name: "past-threads-recall",
     async beforeModel(request, ctx) {
-      if (block === undefined) {
-        const userId = ctx.userId;
-        const query = newUserMessage(ctx);
-        block =
-          userId === undefined || query === undefined
-            ? Promise.resolve("")
-            : recallSnippets(options.source, options.core, {
-                userId,
-                query,
-                excludeThreadId: ctx.threadId,
-                limit: options.snippets,
-                snippetChars: options.snippetChars,
-              }).then(
-                (hits) => formatRecallBlock(hits, options.maxTokens),
-                (e: unknown) => {
-                  ctx.warn(`earlier threads not recalled: ${e instanceof Error ? e.message : String(e)}`);
-                  return "";
-                },
-              );
-      }
-      const text = await block;
+      const { text } = await recall(ctx);
       if (text === "") return;
       const context = request.systemContext ?? "";
       return withContext(request, context === "" ? text : `${context}\n\n${text}`);

@@ -4,10 +4,12 @@
  * @module
  */
 import { memoryMiddleware } from "../../middleware/memory.js";
+import type { RunRecall } from "../../middleware/past-threads.js";
 import type { Middleware } from "../../middleware/types.js";
 import { type RunScope, memoryIdentity } from "../runtime.js";
 
-export function memorySlot(scope: RunScope): Middleware | undefined {
+/** `recall`: the run's recall injection, whose shown messages leave out the facts they update. */
+export function memorySlot(scope: RunScope, recall?: RunRecall): Middleware | undefined {
   const { level } = scope;
   if (!level.options.enableMemory) return undefined;
   const { services } = level;
@@ -21,9 +23,15 @@ export function memorySlot(scope: RunScope): Middleware | undefined {
     // Subagents keep no cache across runs: each spawn is a fresh context.
     cache: level.depth === 0 ? services.memoryCache(scope.threadId) : new Map(),
     ...(inject && {
-      extra: (ctx, request) => {
+      extra: async (ctx, request) => {
         const who = memoryIdentity(services, ctx);
-        return longTerm.inject(who.userId, who.agentName, request);
+        const shown = recall ? (await recall(ctx)).shown : [];
+        return longTerm.inject(
+          who.userId,
+          who.agentName,
+          request,
+          shown.map((h) => ({ text: h.snippet, at: h.savedAt })),
+        );
       },
     }),
     ...(capture && {

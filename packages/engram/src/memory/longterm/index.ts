@@ -85,4 +85,5 @@ export {
   type UpdaterContext,
 } from "./updater.js";
 export { formatMemoryBlock, scoreFacts, type InjectionOptions, type RecallMode } from "./inject.js";
+export { lineUpdatesFact, notUpdatedBy, type UserLine } from "./supersede.js";
 export { redactSecrets, REDACTED } from "./redact.js";

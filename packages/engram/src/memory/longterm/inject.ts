@@ -5,13 +5,15 @@
  * tag-escaped, so nothing in memory can close the block. The block is packed by the Rust core
  * (`engram_core::prompt::facts_block`); this module decides what goes in: of two facts of one
  * slot (name, location, job… see `slots.ts`) only the more recently confirmed, each fact with
- * the day it was last confirmed.
+ * the day it was last confirmed, and none that a newer line the user said updates (see
+ * `supersede.ts`: the recalled messages of earlier threads shown beside the block).
  * @module
  */
 import { loadedCore } from "../../core/loader.js";
 import type { Core } from "../../core/types.js";
 import { type Fact, HISTORY_SECTIONS, type MemoryData, USER_SECTIONS } from "./schema.js";
 import { lastConfirmed, newestPerSlot } from "./slots.js";
+import { type UserLine, notUpdatedBy } from "./supersede.js";
 
 /** How facts are ranked for injection. */
 export type RecallMode = "confidence" | "relevance";
@@ -33,6 +35,9 @@ export interface InjectionOptions {
   /** Whether each fact is shown with the day it was last confirmed, `(as of 2026-11-20)`, so the
    * model can tell old from new and answer "what did I say last week". Default: `true`. */
   dates?: boolean;
+  /** What the user said in earlier threads that the prompt also shows (recalled messages): a
+   * fact that one of them updates is left out (see `lineUpdatesFact`). Default: none. */
+  updatedBy?: readonly UserLine[];
 }
 
 /**
@@ -42,11 +47,11 @@ export interface InjectionOptions {
  * does not fit is cut with `…`); then the other facts by score, each that still fits. Output
  * order: summaries, corrections, other facts. `estimateTokens` of the result never exceeds
  * `maxTokens`. A fact that an other, more recently confirmed fact of its slot contradicts is
- * left out (see `newestPerSlot`).
+ * left out (see `newestPerSlot`), and so is one that a line of `updatedBy` updates.
  */
 export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions): string {
   const core = options.core ?? loadedCore();
-  const current = new Set(newestPerSlot(memory.facts));
+  const current = new Set(notUpdatedBy(newestPerSlot(memory.facts), options.updatedBy ?? []));
   const facts = memory.facts.filter((f) => current.has(f));
   const scores = options.scores?.filter((_, i) => current.has(memory.facts[i] as Fact));
   return core.factsBlock({

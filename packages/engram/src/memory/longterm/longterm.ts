@@ -26,6 +26,7 @@ import { redactSecrets } from "./redact.js";
 import { FACT_CATEGORIES, type Fact, type FactCategory, type MemoryData, nowIso } from "./schema.js";
 import type { MemoryStorage } from "./storage.js";
 import { StoreMemoryStorage } from "./store-storage.js";
+import type { UserLine } from "./supersede.js";
 import { type UpdateJob, type UpdateOutcome, findDuplicate, makeFact, runMemoryUpdate, sanitizeMemory } from "./updater.js";
 import type { ExtractionMode } from "./update-schema.js";
 
@@ -229,7 +230,7 @@ export class LongTermMemory {
   /** Latest clear per memory made through this instance (ms), for work already under way. */
   readonly #cleared = new Map<string, number>();
   /** What the last injection per user (and agent) used, keyed by the storage change token. */
-  readonly #injected = new Map<string, { token: string; memory: MemoryData; block: string; request: string }>();
+  readonly #injected = new Map<string, { token: string; memory: MemoryData; block: string; request: string; lines: string }>();
   #immediateSeq = 0;
   readonly #pendingWork: PendingWorkStore;
   /** Extraction settings resolved for this model. */
@@ -401,9 +402,10 @@ export class LongTermMemory {
   /**
    * The `<memory>` block for a model call of this user (and agent), or `""` when memory is
    * empty. `currentRequest` — the user's latest message — ranks facts when `recall` is
-   * `"relevance"`.
+   * `"relevance"`. A fact that a line of `updatedBy` updates is left out (see `lineUpdatesFact`):
+   * pass the user's recalled messages of earlier threads that the prompt shows beside the block.
    */
-  async inject(userId: string, agentName?: string, currentRequest = ""): Promise<string> {
+  async inject(userId: string, agentName?: string, currentRequest = "", updatedBy: readonly UserLine[] = []): Promise<string> {
     // Unchanged memory (same storage change token) reuses what the last call loaded, and the
     // block itself when it ranks the same way: always with confidence recall, and with relevance
     // recall for the same request (every model call of one run). A model call then costs one
@@ -412,17 +414,18 @@ export class LongTermMemory {
     const token = await this.storage.changeToken?.(userId, agentName);
     const hit = token === undefined ? undefined : this.#injected.get(key);
     const fresh = hit?.token === token ? hit : undefined;
-    if (fresh && (this.#o.recall === "confidence" || fresh.request === currentRequest)) return fresh.block;
+    const lines = JSON.stringify(updatedBy.map((l) => [l.at, l.text]));
+    if (fresh && fresh.lines === lines && (this.#o.recall === "confidence" || fresh.request === currentRequest)) return fresh.block;
     const memory = fresh?.memory ?? (await this.read(userId, agentName));
-    const block = await this.#format(memory, currentRequest);
+    const block = await this.#format(memory, currentRequest, updatedBy);
     if (token !== undefined) {
       if (this.#injected.size >= 1024 && !this.#injected.has(key)) this.#injected.delete(this.#injected.keys().next().value as string);
-      this.#injected.set(key, { token, memory, block, request: currentRequest });
+      this.#injected.set(key, { token, memory, block, request: currentRequest, lines });
     }
     return block;
   }
 
-  async #format(memory: MemoryData, currentRequest: string): Promise<string> {
+  async #format(memory: MemoryData, currentRequest: string, updatedBy: readonly UserLine[]): Promise<string> {
     const relevance = this.#o.recall === "relevance" && memory.facts.length > 1 && currentRequest.trim() !== "";
     let core: Core | undefined;
     try {
@@ -435,6 +438,7 @@ export class LongTermMemory {
     return formatMemoryBlock(memory, {
       maxTokens: this.#o.maxInjectionTokens,
       correctionBudgetTokens: this.#o.correctionBudgetTokens,
+      updatedBy,
       ...(core && { core, ...(relevance && { query: currentRequest }) }),
     });
   }

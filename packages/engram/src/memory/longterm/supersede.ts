@@ -4,14 +4,16 @@
  * named in `replaces` when it is about the same thing and the user spoke of a change. A model
  * that names a fact at random (small models do) cannot delete an unrelated fact: the named one
  * must share a word with the new fact, and the user must have said something like "now",
- * "moved", "switched" or "no longer".
+ * "moved", "switched" or "no longer". The same change cue decides which stored facts a newer
+ * message the user wrote updates (see {@link lineUpdatesFact}): the memory block leaves those out
+ * when the recalled message is shown beside it.
  * @module
  */
 import type { Message } from "../../models/types.js";
 import type { Fact } from "./schema.js";
-import { slotOf } from "./slots.js";
+import { lastConfirmed, slotOf } from "./slots.js";
 import { resolveFactId } from "./update-schema.js";
-import { contentWords, sameWord } from "./words.js";
+import { contentWords, isFramingWord, isQuestion, sameWord } from "./words.js";
 
 /** Words by which a user says that something changed. */
 const CHANGE_CUE =
@@ -59,4 +61,45 @@ export function supersededFacts(
     }
   }
   return { ids, notes };
+}
+
+/** Something the user said, and when (epoch ms): a recalled message of an earlier thread. */
+export interface UserLine {
+  text: string;
+  at: number;
+}
+
+/** Shared words, besides change cues and framing, by which a line is about the same thing as a
+ * fact: one ("cat") is too little ("My cat now eats only wet food" does not rename the cat). */
+const UPDATE_OVERLAP = 2;
+
+/** The words by which a line and a fact are compared: content words less framing words
+ * ("works", "uses", "team") and change cues ("now", "moved"). */
+function topicWords(text: string): string[] {
+  return [...new Set(contentWords(text))].filter((w) => !isFramingWord(w) && !CHANGE_CUE.test(w));
+}
+
+/**
+ * True when `line` updates `fact`: the user said it after the fact was last confirmed, it is a
+ * statement (not a question) that speaks of a change (see {@link userSpeaksOfChange}), and it
+ * shares at least {@link UPDATE_OVERLAP} words with the fact ({@link topicWords}, stems
+ * compared). "Lena's football practice moved to Fridays" updates "Lena's practice is on
+ * Thursdays" said a week before; "My cat now eats wet food" does not update "Has a cat named
+ * Tiger".
+ */
+export function lineUpdatesFact(line: UserLine, fact: Pick<Fact, "content" | "createdAt" | "confirmedAt">): boolean {
+  const confirmed = Date.parse(lastConfirmed(fact));
+  if (!(line.at > confirmed) || isQuestion(line.text) || !CHANGE_CUE.test(line.text)) return false;
+  const said = topicWords(line.text);
+  const shared = topicWords(fact.content).filter((w) => said.some((v) => sameWord(w, v)));
+  return shared.length >= UPDATE_OVERLAP;
+}
+
+/** `facts` less those a line of `lines` updates (see {@link lineUpdatesFact}); order kept. */
+export function notUpdatedBy<T extends Pick<Fact, "content" | "createdAt" | "confirmedAt">>(
+  facts: readonly T[],
+  lines: readonly UserLine[],
+): T[] {
+  if (lines.length === 0) return [...facts];
+  return facts.filter((f) => !lines.some((line) => lineUpdatesFact(line, f)));
 }

@@ -18,4 +18,4 @@ export {
   rankMessages,
 } from "./rank.js";
 export { type ThreadSearchSource, canSearchThreads, searchPastThreads } from "./search.js";
-export { RECALL_TAG, type RecallRequest, formatRecallBlock, recallSnippets } from "./inject.js";
+export { RECALL_TAG, type RecallBlock, type RecallRequest, fitRecallBlock, formatRecallBlock, recallSnippets } from "./inject.js";

@@ -135,12 +135,18 @@ function newestFirst(a: MessageSearchHit, b: MessageSearchHit): number {
   return b.savedAt - a.savedAt || b.messageIndex - a.messageIndex;
 }
 
+/** A `<past_threads>` block, and the messages it shows (newest first). */
+export interface RecallBlock {
+  text: string;
+  shown: MessageSearchHit[];
+}
+
 /**
  * The `<past_threads>` block of `hits` (best first): as many of the best as fit `maxTokens`
  * (estimated tokens of the whole block, tags included), shown newest first with their day, each
- * tag-escaped. `""` when none fits.
+ * tag-escaped. `{ text: "", shown: [] }` when none fits.
  */
-export function formatRecallBlock(hits: readonly MessageSearchHit[], maxTokens: number): string {
+export function fitRecallBlock(hits: readonly MessageSearchHit[], maxTokens: number): RecallBlock {
   const open = `<${RECALL_TAG}>\n${HEADER}`;
   const close = `</${RECALL_TAG}>`;
   let used = estimateTokens(open) + estimateTokens(close) + 2;
@@ -152,6 +158,12 @@ export function formatRecallBlock(hits: readonly MessageSearchHit[], maxTokens: 
     kept.push(h);
     used += cost;
   }
-  if (kept.length === 0) return "";
-  return [open, ...kept.sort(newestFirst).map(line), close].join("\n");
+  if (kept.length === 0) return { text: "", shown: [] };
+  const shown = kept.sort(newestFirst);
+  return { text: [open, ...shown.map(line), close].join("\n"), shown };
+}
+
+/** The text of {@link fitRecallBlock}. */
+export function formatRecallBlock(hits: readonly MessageSearchHit[], maxTokens: number): string {
+  return fitRecallBlock(hits, maxTokens).text;
 }
