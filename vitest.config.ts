@@ -25,6 +25,7 @@ const CORE_FREE = [
   "packages/engram/test/errors.test.ts",
   "packages/engram/test/mcp.test.ts",
   "packages/engram/test/memory-eval.score.test.ts",
+  "packages/engram/test/bench.compare.test.ts",
   "packages/engram/test/models.ai-sdk.test.ts",
   "packages/engram/test/models.fake.test.ts",
   "packages/engram/test/models.llama-stream.test.ts",
