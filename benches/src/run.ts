@@ -530,12 +530,15 @@ function groupMayMatch(group: readonly string[], only: string | undefined): bool
   return group.some((p) => only.startsWith(p) || p.startsWith(only));
 }
 
-/** Each group of rows in a fresh process (this script with `--child`), one after the other. */
+/** Each group of rows in a fresh process (this script with `--child`), one after the other. A
+ * tiny run, whose times mean nothing, puts every group in one child: each start loads the peer's
+ * dependencies through tsx (about 5 s), and one child still goes through the path a page run takes. */
 function measureIsolated(size: SizeName, only: string | undefined, disk: string, log: (m: string) => void): WorkloadResult[] {
   const rows: WorkloadResult[] = [];
   const dir = mkdtempSync(join(tmpdir(), "engram-bench-rows-"));
+  const groups = size === "tiny" ? [GROUPS.flat()] : GROUPS;
   try {
-    for (const [i, group] of GROUPS.entries()) {
+    for (const [i, group] of groups.entries()) {
       if (!groupMayMatch(group, only)) continue;
       const file = join(dir, `${i}.json`);
       const argv = ["--size", size, "--group", group.join(","), "--child", file, "--disk", disk, ...(only ? ["--only", only] : [])];
