@@ -88,7 +88,20 @@ interface Args {
   threads: number;
 }
 
+const VALUE_FLAGS = ["--category", "--cases", "--configs", "--model", "--base-url", "--out", "--threads"];
+const SWITCHES = ["--smoke", "--resume"];
+
+/** The options, or an error naming the first one not understood: a mistyped flag (or `--help`)
+ * must not start a run of the whole set on a CPU model, which takes hours. */
 function parseArgs(argv: readonly string[]): Args {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (VALUE_FLAGS.includes(a)) i++;
+    else if (!SWITCHES.includes(a))
+      throw new Error(
+        `${a}: not an option of the memory evaluation (options: ${[...SWITCHES, ...VALUE_FLAGS].join(", ")}, or --render; see the head of benches/src/memory-eval/run.ts)`,
+      );
+  }
   const get = (flag: string) => {
     const i = argv.indexOf(flag);
     if (i < 0) return undefined;

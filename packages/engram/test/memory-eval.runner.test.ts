@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { evalArgs } from "../../../benches/src/memory-eval/bench-args.js";
 import { keepCutReplies } from "../../../benches/src/memory-eval/cut-replies.js";
 import { type CaseResult, LONG_CASE_TURNS, renderMarkdown, renderReports } from "../../../benches/src/memory-eval/report.js";
-import { DatedCheckpointer, historyText } from "../../../benches/src/memory-eval/run.js";
+import { DatedCheckpointer, historyText, runMemoryEval } from "../../../benches/src/memory-eval/run.js";
 import { parseEvalSet } from "../../../benches/src/memory-eval/score.js";
 import { meteredModel, requestTokens } from "../../../benches/src/memory-eval/tokens.js";
 import { FakeChatModel, type ModelRequest, createDeepAgent } from "../src/index.js";
@@ -23,6 +23,12 @@ describe("npm run bench -- --only memory-eval", () => {
     expect(evalArgs(["--size", "tiny", "--only", "memory-eval", "--configs", "engram"])).toEqual(["--smoke", "--configs", "engram"]);
     expect(evalArgs(["--only", "memory-eval", "--size", "medium", "--category", "multi-session"])).toEqual(["--category", "multi-session"]);
     expect(() => evalArgs(["--only", "memory-eval", "--size", "huge"])).toThrow(/--size must be one of/);
+  });
+
+  it("refuses a flag it does not know (--help, a typo) before loading any model", async () => {
+    await expect(runMemoryEval(["--help"])).rejects.toThrow(/--help: not an option of the memory evaluation/);
+    await expect(runMemoryEval(["--smoke", "--config", "engram"])).rejects.toThrow(/--config: not an option/);
+    await expect(runMemoryEval(["--smoke", "--cases"])).rejects.toThrow(/--cases needs a value/);
   });
 
   it("leaves every other selection to the timing rows (`--only memory` is the memory.* rows)", () => {
