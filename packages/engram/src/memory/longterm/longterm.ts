@@ -30,6 +30,8 @@ import type { UserLine } from "./supersede.js";
 import { type UpdateJob, type UpdateOutcome, findDuplicate, makeFact, runMemoryUpdate, sanitizeMemory } from "./updater.js";
 import type { ExtractionMode } from "./update-schema.js";
 
+export type { UserLine };
+
 /** Options of {@link LongTermMemory}. */
 export interface LongTermMemoryOptions {
   /** The model that extracts memory (the agent passes its own). Required. */
