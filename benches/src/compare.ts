@@ -35,6 +35,9 @@ export interface Comparison {
   machineFactor: number | undefined;
   /** Rows of one report only (added, removed, or without a timing in one of them). */
   unmatched: string[];
+  /** The two reports' processors when they differ: then even in-run ratios move (a workload
+   * bound by memory and one bound by calls do not scale alike), so nothing here is a regression. */
+  otherMachine?: { before: string; after: string };
 }
 
 function median(xs: readonly number[]): number | undefined {
@@ -92,7 +95,8 @@ export function compareReports(before: BenchReport, after: BenchReport): Compari
     if (!paired) unmatched.push(now.id);
   }
   changes.sort((x, y) => y.change - x.change);
-  return { changes, machineFactor, unmatched };
+  const cpus = [before.machine?.cpus ?? "", after.machine?.cpus ?? ""] as const;
+  return { changes, machineFactor, unmatched, ...(cpus[0] !== cpus[1] && { otherMachine: { before: cpus[0], after: cpus[1] } }) };
 }
 
 /** A report from a file, or from git (`git:<rev>:<path>`), as an earlier page's run is kept. */
@@ -105,6 +109,10 @@ export function loadReport(spec: string): BenchReport {
 export function renderComparison(c: Comparison, noise: number, all: boolean): string {
   const x = (v: number) => `${v.toFixed(2)}×`;
   const lines: string[] = [];
+  if (c.otherMachine)
+    lines.push(
+      `different machines ("${c.otherMachine.before}" before, "${c.otherMachine.after}" after): ratios are not comparable either; re-run the earlier code here`,
+    );
   const moved = c.changes.filter((r) => all || r.change > noise || r.change < 1 / noise);
   lines.push(
     `machine factor (the references' own time, after / before, median over rows): ${c.machineFactor === undefined ? "—" : x(c.machineFactor)}`,

@@ -11,12 +11,12 @@ function row(id: string, times: Partial<Record<"ours-native" | "ours-wasm" | "pe
   const outcomes = Object.fromEntries(Object.entries(times).map(([role, ms]) => [role, { label: role, ok: true, timing: timing(ms) }]));
   return { id, title: id, kind: "state", outcomes, maxRssKb: 0 };
 }
-function report(workloads: WorkloadResult[]): BenchReport {
+function report(workloads: WorkloadResult[], cpus = "cpu A"): BenchReport {
   return {
     date: "2026-11-29",
     size: "medium",
     corpus: { files: 1, bytes: 1 },
-    machine: { cpus: "", cores: 2, memoryGb: 1, node: "", platform: "" },
+    machine: { cpus, cores: 2, memoryGb: 1, node: "", platform: "" },
     workloads,
   };
 }
@@ -50,5 +50,13 @@ describe("compareReports", () => {
     const c = compareReports(report([row("a", { "ours-native": 1, peer: 1 })]), report([failed]));
     expect(c.changes).toEqual([]);
     expect(c.unmatched).toEqual(["a"]);
+  });
+
+  it("says when the two reports come from different processors", () => {
+    const rows = [row("a", { "ours-native": 1, peer: 1 })];
+    expect(compareReports(report(rows), report(rows)).otherMachine).toBeUndefined();
+    const c = compareReports(report(rows, "AMD EPYC"), report(rows, "Intel(R) Xeon(R) Processor"));
+    expect(c.otherMachine).toEqual({ before: "AMD EPYC", after: "Intel(R) Xeon(R) Processor" });
+    expect(renderComparison(c, 1.5, false)).toMatch(/^different machines \("AMD EPYC" before/);
   });
 });
