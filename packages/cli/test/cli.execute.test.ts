@@ -414,6 +414,7 @@ describe("engram run: modes and the user's rules", { timeout: 240_000 }, () => {
       const env = baseEnv({ ENGRAM_PERMISSIONS: JSON.stringify({ allow: ["execute(echo *)"] }) });
       const allowed = await runCalls(`allowed ${tag}`, [exec("echo hi > allowed.txt")], root.path, ["--write"], env);
       expect(allowed.ran.code, allowed.ran.stderr).toBe(0);
+      expect(existsSync(join(root.path, "allowed.txt")), `the execute result: ${JSON.stringify(allowed.results)}`).toBe(true);
       expect(readFileSync(join(root.path, "allowed.txt"), "utf8")).toBe("hi\n");
       // A command one part of which the rule does not cover waits for a human.
       const asked = await runCalls(`asked ${tag}`, [exec("echo hi; touch asked.txt")], root.path, ["--write"], env);
