@@ -42,7 +42,16 @@ const CORE_FREE = [
 ];
 // `redactSecrets` is synchronous and needs a loaded core (WASM cannot load synchronously).
 const setupFiles = ["packages/engram/test/setup/core.ts"];
-const perCore = { include: ["packages/*/test/**/*.test.ts"], exclude: [...excluded, CLI, ...CORE_FREE], setupFiles };
+// The per-core suites share one module registry per worker (`isolate: false`): importing the
+// library's sources into a fresh registry cost each of ~100 files about 0.6 s, a third of what
+// most of them spend on their tests. A file that mocks a module resets the registry when it ends
+// (packaging.loader, skills.yaml, core.loader-wasm); docs/decisions/2026-11-29-test-suite-time.md.
+const perCore = {
+  include: ["packages/*/test/**/*.test.ts"],
+  exclude: [...excluded, CLI, ...CORE_FREE],
+  setupFiles,
+  isolate: false,
+};
 
 export default defineConfig({
   resolve: {

@@ -13,8 +13,19 @@
 //    TypeScript.
 //
 // Usage: node scripts/pack-test/run.mjs [--keep] [--only node,wasm,fallback,postgres,workerd,deno,browser,types]
-import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -42,6 +53,16 @@ function run(cmd, argv, options = {}) {
   const r = spawnSync(cmd, argv, { encoding: "utf8", maxBuffer: 64 << 20, timeout: 180_000, ...options });
   if (r.error) throw r.error;
   return r;
+}
+
+/** `run` without blocking the event loop: for steps that run side by side. */
+function runAsync(cmd, argv, options = {}) {
+  return new Promise((done, fail) => {
+    execFile(cmd, argv, { encoding: "utf8", maxBuffer: 64 << 20, timeout: 180_000, ...options }, (error, stdout, stderr) => {
+      if (error && typeof error.code !== "number") fail(error);
+      else done({ status: error ? error.code : 0, stdout, stderr });
+    });
+  });
 }
 
 function must(cmd, argv, options = {}) {
@@ -122,12 +143,19 @@ function repositoryProblems(manifest, dir) {
 
 /** name → { file, size, entryCount, files } */
 const packed = new Map();
-for (const pkg of PACKAGES(builtPlatforms)) {
-  let dir = join(ROOT, pkg.dir);
-  if (pkg.stage) dir = pkg.stage(dir, join(work, "stage", pkg.dir));
-  const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-  const out = must("npm", ["pack", "--json", "--pack-destination", tarballs], { cwd: dir });
-  const info = JSON.parse(out.stdout)[0];
+const toPack = PACKAGES(builtPlatforms).map((pkg) => {
+  const dir = pkg.stage ? pkg.stage(join(ROOT, pkg.dir), join(work, "stage", pkg.dir)) : join(ROOT, pkg.dir);
+  return { pkg, dir, manifest: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) };
+});
+// One npm process packs every folder (npm's start-up was most of each package's time); its JSON
+// report lists the tarballs in the order of the folders given.
+const infos = JSON.parse(
+  must("npm", ["pack", "--json", "--pack-destination", tarballs, ...toPack.map((p) => p.dir)], { cwd: work }).stdout,
+);
+if (infos.length !== toPack.length) throw new Error(`npm pack reported ${infos.length} tarballs for ${toPack.length} packages`);
+for (const [i, { pkg, manifest }] of toPack.entries()) {
+  const info = infos[i];
+  if (info.name !== manifest.name) throw new Error(`npm pack reported ${info.name} where ${manifest.name} was expected`);
   const files = new Set(info.files.map((f) => f.path));
   const missing = [...new Set(["package.json", "LICENSE", "README.md", ...manifestTargets(manifest), ...(pkg.need ?? [])])].filter(
     (f) => !files.has(f),
@@ -384,7 +412,7 @@ await check("browser", async () => {
   );
 });
 
-await check("types", () => {
+await check("types", async () => {
   const ts = join(CACHE, `typescript-${OLDEST_TS}`);
   if (!existsSync(join(ts, "node_modules/typescript/bin/tsc"))) {
     must("npm", [
@@ -406,28 +434,38 @@ await check("types", () => {
   // are reported, and anything else fails.
   const thirdParty = /node_modules\/pg-protocol\/dist\/[^(]+\(\d+,\d+\): error TS2315: Type 'Buffer' is not generic\./;
   const tolerated = new Set();
-  const tscRun = (project, extra = []) => {
-    const r = run("node", [tsc, "-p", project, ...extra], { cwd: dirname(project) });
+  // Incremental: the diagnostics of declarations whose text has not changed since the last run
+  // (node's and the DOM's types, most of the check) come from tsc's own build info, kept per
+  // project under .cache; any changed file, and everything that depends on it, is checked again.
+  const buildInfoCache = join(CACHE, `tsbuildinfo-${OLDEST_TS}`);
+  mkdirSync(buildInfoCache, { recursive: true });
+  const tscRun = async (name, project, extra = []) => {
+    const cwd = statSync(project).isDirectory() ? project : dirname(project);
+    const buildInfo = join(cwd, "types.tsbuildinfo");
+    const cached = join(buildInfoCache, `${name}.tsbuildinfo`);
+    if (existsSync(cached)) cpSync(cached, buildInfo);
+    const r = await runAsync("node", [tsc, "-p", project, "--incremental", "--tsBuildInfoFile", buildInfo, ...extra], { cwd });
+    if (existsSync(buildInfo)) cpSync(buildInfo, cached);
     if (r.status === 0) return undefined;
     const lines = `${r.stdout}${r.stderr}`.split("\n").filter((l) => l.trim() !== "");
     const errors = lines.filter((l) => !thirdParty.test(l));
     for (const l of lines) if (thirdParty.test(l)) tolerated.add(l.replace(/^.*node_modules\//, ""));
     return errors.length > 0 ? errors.join("\n") : undefined;
   };
+  /** Each check is one single-threaded tsc: two at a time (the test suite runs on two cores). */
+  const checks = [];
   // The examples, checking library declarations too (skipLibCheck off; what passes so passes with
   // the examples' own skipLibCheck).
   for (const name of ["sqlite-memory", "postgres", "cloudflare-worker", "browser"]) {
     const dir = existsSync(join(app, name)) ? join(app, name) : example(name);
-    const out = tscRun(dir, ["--skipLibCheck", "false"]);
-    if (out) errors.push(`${name} (skipLibCheck false):\n${out}`);
+    checks.push(async () => {
+      const out = await tscRun(name, dir, ["--skipLibCheck", "false"]);
+      if (out) errors.push(`${name} (skipLibCheck false):\n${out}`);
+    });
   }
   // Every public entry point, a zod tool and the optional peers absent, with skipLibCheck off,
   // under both module resolutions a TypeScript 5.0 project uses.
-  const entries = join(app, "types-check");
-  mkdirSync(entries, { recursive: true });
-  writeFileSync(
-    join(entries, "index.ts"),
-    `import { type Tool, FakeChatModel, StateBackend, createDeepAgent, setSkillsYamlParser } from "engram";
+  const entriesIndex = `import { type Tool, FakeChatModel, StateBackend, createDeepAgent, setSkillsYamlParser } from "engram";
 import { type BackendCapabilities, namespaceId, wrapBackend } from "engram/kit";
 import { FileMemoryStorage } from "engram/memory/longterm/node";
 import { McpToolset, toToolResult } from "engram/mcp";
@@ -443,20 +481,28 @@ const lookup: Tool<{ q: string }> = { name: "lookup", description: "d", schema: 
 export const agent = createDeepAgent(new FakeChatModel(["ok"]), { backend: new StateBackend(), tools: [lookup as unknown as Tool<never>] });
 export const kit: [BackendCapabilities["toolText"], string, typeof wrapBackend] = [undefined, namespaceId(["a"]), wrapBackend];
 export { AgentTracing, DenoKvCheckpointer, DenoKvStore, FileMemoryStorage, IndexedDBStore, McpToolset, PostgresStore, SqliteStore, toToolResult };
-`,
-  );
+`;
   for (const [module, moduleResolution] of [
     ["NodeNext", "NodeNext"],
     ["ESNext", "Bundler"],
   ]) {
+    const entries = join(app, `types-check-${moduleResolution.toLowerCase()}`);
+    mkdirSync(entries, { recursive: true });
+    writeFileSync(join(entries, "index.ts"), entriesIndex);
     const compilerOptions = { target: "ES2022", module, moduleResolution, lib: ["ES2022", "DOM"], types: [], strict: true, noEmit: true };
     writeFileSync(
       join(entries, "tsconfig.json"),
       JSON.stringify({ compilerOptions: { ...compilerOptions, skipLibCheck: false }, include: ["index.ts"] }),
     );
-    const out = tscRun(join(entries, "tsconfig.json"));
-    if (out) errors.push(`every entry point (moduleResolution ${moduleResolution}, skipLibCheck false):\n${out}`);
+    checks.push(async () => {
+      const out = await tscRun(`entries-${moduleResolution}`, join(entries, "tsconfig.json"));
+      if (out) errors.push(`every entry point (moduleResolution ${moduleResolution}, skipLibCheck false):\n${out}`);
+    });
   }
+  const next = async () => {
+    for (let check = checks.shift(); check; check = checks.shift()) await check();
+  };
+  await Promise.all([next(), next()]);
   if (tolerated.size > 0) {
     console.log(`\n  TypeScript ${OLDEST_TS}, skipLibCheck off: third-party declarations that need TypeScript ≥ 5.7 (reported, not ours):`);
     for (const l of tolerated) console.log(`    ${l}`);

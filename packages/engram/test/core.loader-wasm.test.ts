@@ -31,6 +31,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Files may share a worker's module registry: the next one gets a loader of its own.
+  vi.resetModules();
+  vi.restoreAllMocks();
   await new Promise((resolve) => server.close(resolve));
 });
 

@@ -20,6 +20,8 @@ beforeEach(() => {
 
 afterEach(() => {
   vi.doUnmock("#node-access");
+  // Files may share a worker's module registry: the next one must not import the mocked graph.
+  vi.resetModules();
   vi.unstubAllEnvs();
   vi.unstubAllGlobals();
   vi.restoreAllMocks();

@@ -14,6 +14,8 @@ beforeEach(() => {
 
 afterEach(() => {
   vi.doUnmock("#skills-yaml");
+  // Files may share a worker's module registry: the next one must not import the mocked graph.
+  vi.resetModules();
 });
 
 it("skips a skill with a warning naming setSkillsYamlParser, then loads it once the parser is given", async () => {

@@ -137,16 +137,9 @@ function tokens(text: string): { word: string; grammar: boolean }[] {
  * itself). */
 export function sameWord(a: string, b: string): boolean {
   if (a === b) return true;
-  const sa = stemKey(a);
-  return sa !== undefined && sa === stemKey(b);
-}
-
-/** What {@link sameWord} compares: the word's {@link stem}, or `undefined` for a word that only
- * matches itself (one with a digit, or a stem shorter than two letters). */
-export function stemKey(word: string): string | undefined {
-  if (/\p{N}/u.test(word)) return undefined;
-  const s = stem(word);
-  return s.length >= 2 ? s : undefined;
+  if (/\p{N}/u.test(a) || /\p{N}/u.test(b)) return false;
+  const sa = stem(a);
+  return sa.length >= 2 && sa === stem(b);
 }
 
 const SUFFIX = /(?:ations?|ings?|ions?|ences?|ances?|ments?|ed|es|s|ly)$/;
