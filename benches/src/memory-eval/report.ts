@@ -206,6 +206,70 @@ export function renderReports(reports: readonly EvalReport[]): string {
   return reports.map((r) => `### ${r.subset} set (${r.cases} cases)\n\n${renderMarkdown(r).trim()}\n`).join("\n");
 }
 
+/** One saved run to merge: its results and what to call it in the merged report's notes. */
+export interface MergePart {
+  label: string;
+  report: EvalReport;
+}
+
+/**
+ * One report of several saved runs of the same model, for one table over all their cases: the
+ * results side by side, and a note per part saying what it gave (so every row can be traced to
+ * its run). A later part's result of a case in a configuration replaces an earlier part's (a
+ * re-run after a change), and its note names what it replaced. The recall settings are those of
+ * the parts that ran the engram configuration. `options.keep` keeps only some results (the smoke
+ * subset's); `options.note` is added to the notes. Throws when the parts come from different
+ * models or their recall settings differ.
+ */
+export function mergeReports(
+  parts: readonly MergePart[],
+  subset: string,
+  options: { keep?: (r: CaseResult) => boolean; note?: string } = {},
+): EvalReport {
+  if (parts.length === 0) throw new Error("nothing to merge");
+  const model = (parts[0] as MergePart).report.model;
+  const byKey = new Map<string, { result: CaseResult; label: string }>();
+  let recall: EvalReport["recall"];
+  const notes: string[] = [];
+  for (const { label, report } of parts) {
+    if (report.model !== model) throw new Error(`${label}: model ${report.model}, not ${model}`);
+    const replaced: string[] = [];
+    for (const r of report.results) {
+      const key = `${r.id} ${r.config}`;
+      const earlier = byKey.get(key);
+      if (earlier) replaced.push(`${r.id} ${r.config} of ${earlier.label}`);
+      // Deleted first, so that the map's order is the order the results were given in.
+      byKey.delete(key);
+      byKey.set(key, { result: r, label });
+    }
+    if (report.recall && report.results.some((r) => r.config === "engram")) {
+      if (recall && JSON.stringify(recall) !== JSON.stringify(report.recall))
+        throw new Error(`${label}: recall settings differ from the other parts'`);
+      recall = report.recall;
+    }
+    const counts = CONFIGS.map((c) => [c, report.results.filter((r) => r.config === c).length] as const).filter(([, n]) => n > 0);
+    notes.push(
+      `${label} (${report.subset}, run ${report.date.slice(0, 16).replace("T", " ")} UTC): ${counts.map(([c, n]) => `${c} ${n}`).join(", ")}${replaced.length > 0 ? `, replacing ${replaced.join(", ")}` : ""}.`,
+    );
+  }
+  const results = [...byKey.values()].map((v) => v.result).filter((r) => options.keep?.(r) ?? true);
+  const dates = parts.map((p) => p.report.date).sort();
+  return {
+    date: dates.at(-1) as string,
+    model,
+    subset,
+    cases: new Set(results.map((r) => r.id)).size,
+    results,
+    summary: summarize(results),
+    ...(recall && { recall }),
+    notes: [
+      `Merged from ${parts.length} runs (results per configuration, before any left out):`,
+      ...notes,
+      ...(options.note ? [options.note] : []),
+    ],
+  };
+}
+
 /** The markers of the evaluation's own section of docs/benchmarks.md. */
 const SECTION_START = "<!-- memory-eval:start -->";
 const SECTION_END = "<!-- memory-eval:end -->";

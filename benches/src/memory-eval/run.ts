@@ -25,8 +25,12 @@
  * `benches/results/memory-eval/<date>-<model>-<smoke|full>.json`); `--resume` keeps the case
  * results already in `--out`; `--threads <n>` for llama.cpp (default 1); `--render <file.json>[,<file.json>…]`
  * writes saved results into docs/benchmarks.md (its own section between `memory-eval` markers),
- * running nothing. Results are written after every case, so an interrupted run resumes with
- * `--resume`; cases run round-robin over the categories. `npm run bench -- --only memory-eval`
+ * running nothing; `--merge <file.json>,<file.json>… --out <file.json> [--subset <name>] [--note
+ * <text>] [--smoke]` writes one report of several saved runs (one table over all their cases, or
+ * only the smoke subset's; each run named in its notes; a later file's result of a case and
+ * configuration replaces an earlier file's). Results are
+ * written after every case, so an interrupted run resumes with `--resume`; cases run
+ * round-robin over the categories. `npm run bench -- --only memory-eval`
  * runs the same (see `runMemoryEval`). Every request is counted in o200k tokens (`tokens.ts`):
  * the question's, the replayed sessions' and the extraction's, whatever model answers.
  * @module
@@ -48,7 +52,17 @@ import {
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
 import { fitRecallBlock, recallSnippets } from "../../../packages/engram/src/memory/recall/inject.js";
 
-import { type CaseResult, CONFIGS, type Config, type EvalReport, renderMarkdown, renderReports, summarize, withSection } from "./report.js";
+import {
+  type CaseResult,
+  CONFIGS,
+  type Config,
+  type EvalReport,
+  mergeReports,
+  renderMarkdown,
+  renderReports,
+  summarize,
+  withSection,
+} from "./report.js";
 import { CATEGORIES, type Category, type EvalCase, interleave, parseEvalSet, scoreAnswer, supersededIn } from "./score.js";
 import { keepCutReplies } from "./cut-replies.js";
 import { meteredModel, textTokens, type TokenTally } from "./tokens.js";
@@ -323,6 +337,30 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     for (const [i, file] of files.entries()) writeFileSync(file.replace(/\.json$/, ".md"), renderMarkdown(saved[i] as EvalReport));
     writeFileSync(DOCS_PAGE, withSection(readFileSync(DOCS_PAGE, "utf8"), renderReports(saved)));
     process.stderr.write(`[memory-eval] docs/benchmarks.md and the .md beside ${files.join(", ")}: rendered from them\n`);
+    return;
+  }
+  const merge = argv.indexOf("--merge");
+  if (merge >= 0) {
+    // One report of several saved runs, nothing run: `--merge a.json,b.json --out all.json`.
+    const files = argv[merge + 1]?.split(",").filter((f) => f !== "");
+    const outAt = argv.indexOf("--out");
+    const out = outAt >= 0 ? argv[outAt + 1] : undefined;
+    if (!files?.length || !out) throw new Error("--merge needs results files (comma-separated) and --out <file.json>");
+    const value = (flag: string) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
+    const parts = files.map((file) => ({ label: basename(file), report: JSON.parse(readFileSync(file, "utf8")) as EvalReport }));
+    const smoke = new Set(
+      parseEvalSet(JSON.parse(readFileSync(CASES_FILE, "utf8")))
+        .cases.filter((c) => c.smoke)
+        .map((c) => c.id),
+    );
+    const note = value("--note");
+    const merged = mergeReports(parts, value("--subset") ?? "merged", {
+      ...(argv.includes("--smoke") && { keep: (r: CaseResult) => smoke.has(r.id) }),
+      ...(note !== undefined && { note }),
+    });
+    writeFileSync(out, `${JSON.stringify(merged, null, 2)}\n`);
+    writeFileSync(out.replace(/\.json$/, ".md"), renderMarkdown(merged));
+    process.stderr.write(`[memory-eval] ${out}: ${merged.results.length} results of ${merged.cases} cases from ${files.length} files\n`);
     return;
   }
   const a = parseArgs(argv);

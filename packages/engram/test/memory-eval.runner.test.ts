@@ -8,7 +8,7 @@ import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
 import { evalArgs } from "../../../benches/src/memory-eval/bench-args.js";
 import { keepCutReplies } from "../../../benches/src/memory-eval/cut-replies.js";
-import { type CaseResult, LONG_CASE_TURNS, renderMarkdown, renderReports } from "../../../benches/src/memory-eval/report.js";
+import { type CaseResult, LONG_CASE_TURNS, mergeReports, renderMarkdown, renderReports } from "../../../benches/src/memory-eval/report.js";
 import { DatedCheckpointer, historyText, runMemoryEval } from "../../../benches/src/memory-eval/run.js";
 import { parseEvalSet } from "../../../benches/src/memory-eval/score.js";
 import { meteredModel, requestTokens } from "../../../benches/src/memory-eval/tokens.js";
@@ -190,6 +190,50 @@ describe("the long cases' table", () => {
     expect(both.indexOf("### smoke set (1 cases)")).toBeGreaterThanOrEqual(0);
     expect(both.indexOf("### some-multi-session set (1 cases)")).toBeGreaterThan(both.indexOf("### smoke set"));
     expect(both).not.toContain("| temporal |");
+  });
+
+  it("merges several runs into one table, each run named with what it gave; a later run's result replaces an earlier's", () => {
+    const run = (subset: string, date: string, results: CaseResult[]) => ({ date, model: "m", subset, cases: 1, results, summary: [] });
+    const engram = {
+      ...run("smoke", "2026-11-29T14:09:00Z", [result("engram", true, 400)]),
+      recall: { inject: 6, snippetChars: 240, injectTokens: 400 },
+    };
+    const baselines = run("baselines", "2026-11-29T16:30:00Z", [result("no-memory", false, 250), result("full-history", true, 1000)]);
+    const other = run("rest", "2026-11-29T16:40:00Z", [{ ...result("engram", false, 300), id: "multi-04", turns: 2 }]);
+    const parts = [
+      { label: "a.json", report: engram },
+      { label: "b.json", report: baselines },
+      { label: "c.json", report: other },
+    ];
+    const merged = mergeReports(parts, "whole");
+    expect(merged.cases).toBe(2);
+    expect(merged.date).toBe("2026-11-29T16:40:00Z");
+    expect(merged.recall).toEqual(engram.recall);
+    expect(merged.notes).toContain("a.json (smoke, run 2026-11-29 14:09 UTC): engram 1.");
+    expect(merged.notes).toContain("b.json (baselines, run 2026-11-29 16:30 UTC): no-memory 1, full-history 1.");
+    expect(renderMarkdown(merged)).toContain("| multi-session | 1/2 (50%) · 350 tok | 0/1 (0%) · 250 tok | 1/1 (100%) · 1000 tok |");
+    // A re-run of one case replaces it, and says so.
+    const rerun = run("re-run", "2026-11-29T17:00:00Z", [{ ...result("engram", true, 320), id: "multi-04", turns: 2 }]);
+    const again = mergeReports([...parts, { label: "d.json", report: rerun }], "whole");
+    expect(again.results.filter((r) => r.config === "engram").map((r) => [r.id, r.pass])).toEqual([
+      ["multi-long-01", true],
+      ["multi-04", true],
+    ]);
+    expect(again.notes).toContain("d.json (re-run, run 2026-11-29 17:00 UTC): engram 1, replacing multi-04 engram of c.json.");
+    // Some cases only, and a note of one's own.
+    const some = mergeReports(parts, "smoke", { keep: (r) => r.id === "multi-04", note: "Engram re-run after a fix." });
+    expect(some.results.map((r) => r.id)).toEqual(["multi-04"]);
+    expect(some.cases).toBe(1);
+    expect(some.notes?.at(-1)).toBe("Engram re-run after a fix.");
+    expect(() =>
+      mergeReports(
+        [
+          { label: "a.json", report: engram },
+          { label: "e.json", report: { ...baselines, model: "other" } },
+        ],
+        "x",
+      ),
+    ).toThrow("e.json: model other, not m");
   });
 
   it("is left out when no long case was run, and old results keep the model's token counts", () => {
