@@ -26,9 +26,10 @@
  * results already in `--out`; `--threads <n>` for llama.cpp (default 1); `--render <file.json>[,<file.json>…]`
  * writes saved results into docs/benchmarks.md (its own section between `memory-eval` markers),
  * running nothing; `--merge <file.json>,<file.json>… --out <file.json> [--subset <name>] [--note
- * <text>] [--smoke]` writes one report of several saved runs (one table over all their cases, or
- * only the smoke subset's; each run named in its notes; a later file's result of a case and
- * configuration replaces an earlier file's). Results are
+ * <text>] [--smoke] [--rescore]` writes one report of several saved runs (one table over all
+ * their cases, or only the smoke subset's; each run named in its notes; a later file's result of
+ * a case and configuration replaces an earlier file's; with `--rescore` every saved answer is
+ * scored again with the current checks, and the note lists what changed). Results are
  * written after every case, so an interrupted run resumes with `--resume`; cases run
  * round-robin over the categories. `npm run bench -- --only memory-eval`
  * runs the same (see `runMemoryEval`). Every request is counted in o200k tokens (`tokens.ts`):
@@ -322,6 +323,16 @@ async function runCase(
   return result;
 }
 
+/** `r` scored again from its saved answer with its case's check as it is now (a failed model
+ * call stays failed); a change is added to `changed` as "id config fail→pass". */
+function rescore(r: CaseResult, cases: readonly EvalCase[], changed: string[]): CaseResult {
+  const c = cases.find((x) => x.id === r.id);
+  if (!c || r.reason.startsWith("failed:")) return r;
+  const score = scoreAnswer(r.answer, c.check);
+  if (score.pass !== r.pass) changed.push(`${r.id} ${r.config} ${r.pass ? "pass" : "fail"}→${score.pass ? "pass" : "fail"}`);
+  return { ...r, pass: score.pass, reason: score.reason };
+}
+
 /** The bench page, where the evaluation writes its own section. */
 const DOCS_PAGE = join(repo, "docs", "benchmarks.md");
 
@@ -347,16 +358,24 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     const out = outAt >= 0 ? argv[outAt + 1] : undefined;
     if (!files?.length || !out) throw new Error("--merge needs results files (comma-separated) and --out <file.json>");
     const value = (flag: string) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
-    const parts = files.map((file) => ({ label: basename(file), report: JSON.parse(readFileSync(file, "utf8")) as EvalReport }));
-    const smoke = new Set(
-      parseEvalSet(JSON.parse(readFileSync(CASES_FILE, "utf8")))
-        .cases.filter((c) => c.smoke)
-        .map((c) => c.id),
-    );
-    const note = value("--note");
+    const set = parseEvalSet(JSON.parse(readFileSync(CASES_FILE, "utf8")));
+    const rescored: string[] = [];
+    const parts = files.map((file) => {
+      const report = JSON.parse(readFileSync(file, "utf8")) as EvalReport;
+      // With --rescore, each saved answer is scored again with the checks as they are now.
+      if (argv.includes("--rescore")) report.results = report.results.map((r) => rescore(r, set.cases, rescored));
+      return { label: basename(file), report };
+    });
+    const smoke = new Set(set.cases.filter((c) => c.smoke).map((c) => c.id));
+    const note = [
+      ...(argv.includes("--rescore")
+        ? [`Every saved answer scored again with the current checks: ${rescored.length === 0 ? "no result changed" : rescored.join(", ")}.`]
+        : []),
+      ...(value("--note") !== undefined ? [value("--note")] : []),
+    ].join(" ");
     const merged = mergeReports(parts, value("--subset") ?? "merged", {
       ...(argv.includes("--smoke") && { keep: (r: CaseResult) => smoke.has(r.id) }),
-      ...(note !== undefined && { note }),
+      ...(note !== "" && { note }),
     });
     writeFileSync(out, `${JSON.stringify(merged, null, 2)}\n`);
     writeFileSync(out.replace(/\.json$/, ".md"), renderMarkdown(merged));

@@ -60,6 +60,7 @@ export const REFUSALS: readonly RegExp[] = [
   /\b(?:I'm|I am) not (?:sure|aware|able to (?:find|tell|say|know))\b/i,
   /\bno (?:information|record|memory|mention|details?|data|knowledge)\b/i,
   /\b(?:haven't|have not|hasn't|has not|didn't|did not|never) (?:yet )?(?:told|mentioned|said|shared|provided|specified|stated|given|been (?:told|mentioned|shared|provided))\b/i,
+  /\b(?:didn't|did not|never) (?:tell|mention|say|share|give)\b/i,
   /\bnot (?:been )?(?:mentioned|provided|specified|stated|shared|available|known|stored|recorded|in (?:my|the|our) (?:memory|records|conversations?))\b/i,
   /\bcan(?:not|'t|not) (?:find|tell|determine|know|recall|say|answer|access)\b/i,
   /\bunable to (?:find|tell|determine|know|recall|say|answer)\b/i,

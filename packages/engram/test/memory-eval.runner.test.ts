@@ -2,7 +2,8 @@
  * (`--only memory-eval`, `--size tiny` = the smoke subset), the o200k count of what each request
  * sends (agent turns apart from extraction), cut session replies kept instead of failing the
  * turn, the long multi-session cases, and their side-by-side table. */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
@@ -234,6 +235,35 @@ describe("the long cases' table", () => {
         "x",
       ),
     ).toThrow("e.json: model other, not m");
+  });
+
+  it("--merge --rescore scores every saved answer again with the current checks, and says what changed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "memory-eval-merge-"));
+    try {
+      const saved = (config: CaseResult["config"], answer: string): CaseResult => ({
+        ...result(config, false, 200),
+        id: "abstain-09",
+        category: "abstention",
+        turns: 1,
+        answer,
+        reason: "does not say it does not know",
+      });
+      const file = join(dir, "a.json");
+      const results = [saved("no-memory", "I did not tell you about your car."), saved("engram", "I told you that you like Thai food.")];
+      writeFileSync(file, JSON.stringify({ date: "2026-11-29T16:00:00Z", model: "m", subset: "rest", cases: 1, results, summary: [] }));
+      const out = join(dir, "all.json");
+      await runMemoryEval(["--merge", file, "--out", out, "--rescore", "--subset", "whole"]);
+      const merged = JSON.parse(readFileSync(out, "utf8")) as { results: CaseResult[]; notes: string[]; subset: string };
+      expect(merged.subset).toBe("whole");
+      expect(merged.results.map((r) => [r.config, r.pass])).toEqual([
+        ["no-memory", true],
+        ["engram", false],
+      ]);
+      expect(merged.notes.at(-1)).toBe("Every saved answer scored again with the current checks: abstain-09 no-memory fail→pass.");
+      expect(readFileSync(join(dir, "all.md"), "utf8")).toContain("| abstention |");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("is left out when no long case was run, and old results keep the model's token counts", () => {

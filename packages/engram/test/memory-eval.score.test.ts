@@ -75,18 +75,24 @@ describe("scoring rules", () => {
     "I'm not sure; I have no information about your car.",
     "I cannot find that in my memory.",
     "Your wife's name is not something you have shared.",
+    "You never told me about your car.",
+    // The 1.5B model's pronouns turned round (no-memory, abstain-09): still no claim.
+    "I did not tell you about your car.",
   ])("refuses: %s", (answer) => {
     expect(isRefusal(answer)).toBe(true);
     expect(scoreAnswer(answer, { abstain: true }).pass).toBe(true);
   });
 
-  it.each(["Your favourite colour is blue.", "You were born in Porto.", "I know: it is Tofu.", "Your cloud provider is AWS."])(
-    "does not refuse: %s",
-    (answer) => {
-      expect(isRefusal(answer)).toBe(false);
-      expect(scoreAnswer(answer, { abstain: true })).toEqual({ pass: false, reason: "does not say it does not know" });
-    },
-  );
+  it.each([
+    "Your favourite colour is blue.",
+    "You were born in Porto.",
+    "I know: it is Tofu.",
+    "Your cloud provider is AWS.",
+    "I told you that you like Thai food.",
+  ])("does not refuse: %s", (answer) => {
+    expect(isRefusal(answer)).toBe(false);
+    expect(scoreAnswer(answer, { abstain: true })).toEqual({ pass: false, reason: "does not say it does not know" });
+  });
 
   it("an abstention that names a forbidden guess fails", () => {
     expect(scoreAnswer("I don't know; maybe your dog's name is Tofu?", { abstain: true, noneOf: ["dog(?:'s name)? is Tofu"] }).pass).toBe(
