@@ -52,6 +52,14 @@ describe("a word nobody said is refused, in every script", () => {
     expect(extract(["Which editor do I use?", "You use Helix, I think.", "Yes, exactly."], ["Uses Helix"])).toEqual(["Uses Helix"]);
     expect(extract(["Which editor do I use?", "You use Helix, I think."], ["Uses Helix"])).toEqual([]);
   });
+
+  it("a verb in the third person is the word the user said ('goes' for 'go')", () => {
+    // The 1.5B model's proposals in the memory evaluation's multi-08, refused before.
+    expect(extract(["I go swimming on Fridays.", "Nice!"], ["goes swimming on Fridays"])).toEqual(["goes swimming on Fridays"]);
+    expect(extract(["I'm going climbing.", "Have fun!"], ["Goes climbing"])).toEqual(["Goes climbing"]);
+    // Still refused when the day is not what the user said.
+    expect(extract(["I go swimming on Fridays.", "Nice!"], ["goes swimming on Tuesdays"])).toEqual([]);
+  });
 });
 
 describe("no example value of the prompt or the schema can become memory", () => {
@@ -157,8 +165,8 @@ describe("a name the user gave someone or something else is not the user's name"
     ).toEqual(["Adopted a rescue dog named Pixel"]);
     expect(extract(["My cat Miso hates the vet.", "Poor Miso."], ["The user's name is Miso"])).toEqual([]);
     expect(extract(["Our daughter is called Lena.", "Lovely name."], ["Is named Lena"])).toEqual([]);
-    // The long multi-session cases: a manager, and a client's studio.
-    expect(extract(["My new manager is called Dirk.", "Noted."], ["Is called Dirk"])).toEqual([]);
+    // The long multi-session cases: a manager (kept as the manager's, see below), and a client's studio.
+    expect(extract(["My new manager is called Dirk.", "Noted."], ["Is called Dirk"])).toEqual(["The user's new manager is called Dirk"]);
     expect(extract(["Hi! New client: a yoga studio called Still Point.", "Nice!"], ["Is called Still Point"])).toEqual([]);
   });
 
@@ -172,6 +180,40 @@ describe("a name the user gave someone or something else is not the user's name"
       "The user's name is Ines",
     ]);
     expect(extract(["I changed my name to Jo Okafor.", "Noted."], ["Changed name to Jo Okafor"])).toEqual(["Changed name to Jo Okafor"]);
+  });
+});
+
+describe("a fact the user said of someone or something of theirs keeps its owner", () => {
+  // The 1.5B model's proposals (memory evaluation, multi-05 and single-06): the subject dropped,
+  // so the sister's city became the user's, and the brother's then replaced it as the user's new
+  // city; the daughter's birthday became the user's.
+  it("puts the owner back on a fact without a subject, and keeps two people's cities apart", () => {
+    const sister = extract(["My sister lives in Montreal.", "Nice city."], ["Lives in Montreal"]);
+    expect(sister).toEqual(["The user's sister lives in Montreal"]);
+    const memory = createEmptyMemory();
+    memory.facts.push({
+      id: "fact_1",
+      content: sister[0] as string,
+      category: "context",
+      confidence: 0.9,
+      createdAt: "2026-11-02T09:00:00Z",
+      source: "t",
+    });
+    expect(extract(["My brother lives in Nairobi.", "Noted."], ["Lives in Nairobi"], memory)).toEqual([
+      "The user's sister lives in Montreal",
+      "The user's brother lives in Nairobi",
+    ]);
+    expect(extract(["My daughter Amara turns seven in December.", "Fun!"], ["Turns seven in December"])).toEqual([
+      "The user's daughter Amara turns seven in December",
+    ]);
+    expect(extract(["Our API runs on Node 18.", "Ok."], ["Runs on Node 18"])).toEqual(["The user's API runs on Node 18"]);
+  });
+
+  it("leaves the user's own facts alone: their name, what they said of themselves, what the other said not", () => {
+    expect(extract(["My name is Jo Smith.", "Hi Jo."], ["Is called Jo Smith"])).toEqual(["Is called Jo Smith"]);
+    expect(extract(["I live in Montreal.", "Nice."], ["Lives in Montreal"])).toEqual(["Lives in Montreal"]);
+    // The sister lives in Montreal; the fact says Quebec, which she was not said to live in.
+    expect(extract(["My sister lives in Montreal. I live in Quebec.", "Nice."], ["Lives in Quebec"])).toEqual(["Lives in Quebec"]);
   });
 });
 

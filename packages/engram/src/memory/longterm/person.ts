@@ -5,9 +5,12 @@
  * the user's facts): "I prefer tabs" → "The user prefers tabs", "My name is Dana" → "The user's
  * name is Dana", "我喜欢Rust" → "用户喜欢Rust", "私はRustが好き" → "ユーザーはRustが好き",
  * "저는 Rust를 좋아한다" → "사용자는 Rust를 좋아한다". First person plural ("we", "our") is
- * left as it is: it names the user's team, not the assistant.
+ * left as it is: it names the user's team, not the assistant. A fact the model wrote without
+ * its subject ("Lives in Montreal") that the user said of someone or something of theirs ("My
+ * sister lives in Montreal") gets its owner back (see {@link withOwner}).
  * @module
  */
+import { contentWords, sameWord } from "./words.js";
 
 /** Verbs that follow "I" unchanged in the third person: modals, and past forms that do not end in
  * "-ed". */
@@ -77,4 +80,35 @@ export function thirdPerson(fact: string): string {
   for (const [pattern, replacement] of CJK) out = out.replace(pattern, replacement);
   if (out === fact) return fact;
   return out.replace(/^(\s*)the user/, "$1The user");
+}
+
+/** Possessives by which the user speaks of someone or something of theirs. */
+const POSSESSIVE = "(?:my|our)";
+/** Up to three words naming it ("sister", "daughter Amara", "main service"). */
+const OWNED = "((?:[\\p{L}\\p{N}'’-]+\\s+){0,2}?[\\p{L}\\p{N}'’-]+)";
+
+/**
+ * `fact` with its owner put back when the model left it out: a fact with no subject that starts
+ * with a verb in the third person ("Lives in Montreal", "Turns seven in December") reads as the
+ * user's, yet the user said it of someone or something of theirs ("My sister lives in
+ * Montreal"): it becomes "The user's sister lives in Montreal". The rest of the fact must be what
+ * the user said after that verb (stems compared). Unchanged otherwise, and for the user's name
+ * ("My name is Jo" is the user's own).
+ */
+export function withOwner(fact: string, said: readonly string[]): string {
+  const m = /^([A-Za-z]+s)\s+(.+)$/u.exec(fact.trim());
+  if (!m) return fact;
+  const verb = (m[1] as string).toLowerCase();
+  const rest = contentWords(m[2] as string);
+  if (rest.length === 0) return fact;
+  const spoken = new RegExp(`\\b${POSSESSIVE}\\s+${OWNED}\\s+${verb}\\b([^.!?;]*)`, "giu");
+  for (const text of said) {
+    for (const [, owned, clause] of text.matchAll(spoken)) {
+      if (/\bnames?\b/iu.test(owned as string)) continue;
+      const after = contentWords(clause as string);
+      if (rest.every((w) => after.some((v) => sameWord(w, v))))
+        return `The user's ${owned} ${fact.trim().replace(/^\p{Lu}/u, (c) => c.toLowerCase())}`;
+    }
+  }
+  return fact;
 }

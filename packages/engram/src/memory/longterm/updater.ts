@@ -18,7 +18,7 @@ import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
 import { EXAMPLE_FACT_CONTENTS, resolveFactId } from "./update-schema.js";
 import { otherOnesName } from "./names.js";
-import { thirdPerson } from "./person.js";
+import { thirdPerson, withOwner } from "./person.js";
 import { lastConfirmed } from "./slots.js";
 import { supersededFacts, userSpeaksOfChange } from "./supersede.js";
 import {
@@ -484,7 +484,7 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
   const detailed = new Set<string>();
   for (const proposal of update.newFacts) {
     if (proposal.confidence < options.confidenceThreshold) continue;
-    const content = cleanFact(proposal.content);
+    const content = withOwner(cleanFact(proposal.content), userTexts);
     if (content === "") continue;
     if (isMeaningless(content)) {
       notes.push(`fact ${JSON.stringify(content)} refused: nothing left after redaction`);

@@ -137,19 +137,27 @@ function tokens(text: string): { word: string; grammar: boolean }[] {
  * itself). */
 export function sameWord(a: string, b: string): boolean {
   if (a === b) return true;
-  if (/\p{N}/u.test(a) || /\p{N}/u.test(b)) return false;
-  const sa = stem(a);
-  return sa.length >= 2 && sa === stem(b);
+  const sa = stemKey(a);
+  return sa !== undefined && sa === stemKey(b);
+}
+
+/** What {@link sameWord} compares: the word's {@link stem}, or `undefined` for a word that only
+ * matches itself (one with a digit, or a stem shorter than two letters). */
+export function stemKey(word: string): string | undefined {
+  if (/\p{N}/u.test(word)) return undefined;
+  const s = stem(word);
+  return s.length >= 2 ? s : undefined;
 }
 
 const SUFFIX = /(?:ations?|ings?|ions?|ences?|ances?|ments?|ed|es|s|ly)$/;
 
 /** A crude English stem: one inflectional or derivational suffix removed (when at least three
- * letters remain), then a doubled final consonant and a final "e" ("preferred" → "prefer",
- * "using" → "us", "use" → "us"). */
+ * letters remain, or two of a verb in "o" before "-es" or "-ing": "goes", "going" → "go"), then
+ * a doubled final consonant and a final "e" ("preferred" → "prefer", "using" → "us", "use" →
+ * "us"). */
 export function stem(word: string): string {
   const cut = word.replace(SUFFIX, "");
-  let out = cut.length >= 3 ? cut : word;
+  let out = cut.length >= 3 || (cut.length === 2 && cut.endsWith("o") && /(?:es|ing)$/.test(word)) ? cut : word;
   if (out !== word && /([b-df-hj-np-tv-z])\1$/.test(out)) out = out.slice(0, -1);
   return out.length > 2 ? out.replace(/e$/, "") : out;
 }
