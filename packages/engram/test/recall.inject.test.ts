@@ -13,6 +13,7 @@ import {
   createDeepAgent,
 } from "../src/index.js";
 import { formatRecallBlock, recallQuery, recallSnippets } from "../src/memory/recall/inject.js";
+import { withInflections } from "../src/memory/recall/rank.js";
 import type { ThreadSearchSource } from "../src/memory/recall/search.js";
 import { PAST_THREADS_TOOL_NAME } from "../src/middleware/past-threads.js";
 import type { RecordedRequest } from "../src/models/fake.js";
@@ -196,6 +197,26 @@ describe("threadRecall inject", () => {
     expect(hits.map((h) => h.snippet)).toEqual(["Our cat Tiger is almost out of food."]);
     // Nothing but function words: nothing is searched.
     expect(await recallSnippets(checkpointer, core, { userId: "ada", query: "and what now?", limit: 5, snippetChars: 200 })).toEqual([]);
+  });
+
+  it("finds a message that holds another form of a query word ('named' for 'names')", async () => {
+    const checkpointer = new DayCheckpointer({ core });
+    const agent = createDeepAgent(new FakeChatModel(() => "ok"), { ...bare, checkpointer });
+    for (const [i, text] of ["I have a cat named Miso.", "I also have a parrot named Kiwi.", "My name is on the door."].entries())
+      await agent.invoke(user(text), { threadId: `t${i}`, userId: "ada" });
+    const hits = await recallSnippets(checkpointer, core, {
+      userId: "ada",
+      query: "What are the names of my pets?",
+      limit: 5,
+      snippetChars: 200,
+    });
+    expect(hits.map((h) => h.snippet).sort()).toEqual([
+      "I also have a parrot named Kiwi.",
+      "I have a cat named Miso.",
+      "My name is on the door.",
+    ]);
+    // A word with a digit is only ever itself: "v16" does not find "v1".
+    expect(withInflections(["v16", "moved"], ["Upgraded to v1 and v16; moving soon, v16."])).toEqual(["v16", "moved", "moving"]);
   });
 
   it("leaves out what a newer message updates, and keeps what it adds to", async () => {

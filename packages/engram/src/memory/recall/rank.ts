@@ -5,6 +5,7 @@
  */
 import type { Core } from "../../core/types.js";
 import type { Message } from "../../models/types.js";
+import { stemKey } from "../longterm/words.js";
 import { type SearchableMessage, queryWords, searchableMessages, snippetAround } from "./text.js";
 import type { CheckedSearch, MessageSearchHit } from "./types.js";
 
@@ -53,8 +54,12 @@ export interface CandidateMessage {
 /** Every candidate the core's BM25 scores above 0 for `search.query`, as a hit, in candidate
  * order (messages sharing no word with the query are left out). */
 function scoredHits(core: Pick<Core, "rankBm25">, search: CheckedSearch, candidates: readonly CandidateMessage[]): MessageSearchHit[] {
-  const words = queryWords(search.query);
-  if (words.length === 0 || candidates.length === 0) return [];
+  const asked = queryWords(search.query);
+  if (asked.length === 0 || candidates.length === 0) return [];
+  const words = withInflections(
+    asked,
+    candidates.map((c) => c.message.text),
+  );
   const scores = core.rankBm25(
     words.join(" "),
     candidates.map((c) => c.message.text),
@@ -73,6 +78,27 @@ function scoredHits(core: Pick<Core, "rankBm25">, search: CheckedSearch, candida
     });
   }
   return hits;
+}
+
+/**
+ * `words` plus the words of `texts` that are an inflection of one of them ("named" for "name",
+ * "moving" for "moved": the same crude stem, see `sameWord` in long-term memory). The core's BM25 compares words
+ * exactly, so without them "What are the names of my pets?" scores "I have a cat named Miso" 0.
+ */
+export function withInflections(words: readonly string[], texts: readonly string[]): string[] {
+  const out = new Set(words);
+  const stems = new Set(words.map(stemKey).filter((s) => s !== undefined));
+  if (stems.size === 0) return [...out];
+  const seen = new Set<string>();
+  for (const text of texts) {
+    for (const [w] of text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+      if (out.has(w) || seen.has(w)) continue;
+      seen.add(w);
+      const key = stemKey(w);
+      if (key !== undefined && stems.has(key)) out.add(w);
+    }
+  }
+  return [...out];
 }
 
 /** The core's BM25 over `candidates`; each thread's best message, best first, at most
