@@ -169,6 +169,8 @@ export interface RawInfo {
   readonly size?: Opt<number>;
   readonly modifiedAt?: Opt<number>;
   readonly version?: Opt<string>;
+  /** wasm-bindgen entries: releases the entry's WebAssembly memory. */
+  free?(): void;
 }
 
 /** @internal Grep results in columns (see `engram_core::api::GrepColumns`). */
@@ -358,6 +360,19 @@ export function fileInfo(i: RawInfo): FileInfo {
   if (i.modifiedAt != null) out.modifiedAt = i.modifiedAt;
   if (i.version != null) out.version = i.version;
   return out;
+}
+
+/** A listing's entries as plain objects, each WebAssembly entry released once copied: left to
+ * the binding's FinalizationRegistry, they would pile up (with the JS values they hold) until
+ * the event loop next runs a task, which a loop of awaited calls never lets it do. */
+function entriesOf(raw: RawInfo[]): FileInfo[] {
+  const entries = new Array<FileInfo>(raw.length);
+  for (let i = 0; i < raw.length; i++) {
+    const r = raw[i] as RawInfo;
+    entries[i] = fileInfo(r);
+    r.free?.();
+  }
+  return entries;
 }
 
 /** Files from columns ({@link RawFiles}); each is a file, never a directory. */
@@ -753,7 +768,7 @@ class FileTableHandle implements CoreFileTable {
     if (bad) return { error: bad };
     const r: RawEntries = this.raw.ls(path);
     if (r.error) return failed(r);
-    const entries = (r.entries as RawInfo[]).map(fileInfo);
+    const entries = entriesOf(r.entries as RawInfo[]);
     r.free?.();
     return { entries };
   }
@@ -1118,7 +1133,7 @@ class RouterHandle implements CoreRouter {
       (table as FileTableHandle)["raw"] as Made<"FileTable">,
     );
     if (r.error) return failed(r);
-    const out = { entries: (r.entries as RawInfo[]).map(fileInfo) };
+    const out = { entries: entriesOf(r.entries as RawInfo[]) };
     r.free?.();
     return out;
   }
