@@ -256,6 +256,29 @@ describe("a newer line the user said updates a fact", () => {
     expect(lineUpdatesFact({ ...moved, text: "Lena's football practice is fun." }, practice)).toBe(false);
   });
 
+  it("or when it says the user stopped what the fact names (one word is then enough)", () => {
+    // The 1.5B model's facts in the memory evaluation's update-07: no slot, no named replacement.
+    const spanish = fact("fact_00000043", "Learning Spanish on Duolingo", "2026-10-02T09:00:00.000Z");
+    const japanese = fact("fact_00000044", "Learning Japanese on Duolingo", "2026-11-01T09:00:00.000Z");
+    const gaveUp = { text: "I gave up Spanish; I'm learning Japanese now.", at: at("2026-11-11") };
+    expect(lineUpdatesFact(gaveUp, spanish)).toBe(true);
+    expect(lineUpdatesFact(gaveUp, japanese)).toBe(false);
+    expect(
+      lineUpdatesFact(
+        { text: "I quit Acme last month.", at: at("2026-11-11") },
+        fact("fact_00000045", "Works at Acme", "2026-10-01T09:00:00.000Z"),
+      ),
+    ).toBe(true);
+    expect(
+      lineUpdatesFact(
+        { text: "I no longer use Vim.", at: at("2026-11-11") },
+        fact("fact_00000046", "Edits code in Vim", "2026-10-01T09:00:00.000Z"),
+      ),
+    ).toBe(true);
+    // Something else stopped: the fact stays.
+    expect(lineUpdatesFact({ text: "I gave up coffee now.", at: at("2026-11-11") }, spanish)).toBe(false);
+  });
+
   it("keeps an unrelated fact: one shared word, or only framing words and change cues, is not enough", () => {
     expect(lineUpdatesFact({ text: "My cat now eats only wet food.", at: at("2026-11-09") }, cat)).toBe(false);
     expect(lineUpdatesFact({ text: "I now use tabs in my editor.", at: at("2026-11-09") }, editor)).toBe(false);

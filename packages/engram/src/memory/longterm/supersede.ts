@@ -79,20 +79,29 @@ function topicWords(text: string): string[] {
   return [...new Set(contentWords(text))].filter((w) => !isFramingWord(w) && !CHANGE_CUE.test(w));
 }
 
+/** Words by which the user says they stopped something, and the word naming it ("I gave up
+ * Spanish", "I quit Acme", "I no longer use Vim"). */
+const STOPPED =
+  /\b(?:gave up|given up|give up|quit|stopped|dropped|left|no longer \p{L}+)\s+(?:(?:my|the|our|at|on|with|using|learning|playing|doing)\s+)?([\p{L}\p{N}][\p{L}\p{N}'’-]*)/giu;
+
 /**
  * True when `line` updates `fact`: the user said it after the fact was last confirmed, it is a
  * statement (not a question) that speaks of a change (see {@link userSpeaksOfChange}), and it
  * shares at least {@link UPDATE_OVERLAP} words with the fact ({@link topicWords}, stems
- * compared). "Lena's football practice moved to Fridays" updates "Lena's practice is on
- * Thursdays" said a week before; "My cat now eats wet food" does not update "Has a cat named
- * Tiger".
+ * compared), or says the user stopped what one of the fact's words names ({@link STOPPED}).
+ * "Lena's football practice moved to Fridays" updates "Lena's practice is on Thursdays" said a
+ * week before, and "I gave up Spanish; I'm learning Japanese now" updates "Learning Spanish on
+ * Duolingo"; "My cat now eats wet food" does not update "Has a cat named Tiger".
  */
 export function lineUpdatesFact(line: UserLine, fact: Pick<Fact, "content" | "createdAt" | "confirmedAt">): boolean {
   const confirmed = Date.parse(lastConfirmed(fact));
   if (!(line.at > confirmed) || isQuestion(line.text) || !CHANGE_CUE.test(line.text)) return false;
   const said = topicWords(line.text);
-  const shared = topicWords(fact.content).filter((w) => said.some((v) => sameWord(w, v)));
-  return shared.length >= UPDATE_OVERLAP;
+  const topics = topicWords(fact.content);
+  const shared = topics.filter((w) => said.some((v) => sameWord(w, v)));
+  if (shared.length >= UPDATE_OVERLAP) return true;
+  const stopped = [...line.text.matchAll(STOPPED)].map((m) => (m[1] as string).toLowerCase());
+  return stopped.some((w) => topics.some((t) => sameWord(t, w)));
 }
 
 /** `facts` less those a line of `lines` updates (see {@link lineUpdatesFact}); order kept. */
