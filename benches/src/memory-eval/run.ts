@@ -323,6 +323,16 @@ async function runCase(
   return result;
 }
 
+/** The longest start, up to a "-", that every one of several `names` shares and none is all
+ * of; `""` for one name. */
+function sharedStem(names: readonly string[]): string {
+  if (names.length < 2) return "";
+  let stem = names[0] as string;
+  for (const n of names) while (!n.startsWith(stem)) stem = stem.slice(0, -1);
+  stem = stem.slice(0, stem.lastIndexOf("-") + 1);
+  return names.some((n) => n.length <= stem.length) ? "" : stem;
+}
+
 /** `r` scored again from its saved answer with its case's check as it is now (a failed model
  * call stays failed); a change is added to `changed` as "id config fail→pass". */
 function rescore(r: CaseResult, cases: readonly EvalCase[], changed: string[]): CaseResult {
@@ -360,14 +370,18 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     const value = (flag: string) => (argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined);
     const set = parseEvalSet(JSON.parse(readFileSync(CASES_FILE, "utf8")));
     const rescored: string[] = [];
-    const parts = files.map((file) => {
+    // Each part named by what its file name adds to the others' (`<date>-<model>-` said once).
+    const names = files.map((file) => basename(file));
+    const shared = sharedStem(names);
+    const parts = files.map((file, i) => {
       const report = JSON.parse(readFileSync(file, "utf8")) as EvalReport;
       // With --rescore, each saved answer is scored again with the checks as they are now.
       if (argv.includes("--rescore")) report.results = report.results.map((r) => rescore(r, set.cases, rescored));
-      return { label: basename(file), report };
+      return { label: (names[i] as string).slice(shared.length), report };
     });
     const smoke = new Set(set.cases.filter((c) => c.smoke).map((c) => c.id));
     const note = [
+      ...(shared !== "" ? [`(Each file is benches/results/memory-eval/${shared}<name>.)`] : []),
       ...(argv.includes("--rescore")
         ? [`Every saved answer scored again with the current checks: ${rescored.length === 0 ? "no result changed" : rescored.join(", ")}.`]
         : []),
