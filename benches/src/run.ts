@@ -31,7 +31,6 @@ import { toolRows } from "./tools.js";
 import { growthRows } from "./growth.js";
 import { durableRows } from "./durable.js";
 import { recallRows } from "./recall.js";
-import { measureAndSave, writeDocs as writePromptDocs } from "./prompt/main.js";
 import { evalArgs } from "./memory-eval/bench-args.js";
 import { sandboxRows } from "./sandbox.js";
 import { capabilityRows } from "./capabilities.js";
@@ -278,8 +277,13 @@ function mergeRows(earlier: BenchReport, now: WorkloadResult[]): WorkloadResult[
     .map(({ r }) => r);
 }
 
-function writeDocs(report: BenchReport, out = join(repo, "benches", "results")): void {
-  writePromptDocs(report, out);
+/** The prompt rows' module builds the o200k tokenizer as it loads (~90 MB of live heap): loaded
+ * only where prompt rows are measured or the page is written, so that a group's child process
+ * starts small (a large heap made its collections, and the WASM rows' warm-up, slower). */
+const promptModule = () => import("./prompt/main.js");
+
+async function writeDocs(report: BenchReport, out = join(repo, "benches", "results")): Promise<void> {
+  (await promptModule()).writeDocs(report, out);
 }
 
 /** Writes the corpus to a fresh temporary directory (the Filesystem rows and the floor read it). */
@@ -565,7 +569,7 @@ async function main() {
   }
   const { size, only, out, docs, render, isolate, group, child, disk: givenDisk } = args();
   if (render) {
-    writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport, dirname(render));
+    await writeDocs(JSON.parse(readFileSync(render, "utf8")) as BenchReport, dirname(render));
     process.stderr.write(`[bench] docs/benchmarks.md rendered from ${render}\n`);
     return;
   }
@@ -574,9 +578,9 @@ async function main() {
   const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
   if (only?.startsWith("prompt")) {
     // The prompt rows need no corpus: measured here, the docs rendered with the newest other rows.
-    await measureAndSave(out, log);
+    await (await promptModule()).measureAndSave(out, log);
     const earlier = newestResults(out, size);
-    if (docs && earlier) writeDocs(earlier, out);
+    if (docs && earlier) await writeDocs(earlier, out);
     log(`prompt rows written to ${out}${docs && earlier ? ` and docs/benchmarks.md (with ${earlier.file})` : ""}`);
     return;
   }
@@ -618,8 +622,8 @@ async function main() {
     log(`merged with ${earlier.file}: ${results.length} rows measured now, ${report.workloads.length - results.length} kept`);
   }
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  if (!only) await measureAndSave(out, log, quick);
-  if (docs) writeDocs(report, out);
+  if (!only) await (await promptModule()).measureAndSave(out, log, quick);
+  if (docs) await writeDocs(report, out);
   const failures = results.flatMap((r) =>
     Object.values(r.outcomes)
       .filter((o) => o && !o.ok && o.note !== "not offered" && !o.note?.startsWith("skipped"))

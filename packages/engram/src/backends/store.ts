@@ -312,7 +312,13 @@ export class StoreBackend implements Backend, BackendCapabilities {
 
   /** The mirror synced for the file `path`, brought up to the revision this backend last
    * reported for it when that is not the one the mirror holds. */
-  async #readable(path: string): Promise<CoreFileTable> {
+  #readable(path: string): Promise<CoreFileTable> {
+    // Not an async function of its own: reads are the hot path, and nearly always nothing was
+    // reported (a reported revision is noted before the read starts, or races with it).
+    return this.#reported.has(path) ? this.#refetchReported(path) : this.#sync(path);
+  }
+
+  async #refetchReported(path: string): Promise<CoreFileTable> {
     const mirror = await this.#sync(path);
     if (!this.#reported.has(path)) return mirror;
     const reported = this.#reported.get(path);

@@ -53,20 +53,33 @@ export function lastConfirmed(fact: Pick<Fact, "createdAt" | "confirmedAt">): st
   return fact.confirmedAt && fact.confirmedAt > fact.createdAt ? fact.confirmedAt : fact.createdAt;
 }
 
+/** Slots found so far, by fact text (`slotOf` depends on the text alone): `newestPerSlot` runs
+ * over every stored fact on each injection that is not cached. Emptied when it grows large. */
+const slotByText = new Map<string, string | undefined>();
+const SLOT_CACHE_LIMIT = 20_000;
+
+function cachedSlotOf(content: string): string | undefined {
+  if (slotByText.has(content)) return slotByText.get(content);
+  if (slotByText.size >= SLOT_CACHE_LIMIT) slotByText.clear();
+  const slot = slotOf(content);
+  slotByText.set(content, slot);
+  return slot;
+}
+
 /**
  * `facts` less every fact whose slot (see {@link slotOf}) a more recently confirmed fact also
  * fills — the newest wins a conflict; on equal times the later in the list wins. Order kept.
  */
 export function newestPerSlot<T extends Pick<Fact, "content" | "createdAt" | "confirmedAt">>(facts: readonly T[]): T[] {
+  const slots = facts.map((f) => cachedSlotOf(f.content));
   const winner = new Map<string, number>();
-  facts.forEach((f, i) => {
-    const slot = slotOf(f.content);
+  slots.forEach((slot, i) => {
     if (slot === undefined) return;
     const best = winner.get(slot);
-    if (best === undefined || lastConfirmed(f) >= lastConfirmed(facts[best] as T)) winner.set(slot, i);
+    if (best === undefined || lastConfirmed(facts[i] as T) >= lastConfirmed(facts[best] as T)) winner.set(slot, i);
   });
-  return facts.filter((f, i) => {
-    const slot = slotOf(f.content);
+  return facts.filter((_, i) => {
+    const slot = slots[i];
     return slot === undefined || winner.get(slot) === i;
   });
 }
