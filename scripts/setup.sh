@@ -188,5 +188,10 @@ rmdir bindings/wasm/pkg/.next
 
 # --- TypeScript ------------------------------------------------------------------------------
 log "building TypeScript"
-node_modules/.bin/tsc -b && node_modules/.bin/tsc -p examples/node && node_modules/.bin/tsc -p benches
+# Incremental: files unchanged since the last run keep their diagnostics (build info in .tmp/).
+mkdir -p .tmp
+# One command per line: `set -e` passes over a failure inside an `&&` list.
+node_modules/.bin/tsc -b
+node_modules/.bin/tsc -p examples/node --incremental --tsBuildInfoFile .tmp/examples-node.tsbuildinfo
+node_modules/.bin/tsc -p benches --incremental --tsBuildInfoFile .tmp/benches.tsbuildinfo
 log "ready (wasm: $WASM_MODE)"

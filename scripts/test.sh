@@ -88,7 +88,7 @@ phase "gates: cargo fmt, clippy (native and wasm32), biome, tsc (sources and tes
 # The WebAssembly build compiles code the native one does not (cfg(target_arch = "wasm32")).
 together \
   "rust: cargo fmt, clippy (native, wasm32)|cargo fmt --all --check && cargo clippy --workspace --all-targets --quiet -- -D warnings && cargo clippy -p engram-core -p engram-wasm --target wasm32-unknown-unknown --quiet -- -D warnings" \
-  "tsc (sources and tests)|$bin/tsc -p tsconfig.check.json" \
+  "tsc (sources and tests)|$bin/tsc -p tsconfig.check.json --incremental --tsBuildInfoFile .tmp/check.tsbuildinfo" \
   "biome, import cycles, duplicates|$bin/biome ci --colors=off . && $bin/madge --circular --extensions ts --ts-config tsconfig.check.json packages/*/src benches/src && node scripts/module-cycles.mjs && node scripts/duplicates.mjs"
 
 phase "cargo test"
