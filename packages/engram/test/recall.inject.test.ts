@@ -13,7 +13,9 @@ import {
   createDeepAgent,
 } from "../src/index.js";
 import { formatRecallBlock, recallQuery, recallSnippets } from "../src/memory/recall/inject.js";
+import { stemKey } from "../src/memory/longterm/words.js";
 import { withInflections } from "../src/memory/recall/rank.js";
+import { prng } from "../src/testing/index.js";
 import type { ThreadSearchSource } from "../src/memory/recall/search.js";
 import { PAST_THREADS_TOOL_NAME } from "../src/middleware/past-threads.js";
 import type { RecordedRequest } from "../src/models/fake.js";
@@ -217,6 +219,37 @@ describe("threadRecall inject", () => {
     ]);
     // A word with a digit is only ever itself: "v16" does not find "v1".
     expect(withInflections(["v16", "moved"], ["Upgraded to v1 and v16; moving soon, v16."])).toEqual(["v16", "moved", "moving"]);
+  });
+
+  it("finds the same inflections as reading every word of every message", () => {
+    // The reference: each word of each text, in order, kept when its stem is a query word's.
+    const everyWord = (words: string[], texts: string[]) => {
+      const out = new Set(words);
+      const stems = new Set(words.map(stemKey).filter((k) => k !== undefined));
+      for (const text of texts)
+        for (const [w] of text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+          const key = stemKey(w);
+          if (key !== undefined && stems.has(key)) out.add(w);
+        }
+      return [...out];
+    };
+    const random = prng(11);
+    const vocabulary =
+      "name names named renamed Naming moved moving Move remove going goes go preferred Prefers use using user über Übers café cafés v16 a.b (x) rust".split(
+        " ",
+      );
+    const pick = () => vocabulary[Math.floor(random() * vocabulary.length)] as string;
+    for (let round = 0; round < 200; round++) {
+      const words = Array.from(
+        { length: 1 + Math.floor(random() * 3) },
+        () =>
+          pick()
+            .toLowerCase()
+            .replace(/[^\p{L}\p{N}]/gu, "") || "x",
+      );
+      const texts = Array.from({ length: 3 }, () => Array.from({ length: 8 }, pick).join(random() < 0.5 ? " " : ", "));
+      expect(withInflections(words, texts), JSON.stringify({ words, texts })).toEqual(everyWord(words, texts));
+    }
   });
 
   it("leaves out what a newer message updates, and keeps what it adds to", async () => {

@@ -89,9 +89,17 @@ export function withInflections(words: readonly string[], texts: readonly string
   const out = new Set(words);
   const stems = new Set(words.map(stemKey).filter((s) => s !== undefined));
   if (stems.size === 0) return [...out];
+  // A stem is a prefix of its word, so only words that start with one of the stems can be an
+  // inflection: a text without any stem is passed over (a plain search, the cheap part over
+  // thousands of messages), the regular expression finds the words, and the stem rule decides.
+  const alternatives = [...stems].map(escapeRegExp).join("|");
+  const hasStem = new RegExp(alternatives, "iu");
+  const startsWithStem = new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives})[\\p{L}\\p{N}]*`, "giu");
   const seen = new Set<string>();
   for (const text of texts) {
-    for (const [w] of text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
+    if (!hasStem.test(text)) continue;
+    for (const [match] of text.matchAll(startsWithStem)) {
+      const w = match.toLowerCase();
       if (out.has(w) || seen.has(w)) continue;
       seen.add(w);
       const key = stemKey(w);
@@ -99,6 +107,10 @@ export function withInflections(words: readonly string[], texts: readonly string
     }
   }
   return [...out];
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** The core's BM25 over `candidates`; each thread's best message, best first, at most
