@@ -6,18 +6,20 @@
  * project (the native core has no linear memory).
  */
 import { requireWasmGlue } from "#node-access";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { type Core, loadCore } from "../src/index.js";
 
 let core: Core;
 let memory: WebAssembly.Memory | undefined;
+let glue: { FileInfo: { prototype: { free(): void } } } | undefined;
 beforeAll(async () => {
   core = await loadCore();
   if (core.kind === "wasm") {
     // Loaded already (required synchronously where Node can, else imported, as the loader
     // does): initSync returns the instance's exports without instantiating again.
-    const glue = requireWasmGlue() ?? (await import("@engram/wasm"));
-    memory = glue.initSync(undefined as never).memory;
+    const loaded = requireWasmGlue() ?? (await import("@engram/wasm"));
+    memory = loaded.initSync(undefined as never).memory;
+    glue = loaded as unknown as typeof glue;
   }
 });
 
@@ -62,5 +64,20 @@ describe.runIf(process.env.ENGRAM_CORE === "wasm")("WASM heap", () => {
     expect(mem.buffer.byteLength).toBeLessThanOrEqual(peak * 1.5);
     fill(table, 16, "c");
     for (let i = 0; i < 16; i++) expect(table.read(`/heap/c/f${i}.txt`, { limit: 1 }).content).toBe(`c ${i}`);
+  });
+
+  it("releases each listed entry once it is copied, not when the finalizer gets to it", () => {
+    // Left to the FinalizationRegistry, entries pile up in a loop of awaited calls, which never
+    // lets it run: the heap grew and collections slowed listings down.
+    const table = core.createFileTable();
+    for (let i = 0; i < 10; i++) table.write(`/list/f${i}.txt`, `${i}`);
+    const free = vi.spyOn(glue?.FileInfo.prototype as { free(): void }, "free");
+    try {
+      const listed = table.ls("/list");
+      expect(listed.entries?.map((e) => e.path)).toEqual(Array.from({ length: 10 }, (_, i) => `/list/f${i}.txt`));
+      expect(free).toHaveBeenCalledTimes(10);
+    } finally {
+      free.mockRestore();
+    }
   });
 });
