@@ -445,7 +445,11 @@ await check("types", async () => {
     const cached = join(buildInfoCache, `${name}.tsbuildinfo`);
     if (existsSync(cached)) cpSync(cached, buildInfo);
     const r = await runAsync("node", [tsc, "-p", project, "--incremental", "--tsBuildInfoFile", buildInfo, ...extra], { cwd });
-    if (existsSync(buildInfo)) cpSync(buildInfo, cached);
+    // Through a rename: a packaging test running at the same time never reads half a file.
+    if (existsSync(buildInfo)) {
+      cpSync(buildInfo, `${cached}.${process.pid}`);
+      renameSync(`${cached}.${process.pid}`, cached);
+    }
     if (r.status === 0) return undefined;
     const lines = `${r.stdout}${r.stderr}`.split("\n").filter((l) => l.trim() !== "");
     const errors = lines.filter((l) => !thirdParty.test(l));

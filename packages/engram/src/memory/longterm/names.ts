@@ -7,13 +7,11 @@
  * @module
  */
 import { slotOf } from "./slots.js";
+import { regExpLiteral } from "./words.js";
 
 /** The name a name-slot fact gives: the words after "called", "named", "name is", "goes by",
  * "name to". */
 const NAME_VALUE = /\b(?:called|named|name is|goes by|name to)\s+(.+)$/iu;
-
-/** `text` with every regular-expression metacharacter escaped. */
-const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The first word of the name a name fact gives, or `undefined` for any other fact. */
 export function factName(content: string): string | undefined {
@@ -30,7 +28,7 @@ export function factName(content: string): string | undefined {
 export function otherOnesName(content: string, said: readonly string[]): string | undefined {
   const name = factName(content);
   if (name === undefined) return undefined;
-  const n = literal(name);
+  const n = regExpLiteral(name);
   const self = new RegExp(
     `\\b(?:I'?m|I am|call me|I go by|my (?:full |first |last |sur)?name(?:'s| is)|name to|this is|it'?s)\\s+(?:called |named |now )?${n}\\b|^\\s*${n}\\s+here\\b`,
     "iu",

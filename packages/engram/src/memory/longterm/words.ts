@@ -141,6 +141,11 @@ export function sameWord(a: string, b: string): boolean {
   return sa !== undefined && sa === stemKey(b);
 }
 
+/** `text` with every regular-expression metacharacter escaped. */
+export function regExpLiteral(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 /** What {@link sameWord} compares: the word's {@link stem}, or `undefined` for a word that only
  * matches itself (one with a digit, or a stem shorter than two letters). */
 export function stemKey(word: string): string | undefined {

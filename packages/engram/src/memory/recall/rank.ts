@@ -5,7 +5,7 @@
  */
 import type { Core } from "../../core/types.js";
 import type { Message } from "../../models/types.js";
-import { stemKey } from "../longterm/words.js";
+import { regExpLiteral, stemKey } from "../longterm/words.js";
 import { type SearchableMessage, queryWords, searchableMessages, snippetAround } from "./text.js";
 import type { CheckedSearch, MessageSearchHit } from "./types.js";
 
@@ -92,7 +92,7 @@ export function withInflections(words: readonly string[], texts: readonly string
   // A stem is a prefix of its word, so only words that start with one of the stems can be an
   // inflection: a text without any stem is passed over (a plain search, the cheap part over
   // thousands of messages), the regular expression finds the words, and the stem rule decides.
-  const alternatives = [...stems].map(escapeRegExp).join("|");
+  const alternatives = [...stems].map(regExpLiteral).join("|");
   const hasStem = new RegExp(alternatives, "iu");
   const startsWithStem = new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives})[\\p{L}\\p{N}]*`, "giu");
   const seen = new Set<string>();
@@ -107,10 +107,6 @@ export function withInflections(words: readonly string[], texts: readonly string
     }
   }
   return [...out];
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** The core's BM25 over `candidates`; each thread's best message, best first, at most
