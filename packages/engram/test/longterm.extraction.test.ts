@@ -375,6 +375,34 @@ describe("nothing silently lost", () => {
     expect(await stubborn.memory.listFacts("u")).toEqual([]);
   });
 
+  it("a fact read from one half is the user's when they said its words in the other half", async () => {
+    // The memory evaluation's pref-07: asked again in halves, the second half ("How do I
+    // parametrize a test?" and a reply naming pytest) gave "Parametrizes tests in pytest", and
+    // "pytest" counted as only the assistant's word — the user had said it in the first half.
+    const example = [{ content: "Is called Sam", category: "context", confidence: 0.95 }];
+    const { memory, model } = setup((req) => {
+      const block = (req.messages[0]?.content ?? "").split("<conversation>")[1] ?? "";
+      if ((block.match(/^User: /gm) ?? []).length > 1) return JSON.stringify({ newFacts: example, factsToRemove: [] });
+      if (block.includes("unittest")) return JSON.stringify({ newFacts: [], factsToRemove: [] });
+      return JSON.stringify({
+        newFacts: [{ content: "Parametrizes tests in pytest", category: "context", confidence: 0.9 }],
+        factsToRemove: [],
+      });
+    });
+    memory.capture(
+      [
+        user("I write my tests with pytest, never unittest."),
+        assistant("Noted."),
+        user("How do I parametrize a test?"),
+        assistant("Use @pytest.mark.parametrize with pytest."),
+      ],
+      { threadId: "t", userId: "u" },
+    );
+    await memory.close();
+    expect(model.requests).toHaveLength(3);
+    expect((await memory.listFacts("u")).map((f) => f.content)).toEqual(["Parametrizes tests in pytest"]);
+  });
+
   it("an example fact is stored only when the user said its words themselves, not through an 'ok'", async () => {
     const sam = JSON.stringify({ newFacts: [{ content: "Is called Sam", category: "context", confidence: 0.95 }], factsToRemove: [] });
     const confirmed = setup(() => sam);

@@ -1,7 +1,9 @@
 /** Updates supersede: a new fact that changes an old one replaces it (one-value slots by rule, other
  * facts when the model names them and the user spoke of a change), the replaced fact stays in the
  * memory history with what replaced it, restated facts are confirmed anew, and the injection shows
- * the newest of two facts of one slot, each with the day it was last confirmed. Scripted models. */
+ * the newest of two facts of one slot, each with the day it was last confirmed, leaving out a fact
+ * that a recalled line shown beside it updates and a recalled line that a shown fact already
+ * says. Scripted models. */
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadCore } from "../src/core/loader.js";
 import { FakeChatModel } from "../src/models/fake.js";
@@ -13,7 +15,9 @@ import {
   StoreMemoryStorage,
   createEmptyMemory,
   formatMemoryBlock,
+  factRestatesLine,
   lineUpdatesFact,
+  notRestatedBy,
   notUpdatedBy,
   parseMemoryUpdate,
 } from "../src/memory/longterm/index.js";
@@ -327,5 +331,22 @@ describe("the extraction asks which fact a new one replaces", () => {
     expect(parsed.ok && parsed.update.newFacts[0]?.replaces).toBe(shown);
     const none = parseMemoryUpdate(JSON.stringify({ newFacts: [{ content: "Uses Vim", category: "preference", confidence: 0.9 }] }));
     expect(none.ok && "replaces" in (none.update.newFacts[0] ?? {})).toBe(false);
+  });
+});
+
+describe("a recalled line that a shown fact already says is left out of the recalled block", () => {
+  it("when every word of the line is the fact's, it is a statement, and negated alike", () => {
+    // The memory evaluation's multi-10 and multi-05: fact and line said the same, twice the tokens.
+    expect(factRestatesLine("Grows tomatoes on balcony", "I grow tomatoes on my balcony.")).toBe(true);
+    expect(factRestatesLine("The user's sister lives in Montreal", "My sister lives in Montreal.")).toBe(true);
+    expect(factRestatesLine("Does not eat meat", "I do not eat meat.")).toBe(true);
+    // A line that says more, a question, or another negation: the line stays.
+    expect(factRestatesLine("Lives in Lisbon", "I moved to Lisbon last week, so now I live in Lisbon.")).toBe(false);
+    expect(factRestatesLine("Grows tomatoes on balcony", "Should I grow tomatoes on my balcony?")).toBe(false);
+    expect(factRestatesLine("Does not eat meat", "I eat meat again.")).toBe(false);
+    expect(factRestatesLine("Grows tomatoes on balcony", "Thanks!")).toBe(false);
+    const lines = ["I grow basil on my balcony too.", "I grow tomatoes on my balcony."];
+    expect(notRestatedBy(lines, ["Grows tomatoes on balcony"], (l) => l)).toEqual(["I grow basil on my balcony too."]);
+    expect(notRestatedBy(lines, [], (l) => l)).toEqual(lines);
   });
 });

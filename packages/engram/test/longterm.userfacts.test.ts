@@ -6,7 +6,7 @@ import { loadCore } from "../src/core/loader.js";
 import type { Message } from "../src/models/types.js";
 import { type MemoryData, applyUpdate, createEmptyMemory, sanitizeMemory } from "../src/memory/longterm/index.js";
 import { thirdPerson } from "../src/memory/longterm/person.js";
-import { contentWords, isFramingWord, sameMeaning } from "../src/memory/longterm/words.js";
+import { contentWords, isFramingWord, sameMeaning, sameWord } from "../src/memory/longterm/words.js";
 import { exampleValues } from "./fixtures/longterm/examples.js";
 import { DIFFERENT, DIFFERENT_2, MISSED_PARAPHRASES, PARAPHRASES, PARAPHRASES_2 } from "./fixtures/longterm/fact-pairs.js";
 
@@ -59,6 +59,16 @@ describe("a word nobody said is refused, in every script", () => {
     expect(extract(["I'm going climbing.", "Have fun!"], ["Goes climbing"])).toEqual(["Goes climbing"]);
     // Still refused when the day is not what the user said.
     expect(extract(["I go swimming on Fridays.", "Nice!"], ["goes swimming on Tuesdays"])).toEqual([]);
+  });
+
+  it("two plain words whose stems meet are not the same word ('same' is not 'Sam')", () => {
+    // The 1.5B model's proposal in the memory evaluation's multi-long-02: the prompt's example
+    // name passed because "same" and "Sam" both stem to "sam".
+    expect(extract(["I've moved to the Antwerp office, same company, new team.", "Congratulations!"], ["Is called Sam"])).toEqual([]);
+    expect([sameWord("same", "sam"), sameWord("note", "not"), sameWord("hate", "hat")]).toEqual([false, false, false]);
+    expect([sameWord("making", "make"), sameWord("named", "name"), sameWord("goes", "go")]).toEqual([true, true, true]);
+    // An inflection still meets its plain word.
+    expect(extract(["I'm making bread on Sundays.", "Lovely."], ["Makes bread on Sundays"])).toEqual(["Makes bread on Sundays"]);
   });
 });
 

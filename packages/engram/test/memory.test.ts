@@ -8,6 +8,7 @@ import {
   InMemoryStore,
   StateBackend,
   StoreBackend,
+  StoreMemoryStorage,
   createDeepAgent,
   createFilesystemTools,
   invokeTool,
@@ -106,6 +107,24 @@ describe("file memory", () => {
     expect(memoryOf(model.requests[0]?.systemContext)).toBe(
       "### /memories/AGENTS.md\n- user-level: be brief\n\n### /AGENTS.md\n- project: uses pnpm",
     );
+  });
+
+  it("with no memory sources sends neither the section nor the guidelines, only the long-term block", async () => {
+    const model = new FakeChatModel(() => "ok");
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    const agent = createDeepAgent(model, { core, memorySources: [], longTermMemory: { storage, debounceMs: 300_000 } });
+    await agent.longTermMemory?.addFact("u", undefined, { content: "Lives in Lyon" });
+    await agent.invoke(user("Where do I live?"), { userId: "u" });
+    const context = model.requests[0]?.systemContext ?? "";
+    expect(context).not.toContain("<agent_memory>");
+    expect(context).not.toContain("<memory_guidelines>");
+    expect(context).toMatch(/^<memory>\n[\s\S]*Lives in Lyon[\s\S]*<\/memory>$/);
+    await agent.close({ timeoutMs: 0 });
+
+    // Without long-term memory either: nothing is added at all.
+    const bare = new FakeChatModel(["ok"]);
+    await createDeepAgent(bare, { core, memorySources: [] }).invoke(user("hi"));
+    expect(bare.requests[0]?.systemContext ?? "").toBe("");
   });
 
   it("says when nothing is loaded, escapes tags, caps size and reports unreadable sources", async () => {

@@ -13,7 +13,7 @@ import {
   createDeepAgent,
 } from "../src/index.js";
 import { formatRecallBlock, recallQuery, recallSnippets } from "../src/memory/recall/inject.js";
-import { stemKey } from "../src/memory/longterm/words.js";
+import { sameWord } from "../src/memory/longterm/words.js";
 import { withInflections } from "../src/memory/recall/rank.js";
 import { prng } from "../src/testing/index.js";
 import type { ThreadSearchSource } from "../src/memory/recall/search.js";
@@ -219,23 +219,23 @@ describe("threadRecall inject", () => {
     ]);
     // A word with a digit is only ever itself: "v16" does not find "v1".
     expect(withInflections(["v16", "moved"], ["Upgraded to v1 and v16; moving soon, v16."])).toEqual(["v16", "moved", "moving"]);
+    // Two plain words are not one word because their stems meet: "same" does not find "Sam".
+    expect(withInflections(["same", "named"], ["Sam came, the same name."])).toEqual(["same", "named", "name"]);
   });
 
   it("finds the same inflections as reading every word of every message", () => {
-    // The reference: each word of each text, in order, kept when its stem is a query word's.
+    // The reference: each word of each text, in order, kept when it is a query word's (`sameWord`).
     const everyWord = (words: string[], texts: string[]) => {
       const out = new Set(words);
-      const stems = new Set(words.map(stemKey).filter((k) => k !== undefined));
       for (const text of texts)
         for (const [w] of text.toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
-          const key = stemKey(w);
-          if (key !== undefined && stems.has(key)) out.add(w);
+          if (words.some((q) => sameWord(q, w))) out.add(w);
         }
       return [...out];
     };
     const random = prng(11);
     const vocabulary =
-      "name names named renamed Naming moved moving Move remove going goes go preferred Prefers use using user über Übers café cafés v16 a.b (x) rust".split(
+      "name names named renamed Naming moved moving Move remove going goes go preferred Prefers use using user über Übers café cafés v16 a.b (x) rust same sam Sams note not".split(
         " ",
       );
     const pick = () => vocabulary[Math.floor(random() * vocabulary.length)] as string;
@@ -314,6 +314,39 @@ describe("threadRecall inject", () => {
     expect(memoryBlock).toContain("planned for March");
     expect(context).not.toContain("April");
     await agent.close({ timeoutMs: 0 });
+  });
+
+  it("leaves out of the recalled block a line that a fact of the memory block already says", async () => {
+    const checkpointer = new DayCheckpointer({ core });
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    const model = new FakeChatModel(() => "ok");
+    const agent = createDeepAgent(model, {
+      ...bare,
+      enableMemory: true,
+      memorySources: [],
+      checkpointer,
+      threadRecall: { inject: 5, tool: false },
+      longTermMemory: { storage, debounceMs: 300_000, onWarning: () => {} },
+    });
+    await agent.longTermMemory?.addFact("ada", undefined, { content: "Grows tomatoes on balcony" });
+    await agent.invoke(user("I grow tomatoes on my balcony."), { threadId: "t1", userId: "ada" });
+    await agent.invoke(user("I grow basil on my balcony too."), { threadId: "t2", userId: "ada" });
+    const before = model.requests.length;
+    await agent.invoke(user("What do I grow on my balcony?"), { threadId: "t3", userId: "ada" });
+    const context = contextOf(model.requests[before]);
+    // The fact, then the recalled block without the line the fact says: placed right after it.
+    expect(context).toMatch(/^<memory>[\s\S]*Grows tomatoes on balcony[\s\S]*<\/memory>\n\n<past_threads>/);
+    expect(block(model.requests[before])).toContain("I grow basil on my balcony too.");
+    expect(block(model.requests[before])).not.toContain("tomatoes");
+    expect(context.match(/<past_threads>/g)).toHaveLength(1);
+    await agent.close({ timeoutMs: 0 });
+
+    // Without long-term memory the recalled block is placed alone, every line in it.
+    const alone = new FakeChatModel(() => "ok");
+    const recallOnly = createDeepAgent(alone, { ...bare, checkpointer, threadRecall: { inject: 5, tool: false } });
+    await recallOnly.invoke(user("What do I grow on my balcony?"), { threadId: "t4", userId: "ada" });
+    expect(block(alone.requests[0])).toContain("I grow tomatoes on my balcony.");
+    expect(block(alone.requests[0])).toContain("I grow basil on my balcony too.");
   });
 
   it("rejects bad inject options", () => {

@@ -7,7 +7,7 @@
 import type { Middleware } from "../middleware/types.js";
 import type { RunScope } from "./runtime.js";
 import { filesystemSlot } from "./slots/filesystem.js";
-import { memorySlot } from "./slots/memory.js";
+import { injectsLongTerm, memorySlot } from "./slots/memory.js";
 import { pastThreadsSlot, recallOfRun } from "./slots/past-threads.js";
 import { patchToolCallsSlot } from "./slots/patch-tool-calls.js";
 import { skillsSlot } from "./slots/skills.js";
@@ -18,12 +18,14 @@ import { userSlot } from "./slots/user.js";
 export function buildStack(scope: RunScope, runChild: RunChild): Middleware[] {
   const tracing = scope.level.options.tracing;
   // One recall per run: its block, and the long-term facts that its messages update left out.
+  // With long-term facts, the memory slot places the block beside them (see slots/memory.ts).
   const recall = recallOfRun(scope);
+  const placedWithFacts = injectsLongTerm(scope);
   const slots: (Middleware | Middleware[] | undefined)[] = [
     // Outermost: the chat and execute_tool spans time the whole stack.
     tracing?.middleware(scope.level.model.id),
     memorySlot(scope, recall),
-    pastThreadsSlot(scope, recall),
+    pastThreadsSlot(scope, placedWithFacts ? undefined : recall),
     skillsSlot(scope),
     filesystemSlot(scope),
     subagentsSlot(scope, runChild),

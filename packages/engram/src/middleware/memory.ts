@@ -3,7 +3,8 @@
  * section (loaded by `memory/sources/load.ts`: re-read only when a source changed) is injected
  * into the request's `systemContext` (the volatile part after the static system prompt, which
  * stays unchanged so providers can cache it), followed by the memory guidelines and long-term
- * facts (when configured).
+ * facts (when configured). With no memory sources (`memorySources: []`) there is no file memory
+ * to show or to edit: neither the section nor the guidelines are sent, only the long-term block.
  * @module
  */
 import type { HookContext, Middleware } from "./types.js";
@@ -15,7 +16,7 @@ import { type MemoryCacheEntry, memorySectionReader } from "../memory/sources/lo
 /** Options of {@link memoryMiddleware}. */
 export interface MemoryMiddlewareOptions {
   backend: Backend;
-  /** Memory files, injected in this order. */
+  /** Memory files, injected in this order. None: no `<agent_memory>` section and no guidelines. */
   sources: string[];
   /** Cap per source, in estimated tokens; the rest is cut with a visible note. Default: 4000. */
   maxTokensPerSource?: number;
@@ -71,7 +72,8 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
       // is placed before those that change more often, so a change invalidates a provider's
       // cached prefix from that part on: the AGENTS.md memory, the (static) guidelines, then
       // the long-term facts, which change after any run.
-      const result = [context, section, MEMORY_GUIDELINES, extra].filter((s) => s !== "").join("\n\n");
+      const guidelines = section === "" ? "" : MEMORY_GUIDELINES;
+      const result = [context, section, guidelines, extra].filter((s) => s !== "").join("\n\n");
       last = { context, section, extra, result };
     }
     return withContext(request, last.result);
@@ -91,9 +93,12 @@ export function memoryMiddleware(options: MemoryMiddlewareOptions): Middleware {
         : inject(request, section, ""),
   );
 
+  const longTermOnly = (request: ModelRequest, ctx: HookContext) =>
+    options.extra ? options.extra(ctx, currentRequest(ctx)).then((extra) => inject(request, "", extra)) : request;
+
   return {
     name: "memory",
     ...(options.afterRun && { afterAgent: options.afterRun }),
-    beforeModel: refresh,
+    beforeModel: options.sources.length === 0 ? longTermOnly : refresh,
   };
 }

@@ -1,20 +1,31 @@
 /**
  * Slot 1 for an agent level: AGENTS.md memory re-read before every model call, plus the
- * long-term facts block and, at the top level, capture after the run.
+ * long-term facts block and, at the top level, capture after the run. With the run's recall
+ * injection, this slot places the recalled `<past_threads>` block too, right after the facts:
+ * the two are chosen together (a fact a recalled message updates is left out of the facts, a
+ * recalled message a shown fact already says is left out of the recalled lines).
  * @module
  */
 import { memoryMiddleware } from "../../middleware/memory.js";
 import type { RunRecall } from "../../middleware/past-threads.js";
-import type { Middleware } from "../../middleware/types.js";
+import type { HookContext, Middleware } from "../../middleware/types.js";
+import type { LongTermMemory } from "../../memory/longterm/longterm.js";
+import { notRestatedBy } from "../../memory/longterm/restated.js";
+import { fitRecallBlock } from "../../memory/recall/inject.js";
 import { type RunScope, memoryIdentity } from "../runtime.js";
 
-/** `recall`: the run's recall injection, whose shown messages leave out the facts they update. */
+/** Whether this level's memory slot places long-term facts (and so the run's recalled block). */
+export function injectsLongTerm(scope: RunScope): boolean {
+  const { level } = scope;
+  return level.options.enableMemory && level.services.longTerm !== undefined && level.injectLongTerm;
+}
+
+/** `recall`: the run's recall injection, placed with the facts (see the module). */
 export function memorySlot(scope: RunScope, recall?: RunRecall): Middleware | undefined {
   const { level } = scope;
   if (!level.options.enableMemory) return undefined;
   const { services } = level;
   const longTerm = services.longTerm;
-  const inject = longTerm && level.injectLongTerm;
   const capture = longTerm && level.captureLongTerm;
   return memoryMiddleware({
     backend: scope.backend,
@@ -22,22 +33,30 @@ export function memorySlot(scope: RunScope, recall?: RunRecall): Middleware | un
     sources: level.options.memorySources,
     // Subagents keep no cache across runs: each spawn is a fresh context.
     cache: level.depth === 0 ? services.memoryCache(scope.threadId) : new Map(),
-    ...(inject && {
-      extra: async (ctx, request) => {
-        const who = memoryIdentity(services, ctx);
-        const shown = recall ? (await recall(ctx)).shown : [];
-        return longTerm.inject(
-          who.userId,
-          who.agentName,
-          request,
-          shown.map((h) => ({ text: h.snippet, at: h.savedAt })),
-        );
-      },
-    }),
+    ...(longTerm && injectsLongTerm(scope) && { extra: (ctx, request) => factsAndRecall(scope, longTerm, recall, ctx, request) }),
     ...(capture && {
       afterRun: (ctx) => {
         longTerm.capture(ctx.state.messages, memoryIdentity(services, ctx));
       },
     }),
   });
+}
+
+/** The `<memory>` block, then the run's `<past_threads>` block less the lines a shown fact says. */
+async function factsAndRecall(
+  scope: RunScope,
+  longTerm: LongTermMemory,
+  recall: RunRecall | undefined,
+  ctx: HookContext,
+  request: string,
+): Promise<string> {
+  const who = memoryIdentity(scope.level.services, ctx);
+  const recalled = recall ? await recall(ctx) : undefined;
+  const lines = recalled?.shown.map((h) => ({ text: h.snippet, at: h.savedAt })) ?? [];
+  const facts = await longTerm.injection(who.userId, who.agentName, request, lines);
+  if (!recalled || recalled.text === "") return facts.block;
+  const kept = notRestatedBy(recalled.shown, facts.shownFacts(), (h) => h.snippet);
+  // What is left was fitted within the budget already.
+  const text = kept.length === recalled.shown.length ? recalled.text : fitRecallBlock(kept, Number.POSITIVE_INFINITY).text;
+  return [facts.block, text].filter((s) => s !== "").join("\n\n");
 }

@@ -84,6 +84,7 @@ export {
   type UpdateOutcome,
   type UpdaterContext,
 } from "./updater.js";
-export { formatMemoryBlock, scoreFacts, type InjectionOptions, type RecallMode } from "./inject.js";
+export { formatMemoryBlock, memoryInjection, scoreFacts, type InjectionOptions, type MemoryInjection, type RecallMode } from "./inject.js";
 export { lineUpdatesFact, notUpdatedBy, type UserLine } from "./supersede.js";
+export { factRestatesLine, notRestatedBy } from "./restated.js";
 export { redactSecrets, REDACTED } from "./redact.js";

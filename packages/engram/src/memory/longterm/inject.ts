@@ -50,11 +50,33 @@ export interface InjectionOptions {
  * left out (see `newestPerSlot`), and so is one that a line of `updatedBy` updates.
  */
 export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions): string {
+  return packBlock(memory, options).block;
+}
+
+/** The `<memory>` block ({@link formatMemoryBlock}), and the text of each fact it shows. */
+export interface MemoryInjection {
+  block: string;
+  /** The facts the block shows (those the budget left out are not among them), found when first
+   * asked: most callers need only the block. */
+  shownFacts(): readonly string[];
+}
+
+/** {@link formatMemoryBlock}, with the facts the block shows. */
+export function memoryInjection(memory: MemoryData, options: InjectionOptions): MemoryInjection {
+  const { block, candidates } = packBlock(memory, options);
+  let shown: string[] | undefined;
+  // A fact is shown when its text is in the block as written (an escaped one is not counted).
+  const shownFacts = () => (shown ??= candidates.filter((f) => block.includes(f.content)).map((f) => f.content));
+  return { block, shownFacts };
+}
+
+/** The block, and the facts it was packed from (the budget may have left some out). */
+function packBlock(memory: MemoryData, options: InjectionOptions): { block: string; candidates: Fact[] } {
   const core = options.core ?? loadedCore();
   const current = new Set(notUpdatedBy(newestPerSlot(memory.facts), options.updatedBy ?? []));
   const facts = memory.facts.filter((f) => current.has(f));
   const scores = options.scores?.filter((_, i) => current.has(memory.facts[i] as Fact));
-  return core.factsBlock({
+  const block = core.factsBlock({
     summaries: [...USER_SECTIONS.map((k) => memory.user[k].summary), ...HISTORY_SECTIONS.map((k) => memory.history[k].summary)],
     facts: options.dates === false ? facts : facts.map(dated),
     scores,
@@ -62,6 +84,7 @@ export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions)
     maxTokens: options.maxTokens,
     correctionTokens: options.correctionBudgetTokens,
   });
+  return { block, candidates: facts };
 }
 
 /**

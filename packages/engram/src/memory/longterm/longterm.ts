@@ -11,7 +11,7 @@ import type { ChatModel, Message } from "../../models/types.js";
 import { InMemoryStore } from "../../stores/memory.js";
 import type { Store } from "../../stores/types.js";
 import { captureConversation } from "./capture.js";
-import { type RecallMode, formatMemoryBlock } from "./inject.js";
+import { type MemoryInjection, type RecallMode, memoryInjection } from "./inject.js";
 import {
   type PendingEntry,
   type PendingWorkStore,
@@ -232,7 +232,7 @@ export class LongTermMemory {
   /** Latest clear per memory made through this instance (ms), for work already under way. */
   readonly #cleared = new Map<string, number>();
   /** What the last injection per user (and agent) used, keyed by the storage change token. */
-  readonly #injected = new Map<string, { token: string; memory: MemoryData; block: string; request: string; lines: string }>();
+  readonly #injected = new Map<string, { token: string; memory: MemoryData; injection: MemoryInjection; request: string; lines: string }>();
   #immediateSeq = 0;
   readonly #pendingWork: PendingWorkStore;
   /** Extraction settings resolved for this model. */
@@ -408,6 +408,11 @@ export class LongTermMemory {
    * pass the user's recalled messages of earlier threads that the prompt shows beside the block.
    */
   async inject(userId: string, agentName?: string, currentRequest = "", updatedBy: readonly UserLine[] = []): Promise<string> {
+    return (await this.injection(userId, agentName, currentRequest, updatedBy)).block;
+  }
+
+  /** {@link inject}'s block, and the text of each fact it shows. */
+  async injection(userId: string, agentName?: string, currentRequest = "", updatedBy: readonly UserLine[] = []): Promise<MemoryInjection> {
     // Unchanged memory (same storage change token) reuses what the last call loaded, and the
     // block itself when it ranks the same way: always with confidence recall, and with relevance
     // recall for the same request (every model call of one run). A model call then costs one
@@ -417,17 +422,17 @@ export class LongTermMemory {
     const hit = token === undefined ? undefined : this.#injected.get(key);
     const fresh = hit?.token === token ? hit : undefined;
     const lines = JSON.stringify(updatedBy.map((l) => [l.at, l.text]));
-    if (fresh && fresh.lines === lines && (this.#o.recall === "confidence" || fresh.request === currentRequest)) return fresh.block;
+    if (fresh && fresh.lines === lines && (this.#o.recall === "confidence" || fresh.request === currentRequest)) return fresh.injection;
     const memory = fresh?.memory ?? (await this.read(userId, agentName));
-    const block = await this.#format(memory, currentRequest, updatedBy);
+    const injection = await this.#format(memory, currentRequest, updatedBy);
     if (token !== undefined) {
       if (this.#injected.size >= 1024 && !this.#injected.has(key)) this.#injected.delete(this.#injected.keys().next().value as string);
-      this.#injected.set(key, { token, memory, block, request: currentRequest, lines });
+      this.#injected.set(key, { token, memory, injection, request: currentRequest, lines });
     }
-    return block;
+    return injection;
   }
 
-  async #format(memory: MemoryData, currentRequest: string, updatedBy: readonly UserLine[]): Promise<string> {
+  async #format(memory: MemoryData, currentRequest: string, updatedBy: readonly UserLine[]): Promise<MemoryInjection> {
     const relevance = this.#o.recall === "relevance" && memory.facts.length > 1 && currentRequest.trim() !== "";
     let core: Core | undefined;
     try {
@@ -437,7 +442,7 @@ export class LongTermMemory {
       if (relevance) this.#warn(`relevance recall unavailable, ranking by confidence: ${e instanceof Error ? e.message : String(e)}`);
     }
     // One core call: BM25 relevance (when asked) and the packing within the budget.
-    return formatMemoryBlock(memory, {
+    return memoryInjection(memory, {
       maxTokens: this.#o.maxInjectionTokens,
       correctionBudgetTokens: this.#o.correctionBudgetTokens,
       updatedBy,

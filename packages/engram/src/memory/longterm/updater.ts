@@ -195,7 +195,8 @@ export async function runMemoryUpdate(job: UpdateJob, ctx: UpdaterContext): Prom
       continue;
     }
 
-    if (copiesExample(update, conversation, ctx.minUserSupport) && chunk.failures + 1 < maxTries && userTurns(chunk.messages) >= 2) {
+    const thread = { ...conversation, messages: job.conversation.messages };
+    if (copiesExample(update, thread, ctx.minUserSupport) && chunk.failures + 1 < maxTries && userTurns(chunk.messages) >= 2) {
       // The model answered with the prompt's example instead of reading the conversation (a
       // small model does on long chatter): the halves, each shorter, are asked again.
       const half = splitPoint(chunk.messages);
@@ -300,6 +301,7 @@ async function saveUpdate(
       source: job.threadId,
       now: (ctx.now ?? Date.now)(),
       conversation,
+      threadMessages: job.conversation.messages,
       shortIds,
     });
     if (!applied.changed) return { status: "unchanged", notes: applied.notes };
@@ -345,6 +347,10 @@ export interface ApplyContext {
    * or confirmed in it, and its correction/forget signals allow larger removals. Without it the
    * support check is skipped. */
   conversation?: CapturedConversation;
+  /** Every message of the captured thread when `conversation` is one part of it (extraction asked
+   * in parts, see `runUpdate`): a fact read from one part is the user's when they said its words
+   * in any part. Default: `conversation.messages`. */
+  threadMessages?: readonly Message[];
   /** Stored id → the short id the model was shown (ids in `factsToRemove` are resolved through
    * it). Default: ids are matched as stored. */
   shortIds?: ReadonlyMap<string, string>;
@@ -466,7 +472,11 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
   // remove-and-re-add keeps the original).
   // What the user said here, and what they said before (the facts already kept, all theirs): a
   // correction names the fact it replaces ("Uses pnpm, not npm").
-  const said = options.conversation ? userSupportWords(options.conversation) : undefined;
+  const whole = options.conversation && {
+    ...options.conversation,
+    messages: [...(options.threadMessages ?? options.conversation.messages)],
+  };
+  const said = whole ? userSupportWords(whole) : undefined;
   const support = said ? new Set(said) : undefined;
   for (const f of support ? memory.facts : []) for (const w of contentWords(f.content)) support?.add(w);
   const change = options.conversation ? userSpeaksOfChange(options.conversation.messages) : false;
@@ -478,8 +488,8 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     fact.confirmedAt = at;
     confirmed.add(fact.id);
   };
-  const assistantOnly = options.conversation && support ? assistantOnlyWords(options.conversation, support) : undefined;
-  const userTexts = options.conversation?.messages.filter((m) => m.role === "user").map((m) => m.content) ?? [];
+  const assistantOnly = whole && support ? assistantOnlyWords(whole, support) : undefined;
+  const userTexts = whole?.messages.filter((m) => m.role === "user").map((m) => m.content) ?? [];
   const added: Fact[] = [];
   const detailed = new Set<string>();
   for (const proposal of update.newFacts) {

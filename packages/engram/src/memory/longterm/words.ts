@@ -131,14 +131,21 @@ function tokens(text: string): { word: string; grammar: boolean }[] {
   return out;
 }
 
-/** Two words match when equal or when their stems are (see {@link stem}): "use", "uses" and
- * "using"; "prefers", "preferred" and "preference"; "indent" and "indentation" — but not
- * "java" and "javascript", nor "python3" and "python2" (a word with a digit matches only
- * itself). */
+/** Two words match when equal or when their stems are (see {@link stem}) and one of them is an
+ * inflection ({@link isInflected}): "make" and "making"; "prefers", "preferred" and
+ * "preference"; "indent" and "indentation" — but not two plain words whose stems meet ("same"
+ * and "Sam", "note" and "not"), nor "java" and "javascript", nor "python3" and "python2" (a word
+ * with a digit matches only itself). */
 export function sameWord(a: string, b: string): boolean {
   if (a === b) return true;
   const sa = stemKey(a);
-  return sa !== undefined && sa === stemKey(b);
+  return sa !== undefined && sa === stemKey(b) && (isInflected(a) || isInflected(b));
+}
+
+/** Whether {@link stem} removes a suffix from `word` ("named", "goes", "indentation"; not
+ * "name", "same" or "go"). */
+export function isInflected(word: string): boolean {
+  return cutSuffix(word) !== word;
 }
 
 /** `text` with every regular-expression metacharacter escaped. */
@@ -161,10 +168,15 @@ const SUFFIX = /(?:ations?|ings?|ions?|ences?|ances?|ments?|ed|es|s|ly)$/;
  * a doubled final consonant and a final "e" ("preferred" → "prefer", "using" → "us", "use" →
  * "us"). */
 export function stem(word: string): string {
-  const cut = word.replace(SUFFIX, "");
-  let out = cut.length >= 3 || (cut.length === 2 && cut.endsWith("o") && /(?:es|ing)$/.test(word)) ? cut : word;
+  let out = cutSuffix(word);
   if (out !== word && /([b-df-hj-np-tv-z])\1$/.test(out)) out = out.slice(0, -1);
   return out.length > 2 ? out.replace(/e$/, "") : out;
+}
+
+/** `word` without its suffix, when enough of it remains (see {@link stem}); else `word`. */
+function cutSuffix(word: string): string {
+  const cut = word.replace(SUFFIX, "");
+  return cut.length >= 3 || (cut.length === 2 && cut.endsWith("o") && /(?:es|ing)$/.test(word)) ? cut : word;
 }
 
 /** Share (0–1) of `fact`'s content words that occur in `source` (1 for a fact without content
@@ -194,7 +206,8 @@ function covers(some: readonly string[], all: readonly string[]): boolean {
   return some.every((w) => all.some((v) => sameWord(w, v)));
 }
 
-function negated(text: string): boolean {
+/** Whether a word of `text` is a negation ("not", "never", "no", …). */
+export function negated(text: string): boolean {
   return words(text).some((w) => NEGATION.test(w));
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Core } from "../../core/types.js";
 import type { Message } from "../../models/types.js";
-import { regExpLiteral, stemKey } from "../longterm/words.js";
+import { isInflected, regExpLiteral, stemKey } from "../longterm/words.js";
 import { type SearchableMessage, queryWords, searchableMessages, snippetAround } from "./text.js";
 import type { CheckedSearch, MessageSearchHit } from "./types.js";
 
@@ -87,12 +87,18 @@ function scoredHits(core: Pick<Core, "rankBm25">, search: CheckedSearch, candida
  */
 export function withInflections(words: readonly string[], texts: readonly string[]): string[] {
   const out = new Set(words);
-  const stems = new Set(words.map(stemKey).filter((s) => s !== undefined));
+  // Each stem, and whether a query word of that stem is an inflection (two plain words whose
+  // stems meet are not the same word: "same" does not find "Sam").
+  const stems = new Map<string, boolean>();
+  for (const w of words) {
+    const key = stemKey(w);
+    if (key !== undefined) stems.set(key, stems.get(key) === true || isInflected(w));
+  }
   if (stems.size === 0) return [...out];
   // A stem is a prefix of its word, so only words that start with one of the stems can be an
   // inflection: a text without any stem is passed over (a plain search, the cheap part over
   // thousands of messages), the regular expression finds the words, and the stem rule decides.
-  const alternatives = [...stems].map(regExpLiteral).join("|");
+  const alternatives = [...stems.keys()].map(regExpLiteral).join("|");
   const hasStem = new RegExp(alternatives, "iu");
   const startsWithStem = new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives})[\\p{L}\\p{N}]*`, "giu");
   const seen = new Set<string>();
@@ -103,7 +109,8 @@ export function withInflections(words: readonly string[], texts: readonly string
       if (out.has(w) || seen.has(w)) continue;
       seen.add(w);
       const key = stemKey(w);
-      if (key !== undefined && stems.has(key)) out.add(w);
+      const queried = key === undefined ? undefined : stems.get(key);
+      if (queried !== undefined && (queried || isInflected(w))) out.add(w);
     }
   }
   return [...out];
