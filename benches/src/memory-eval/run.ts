@@ -48,10 +48,8 @@ import {
   OpenAICompatibleModel,
   StoreMemoryStorage,
   createDeepAgent,
-  loadCore,
 } from "../../../packages/engram/src/index.js";
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
-import { fitRecallBlock, recallSnippets } from "../../../packages/engram/src/memory/recall/inject.js";
 
 import {
   type CaseResult,
@@ -255,24 +253,6 @@ async function runCase(
   const agent = agentFor(model, system, config === "engram" ? memoryOptions(askedAt) : {});
   const facts: Fact[] = (await agent.longTermMemory?.listFacts(USER)) ?? [];
   const questionThread = `${c.id}-question`;
-  // What the agent's first model call gets: the recalled block, and the memory block without the
-  // facts that a shown recalled message updates.
-  const recall =
-    config === "engram"
-      ? fitRecallBlock(
-          await recallSnippets(checkpointer, await loadCore(), {
-            userId: USER,
-            query: c.question,
-            excludeThreadId: questionThread,
-            limit: RECALL.inject,
-            snippetChars: RECALL.snippetChars,
-          }),
-          RECALL.injectTokens,
-        )
-      : { text: "", shown: [] };
-  const recalled = recall.text;
-  const shownLines = recall.shown.map((h) => ({ text: h.snippet, at: h.savedAt }));
-  const block = (await agent.longTermMemory?.inject(USER, undefined, c.question, shownLines)) ?? "";
   // A failed answer (the model cut off twice, …) is scored as the empty answer it is.
   let failure = "";
   const out = await agent
@@ -282,10 +262,14 @@ async function runCase(
       return { messages: [], usage: undefined };
     });
   const question = take();
+  // What the question's first model call was sent: the memory block and the recalled block.
+  const block = section(question.firstContext, "memory");
+  const recalled = section(question.firstContext, "past_threads");
   // The question's own extraction is not part of the measurement.
   await agent.close({ timeoutMs: 0 });
   const answer = out.messages.at(-1)?.role === "assistant" ? (out.messages.at(-1)?.content ?? "") : "";
-  const questionInput = out.usage?.inputTokens ?? estimateTokens(system) + block.length / 4 + estimateTokens(c.question);
+  const questionInput =
+    out.usage?.inputTokens ?? estimateTokens(system) + estimateTokens(question.firstContext) + estimateTokens(c.question);
   totalInput += questionInput;
   const score = failure ? { pass: false, reason: `failed: ${failure}` } : scoreAnswer(answer, c.check);
   const result: CaseResult = {
@@ -321,6 +305,11 @@ async function runCase(
     `${c.id} ${config}: ${score.pass ? "PASS" : `FAIL (${score.reason})`} ${JSON.stringify(answer.slice(0, 160))} · ${question.agent.tokens} o200k tokens${config === "engram" ? ` (memory block ${result.memoryBlockTokens}, recalled ${result.recallBlockTokens})` : ""} · ${result.seconds} s`,
   );
   return result;
+}
+
+/** The `<tag>` block of a request's system context, or `""`. */
+function section(context: string, tag: string): string {
+  return new RegExp(`<${tag}>\\n[\\s\\S]*?\\n</${tag}>`).exec(context)?.[0] ?? "";
 }
 
 /** The longest start, up to a "-", that every one of several `names` shares and none is all

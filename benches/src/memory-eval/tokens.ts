@@ -31,6 +31,8 @@ export function requestTokens(request: ModelRequest): number {
 export interface TokenTally {
   /** The agent's turns: `calls` requests, `tokens` o200k tokens in all. */
   agent: { calls: number; tokens: number };
+  /** The system context of the first of those requests (`""` when none). */
+  firstContext: string;
   /** Memory extraction (requests with a `responseFormat`). */
   extraction: { calls: number; tokens: number };
 }
@@ -40,6 +42,7 @@ export function meteredModel(model: ChatModel): { model: ChatModel; take: () => 
   let tally: TokenTally = fresh();
   const count = (request: ModelRequest) => {
     const part = request.responseFormat ? tally.extraction : tally.agent;
+    if (part === tally.agent && part.calls === 0) tally.firstContext = request.systemContext ?? "";
     part.calls++;
     part.tokens += requestTokens(request);
   };
@@ -66,5 +69,5 @@ export function meteredModel(model: ChatModel): { model: ChatModel; take: () => 
 }
 
 function fresh(): TokenTally {
-  return { agent: { calls: 0, tokens: 0 }, extraction: { calls: 0, tokens: 0 } };
+  return { agent: { calls: 0, tokens: 0 }, firstContext: "", extraction: { calls: 0, tokens: 0 } };
 }

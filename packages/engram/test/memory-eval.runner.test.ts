@@ -61,7 +61,8 @@ describe("what each configuration sends, in o200k tokens", () => {
   });
 
   it("tallies the agent's turns apart from extraction (JSON requests), and restarts on take", async () => {
-    const { model, take } = meteredModel(new FakeChatModel(["one", "two", "{}"]));
+    const fake = new FakeChatModel(["one", "two", "{}"]);
+    const { model, take } = meteredModel(fake);
     const agent = createDeepAgent(model, {
       systemPrompt: "Be brief.",
       enableFilesystem: false,
@@ -73,10 +74,14 @@ describe("what each configuration sends, in o200k tokens", () => {
     expect(first.agent.calls).toBe(1);
     expect(first.agent.tokens).toBeGreaterThanOrEqual(count("Be brief.") + count("Hello there"));
     expect(first.extraction).toEqual({ calls: 0, tokens: 0 });
+    // What the first turn was sent beside the system prompt: the runner reads the blocks from it.
+    expect(first.firstContext).toBe(fake.requests[0]?.systemContext);
+    expect(first.firstContext).toContain("<agent_memory>");
     await model.invoke({ system: "Extract.", messages: [{ role: "user", content: "x" }], tools: [] });
     await model.invoke({ system: "Extract.", messages: [], tools: [], responseFormat: { name: "u", schema: { type: "object" } } });
     const second = take();
     expect(second.agent).toEqual({ calls: 1, tokens: count("Extract.") + count("x") });
+    expect(second.firstContext).toBe("");
     expect(second.extraction).toEqual({ calls: 1, tokens: count("Extract.") });
     expect(take().agent.calls).toBe(0);
   });

@@ -347,9 +347,9 @@ export interface ApplyContext {
    * or confirmed in it, and its correction/forget signals allow larger removals. Without it the
    * support check is skipped. */
   conversation?: CapturedConversation;
-  /** Every message of the captured thread when `conversation` is one part of it (extraction asked
-   * in parts, see `runUpdate`): a fact read from one part is the user's when they said its words
-   * in any part. Default: `conversation.messages`. */
+  /** Every message of the captured thread when `conversation` is one part of it (extraction
+   * asked in parts, see `runMemoryUpdate`): a fact read from one part is the user's when they
+   * said its words in any part. Default: `conversation.messages`. */
   threadMessages?: readonly Message[];
   /** Stored id → the short id the model was shown (ids in `factsToRemove` are resolved through
    * it). Default: ids are matched as stored. */
