@@ -25,6 +25,8 @@ import { slotOf, newestPerSlot } from "../src/memory/longterm/slots.js";
 import { shortFactIds } from "../src/memory/longterm/update-schema.js";
 import { buildUpdateRequest } from "../src/memory/longterm/prompt.js";
 import { MemoryHistory, recordFactChanges } from "../src/memory/history/index.js";
+import { contentWords, isQuestion, negated, sameWord } from "../src/memory/longterm/words.js";
+import { prng } from "../src/testing/index.js";
 
 const fact = (id: string, content: string, createdAt: string, extra: Partial<Fact> = {}): Fact => ({
   id,
@@ -348,5 +350,27 @@ describe("a recalled line that a shown fact already says is left out of the reca
     const lines = ["I grow basil on my balcony too.", "I grow tomatoes on my balcony."];
     expect(notRestatedBy(lines, ["Grows tomatoes on balcony"], (l) => l)).toEqual(["I grow basil on my balcony too."]);
     expect(notRestatedBy(lines, [], (l) => l)).toEqual(lines);
+  });
+  it("finds the same lines through its word index as by reading each fact against each line", () => {
+    const random = prng(23);
+    const vocabulary =
+      "I my grow grows growing tomatoes tomato basil balcony not do eat meat lives live Lisbon moved now v16 same Sam the".split(" ");
+    const sentence = () =>
+      Array.from({ length: 1 + Math.floor(random() * 5) }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(" ");
+    // The rule as written: a statement, negated alike, every content word of the line a word of the fact.
+    const restates = (fact: string, line: string) =>
+      !isQuestion(line) &&
+      negated(line) === negated(fact) &&
+      contentWords(line).length > 0 &&
+      contentWords(line).every((w) => contentWords(fact).some((v) => sameWord(w, v)));
+    for (let round = 0; round < 300; round++) {
+      const facts = Array.from({ length: Math.floor(random() * 6) }, sentence);
+      const lines = Array.from({ length: 4 }, () => `${sentence()}${random() < 0.2 ? "?" : "."}`);
+      const expected = lines.filter((l) => !facts.some((f) => restates(f, l)));
+      expect(
+        notRestatedBy(lines, facts, (l) => l),
+        JSON.stringify({ facts, lines }),
+      ).toEqual(expected);
+    }
   });
 });

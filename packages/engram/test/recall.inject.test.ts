@@ -38,6 +38,30 @@ class DayCheckpointer extends InMemoryCheckpointer {
 const bare = { core, enableSubagents: false, enableMemory: false, enableSkills: false, enableFilesystem: false } as const;
 const recall = { inject: 3, tool: false } as const;
 const contextOf = (r: RecordedRequest | undefined) => r?.systemContext ?? "";
+/** A checkpointer holding one thread of Ada's per text, saved in order. */
+async function threadsOf(texts: readonly string[]): Promise<DayCheckpointer> {
+  const checkpointer = new DayCheckpointer({ core });
+  const agent = createDeepAgent(new FakeChatModel(() => "ok"), { ...bare, checkpointer });
+  for (const [i, text] of texts.entries()) await agent.invoke(user(text), { threadId: `t${i}`, userId: "ada" });
+  return checkpointer;
+}
+/** An agent with long-term memory and recall injection over `checkpointer`. Nothing is extracted
+ * within a test (a debounce longer than it): the facts a test adds are the whole memory. */
+function memoryAgent(checkpointer: DayCheckpointer, now?: () => number) {
+  const model = new FakeChatModel(() => "ok");
+  const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+  const agent = createDeepAgent(model, {
+    ...bare,
+    enableMemory: true,
+    memorySources: [],
+    checkpointer,
+    threadRecall: { inject: 5, tool: false },
+    longTermMemory: { storage, debounceMs: 300_000, ...(now && { now }), onWarning: () => {} },
+  });
+  return { agent, model };
+}
+const searchAda = (checkpointer: DayCheckpointer, query: string) =>
+  recallSnippets(checkpointer, core, { userId: "ada", query, limit: 5, snippetChars: 200 });
 const block = (r: RecordedRequest | undefined) => /<past_threads>[\s\S]*<\/past_threads>/.exec(contextOf(r))?.[0] ?? "";
 
 async function sessions(checkpointer: DayCheckpointer, agent: ReturnType<typeof createDeepAgent>) {
@@ -186,32 +210,16 @@ describe("threadRecall inject", () => {
 
   it("searches for what the message is about: function words left out, plurals also as singulars", async () => {
     expect(recallQuery("What are my cats called, and which day is practice now?")).toBe("cats cat called day practice");
-    const checkpointer = new DayCheckpointer({ core });
-    const agent = createDeepAgent(new FakeChatModel(() => "ok"), { ...bare, checkpointer });
-    for (const [i, text] of ["Bye for now.", "That is all for now, thanks.", "Our cat Tiger is almost out of food."].entries())
-      await agent.invoke(user(text), { threadId: `t${i}`, userId: "ada" });
-    const hits = await recallSnippets(checkpointer, core, {
-      userId: "ada",
-      query: "What are my cats called now?",
-      limit: 5,
-      snippetChars: 200,
-    });
+    const checkpointer = await threadsOf(["Bye for now.", "That is all for now, thanks.", "Our cat Tiger is almost out of food."]);
+    const hits = await searchAda(checkpointer, "What are my cats called now?");
     expect(hits.map((h) => h.snippet)).toEqual(["Our cat Tiger is almost out of food."]);
     // Nothing but function words: nothing is searched.
     expect(await recallSnippets(checkpointer, core, { userId: "ada", query: "and what now?", limit: 5, snippetChars: 200 })).toEqual([]);
   });
 
   it("finds a message that holds another form of a query word ('named' for 'names')", async () => {
-    const checkpointer = new DayCheckpointer({ core });
-    const agent = createDeepAgent(new FakeChatModel(() => "ok"), { ...bare, checkpointer });
-    for (const [i, text] of ["I have a cat named Miso.", "I also have a parrot named Kiwi.", "My name is on the door."].entries())
-      await agent.invoke(user(text), { threadId: `t${i}`, userId: "ada" });
-    const hits = await recallSnippets(checkpointer, core, {
-      userId: "ada",
-      query: "What are the names of my pets?",
-      limit: 5,
-      snippetChars: 200,
-    });
+    const checkpointer = await threadsOf(["I have a cat named Miso.", "I also have a parrot named Kiwi.", "My name is on the door."]);
+    const hits = await searchAda(checkpointer, "What are the names of my pets?");
     expect(hits.map((h) => h.snippet).sort()).toEqual([
       "I also have a parrot named Kiwi.",
       "I have a cat named Miso.",
@@ -274,18 +282,8 @@ describe("threadRecall inject", () => {
 
   it("leaves out of the memory block a fact that a recalled newer message of the same user updates", async () => {
     const checkpointer = new DayCheckpointer({ core });
-    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
     let clock = Date.parse("2026-10-05T09:00:00Z");
-    const model = new FakeChatModel(() => "ok");
-    const agent = createDeepAgent(model, {
-      ...bare,
-      enableMemory: true,
-      memorySources: [],
-      checkpointer,
-      threadRecall: { inject: 5, tool: false },
-      // Nothing is extracted from these runs: the facts below are the whole memory.
-      longTermMemory: { storage, debounceMs: 300_000, now: () => clock, onWarning: () => {} },
-    });
+    const { agent, model } = memoryAgent(checkpointer, () => clock);
     const memory = agent.longTermMemory;
     if (!memory) throw new Error("no long-term memory");
     for (const content of ["Lena's football practice is on Thursdays", "Has a cat named Tiger", "The thesis defence is planned for March"])
@@ -318,16 +316,7 @@ describe("threadRecall inject", () => {
 
   it("leaves out of the recalled block a line that a fact of the memory block already says", async () => {
     const checkpointer = new DayCheckpointer({ core });
-    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
-    const model = new FakeChatModel(() => "ok");
-    const agent = createDeepAgent(model, {
-      ...bare,
-      enableMemory: true,
-      memorySources: [],
-      checkpointer,
-      threadRecall: { inject: 5, tool: false },
-      longTermMemory: { storage, debounceMs: 300_000, onWarning: () => {} },
-    });
+    const { agent, model } = memoryAgent(checkpointer);
     await agent.longTermMemory?.addFact("ada", undefined, { content: "Grows tomatoes on balcony" });
     await agent.invoke(user("I grow tomatoes on my balcony."), { threadId: "t1", userId: "ada" });
     await agent.invoke(user("I grow basil on my balcony too."), { threadId: "t2", userId: "ada" });

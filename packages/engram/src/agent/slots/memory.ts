@@ -11,7 +11,8 @@ import type { RunRecall } from "../../middleware/past-threads.js";
 import type { HookContext, Middleware } from "../../middleware/types.js";
 import type { LongTermMemory } from "../../memory/longterm/longterm.js";
 import { notRestatedBy } from "../../memory/longterm/restated.js";
-import { fitRecallBlock } from "../../memory/recall/inject.js";
+import type { MemoryInjection } from "../../memory/longterm/inject.js";
+import { type RecallBlock, fitRecallBlock } from "../../memory/recall/inject.js";
 import { type RunScope, memoryIdentity } from "../runtime.js";
 
 /** Whether this level's memory slot places long-term facts (and so the run's recalled block). */
@@ -27,13 +28,14 @@ export function memorySlot(scope: RunScope, recall?: RunRecall): Middleware | un
   const { services } = level;
   const longTerm = services.longTerm;
   const capture = longTerm && level.captureLongTerm;
+  const placed: PlacedBlocks = {};
   return memoryMiddleware({
     backend: scope.backend,
     core: scope.core,
     sources: level.options.memorySources,
     // Subagents keep no cache across runs: each spawn is a fresh context.
     cache: level.depth === 0 ? services.memoryCache(scope.threadId) : new Map(),
-    ...(longTerm && injectsLongTerm(scope) && { extra: (ctx, request) => factsAndRecall(scope, longTerm, recall, ctx, request) }),
+    ...(longTerm && injectsLongTerm(scope) && { extra: (ctx, request) => factsAndRecall(scope, longTerm, recall, placed, ctx, request) }),
     ...(capture && {
       afterRun: (ctx) => {
         longTerm.capture(ctx.state.messages, memoryIdentity(services, ctx));
@@ -42,11 +44,18 @@ export function memorySlot(scope: RunScope, recall?: RunRecall): Middleware | un
   });
 }
 
+/** The last blocks placed in this run: a later model call with the same facts block and recalled
+ * block (the usual case: both are per run unless memory changed) reuses the text. */
+interface PlacedBlocks {
+  last?: { facts: MemoryInjection; recalled: RecallBlock; text: string };
+}
+
 /** The `<memory>` block, then the run's `<past_threads>` block less the lines a shown fact says. */
 async function factsAndRecall(
   scope: RunScope,
   longTerm: LongTermMemory,
   recall: RunRecall | undefined,
+  placed: PlacedBlocks,
   ctx: HookContext,
   request: string,
 ): Promise<string> {
@@ -55,8 +64,11 @@ async function factsAndRecall(
   const lines = recalled?.shown.map((h) => ({ text: h.snippet, at: h.savedAt })) ?? [];
   const facts = await longTerm.injection(who.userId, who.agentName, request, lines);
   if (!recalled || recalled.text === "") return facts.block;
+  if (placed.last?.facts === facts && placed.last.recalled === recalled) return placed.last.text;
   const kept = notRestatedBy(recalled.shown, facts.shownFacts(), (h) => h.snippet);
   // What is left was fitted within the budget already.
-  const text = kept.length === recalled.shown.length ? recalled.text : fitRecallBlock(kept, Number.POSITIVE_INFINITY).text;
-  return [facts.block, text].filter((s) => s !== "").join("\n\n");
+  const shown = kept.length === recalled.shown.length ? recalled.text : fitRecallBlock(kept, Number.POSITIVE_INFINITY).text;
+  const text = [facts.block, shown].filter((s) => s !== "").join("\n\n");
+  placed.last = { facts, recalled, text };
+  return text;
 }

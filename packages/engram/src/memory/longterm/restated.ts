@@ -7,7 +7,7 @@
  * before a change.
  * @module
  */
-import { contentWords, isQuestion, negated, sameWord } from "./words.js";
+import { contentWords, isQuestion, negated, sameWord, stemKey } from "./words.js";
 
 /**
  * True when the fact `fact` restates the user's line `line`: the line is a statement (not a
@@ -15,15 +15,49 @@ import { contentWords, isQuestion, negated, sameWord } from "./words.js";
  * compared, see `sameWord`). A line that says more ("I moved to Lisbon last week") is kept.
  */
 export function factRestatesLine(fact: string, line: string): boolean {
-  if (isQuestion(line) || negated(line) !== negated(fact)) return false;
-  const said = contentWords(line);
-  if (said.length === 0) return false;
-  const words = contentWords(fact);
-  return said.every((w) => words.some((v) => sameWord(w, v)));
+  return restatedBy([fact])(line);
 }
 
 /** `lines` less those a fact of `facts` restates (see {@link factRestatesLine}); order kept. */
 export function notRestatedBy<T>(lines: readonly T[], facts: readonly string[], text: (line: T) => string): T[] {
-  if (facts.length === 0) return [...lines];
-  return lines.filter((line) => !facts.some((f) => factRestatesLine(f, text(line))));
+  if (facts.length === 0 || lines.length === 0) return [...lines];
+  const restated = restatedBy(facts);
+  return lines.filter((line) => !restated(text(line)));
+}
+
+/** What a word is looked up by: its stem, or itself when it matches only itself. */
+const keyOf = (word: string) => stemKey(word) ?? word;
+
+/**
+ * A test of whether a fact of `facts` restates a line, with the facts' words indexed once (a
+ * memory of a thousand facts is checked against each recalled line in well under a
+ * millisecond): a line's candidates are the facts holding a word of its first word's key, kept
+ * while they hold each next word.
+ */
+function restatedBy(facts: readonly string[]): (line: string) => boolean {
+  const byKey = new Map<string, Set<number>>();
+  const words = facts.map((fact, i) => {
+    const own = contentWords(fact);
+    for (const w of own) {
+      const key = keyOf(w);
+      const holders = byKey.get(key);
+      if (holders) holders.add(i);
+      else byKey.set(key, new Set([i]));
+    }
+    return own;
+  });
+  return (line) => {
+    if (isQuestion(line)) return false;
+    const said = contentWords(line);
+    if (said.length === 0) return false;
+    let candidates: number[] | undefined;
+    for (const w of said) {
+      const holders = byKey.get(keyOf(w));
+      const pool = candidates ?? [...(holders ?? [])];
+      candidates = pool.filter((i) => holders?.has(i) && (words[i] as string[]).some((v) => sameWord(w, v)));
+      if (candidates.length === 0) return false;
+    }
+    const lineNegated = negated(line);
+    return (candidates ?? []).some((i) => negated(facts[i] as string) === lineNegated);
+  };
 }
