@@ -206,7 +206,7 @@ export type {
 export { REDACTED } from "./memory/longterm/redact.js";
 export { type CapturedConversation, captureConversation } from "./memory/longterm/capture.js";
 export { type ExtractionMode, factsUpdateSchema, memoryUpdateSchema } from "./memory/longterm/update-schema.js";
-export type { RecallMode } from "./memory/longterm/inject.js";
+export type { MemoryInjection, RecallMode } from "./memory/longterm/inject.js";
 export { runMemoryUpdate, type UpdateOutcome, type UpdaterContext } from "./memory/longterm/updater.js";
 export { buildUpdateRequest, chunkConversation, type UpdatePromptOptions, type UpdateRequest } from "./memory/longterm/prompt.js";
 export {

@@ -53,7 +53,7 @@ export function formatMemoryBlock(memory: MemoryData, options: InjectionOptions)
   return packBlock(memory, options).block;
 }
 
-/** The `<memory>` block ({@link formatMemoryBlock}), and the text of each fact it shows. */
+/** The `<memory>` block of a user's long-term memory, and the text of each fact it shows. */
 export interface MemoryInjection {
   block: string;
   /** The facts the block shows (those the budget left out are not among them), found when first
