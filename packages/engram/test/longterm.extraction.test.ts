@@ -33,6 +33,10 @@ import { REPLY_FIXTURES, type StoredFact } from "./fixtures/longterm/small-model
 const user = (content: string): Message => ({ role: "user", content });
 const assistant = (content: string): Message => ({ role: "assistant", content });
 const promptOf = (r: ModelRequest) => `${r.system}\n${r.messages.map((m) => m.content).join("\n")}`;
+/** The conversation part of an extraction request's prompt. */
+const conversationPart = (req: ModelRequest) => (req.messages[0]?.content ?? "").split("<conversation>")[1] ?? "";
+/** How many user turns a prompt's conversation holds. */
+const userTurnsIn = (text: string) => (text.match(/^User: /gm) ?? []).length;
 const conversationOf = (turns: string[]) => turns.map((t, i) => (i % 2 === 0 ? user(t) : assistant(t)));
 
 let dir: string;
@@ -310,8 +314,7 @@ describe("nothing silently lost", () => {
     const { memory, model } = setup(
       (req) => {
         const text = req.messages[0]?.content ?? "";
-        const users = (text.match(/^User: /gm) ?? []).length;
-        if (users > 1) return hang(req);
+        if (userTurnsIn(text) > 1) return hang(req);
         const conversationBlock = text.slice(text.indexOf("<conversation>"));
         const fact = conversationBlock.includes("Lyon") ? "Lives in Lyon" : "Uses Neovim";
         return JSON.stringify({ newFacts: [{ content: fact, category: "context", confidence: 0.9 }], factsToRemove: [] });
@@ -343,8 +346,8 @@ describe("nothing silently lost", () => {
     ];
     // Copies the example for a conversation of more than one user turn, reads a single turn.
     const { memory, model, warnings } = setup((req) => {
-      const block = (req.messages[0]?.content ?? "").split("<conversation>")[1] ?? "";
-      if ((block.match(/^User: /gm) ?? []).length > 1) return JSON.stringify({ newFacts: example, factsToRemove: [] });
+      const block = conversationPart(req);
+      if (userTurnsIn(block) > 1) return JSON.stringify({ newFacts: example, factsToRemove: [] });
       const fact = block.includes("Lyon") ? "Lives in Lyon" : "Uses Neovim";
       return JSON.stringify({ newFacts: [{ content: fact, category: "context", confidence: 0.9 }], factsToRemove: [] });
     });
@@ -381,8 +384,8 @@ describe("nothing silently lost", () => {
     // "pytest" counted as only the assistant's word — the user had said it in the first half.
     const example = [{ content: "Is called Sam", category: "context", confidence: 0.95 }];
     const { memory, model } = setup((req) => {
-      const block = (req.messages[0]?.content ?? "").split("<conversation>")[1] ?? "";
-      if ((block.match(/^User: /gm) ?? []).length > 1) return JSON.stringify({ newFacts: example, factsToRemove: [] });
+      const block = conversationPart(req);
+      if (userTurnsIn(block) > 1) return JSON.stringify({ newFacts: example, factsToRemove: [] });
       if (block.includes("unittest")) return JSON.stringify({ newFacts: [], factsToRemove: [] });
       return JSON.stringify({
         newFacts: [{ content: "Parametrizes tests in pytest", category: "context", confidence: 0.9 }],
@@ -422,7 +425,7 @@ describe("nothing silently lost", () => {
   it("a timed-out chunk is split at a user message; a half without one is not sent", async () => {
     const { memory, model } = setup(
       (req) => {
-        const block = (req.messages[0]?.content ?? "").split("<conversation>")[1] ?? "";
+        const block = conversationPart(req);
         if (/Assistant: /.test(block)) return hang(req);
         return JSON.stringify({ newFacts: [{ content: "Lives in Lyon", category: "context", confidence: 0.9 }], factsToRemove: [] });
       },

@@ -15,6 +15,7 @@ import {
   StoreMemoryStorage,
   createEmptyMemory,
   formatMemoryBlock,
+  memoryInjection,
   factRestatesLine,
   lineUpdatesFact,
   notRestatedBy,
@@ -27,6 +28,7 @@ import { buildUpdateRequest } from "../src/memory/longterm/prompt.js";
 import { MemoryHistory, recordFactChanges } from "../src/memory/history/index.js";
 import { contentWords, isQuestion, negated, sameWord } from "../src/memory/longterm/words.js";
 import { prng } from "../src/testing/index.js";
+import { estimateTokens } from "../src/models/tokens.js";
 
 const fact = (id: string, content: string, createdAt: string, extra: Partial<Fact> = {}): Fact => ({
   id,
@@ -351,6 +353,25 @@ describe("a recalled line that a shown fact already says is left out of the reca
     expect(notRestatedBy(lines, ["Grows tomatoes on balcony"], (l) => l)).toEqual(["I grow basil on my balcony too."]);
     expect(notRestatedBy(lines, [], (l) => l)).toEqual(lines);
   });
+  it("counts as shown only the facts the block has a line for, not one inside another's text", () => {
+    const memory = createEmptyMemory();
+    memory.facts = [
+      fact("fact_00000060", "Uses Google Docs for notes", "2026-11-02T09:00:00.000Z", { confidence: 0.99 }),
+      fact("fact_00000061", "Uses Go", "2026-11-02T09:00:00.000Z", { confidence: 0.71 }),
+      fact("fact_00000062", "Prefers <b>bold</b> headings", "2026-11-02T09:00:00.000Z", { confidence: 0.98 }),
+    ];
+    const all = memoryInjection(memory, { maxTokens: 2000, correctionBudgetTokens: 0 });
+    // The tag is escaped in the block: that fact's text is not there as written.
+    expect(all.shownFacts()).toEqual(["Uses Google Docs for notes", "Uses Go"]);
+    for (const dates of [true, false]) {
+      // A budget that leaves the least confident fact out: "Uses Go" is inside the other's text.
+      const first = memoryInjection({ ...memory, facts: memory.facts.slice(0, 1) }, { maxTokens: 2000, correctionBudgetTokens: 0, dates });
+      const tight = memoryInjection(memory, { maxTokens: estimateTokens(first.block) + 2, correctionBudgetTokens: 0, dates });
+      expect(tight.block).not.toContain("] Uses Go\n");
+      expect(tight.shownFacts()).toEqual(["Uses Google Docs for notes"]);
+    }
+  });
+
   it("finds the same lines through its word index as by reading each fact against each line", () => {
     const random = prng(23);
     const vocabulary =

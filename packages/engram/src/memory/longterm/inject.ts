@@ -63,28 +63,33 @@ export interface MemoryInjection {
 
 /** {@link formatMemoryBlock}, with the facts the block shows. */
 export function memoryInjection(memory: MemoryData, options: InjectionOptions): MemoryInjection {
-  const { block, candidates } = packBlock(memory, options);
+  const { block, candidates, written } = packBlock(memory, options);
   let shown: string[] | undefined;
-  // A fact is shown when its text is in the block as written (an escaped one is not counted).
-  const shownFacts = () => (shown ??= candidates.filter((f) => block.includes(f.content)).map((f) => f.content));
+  // A fact is shown when the block has its line, "- [category | confidence] <text as written>"
+  // (a fact whose text had to be escaped is not counted; a longer fact that merely contains the
+  // text does not count for it).
+  const shownFacts = () =>
+    (shown ??= candidates.filter((_, i) => block.includes(`] ${(written[i] as Fact).content}\n`)).map((f) => f.content));
   return { block, shownFacts };
 }
 
-/** The block, and the facts it was packed from (the budget may have left some out). */
-function packBlock(memory: MemoryData, options: InjectionOptions): { block: string; candidates: Fact[] } {
+/** The block, the facts it was packed from (the budget may have left some out), and those facts
+ * as written into it (with their day). */
+function packBlock(memory: MemoryData, options: InjectionOptions): { block: string; candidates: Fact[]; written: Fact[] } {
   const core = options.core ?? loadedCore();
   const current = new Set(notUpdatedBy(newestPerSlot(memory.facts), options.updatedBy ?? []));
   const facts = memory.facts.filter((f) => current.has(f));
   const scores = options.scores?.filter((_, i) => current.has(memory.facts[i] as Fact));
+  const written = options.dates === false ? facts : facts.map(dated);
   const block = core.factsBlock({
     summaries: [...USER_SECTIONS.map((k) => memory.user[k].summary), ...HISTORY_SECTIONS.map((k) => memory.history[k].summary)],
-    facts: options.dates === false ? facts : facts.map(dated),
+    facts: written,
     scores,
     query: options.query,
     maxTokens: options.maxTokens,
     correctionTokens: options.correctionBudgetTokens,
   });
-  return { block, candidates: facts };
+  return { block, candidates: facts, written };
 }
 
 /**

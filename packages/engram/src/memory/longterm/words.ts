@@ -165,8 +165,8 @@ const SUFFIX = /(?:ations?|ings?|ions?|ences?|ances?|ments?|ed|es|s|ly)$/;
 
 /** A crude English stem: one inflectional or derivational suffix removed (when at least three
  * letters remain, or two of a verb in "o" before "-es" or "-ing": "goes", "going" → "go"), then
- * a doubled final consonant and a final "e" ("preferred" → "prefer", "using" → "us", "use" →
- * "us"). */
+ * a doubled final consonant and a final "e" ("preferred" → "prefer", "making" and "make" →
+ * "mak"; "using" keeps its suffix, since "us" would be too short). */
 export function stem(word: string): string {
   let out = cutSuffix(word);
   if (out !== word && /([b-df-hj-np-tv-z])\1$/.test(out)) out = out.slice(0, -1);
