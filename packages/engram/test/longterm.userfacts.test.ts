@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadCore } from "../src/core/loader.js";
 import type { Message } from "../src/models/types.js";
-import { type MemoryData, applyUpdate, createEmptyMemory, sanitizeMemory } from "../src/memory/longterm/index.js";
+import { type MemoryData, applyUpdate, createEmptyMemory, factRestatesLine, sanitizeMemory } from "../src/memory/longterm/index.js";
 import { thirdPerson } from "../src/memory/longterm/person.js";
 import { contentWords, isFramingWord, sameMeaning, sameWord } from "../src/memory/longterm/words.js";
 import { exampleValues } from "./fixtures/longterm/examples.js";
@@ -69,6 +69,19 @@ describe("a word nobody said is refused, in every script", () => {
     expect([sameWord("making", "make"), sameWord("named", "name"), sameWord("goes", "go")]).toEqual([true, true, true]);
     // An inflection still meets its plain word.
     expect(extract(["I'm making bread on Sundays.", "Lovely."], ["Makes bread on Sundays"])).toEqual(["Makes bread on Sundays"]);
+  });
+
+  it("a verb in -y meets its -ies and -ied forms ('studies' is 'study')", () => {
+    // The memory evaluation's abstain-10: "I study physics at university." stayed among the
+    // recalled lines beside the fact "Studies physics at university".
+    expect([sameWord("studies", "study"), sameWord("studied", "study"), sameWord("tries", "try"), sameWord("carried", "carries")]).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(factRestatesLine("Studies physics at university", "I study physics at university.")).toBe(true);
+    expect([sameWord("skies", "ski"), sameWord("dies", "di")]).toEqual([false, false]);
   });
 });
 
@@ -238,5 +251,50 @@ describe("small talk is not a fact", () => {
     expect(
       extract(["I'm a data analyst in Rotterdam. Got it, thanks!", "Nice."], ["Works as a data analyst in Rotterdam", "Got it, thanks"]),
     ).toEqual(["Works as a data analyst in Rotterdam"]);
+    // multi-long-03's closing words.
+    expect(extract(["That's all for now.", "Have a good week!"], ["That's all for now"])).toEqual([]);
+  });
+});
+
+describe("a request is not a fact", () => {
+  it("refuses facts that restate what the user asked for (the memory evaluation's junk), keeps the facts beside them", () => {
+    expect(
+      extract(
+        ["Hi, I'm Tomasz. Can you explain what a closure is in one sentence?", "A closure keeps its scope."],
+        ["Explain what a closure is in one sentence", "Is called Tomasz"],
+      ),
+    ).toEqual(["Is called Tomasz"]);
+    expect(extract(["I use Neovim. How do I split a window vertically?", ":vsplit"], ["Uses Neovim", "Splits windows vertically"])).toEqual(
+      ["Uses Neovim"],
+    );
+    expect(extract(["Make it a bit more casual.", "Sure."], ["Make it a bit more casual"])).toEqual([]);
+    expect(
+      extract(
+        ["Remind me what the HTML attribute for lazy loading images is.", "loading=lazy"],
+        ["Reminds the user what the HTML attribute for lazy loading images is"],
+      ),
+    ).toEqual([]);
+    expect(
+      extract(
+        ["He prefers reports as HTML instead of PDF. Can matplotlib figures go into HTML?", "Yes."],
+        ["Can matplotlib figures go into HTML"],
+      ),
+    ).toEqual([]);
+  });
+
+  it("keeps a fact a request tells of, a standing instruction, and the user's own plan", () => {
+    expect(extract(["Can you fix the failing test in my Django app?", "Done."], ["Works on a Django app"])).toEqual([
+      "Works on a Django app",
+    ]);
+    expect(extract(["Could you always indent with tabs?", "Sure."], ["Prefers tabs for indentation"])).toEqual([
+      "Prefers tabs for indentation",
+    ]);
+    expect(extract(["Also remind me to call the plumber on Wednesday.", "Noted."], ["Calls the plumber on Wednesday"])).toEqual([
+      "Calls the plumber on Wednesday",
+    ]);
+    // The same words said as a statement as well as asked.
+    expect(extract(["I split windows vertically. How do I split a window vertically?", ":vsplit"], ["Splits windows vertically"])).toEqual([
+      "Splits windows vertically",
+    ]);
   });
 });

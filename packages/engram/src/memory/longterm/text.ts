@@ -30,12 +30,17 @@ export function mentionsUpload(sentence: string): boolean {
   );
 }
 
-/** `text` without the sentences that {@link mentionsUpload}. Sentences end at `.`, `!` or `?`
- * followed by a space or the end (so `report.pdf` stays whole), at `。！？` or at a line break. */
+/** The sentences of `text`, each with what ends it (its punctuation, the line break), so that
+ * joining them gives `text` back. A sentence ends at `.`, `!` or `?` followed by a space or the
+ * end (so `report.pdf` stays whole), at `。！？` or at a line break. */
+export function sentencesOf(text: string): string[] {
+  return (text.match(/[^\n]*?(?:[.!?]+(?=\s|$)|[。！？]+|\n+|$)/g) ?? []).filter((s) => s !== "");
+}
+
+/** `text` without the sentences that {@link mentionsUpload} (see {@link sentencesOf}). */
 export function stripUploadMentions(text: string): string {
-  const sentences = text.match(/[^\n]*?(?:[.!?]+(?=\s|$)|[。！？]+|\n+|$)/g) ?? [];
-  return sentences
-    .filter((s) => s !== "" && !mentionsUpload(s))
+  return sentencesOf(text)
+    .filter((s) => !mentionsUpload(s))
     .join("")
     .replace(/[ \t]{2,}/g, " ")
     .trim();

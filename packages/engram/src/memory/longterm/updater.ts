@@ -13,6 +13,7 @@ import type { UpdateJob } from "./pending.js";
 import { type MemoryUpdate, type NewFact, parseMemoryUpdate } from "./parse.js";
 import { type UpdatePromptOptions, type UpdateRequest, buildUpdateRequest, chunkConversation } from "./prompt.js";
 import { redactSecrets } from "./redact.js";
+import { restatesRequest } from "./requests.js";
 import { type Fact, HISTORY_SECTIONS, type MemoryData, type MemorySection, USER_SECTIONS, nowIso } from "./schema.js";
 import { type MemoryStorage, copyMemory } from "./storage.js";
 import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
@@ -428,7 +429,8 @@ export function findDuplicate(content: string, existing: readonly Fact[]): Fact 
  * - summaries with `shouldUpdate` and non-empty, meaningful text are replaced;
  * - new facts at or above the threshold, in the third person (see `person.ts`), become facts
  *   with a fresh id, unless they are empty or meaningless after redaction, are questions (what
- *   the user asked is not a fact about them) or small talk (thanks, farewells), say the same as an
+ *   the user asked is not a fact about them), restate a request the user made
+ *   (`restatesRequest`) or small talk (thanks, farewells), say the same as an
  *   existing fact (which keeps its id, and takes the new words when they say more of what the
  *   user said), or are not the user's: too little of them is what the user said or confirmed,
  *   or they carry a word only the assistant said or a word nobody said
@@ -506,6 +508,10 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     }
     if (isSmallTalk(proposal.content)) {
       notes.push(`fact ${JSON.stringify(content)} refused: small talk is not a fact`);
+      continue;
+    }
+    if (restatesRequest(content, userTexts)) {
+      notes.push(`fact ${JSON.stringify(content)} refused: it restates what the user asked for, not a fact about them`);
       continue;
     }
     const refusal =

@@ -165,11 +165,13 @@ const SUFFIX = /(?:ations?|ings?|ions?|ences?|ances?|ments?|ed|es|s|ly)$/;
 
 /** A crude English stem: one inflectional or derivational suffix removed (when at least three
  * letters remain, or two of a verb in "o" before "-es" or "-ing": "goes", "going" → "go"), then
- * a doubled final consonant and a final "e" ("preferred" → "prefer", "making" and "make" →
- * "mak"; "using" keeps its suffix, since "us" would be too short). */
+ * a doubled final consonant, or the "i" of "-ies" and "-ied" ("studies", "studied" → "study"),
+ * and a final "e" ("preferred" → "prefer", "making" and "make" → "mak"; "using" keeps its
+ * suffix, since "us" would be too short). */
 export function stem(word: string): string {
   let out = cutSuffix(word);
   if (out !== word && /([b-df-hj-np-tv-z])\1$/.test(out)) out = out.slice(0, -1);
+  else if (/[^aeiou]i$/.test(out) && /(?:ies|ied)$/.test(word)) out = `${out.slice(0, -1)}y`;
   return out.length > 2 ? out.replace(/e$/, "") : out;
 }
 
@@ -318,7 +320,7 @@ export function isQuestion(text: string): boolean {
 
 /** Thanks, farewells and acknowledgements: what the user says to the assistant, never about
  * themselves. */
-const SMALL_TALK = /\b(?:thanks|thank you|thx|cheers|bye|goodbye|see you|got it|of course)\b/iu;
+const SMALL_TALK = /\b(?:thanks|thank you|thx|cheers|bye|goodbye|see you|got it|of course|that['’]?s (?:all|it) for (?:now|today))\b/iu;
 
 /** True when `text` holds small talk ("Shift+Enter, of course. Thanks!"): a small model copies
  * the user's acknowledgement of an answer among the facts. */
