@@ -1,4 +1,5 @@
 /** The memory evaluation's results: per case, per category and configuration, and as Markdown. */
+import type { Fact } from "../../../packages/engram/src/index.js";
 import { CATEGORIES, type Category } from "./score.js";
 
 /** The configurations compared (see `run.ts`). */
@@ -40,6 +41,9 @@ export interface CaseResult {
   recalled?: string;
   /** `engram` only: the facts stored before the question, with the day each was last confirmed. */
   facts?: string[];
+  /** `engram` only: the same facts as stored (category, confidence, times), from which
+   * `--replay` seeds a memory. */
+  storedFacts?: StoredFact[];
   /** `engram` only: `superseded` patterns of the case found in the injected memory block. */
   supersededInjected?: string[];
   /** `engram` with recall injection only: `superseded` patterns found in the recalled block
@@ -67,6 +71,9 @@ export function questionTokens(r: CaseResult): number {
 /** Cases whose sessions hold at least this many user turns in all are "long": their history
  * costs more than a memory block's framing, so the token comparison means something. */
 export const LONG_CASE_TURNS = 20;
+
+/** A stored fact as `--replay` needs it. */
+export type StoredFact = Pick<Fact, "content" | "category" | "confidence" | "createdAt"> & { confirmedAt?: string };
 
 export interface EvalReport {
   date: string;

@@ -29,7 +29,10 @@
  * <text>] [--smoke] [--rescore]` writes one report of several saved runs (one table over all
  * their cases, or only the smoke subset's; each run named in its notes; a later file's result of
  * a case and configuration replaces an earlier file's; with `--rescore` every saved answer is
- * scored again with the current checks, and the note lists what changed). Results are
+ * scored again with the current checks, and the note lists what changed); `--replay
+ * <file.json>` asks each case's question again with the facts that saved run stored and the
+ * sessions' user turns checkpointed, nothing extracted (`engram` only, minutes instead of an
+ * hour: for a change to what the question is sent). Results are
  * written after every case, so an interrupted run resumes with `--resume`; cases run
  * round-robin over the categories. `npm run bench -- --only memory-eval`
  * runs the same (see `runMemoryEval`). Every request is counted in o200k tokens (`tokens.ts`):
@@ -46,9 +49,11 @@ import {
   InMemoryCheckpointer,
   InMemoryStore,
   OpenAICompatibleModel,
+  FakeChatModel,
   StoreMemoryStorage,
   createDeepAgent,
 } from "../../../packages/engram/src/index.js";
+import { createEmptyMemory } from "../../../packages/engram/src/kit.js";
 import { estimateTokens } from "../../../packages/engram/src/models/tokens.js";
 
 import {
@@ -56,6 +61,7 @@ import {
   CONFIGS,
   type Config,
   type EvalReport,
+  type StoredFact,
   mergeReports,
   renderMarkdown,
   renderReports,
@@ -99,9 +105,11 @@ interface Args {
   out?: string;
   resume: boolean;
   threads: number;
+  /** A saved run whose stored facts the questions are asked with (see {@link replaySessions}). */
+  replay?: string;
 }
 
-const VALUE_FLAGS = ["--category", "--cases", "--configs", "--model", "--base-url", "--out", "--threads"];
+const VALUE_FLAGS = ["--category", "--cases", "--configs", "--model", "--base-url", "--out", "--threads", "--replay"];
 const SWITCHES = ["--smoke", "--resume"];
 
 /** The options, or an error naming the first one not understood: a mistyped flag (or `--help`)
@@ -122,8 +130,10 @@ function parseArgs(argv: readonly string[]): Args {
     if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value`);
     return v;
   };
-  const configs = (get("--configs")?.split(",") ?? [...CONFIGS]) as Config[];
+  const replay = get("--replay");
+  const configs = (get("--configs")?.split(",") ?? (replay ? ["engram"] : [...CONFIGS])) as Config[];
   for (const c of configs) if (!CONFIGS.includes(c)) throw new Error(`--configs: ${c} is not one of ${CONFIGS.join(", ")}`);
+  if (replay && configs.some((c) => c !== "engram")) throw new Error("--replay replays the engram configuration only");
   const baseURL = get("--base-url") ?? process.env.ENGRAM_EVAL_BASE_URL;
   const model = get("--model") ?? process.env.ENGRAM_EVAL_MODEL ?? (baseURL ? undefined : `llama:${DEFAULT_GGUF}`);
   if (!model) throw new Error("--base-url needs --model (or ENGRAM_EVAL_MODEL)");
@@ -143,6 +153,7 @@ function parseArgs(argv: readonly string[]): Args {
     ...(cases && { cases }),
     ...(baseURL && { baseURL }),
     ...(out && { out }),
+    ...(replay && { replay }),
   };
 }
 
@@ -206,6 +217,7 @@ async function runCase(
   askedAt: string,
   config: Config,
   log: (m: string) => void,
+  replayOf?: CaseResult,
 ): Promise<CaseResult> {
   const started = performance.now();
   take();
@@ -230,7 +242,8 @@ async function runCase(
       onUpdate: (o: { status: string }) => warnings.push(`extraction: ${JSON.stringify(o).slice(0, 600)}`),
     },
   });
-  if (config === "engram") {
+  if (config === "engram" && replayOf) await replaySessions(c, replayOf, storage, checkpointer);
+  else if (config === "engram") {
     for (const [j, session] of c.sessions.entries()) {
       const agent = agentFor(keepCutReplies(model), systemPrompt(session.at), memoryOptions(session.at), SESSION_REPLY_TOKENS);
       const threadId = `${c.id}-session-${j + 1}`;
@@ -293,6 +306,13 @@ async function runCase(
     seconds: Math.round((performance.now() - started) / 100) / 10,
     ...(config === "engram" && {
       facts: facts.map((f) => `${f.content} [${(f.confirmedAt ?? f.createdAt).slice(0, 10)}]`),
+      storedFacts: facts.map((f) => ({
+        content: f.content,
+        category: f.category,
+        confidence: f.confidence,
+        createdAt: f.createdAt,
+        ...(f.confirmedAt && { confirmedAt: f.confirmedAt }),
+      })),
       supersededInjected: supersededIn(block, c.superseded),
       supersededRecalled: supersededIn(recalled, c.superseded),
       memoryBlockTokens: textTokens(block),
@@ -305,6 +325,46 @@ async function runCase(
     `${c.id} ${config}: ${score.pass ? "PASS" : `FAIL (${score.reason})`} ${JSON.stringify(answer.slice(0, 160))} · ${question.agent.tokens} o200k tokens${config === "engram" ? ` (memory block ${result.memoryBlockTokens}, recalled ${result.recallBlockTokens})` : ""} · ${result.seconds} s`,
   );
   return result;
+}
+
+/**
+ * What a saved run left before `c`'s question, without a model: its stored facts (from
+ * `storedFacts`; a run saved before that field from `facts`, as context facts of confidence 0.9
+ * confirmed on their day) and each session's user turns checkpointed at the session's time (the
+ * assistant's replies are not kept: recall shows what the user said).
+ */
+export async function replaySessions(
+  c: EvalCase,
+  saved: CaseResult,
+  storage: StoreMemoryStorage,
+  checkpointer: DatedCheckpointer,
+): Promise<void> {
+  const memory = createEmptyMemory();
+  memory.facts = savedFacts(saved).map((f, i) => ({ ...f, id: `fact_${i}`, source: `${c.id}-replay` }));
+  const { revision } = await storage.load(USER, undefined);
+  await storage.save(USER, undefined, memory, revision);
+  for (const [j, session] of c.sessions.entries()) {
+    checkpointer.at = Date.parse(session.at);
+    const agent = createDeepAgent(new FakeChatModel(() => "Ok."), {
+      enableMemory: false,
+      enableSkills: false,
+      enableFilesystem: false,
+      enableSubagents: false,
+      checkpointer,
+    });
+    for (const turn of session.turns) {
+      await agent.invoke({ messages: [{ role: "user", content: turn }] }, { threadId: `${c.id}-session-${j + 1}`, userId: USER });
+    }
+    await agent.close();
+  }
+}
+
+function savedFacts(saved: CaseResult): StoredFact[] {
+  if (saved.storedFacts) return saved.storedFacts;
+  return (saved.facts ?? []).map((line) => {
+    const [, content = line, day] = /^(.*) \[(\d{4}-\d\d-\d\d)\]$/.exec(line) ?? [];
+    return { content, category: "context", confidence: 0.9, createdAt: `${day ?? "2026-01-01"}T09:00:00.000Z` };
+  });
 }
 
 /** The `<tag>` block of a request's system context, or `""`. */
@@ -393,12 +453,16 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     if (unknown.length > 0) throw new Error(`--cases: no case ${unknown.join(", ")}`);
     cases = cases.filter((c) => a.cases?.includes(c.id));
   }
+  const replayed = a.replay
+    ? (JSON.parse(readFileSync(a.replay, "utf8")) as EvalReport).results.filter((r) => r.config === "engram")
+    : undefined;
+  if (replayed) cases = cases.filter((c) => replayed.some((r) => r.id === c.id));
   // Round-robin over the categories, so that a run cut short has measured every category.
   cases = interleave(cases);
   const made = await makeModel(a);
   const { label, dispose } = made;
   const { model, take } = meteredModel(made.model);
-  const subset = [a.smoke ? "smoke" : a.cases ? "some" : "full", ...(a.category ? [a.category] : [])].join("-");
+  const subset = [a.replay ? "replay" : a.smoke ? "smoke" : a.cases ? "some" : "full", ...(a.category ? [a.category] : [])].join("-");
   const out =
     a.out ??
     join(repo, "benches", "results", "memory-eval", `${new Date().toISOString().slice(0, 10)}-${label.toLowerCase()}-${subset}.json`);
@@ -414,6 +478,11 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     ...(a.configs.includes("engram") && {
       recall: { inject: RECALL.inject, snippetChars: RECALL.snippetChars, injectTokens: RECALL.injectTokens },
     }),
+    ...(a.replay && {
+      notes: [
+        `Questions only, asked with the facts ${basename(a.replay)} stored (nothing extracted: its extraction tokens are not counted).`,
+      ],
+    }),
   };
   const log = (m: string) => process.stderr.write(`[memory-eval] ${m}\n`);
   const save = () => {
@@ -426,7 +495,8 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     for (const config of a.configs) {
       for (const c of cases) {
         if (report.results.some((r) => r.id === c.id && r.config === config)) continue;
-        report.results.push(await runCase(model, take, c, set.askedAt, config, log));
+        const replayOf = replayed?.find((r) => r.id === c.id);
+        report.results.push(await runCase(model, take, c, set.askedAt, config, log, replayOf));
         save();
       }
     }

@@ -10,10 +10,10 @@ import { describe, expect, it } from "vitest";
 import { evalArgs } from "../../../benches/src/memory-eval/bench-args.js";
 import { keepCutReplies } from "../../../benches/src/memory-eval/cut-replies.js";
 import { type CaseResult, LONG_CASE_TURNS, mergeReports, renderMarkdown, renderReports } from "../../../benches/src/memory-eval/report.js";
-import { DatedCheckpointer, historyText, runMemoryEval } from "../../../benches/src/memory-eval/run.js";
+import { DatedCheckpointer, historyText, replaySessions, runMemoryEval } from "../../../benches/src/memory-eval/run.js";
 import { parseEvalSet } from "../../../benches/src/memory-eval/score.js";
 import { meteredModel, requestTokens } from "../../../benches/src/memory-eval/tokens.js";
-import { FakeChatModel, type ModelRequest, createDeepAgent } from "../src/index.js";
+import { FakeChatModel, InMemoryStore, type ModelRequest, StoreMemoryStorage, createDeepAgent } from "../src/index.js";
 
 const o200k = getEncoding("o200k_base");
 const count = (text: string) => o200k.encode(text).length;
@@ -298,5 +298,60 @@ describe("the engram configuration's threads", () => {
     checkpointer.at = Date.parse("2026-11-20T10:00:00Z");
     await agent.invoke({ messages: [{ role: "user", content: "Which PostgreSQL does billing run?" }] }, { threadId: "q", userId: "u" });
     expect(model.requests.at(-1)?.systemContext).toContain("- 2026-10-20 (Tuesday): We upgraded billing to PostgreSQL 16.");
+  });
+});
+
+describe("--replay", () => {
+  const c = parseEvalSet({
+    askedAt: "2026-11-20T10:00:00Z",
+    cases: [
+      {
+        id: "update-x",
+        category: "knowledge-update",
+        sessions: [{ at: "2026-11-15T09:00:00Z", turns: ["I moved to Lisbon last month."] }],
+        question: "Where do I live?",
+        expected: "Lisbon",
+        check: { anyOf: ["Lisbon"] },
+      },
+    ],
+  }).cases[0] as Parameters<typeof replaySessions>[0];
+  const saved = (facts: Pick<CaseResult, "facts" | "storedFacts">): CaseResult => ({
+    id: "update-x",
+    category: "knowledge-update",
+    config: "engram",
+    answer: "",
+    pass: true,
+    reason: "",
+    questionInputTokens: 0,
+    totalInputTokens: 0,
+    seconds: 0,
+    turns: 1,
+    ...facts,
+  });
+
+  it("leaves the saved run's facts as stored and the sessions' user turns checkpointed at their day", async () => {
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    const checkpointer = new DatedCheckpointer();
+    const fact = { content: "Lives in Lisbon", category: "personal", confidence: 1, createdAt: "2026-11-15T09:00:00.000Z" };
+    await replaySessions(c, saved({ storedFacts: [fact] }), storage, checkpointer);
+    const { memory } = await storage.load("eval-user", undefined);
+    expect(memory.facts).toEqual([expect.objectContaining(fact)]);
+    const thread = await checkpointer.get("update-x-session-1");
+    expect(thread?.savedAt).toBe(Date.parse("2026-11-15T09:00:00Z"));
+    expect(thread?.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["I moved to Lisbon last month."]);
+  });
+
+  it("reads a run saved before storedFacts from its fact lines, each confirmed on its day", async () => {
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    await replaySessions(c, saved({ facts: ["Lives in Lisbon [2026-11-15]", "Has a cat [no day]"] }), storage, new DatedCheckpointer());
+    const { memory } = await storage.load("eval-user", undefined);
+    expect(memory.facts.map((f) => [f.content, f.createdAt.slice(0, 10), f.category])).toEqual([
+      ["Lives in Lisbon", "2026-11-15", "context"],
+      ["Has a cat [no day]", "2026-01-01", "context"],
+    ]);
+  });
+
+  it("replays the engram configuration only", async () => {
+    await expect(runMemoryEval(["--replay", "x.json", "--configs", "no-memory"])).rejects.toThrow(/engram configuration only/);
   });
 });
