@@ -23,6 +23,7 @@ import {
   parseMemoryUpdate,
 } from "../src/memory/longterm/index.js";
 import { slotOf, newestPerSlot } from "../src/memory/longterm/slots.js";
+import { daysAgo } from "../src/memory/longterm/inject.js";
 import { shortFactIds } from "../src/memory/longterm/update-schema.js";
 import { buildUpdateRequest } from "../src/memory/longterm/prompt.js";
 import { MemoryHistory, recordFactChanges } from "../src/memory/history/index.js";
@@ -140,7 +141,7 @@ describe("a new fact replaces the old one", () => {
     expect(change?.after).toContain(`Lives in Lisbon (replaces ${berlin.id})`);
     const block = await run.memory.inject("u");
     expect(block).not.toContain("Berlin");
-    expect(block).toContain("Lives in Lisbon (as of 2026-11-15)");
+    expect(block).toContain("Lives in Lisbon (as of 2026-11-15, today)");
   });
 
   it("named by the model, when it is about the same thing and the user spoke of a change", async () => {
@@ -231,6 +232,29 @@ describe("facts carry when they were last confirmed", () => {
   });
 });
 
+describe("how long ago a fact's day was", () => {
+  it("counts whole UTC days from the day written for, then weeks, months and years", () => {
+    const at = Date.parse("2026-11-20T23:30:00Z");
+    const ago = (day: string) => daysAgo(day, at);
+    expect(
+      ["2026-11-20", "2026-11-19", "2026-11-07", "2026-11-06", "2026-09-22", "2026-09-21", "2025-11-21", "2025-11-20"].map(ago),
+    ).toEqual(["today", "yesterday", "13 days ago", "2 weeks ago", "8 weeks ago", "2 months ago", "12 months ago", "1 year ago"]);
+    expect([ago("2024-11-20"), ago("2026-11-21"), daysAgo("2026-11-20", Number.NaN)]).toEqual(["2 years ago", undefined, undefined]);
+  });
+
+  it("is written again on a new day, though the memory did not change", async () => {
+    let now = Date.parse("2026-11-15T09:00:00Z");
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    const memory = createEmptyMemory();
+    memory.facts = [fact("fact_00000040", "Lives in Lisbon", "2026-11-15T09:00:00.000Z")];
+    await storage.save("u", undefined, memory, NO_REVISION);
+    const longTerm = new LongTermMemory({ model: new FakeChatModel([]), storage, now: () => now });
+    expect(await longTerm.inject("u")).toContain("Lives in Lisbon (as of 2026-11-15, today)");
+    now = Date.parse("2026-11-16T08:00:00Z");
+    expect(await longTerm.inject("u")).toContain("Lives in Lisbon (as of 2026-11-15, yesterday)");
+  });
+});
+
 describe("the injection prefers the newest on a conflict", () => {
   it("shows one fact per slot, the most recently confirmed, each with its day", () => {
     const memory = createEmptyMemory();
@@ -243,6 +267,10 @@ describe("the injection prefers the newest on a conflict", () => {
     expect(block).not.toContain("Berlin");
     expect(block).toContain("Lives in Lisbon (as of 2026-11-15)");
     expect(block).toContain("Prefers tabs (as of 2026-11-19)");
+    // Written for a day, each fact also says how long ago its day was.
+    const on = formatMemoryBlock(memory, { maxTokens: 2000, correctionBudgetTokens: 500, now: Date.parse("2026-11-20T10:00:00Z") });
+    expect(on).toContain("Lives in Lisbon (as of 2026-11-15, 5 days ago)");
+    expect(on).toContain("Prefers tabs (as of 2026-11-19, yesterday)");
     expect(formatMemoryBlock(memory, { maxTokens: 2000, correctionBudgetTokens: 500, dates: false })).toContain("] Prefers tabs\n");
   });
 });

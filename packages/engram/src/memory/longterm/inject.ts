@@ -35,6 +35,10 @@ export interface InjectionOptions {
   /** Whether each fact is shown with the day it was last confirmed, `(as of 2026-11-20)`, so the
    * model can tell old from new and answer "what did I say last week". Default: `true`. */
   dates?: boolean;
+  /** The time the block is written for (ms since the epoch): each dated fact also says how long
+   * ago its day was, `(as of 2026-11-12, 8 days ago)` — a small model does not count days from
+   * two dates. Default: none (the day alone). */
+  now?: number;
   /** What the user said in earlier threads that the prompt also shows (recalled messages): a
    * fact that one of them updates is left out (see `lineUpdatesFact`). Default: none. */
   updatedBy?: readonly UserLine[];
@@ -80,7 +84,7 @@ function packBlock(memory: MemoryData, options: InjectionOptions): { block: stri
   const current = new Set(notUpdatedBy(newestPerSlot(memory.facts), options.updatedBy ?? []));
   const facts = memory.facts.filter((f) => current.has(f));
   const scores = options.scores?.filter((_, i) => current.has(memory.facts[i] as Fact));
-  const written = options.dates === false ? facts : facts.map(dated);
+  const written = options.dates === false ? facts : facts.map((f) => dated(f, options.now));
   const block = core.factsBlock({
     summaries: [...USER_SECTIONS.map((k) => memory.user[k].summary), ...HISTORY_SECTIONS.map((k) => memory.history[k].summary)],
     facts: written,
@@ -101,8 +105,29 @@ export function scoreFacts(facts: readonly Fact[], recall: RecallMode, query: st
   return core.relevanceScores(query, facts);
 }
 
-/** `fact` with the day it was last confirmed after its text (when that is a date). */
-function dated(fact: Fact): Fact {
+/** `fact` with the day it was last confirmed after its text (when that is a date), and how long
+ * before `now` that day was (see {@link daysAgo}). */
+function dated(fact: Fact, now: number | undefined): Fact {
   const day = lastConfirmed(fact).slice(0, 10);
-  return /^\d{4}-\d\d-\d\d$/.test(day) ? { ...fact, content: `${fact.content} (as of ${day})` } : fact;
+  if (!/^\d{4}-\d\d-\d\d$/.test(day)) return fact;
+  const ago = now === undefined ? undefined : daysAgo(day, now);
+  return { ...fact, content: `${fact.content} (as of ${day}${ago === undefined ? "" : `, ${ago}`})` };
+}
+
+const DAY_MS = 86_400_000;
+
+/** How long before `now`'s day (UTC) the day `day` (YYYY-MM-DD) was: "today", "yesterday", "5
+ * days ago", "3 weeks ago" (from 14 days), "2 months ago" (from 60), "1 year ago" (from 365);
+ * `undefined` for a day after `now`'s or a `now` that is not a time. */
+export function daysAgo(day: string, now: number): string | undefined {
+  if (!Number.isFinite(now)) return undefined;
+  const days = Math.round((Math.floor(now / DAY_MS) * DAY_MS - Date.parse(`${day}T00:00:00Z`)) / DAY_MS);
+  if (!(days >= 0)) return undefined;
+  if (days === 0) return "today";
+  if (days === 1) return "yesterday";
+  if (days < 14) return `${days} days ago`;
+  if (days < 60) return `${Math.round(days / 7)} weeks ago`;
+  if (days < 365) return `${Math.round(days / 30)} months ago`;
+  const years = Math.round(days / 365);
+  return `${years} year${years === 1 ? "" : "s"} ago`;
 }

@@ -232,7 +232,10 @@ export class LongTermMemory {
   /** Latest clear per memory made through this instance (ms), for work already under way. */
   readonly #cleared = new Map<string, number>();
   /** What the last injection per user (and agent) used, keyed by the storage change token. */
-  readonly #injected = new Map<string, { token: string; memory: MemoryData; injection: MemoryInjection; request: string; lines: string }>();
+  readonly #injected = new Map<
+    string,
+    { token: string; memory: MemoryData; injection: MemoryInjection; request: string; lines: string; today: number }
+  >();
   #immediateSeq = 0;
   readonly #pendingWork: PendingWorkStore;
   /** Extraction settings resolved for this model. */
@@ -422,17 +425,21 @@ export class LongTermMemory {
     const hit = token === undefined ? undefined : this.#injected.get(key);
     const fresh = hit?.token === token ? hit : undefined;
     const lines = JSON.stringify(updatedBy.map((l) => [l.at, l.text]));
-    if (fresh && fresh.lines === lines && (this.#o.recall === "confidence" || fresh.request === currentRequest)) return fresh.injection;
+    // The block says how many days ago each fact's day was: a new day writes it again.
+    const now = this.#now();
+    const today = Math.floor(now / 86_400_000);
+    if (fresh && fresh.lines === lines && fresh.today === today && (this.#o.recall === "confidence" || fresh.request === currentRequest))
+      return fresh.injection;
     const memory = fresh?.memory ?? (await this.read(userId, agentName));
-    const injection = await this.#format(memory, currentRequest, updatedBy);
+    const injection = await this.#format(memory, currentRequest, updatedBy, now);
     if (token !== undefined) {
       if (this.#injected.size >= 1024 && !this.#injected.has(key)) this.#injected.delete(this.#injected.keys().next().value as string);
-      this.#injected.set(key, { token, memory, injection, request: currentRequest, lines });
+      this.#injected.set(key, { token, memory, injection, request: currentRequest, lines, today });
     }
     return injection;
   }
 
-  async #format(memory: MemoryData, currentRequest: string, updatedBy: readonly UserLine[]): Promise<MemoryInjection> {
+  async #format(memory: MemoryData, currentRequest: string, updatedBy: readonly UserLine[], now: number): Promise<MemoryInjection> {
     const relevance = this.#o.recall === "relevance" && memory.facts.length > 1 && currentRequest.trim() !== "";
     let core: Core | undefined;
     try {
@@ -443,6 +450,7 @@ export class LongTermMemory {
     }
     // One core call: BM25 relevance (when asked) and the packing within the budget.
     return memoryInjection(memory, {
+      now,
       maxTokens: this.#o.maxInjectionTokens,
       correctionBudgetTokens: this.#o.correctionBudgetTokens,
       updatedBy,
