@@ -51,8 +51,9 @@ const within = (a: readonly string[], b: readonly string[]) => a.every((w) => b.
 /**
  * True when `fact` restates a request the user made in `userTexts`: a sentence of theirs that
  * {@link isRequest}, with the same words as the fact (each way, framing and request verbs left
- * aside), and no statement of theirs says all of the fact's words. "Splits windows vertically" restates "How do I split a window vertically?"; "Works on a
- * Django app" does not restate "Can you fix the failing test in my Django app?".
+ * aside), and no statement of theirs says all of the fact's words. "Splits windows vertically"
+ * restates "How do I split a window vertically?"; "Works on a Django app" does not restate "Can
+ * you fix the failing test in my Django app?".
  */
 export function restatesRequest(fact: string, userTexts: readonly string[]): boolean {
   const own = subjectWords(fact);
