@@ -84,6 +84,8 @@ export interface EvalReport {
   summary: CategorySummary[];
   /** Recall injection of the `engram` configuration (`threadRecall`), when it was on. */
   recall?: { inject: number; snippetChars: number; injectTokens: number };
+  /** Whether llama.cpp read every prompt from its start (`--fresh-prompts`). */
+  freshPrompts?: boolean;
   /** Sentences printed under the run's line (where results were taken from, …). */
   notes?: string[];
 }
@@ -131,6 +133,9 @@ export function renderMarkdown(report: EvalReport): string {
           `The engram configuration checkpoints each session as a thread of the user (in memory) and has recall injection on (\`threadRecall: { inject: ${report.recall.inject}, snippetChars: ${report.recall.snippetChars}, injectTokens: ${report.recall.injectTokens}, tool: false }\`): the question's first model call gets the best-matching things the user said in the earlier sessions, dated and newest first, after the long-term memory block; no tool call is needed.`,
           "",
         ]
+      : []),
+    ...(report.freshPrompts
+      ? ["llama.cpp read every prompt from its start (`--fresh-prompts`): each answer depends on its request alone.", ""]
       : []),
     ...(report.notes?.length ? [report.notes.join(" "), ""] : []),
     `| category | engram (long-term memory${recalling ? " + recalled threads" : ""}) | no memory | full history in the prompt |`,
@@ -269,6 +274,8 @@ export function mergeReports(
     results,
     summary: summarize(results),
     ...(recall && { recall }),
+    // Only when every part was run so: one part that reused prompts makes the whole order-dependent.
+    ...(parts.every((p) => p.report.freshPrompts) && { freshPrompts: true }),
     notes: [
       `Merged from ${parts.length} runs (results per configuration, before any left out):`,
       ...notes,

@@ -21,7 +21,9 @@
  *
  * Options: `--smoke`; `--category <name>` (one category); `--cases id,id`; `--configs engram,no-memory,full-history`; `--model
  * <name>` (with `--base-url`, or `llama:<path.gguf>`; default the 1.5B GGUF); `--base-url <url>`
- * (or `ENGRAM_EVAL_BASE_URL`; `ENGRAM_EVAL_MODEL` for the model); `--out <file.json>` (default
+ * (or `ENGRAM_EVAL_BASE_URL`; `ENGRAM_EVAL_MODEL` for the model); `--fresh-prompts` (llama.cpp
+ * reads every prompt from its start, so an answer does not depend on the cases run before it in
+ * the process: slower, for runs that are compared case by case); `--out <file.json>` (default
  * `benches/results/memory-eval/<date>-<model>-<smoke|full>.json`); `--resume` keeps the case
  * results already in `--out`; `--threads <n>` for llama.cpp (default 1); `--render <file.json>[,<file.json>…]`
  * writes saved results into docs/benchmarks.md (its own section between `memory-eval` markers),
@@ -107,10 +109,13 @@ interface Args {
   threads: number;
   /** A saved run whose stored facts the questions are asked with (see {@link replaySessions}). */
   replay?: string;
+  /** llama.cpp reads every prompt from its start (`reusePrompt: false`): each answer then
+   * depends on its request alone, not on the cases run before it in the process. */
+  freshPrompts: boolean;
 }
 
 const VALUE_FLAGS = ["--category", "--cases", "--configs", "--model", "--base-url", "--out", "--threads", "--replay"];
-const SWITCHES = ["--smoke", "--resume"];
+const SWITCHES = ["--smoke", "--resume", "--fresh-prompts"];
 
 /** The options, or an error naming the first one not understood: a mistyped flag (or `--help`)
  * must not start a run of the whole set on a CPU model, which takes hours. */
@@ -149,6 +154,7 @@ function parseArgs(argv: readonly string[]): Args {
     configs,
     model,
     resume: argv.includes("--resume"),
+    freshPrompts: argv.includes("--fresh-prompts"),
     threads,
     ...(cases && { cases }),
     ...(baseURL && { baseURL }),
@@ -170,7 +176,12 @@ async function makeModel(a: Args): Promise<{ model: ChatModel; label: string; di
   if (!existsSync(path)) throw new Error(`no model at ${path} (scripts/fetch-model.sh qwen-1.5b)`);
   if (!process.env.ENGRAM_LLAMA_MODULE && existsSync(LLAMA_RUNTIME)) process.env.ENGRAM_LLAMA_MODULE = LLAMA_RUNTIME;
   const { LlamaCppModel } = await import("engram/llama");
-  const model = new LlamaCppModel({ modelPath: path, threads: a.threads, contextSize: 4096 });
+  const model = new LlamaCppModel({
+    modelPath: path,
+    threads: a.threads,
+    contextSize: 4096,
+    ...(a.freshPrompts && { reusePrompt: false }),
+  });
   return { model, label: basename(path).replace(/\.gguf$/i, ""), dispose: () => model.dispose() };
 }
 
@@ -478,6 +489,7 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     ...(a.configs.includes("engram") && {
       recall: { inject: RECALL.inject, snippetChars: RECALL.snippetChars, injectTokens: RECALL.injectTokens },
     }),
+    ...(a.freshPrompts && { freshPrompts: true }),
     ...(a.replay && {
       notes: [
         `Questions only, asked with the facts ${basename(a.replay)} stored (nothing extracted: its extraction tokens are not counted).`,

@@ -9,7 +9,14 @@ import { getEncoding } from "js-tiktoken";
 import { describe, expect, it } from "vitest";
 import { evalArgs } from "../../../benches/src/memory-eval/bench-args.js";
 import { keepCutReplies } from "../../../benches/src/memory-eval/cut-replies.js";
-import { type CaseResult, LONG_CASE_TURNS, mergeReports, renderMarkdown, renderReports } from "../../../benches/src/memory-eval/report.js";
+import {
+  type CaseResult,
+  type EvalReport,
+  LONG_CASE_TURNS,
+  mergeReports,
+  renderMarkdown,
+  renderReports,
+} from "../../../benches/src/memory-eval/report.js";
 import { DatedCheckpointer, historyText, replaySessions, runMemoryEval } from "../../../benches/src/memory-eval/run.js";
 import { parseEvalSet } from "../../../benches/src/memory-eval/score.js";
 import { meteredModel, requestTokens } from "../../../benches/src/memory-eval/tokens.js";
@@ -349,6 +356,27 @@ describe("--replay", () => {
       ["Lives in Lisbon", "2026-11-15", "context"],
       ["Has a cat [no day]", "2026-01-01", "context"],
     ]);
+  });
+
+  it("says when prompts were read fresh, in a run and in a merge only when every part was", () => {
+    const run = (freshPrompts: boolean): EvalReport => ({
+      date: "2026-11-29T07:00:00Z",
+      model: "m",
+      subset: "some",
+      cases: 1,
+      results: [saved({})],
+      summary: [],
+      ...(freshPrompts && { freshPrompts }),
+    });
+    expect(renderMarkdown(run(true))).toContain("`--fresh-prompts`");
+    expect(renderMarkdown(run(false))).not.toContain("`--fresh-prompts`");
+    const merge = (...fresh: boolean[]) =>
+      mergeReports(
+        fresh.map((f, i) => ({ label: `p${i}`, report: run(f) })),
+        "whole",
+      );
+    expect(merge(true, true).freshPrompts).toBe(true);
+    expect(merge(true, false).freshPrompts).toBeUndefined();
   });
 
   it("replays the engram configuration only", async () => {

@@ -179,6 +179,20 @@ describe.runIf(run)("LlamaCppModel (SmolLM2-135M, real inference)", () => {
     await agent.close();
   });
 
+  it("with reusePrompt: false reads every prompt from its start, and answers as a fresh model does", { timeout: 120_000 }, async () => {
+    const fresh = new LlamaCppModel({ modelPath: GGUF, contextSize: 2048, maxOutputTokens: 24, threads: 1, reusePrompt: false });
+    try {
+      const ask = (content: string): ModelRequest => ({ system: "You are terse.", messages: [{ role: "user", content }], tools: [] });
+      const alone = await fresh.invoke(ask("Name a colour."));
+      await fresh.invoke(ask("Name a fruit, then a colour."));
+      const after = await fresh.invoke(ask("Name a colour."));
+      expect(after.usage?.cachedInputTokens).toBe(0);
+      expect(after.message.content).toBe(alone.message.content);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
   it("is reachable as resolveModel('llama:<path>')", { timeout: 120_000 }, async () => {
     const m = resolveModel(`llama:${GGUF}`); // default threads (every core): a 4-token reply
     expect(m.id).toBe(`llama:${GGUF}`);

@@ -43,6 +43,7 @@ interface TokenMeterState {
 interface LlamaSequence {
   readonly nextTokenIndex: number;
   readonly tokenMeter: { getState(): TokenMeterState };
+  clearHistory(): Promise<void>;
 }
 interface LlamaContext {
   readonly contextSize: number;
@@ -148,6 +149,15 @@ export interface LlamaCppOptions {
    * second KV cache of `contextSize` tokens. Default: `true`.
    */
   structuredSequence?: boolean;
+  /**
+   * Whether a request reuses what the sequence's KV cache holds of its prompt from the requests
+   * before it. With `false` every prompt is read from its start: slower, but a reply then depends
+   * on its request alone, as an evaluation that compares runs needs — the same prompt read after
+   * other requests is read in other pieces, which can round differently and turn a greedy reply
+   * (the memory evaluation's update-10 answered "light mode" after 94 other questions, "dark
+   * mode" alone). Default: `true`.
+   */
+  reusePrompt?: boolean;
   /** Default cap on generated tokens (a request's `settings.maxOutputTokens` wins). Default: `512`. */
   maxOutputTokens?: number;
   /** Default temperature (a request's `settings.temperature` wins). Default: `0` (greedy, reproducible). */
@@ -306,6 +316,7 @@ export class LlamaEngine {
       options.onTextChunk = streamedText(report, grammar && !request.responseFormat ? new AnswerStream() : grammar ? undefined : null);
     }
     const { sequence, chat } = request.responseFormat && loaded.structured ? loaded.structured : loaded;
+    if (this.#options.reusePrompt === false) await sequence.clearHistory();
     const before = sequence.tokenMeter.getState();
     let response: LlamaChatResponse;
     try {
