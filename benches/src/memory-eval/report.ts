@@ -39,6 +39,8 @@ export interface CaseResult {
   recallBlockTokens?: number;
   /** `engram` only: that block. */
   recalled?: string;
+  /** `engram` only: the `<memory>` block the question was sent. */
+  memoryBlock?: string;
   /** `engram` only: the facts stored before the question, with the day each was last confirmed. */
   facts?: string[];
   /** `engram` only: the same facts as stored (category, confidence, times), from which

@@ -327,6 +327,7 @@ async function runCase(
       supersededInjected: supersededIn(block, c.superseded),
       supersededRecalled: supersededIn(recalled, c.superseded),
       memoryBlockTokens: textTokens(block),
+      memoryBlock: block,
       recallBlockTokens: textTokens(recalled),
       recalled,
       warnings,
@@ -394,13 +395,24 @@ function sharedStem(names: readonly string[]): string {
 }
 
 /** `r` scored again from its saved answer with its case's check as it is now (a failed model
- * call stays failed); a change is added to `changed` as "id config fail→pass". */
+ * call stays failed), and its superseded values found again in its saved blocks; a change is
+ * added to `changed` as "id config fail→pass" or "id superseded injected [Sublime]→[]". */
 function rescore(r: CaseResult, cases: readonly EvalCase[], changed: string[]): CaseResult {
   const c = cases.find((x) => x.id === r.id);
-  if (!c || r.reason.startsWith("failed:")) return r;
+  if (!c) return r;
+  const out = { ...r };
+  if (r.memoryBlock !== undefined) out.supersededInjected = supersededIn(r.memoryBlock, c.superseded);
+  if (r.recalled !== undefined) out.supersededRecalled = supersededIn(r.recalled, c.superseded);
+  for (const [name, was, now] of [
+    ["injected", r.supersededInjected, out.supersededInjected],
+    ["recalled", r.supersededRecalled, out.supersededRecalled],
+  ] as const) {
+    if (JSON.stringify(was) !== JSON.stringify(now)) changed.push(`${r.id} superseded ${name} [${was ?? ""}]→[${now ?? ""}]`);
+  }
+  if (r.reason.startsWith("failed:")) return out;
   const score = scoreAnswer(r.answer, c.check);
   if (score.pass !== r.pass) changed.push(`${r.id} ${r.config} ${r.pass ? "pass" : "fail"}→${score.pass ? "pass" : "fail"}`);
-  return { ...r, pass: score.pass, reason: score.reason };
+  return { ...out, pass: score.pass, reason: score.reason };
 }
 
 /** The bench page, where the evaluation writes its own section. */

@@ -95,9 +95,21 @@ export function scoreAnswer(answer: string, check: Check): Score {
   return { pass: true, reason: "" };
 }
 
-/** The `superseded` patterns of a case that `block` (the injected memory) still holds. */
+/** Words before a value by which a line says the user moved away from it: "switched editors
+ * from Sublime Text to Zed", "no longer uses Vim", "instead of npm". */
+const LEFT_BEHIND = /\b(?:from|instead of|no longer|rather than|replaced|gave up|quit|used to)\s+(?:[\p{L}\p{N}'’-]+\s+){0,2}$/iu;
+
+/** The `superseded` patterns of a case that a line of `block` (the injected memory) states as
+ * current: a line that names the old value only as what the user moved away from ("Switched
+ * editors from Sublime Text to Zed") does not count. */
 export function supersededIn(block: string, superseded: readonly string[]): string[] {
-  return superseded.filter((p) => pattern(p).test(block));
+  const lines = block.split("\n");
+  return superseded.filter((p) => lines.some((line) => statesAsCurrent(line, new RegExp(pattern(p).source, "giu"))));
+}
+
+function statesAsCurrent(line: string, value: RegExp): boolean {
+  for (const m of line.matchAll(value)) if (!LEFT_BEHIND.test(line.slice(0, m.index))) return true;
+  return false;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -225,6 +225,26 @@ describe("facts carry when they were last confirmed", () => {
     expect(run.facts).toHaveLength(2);
   });
 
+  it("a fact that takes the user's new words is dated by them (update-03 of the memory evaluation)", async () => {
+    // The model restated the old fact with the change; it took the new words in place of the old
+    // and kept showing the day of the old ones.
+    const sublime = fact("fact_00000050", "The user's favourite editor is Sublime Text", "2026-10-05T08:00:00.000Z");
+    const run = await extract(
+      [sublime],
+      ["I switched editors: my favourite editor is now Zed."],
+      () => [{ content: "Switched editors from Sublime Text to Zed", category: "preference", confidence: 0.9 }],
+      "2026-11-14T08:00:00.000Z",
+    );
+    expect(run.facts.map((f) => [f.content, f.confirmedAt])).toEqual([
+      ["Switched editors from Sublime Text to Zed", "2026-11-14T08:00:00.000Z"],
+    ]);
+    // Copied from the memory shown with nothing the user said here: the day stays.
+    const copied = await extract([sublime], ["What is a good theme?"], () => [
+      { content: "The user's favourite editor is Sublime Text", category: "preference", confidence: 0.9 },
+    ]);
+    expect(copied.facts[0]?.confirmedAt).toBeUndefined();
+  });
+
   it("a confirmation never moves the time back", async () => {
     const recent = { ...name, confirmedAt: "2026-11-20T09:00:00.000Z" };
     const run = await extract([recent], ["I'm Tomasz."], () => [], "2026-11-15T09:00:00.000Z");

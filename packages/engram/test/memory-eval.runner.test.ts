@@ -261,7 +261,19 @@ describe("the long cases' table", () => {
         reason: "does not say it does not know",
       });
       const file = join(dir, "a.json");
-      const results = [saved("no-memory", "I did not tell you about your car."), saved("engram", "I told you that you like Thai food.")];
+      const update: CaseResult = {
+        ...result("engram", true, 200),
+        id: "update-03",
+        category: "knowledge-update",
+        answer: "Your favourite editor is Zed.",
+        memoryBlock: "<memory>\nFacts:\n- [preference | 0.90] Switched editors from Sublime Text to Zed (as of 2026-11-14)\n</memory>",
+        supersededInjected: ["Sublime"],
+      };
+      const results = [
+        saved("no-memory", "I did not tell you about your car."),
+        saved("engram", "I told you that you like Thai food."),
+        update,
+      ];
       writeFileSync(file, JSON.stringify({ date: "2026-11-29T16:00:00Z", model: "m", subset: "rest", cases: 1, results, summary: [] }));
       const out = join(dir, "all.json");
       await runMemoryEval(["--merge", file, "--out", out, "--rescore", "--subset", "whole"]);
@@ -270,8 +282,14 @@ describe("the long cases' table", () => {
       expect(merged.results.map((r) => [r.config, r.pass])).toEqual([
         ["no-memory", true],
         ["engram", false],
+        ["engram", true],
       ]);
-      expect(merged.notes.at(-1)).toBe("Every saved answer scored again with the current checks: abstain-09 no-memory fail→pass.");
+      // The block saved with the result is searched again: the old editor named only as what the
+      // user switched from is not a superseded value injected.
+      expect(merged.results[2]?.supersededInjected).toEqual([]);
+      expect(merged.notes.at(-1)).toBe(
+        "Every saved answer scored again with the current checks: abstain-09 no-memory fail→pass, update-03 superseded injected [Sublime]→[].",
+      );
       expect(readFileSync(join(dir, "all.md"), "utf8")).toContain("| abstention |");
     } finally {
       rmSync(dir, { recursive: true, force: true });

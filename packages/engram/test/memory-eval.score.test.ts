@@ -53,6 +53,11 @@ describe("the evaluation set", () => {
     expect(scoreAnswer("Your favourite colour is blue.", byId("abstain-01").check).pass).toBe(false);
     expect(scoreAnswer("Your dog's name is Tofu.", byId("abstain-04").check).pass).toBe(false);
     expect(supersededIn("- [context | 0.95] Lives in Berlin (as of 2026-10-20)", byId("update-01").superseded)).toEqual(["Berlin"]);
+    // Named only as what the user moved away from, the old value is not injected as current.
+    const sublime = byId("update-03").superseded;
+    expect(supersededIn("- [preference | 0.90] Switched editors from Sublime Text to Zed (as of 2026-11-14)", sublime)).toEqual([]);
+    expect(supersededIn("- Moved from Sublime to Zed\n- Favourite editor is Sublime Text", sublime)).toEqual(["Sublime"]);
+    expect(supersededIn("- Lives in Lisbon, no longer in Berlin", byId("update-01").superseded)).toEqual([]);
   });
 });
 

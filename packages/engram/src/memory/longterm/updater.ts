@@ -25,11 +25,13 @@ import { supersededFacts, userSpeaksOfChange } from "./supersede.js";
 import {
   addsDetail,
   contentWords,
+  isFramingWord,
   isMeaningless,
   isQuestion,
   isSmallTalk,
   sameContent,
   sameMeaning,
+  sameWord,
   supportShare,
   unsaidWord,
 } from "./words.js";
@@ -524,12 +526,20 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
     if (duplicate) {
       if (removeIds.delete(duplicate.id)) notes.push(`removal of ${duplicate.id} refused: the update adds the same fact again`);
       // The same fact with more of what the user said: the stored one (same id) takes the words.
-      if (refusal === undefined && addsDetail(content, duplicate.content)) {
+      const before = duplicate.content;
+      if (refusal === undefined && addsDetail(content, before)) {
         duplicate.content = content;
         detailed.add(duplicate.id);
       }
-      // Said again in this conversation (not only copied from the memory shown): confirmed now.
-      if (refusal === undefined && said && restates(content, said, options.minUserSupport)) confirm(duplicate);
+      // Said again in this conversation (not only copied from the memory shown), or given words
+      // the user said here ("Switched editors from Sublime Text to Zed" over "Favourite editor
+      // is Sublime Text"): confirmed now — the block dates a fact by its last confirmation.
+      if (
+        refusal === undefined &&
+        said &&
+        (restates(content, said, options.minUserSupport) || gainsSaidWords(before, duplicate.content, said))
+      )
+        confirm(duplicate);
       continue;
     }
     if (refusal !== undefined) {
@@ -606,6 +616,14 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
  * `minShare` of its content words are in `said` (the user's words of the conversation). */
 function restates(fact: string, said: ReadonlySet<string>, minShare: number): boolean {
   return unsaidWord(fact, said) === undefined && supportShare(fact, said) >= minShare;
+}
+
+/** True when `after` has content words that `before` lacks, framing words aside, and the user
+ * said each of them in this conversation (`said`). */
+function gainsSaidWords(before: string, after: string, said: ReadonlySet<string>): boolean {
+  const old = contentWords(before);
+  const gained = contentWords(after).filter((w) => !isFramingWord(w) && !old.some((v) => sameWord(w, v)));
+  return gained.length > 0 && gained.every((w) => supportShare(w, said) === 1);
 }
 
 /** A new fact from a proposal, or `undefined` when it is empty or meaningless after cleaning,
