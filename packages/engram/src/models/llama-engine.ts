@@ -153,9 +153,8 @@ export interface LlamaCppOptions {
    * Whether a request reuses what the sequence's KV cache holds of its prompt from the requests
    * before it. With `false` every prompt is read from its start: slower, but a reply then depends
    * on its request alone, as an evaluation that compares runs needs — the same prompt read after
-   * other requests is read in other pieces, which can round differently and turn a greedy reply
-   * (the memory evaluation's update-10 answered "light mode" after 94 other questions, "dark
-   * mode" alone). Default: `true`.
+   * other requests is read in other pieces, which can round differently and turn a greedy reply.
+   * Default: `true`.
    */
   reusePrompt?: boolean;
   /** Default cap on generated tokens (a request's `settings.maxOutputTokens` wins). Default: `512`. */
