@@ -371,6 +371,21 @@ export async function replaySessions(
   }
 }
 
+/** The engram results of the saved run `file`, or an error saying why there are none to replay. */
+function engramResultsOf(file: string): CaseResult[] {
+  let report: unknown;
+  try {
+    report = JSON.parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    throw new Error(`--replay: cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const results = (report as Partial<EvalReport> | null)?.results;
+  if (!Array.isArray(results)) throw new Error(`--replay: ${file} is not a memory evaluation report (no results)`);
+  const engram = results.filter((r) => r?.config === "engram");
+  if (engram.length === 0) throw new Error(`--replay: ${file} has no engram results to replay`);
+  return engram;
+}
+
 function savedFacts(saved: CaseResult): StoredFact[] {
   if (saved.storedFacts) return saved.storedFacts;
   return (saved.facts ?? []).map((line) => {
@@ -476,9 +491,7 @@ export async function runMemoryEval(argv: readonly string[]): Promise<void> {
     if (unknown.length > 0) throw new Error(`--cases: no case ${unknown.join(", ")}`);
     cases = cases.filter((c) => a.cases?.includes(c.id));
   }
-  const replayed = a.replay
-    ? (JSON.parse(readFileSync(a.replay, "utf8")) as EvalReport).results.filter((r) => r.config === "engram")
-    : undefined;
+  const replayed = a.replay ? engramResultsOf(a.replay) : undefined;
   if (replayed) cases = cases.filter((c) => replayed.some((r) => r.id === c.id));
   // Round-robin over the categories, so that a run cut short has measured every category.
   cases = interleave(cases);

@@ -98,17 +98,20 @@ export function scoreAnswer(answer: string, check: Check): Score {
 /** Words before a value by which a line says the user moved away from it: "switched editors
  * from Sublime Text to Zed", "no longer uses Vim", "instead of npm". */
 const LEFT_BEHIND = /\b(?:from|instead of|no longer|rather than|replaced|gave up|quit|used to)\s+(?:[\p{L}\p{N}'’-]+\s+){0,2}$/iu;
+/** A "from" counts only in a line that speaks of a change ("Works from Berlin" does not). */
+const CHANGE = /\b(?:switch\w*|mov\w*|chang\w*|migrat\w*|upgrad\w*|replac\w*|no longer|instead|gave up|quit|left|used to)\b/iu;
 
 /** The `superseded` patterns of a case that a line of `block` (the injected memory) states as
- * current: a line that names the old value only as what the user moved away from ("Switched
- * editors from Sublime Text to Zed") does not count. */
+ * current: a line that speaks of a change and names the old value only as what the user moved
+ * away from ("Switched editors from Sublime Text to Zed") does not count. */
 export function supersededIn(block: string, superseded: readonly string[]): string[] {
   const lines = block.split("\n");
   return superseded.filter((p) => lines.some((line) => statesAsCurrent(line, new RegExp(pattern(p).source, "giu"))));
 }
 
 function statesAsCurrent(line: string, value: RegExp): boolean {
-  for (const m of line.matchAll(value)) if (!LEFT_BEHIND.test(line.slice(0, m.index))) return true;
+  const change = CHANGE.test(line);
+  for (const m of line.matchAll(value)) if (!change || !LEFT_BEHIND.test(line.slice(0, m.index))) return true;
   return false;
 }
 

@@ -397,7 +397,21 @@ describe("--replay", () => {
     expect(merge(true, false).freshPrompts).toBeUndefined();
   });
 
-  it("replays the engram configuration only", async () => {
+  it("replays the engram configuration only, from a readable report with engram results", async () => {
     await expect(runMemoryEval(["--replay", "x.json", "--configs", "no-memory"])).rejects.toThrow(/engram configuration only/);
+    const dir = mkdtempSync(join(tmpdir(), "memory-eval-replay-"));
+    try {
+      const file = (name: string, text: string) => {
+        writeFileSync(join(dir, name), text);
+        return join(dir, name);
+      };
+      await expect(runMemoryEval(["--replay", join(dir, "missing.json")])).rejects.toThrow(/--replay: cannot read/);
+      await expect(runMemoryEval(["--replay", file("bad.json", "{")])).rejects.toThrow(/--replay: cannot read/);
+      await expect(runMemoryEval(["--replay", file("other.json", "[1]")])).rejects.toThrow(/not a memory evaluation report/);
+      const baselines = JSON.stringify({ results: [{ ...saved({}), config: "no-memory" }] });
+      await expect(runMemoryEval(["--replay", file("base.json", baselines)])).rejects.toThrow(/no engram results/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -58,6 +58,8 @@ describe("the evaluation set", () => {
     expect(supersededIn("- [preference | 0.90] Switched editors from Sublime Text to Zed (as of 2026-11-14)", sublime)).toEqual([]);
     expect(supersededIn("- Moved from Sublime to Zed\n- Favourite editor is Sublime Text", sublime)).toEqual(["Sublime"]);
     expect(supersededIn("- Lives in Lisbon, no longer in Berlin", byId("update-01").superseded)).toEqual([]);
+    // "from" without a change is not a move away from it.
+    expect(supersededIn("- Works from Berlin on Fridays", byId("update-01").superseded)).toEqual(["Berlin"]);
   });
 });
 

@@ -114,7 +114,8 @@ function dated(fact: Fact, now: number | undefined): Fact {
   return { ...fact, content: `${fact.content} (as of ${day}${ago === undefined ? "" : `, ${ago}`})` };
 }
 
-const DAY_MS = 86_400_000;
+/** Milliseconds in a day. */
+export const DAY_MS = 86_400_000;
 
 /** How long before `now`'s day (UTC) the day `day` (YYYY-MM-DD) was: "today", "yesterday", "5
  * days ago", "3 weeks ago" (from 14 days), "2 months ago" (from 60), "1 year ago" (from 365);

@@ -11,7 +11,7 @@ import type { ChatModel, Message } from "../../models/types.js";
 import { InMemoryStore } from "../../stores/memory.js";
 import type { Store } from "../../stores/types.js";
 import { captureConversation } from "./capture.js";
-import { type MemoryInjection, type RecallMode, memoryInjection } from "./inject.js";
+import { DAY_MS, type MemoryInjection, type RecallMode, memoryInjection } from "./inject.js";
 import {
   type PendingEntry,
   type PendingWorkStore,
@@ -427,7 +427,7 @@ export class LongTermMemory {
     const lines = JSON.stringify(updatedBy.map((l) => [l.at, l.text]));
     // The block says how many days ago each fact's day was: a new day writes it again.
     const now = this.#now();
-    const today = Math.floor(now / 86_400_000);
+    const today = Math.floor(now / DAY_MS);
     if (fresh && fresh.lines === lines && fresh.today === today && (this.#o.recall === "confidence" || fresh.request === currentRequest))
       return fresh.injection;
     const memory = fresh?.memory ?? (await this.read(userId, agentName));
