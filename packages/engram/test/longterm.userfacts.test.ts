@@ -298,3 +298,33 @@ describe("a request is not a fact", () => {
     ]);
   });
 });
+
+describe("a statement the model ran on into the reply keeps the statement", () => {
+  const REPLY =
+    "Allergies are medical conditions that affect the immune system. Shellfish are a common cause of allergies, especially in people who are at risk.";
+
+  it("stores the user's leading sentences of a proposal whose rest is the reply's (the memory evaluation's multi-06)", () => {
+    expect(
+      extract(
+        ["I'm allergic to shellfish.", REPLY],
+        ["Allergic to shellfish. Shellfish are a common cause of allergies, especially in people who are at,"],
+      ),
+    ).toEqual(["Allergic to shellfish."]);
+    // As many leading sentences as are the user's.
+    expect(
+      extract(["I use Vim. I write Rust at work.", "Vim is a modal editor."], ["Uses Vim. Writes Rust at work. Vim is a modal editor."]),
+    ).toEqual(["Uses Vim. Writes Rust at work."]);
+  });
+
+  it("keeps nothing when the first sentence is not the user's, or is a request", () => {
+    expect(extract(["I moved last year.", "Paris is lovely."], ["Lives in Paris. Moved last year."])).toEqual([]);
+    expect(
+      extract(
+        ["Can you explain what a closure is? I'm learning Rust.", "A closure keeps its scope."],
+        ["Explain what a closure is. A closure keeps its scope."],
+      ),
+    ).toEqual([]);
+    // One sentence: refused whole, as before.
+    expect(extract(["I'm allergic to shellfish.", REPLY], ["Allergic to shellfish, a common cause of allergies"])).toEqual([]);
+  });
+});

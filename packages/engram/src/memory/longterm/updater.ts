@@ -16,7 +16,7 @@ import { redactSecrets } from "./redact.js";
 import { restatesRequest } from "./requests.js";
 import { type Fact, HISTORY_SECTIONS, type MemoryData, type MemorySection, USER_SECTIONS, nowIso } from "./schema.js";
 import { type MemoryStorage, copyMemory } from "./storage.js";
-import { factKey, mentionsUpload, stripUploadMentions } from "./text.js";
+import { factKey, mentionsUpload, sentencesOf, stripUploadMentions } from "./text.js";
 import { EXAMPLE_FACT_CONTENTS, resolveFactId } from "./update-schema.js";
 import { otherOnesName } from "./names.js";
 import { thirdPerson, withOwner } from "./person.js";
@@ -437,7 +437,8 @@ export function findDuplicate(content: string, existing: readonly Fact[]): Fact 
  *   user said), or are not the user's: too little of them is what the user said or confirmed,
  *   or they carry a word only the assistant said or a word nobody said
  *   ({@link UpdateRules.minUserSupport}, `userRefusal`), or they give the user a name the user
- *   gave someone or something else (`otherOnesName`);
+ *   gave someone or something else (`otherOnesName`) — of a proposal of several sentences, the
+ *   leading ones that are the user's on their own are kept ({@link userLead});
  * - `factsToRemove` must name existing facts (short or stored ids); a removal is refused when
  *   the same update adds the same content again; all removals are ignored when they exceed
  *   {@link UpdateRules.maxRemovalShare} of the facts (more than one), or when the update adds no
@@ -496,9 +497,23 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
   const userTexts = whole?.messages.filter((m) => m.role === "user").map((m) => m.content) ?? [];
   const added: Fact[] = [];
   const detailed = new Set<string>();
+  const asFact = (text: string) => withOwner(cleanFact(text), userTexts);
+  const notTheUsers = (content: string) =>
+    (support && assistantOnly && options.minUserSupport > 0
+      ? userRefusal(content, support, assistantOnly, options.minUserSupport)
+      : undefined) ??
+    otherOnesName(content, userTexts) ??
+    exampleCopy(content, userTexts);
+  const keptAlone = (raw: string, content: string) =>
+    content !== "" &&
+    !isMeaningless(content) &&
+    !isQuestion(raw) &&
+    !isSmallTalk(raw) &&
+    !restatesRequest(content, userTexts) &&
+    notTheUsers(content) === undefined;
   for (const proposal of update.newFacts) {
     if (proposal.confidence < options.confidenceThreshold) continue;
-    const content = withOwner(cleanFact(proposal.content), userTexts);
+    let content = asFact(proposal.content);
     if (content === "") continue;
     if (isMeaningless(content)) {
       notes.push(`fact ${JSON.stringify(content)} refused: nothing left after redaction`);
@@ -516,12 +531,13 @@ export function applyUpdate(memory: MemoryData, update: MemoryUpdate, options: U
       notes.push(`fact ${JSON.stringify(content)} refused: it restates what the user asked for, not a fact about them`);
       continue;
     }
-    const refusal =
-      (support && assistantOnly && options.minUserSupport > 0
-        ? userRefusal(content, support, assistantOnly, options.minUserSupport)
-        : undefined) ??
-      otherOnesName(content, userTexts) ??
-      exampleCopy(content, userTexts);
+    let refusal = notTheUsers(content);
+    const lead = refusal === undefined ? undefined : userLead(proposal.content, asFact, keptAlone);
+    if (lead !== undefined) {
+      notes.push(`fact ${JSON.stringify(content)} cut to ${JSON.stringify(lead)}: the rest is not what the user said`);
+      content = lead;
+      refusal = undefined;
+    }
     const duplicate = findDuplicate(content, [...next.facts, ...added]);
     if (duplicate) {
       if (removeIds.delete(duplicate.id)) notes.push(`removal of ${duplicate.id} refused: the update adds the same fact again`);
@@ -702,6 +718,25 @@ function cleanText(text: string, partial: boolean): string {
   const redacted = redactSecrets(text).trim();
   if (partial) return stripUploadMentions(redacted);
   return mentionsUpload(redacted) ? "" : redacted;
+}
+
+/** The leading sentences of a proposed fact (`raw`) that make a fact of the user's on their own
+ * (`kept`), as `asFact` writes them, the most of them that do; `undefined` for a proposal of one
+ * sentence or when not even its first is kept. A small model runs the user's statement on into
+ * words of the reply ("Allergic to shellfish. Shellfish are a common cause of …"): the
+ * statement is kept, not lost with the rest. */
+export function userLead(
+  raw: string,
+  asFact: (text: string) => string,
+  kept: (raw: string, content: string) => boolean,
+): string | undefined {
+  const sentences = sentencesOf(raw.trim());
+  for (let n = sentences.length - 1; n >= 1; n--) {
+    const lead = sentences.slice(0, n).join("").trim();
+    const content = asFact(lead);
+    if (kept(lead, content)) return content;
+  }
+  return undefined;
 }
 
 /** A fact's text as stored: {@link cleanText} (whole), in the third person about the user (see
