@@ -155,6 +155,7 @@ export function renderMarkdown(report: EvalReport): string {
         ? ["Knowledge updates: not run with memory.", ""]
         : []),
     ...longCases(report.results),
+    ...caseByCase(report.results),
     "<details><summary>Failed cases</summary>",
     "",
     "| case | configuration | why | answer |",
@@ -167,6 +168,39 @@ export function renderMarkdown(report: EvalReport): string {
     "",
   ];
   return lines.join("\n");
+}
+
+/** Engram against each baseline on the cases both ran, per category: the answers only engram
+ * got right (+), and those only the baseline got right (−, named). A one-case difference in a
+ * category of ten is read better so than from two totals. Nothing without engram and a
+ * baseline. */
+function caseByCase(results: readonly CaseResult[]): string[] {
+  const engram = new Map(results.filter((r) => r.config === "engram").map((r) => [r.id, r]));
+  const baselines = (["no-memory", "full-history"] as const).filter((b) => results.some((r) => r.config === b && engram.has(r.id)));
+  if (baselines.length === 0) return [];
+  const against = (baseline: Config, category: string) => {
+    const pairs = results
+      .filter((r) => r.config === baseline && (category === "all" || r.category === category))
+      .flatMap((b) => {
+        const e = engram.get(b.id);
+        return e ? [[e, b] as const] : [];
+      });
+    if (pairs.length === 0) return "—";
+    const won = pairs.filter(([e, b]) => e.pass && !b.pass).length;
+    const lost = pairs.filter(([e, b]) => !e.pass && b.pass).map(([e]) => e.id);
+    const named = category !== "all" && lost.length > 0 ? ` (${lost.join(", ")})` : "";
+    return `+${won} −${lost.length}${named}`;
+  };
+  const label: Record<string, string> = { "no-memory": "against no memory", "full-history": "against the full history" };
+  const categories = [...CATEGORIES, "all"].filter((c) => c === "all" || results.some((r) => r.category === c));
+  return [
+    "Case by case, on the cases both configurations ran: the answers only engram got right (+) and those only the baseline got right (−, named).",
+    "",
+    `| category | ${baselines.map((b) => label[b]).join(" | ")} |`,
+    `|---|${baselines.map(() => "---|").join("")}`,
+    ...categories.map((c) => `| ${c} | ${baselines.map((b) => against(b, c)).join(" | ")} |`),
+    "",
+  ];
 }
 
 /** The long multi-session cases side by side (see {@link LONG_CASE_TURNS}): whether each

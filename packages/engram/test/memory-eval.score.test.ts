@@ -180,6 +180,31 @@ describe("the report", () => {
     expect(md).toContain("superseded values still in the injected memory in 1 of 2 cases (update-02: Berlin)");
     expect(md).toContain("| update-02 | engram | misses /x/ | wrong |");
   });
+
+  it("compares engram with each baseline case by case, naming the cases engram lost", () => {
+    const paired = [
+      result("update-01", "knowledge-update", "engram", true, 300),
+      result("update-02", "knowledge-update", "engram", false, 320),
+      result("update-01", "knowledge-update", "no-memory", false, 50),
+      result("update-02", "knowledge-update", "no-memory", true, 50),
+      result("single-01", "single-session", "engram", true, 100),
+      result("single-01", "single-session", "no-memory", true, 50),
+      result("update-01", "knowledge-update", "full-history", false, 500),
+    ];
+    const md = renderMarkdown({ date: "2026-11-29T04:00:00Z", model: "m", subset: "smoke", cases: 3, results: paired, summary: [] });
+    expect(md).toContain("| category | against no memory | against the full history |");
+    expect(md).toContain("| single-session | +0 −0 | — |");
+    expect(md).toContain("| knowledge-update | +1 −1 (update-02) | +1 −0 |");
+    expect(md).toContain("| all | +1 −1 | +1 −0 |");
+    // Without engram, or without a baseline, there is nothing to compare.
+    expect(renderMarkdown({ date: "2026-11-29T04:00:00Z", model: "m", subset: "smoke", cases: 2, results, summary: [] })).toContain(
+      "against the full history",
+    );
+    const alone = results.filter((r) => r.config === "engram");
+    expect(
+      renderMarkdown({ date: "2026-11-29T04:00:00Z", model: "m", subset: "smoke", cases: 2, results: alone, summary: [] }),
+    ).not.toContain("Case by case");
+  });
 });
 
 describe("the runner's order and page section", () => {
