@@ -71,6 +71,16 @@ describe("a word nobody said is refused, in every script", () => {
     expect(extract(["I'm making bread on Sundays.", "Lovely."], ["Makes bread on Sundays"])).toEqual(["Makes bread on Sundays"]);
   });
 
+  it("'without' is a negation like the user's 'no' (the memory evaluation's pref-05), not a word they must have said", () => {
+    expect(extract(["I like my coffee black, no sugar.", "Noted."], ["Likes coffee black without sugar"])).toEqual([
+      "Likes coffee black without sugar",
+    ]);
+    // Still a word of the fact's polarity: "with" and "without" milk are two facts.
+    expect(
+      extract(["I drink tea with milk, and coffee without milk.", "Noted."], ["Drinks tea with milk", "Drinks coffee without milk"]),
+    ).toEqual(["Drinks tea with milk", "Drinks coffee without milk"]);
+  });
+
   it("a verb in -y meets its -ies and -ied forms ('studies' is 'study')", () => {
     // The memory evaluation's abstain-10: "I study physics at university." stayed among the
     // recalled lines beside the fact "Studies physics at university".

@@ -8,7 +8,7 @@ import { REDACTED } from "./redact.js";
 
 /** English function words (and the pieces a split contraction leaves: "s", "ll", "re", …). */
 export const FUNCTION_WORDS: readonly string[] = (
-  "a an the and or but if of to in on at by for with from as into about over under than then so " +
+  "a an the and or but if of to in on at by for with without from as into about over under than then so " +
   "is are was were be been being am do does did has have had having will would shall should can could may might must " +
   "i me my mine myself we us our ours you your yours he him his she her hers it its they them their theirs " +
   "this that these those there here what which who whom whose when where why how " +
@@ -64,9 +64,9 @@ function group(meaning: string, words: string): [string, string][] {
   return words.split(" ").map((w) => [w, meaning]);
 }
 
-/** Words that turn a fact around ("does not use", "dislikes"): two facts that differ in them
+/** Words that turn a fact around ("does not use", "dislikes", "without sugar"): two facts that differ in them
  * never say the same thing. */
-const NEGATION = /^(?:not|no|never|dislikes?|disliked|hates?|hated|avoids?|avoided|不|没|沒|别|않|못)$/u;
+const NEGATION = /^(?:not|no|never|without|dislikes?|disliked|hates?|hated|avoids?|avoided|不|没|沒|别|않|못)$/u;
 
 /** Words about credentials: a fact made only of these and a placeholder says nothing. */
 const CREDENTIAL = new Set(
