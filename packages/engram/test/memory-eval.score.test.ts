@@ -196,10 +196,10 @@ describe("the report", () => {
     expect(md).toContain("| single-session | +0 −0 | — |");
     expect(md).toContain("| knowledge-update | +1 −1 (update-02) | +1 −0 |");
     expect(md).toContain("| all | +1 −1 | +1 −0 |");
-    // Without engram, or without a baseline, there is nothing to compare.
-    expect(renderMarkdown({ date: "2026-11-29T04:00:00Z", model: "m", subset: "smoke", cases: 2, results, summary: [] })).toContain(
-      "against the full history",
-    );
+    // One baseline that ran engram's cases: its column alone. Engram alone: no table.
+    const withHistory = renderMarkdown({ date: "2026-11-29T04:00:00Z", model: "m", subset: "smoke", cases: 2, results, summary: [] });
+    expect(withHistory).toContain("| category | against the full history |");
+    expect(withHistory).toContain("| knowledge-update | +1 −0 |");
     const alone = results.filter((r) => r.config === "engram");
     expect(
       renderMarkdown({ date: "2026-11-29T04:00:00Z", model: "m", subset: "smoke", cases: 2, results: alone, summary: [] }),

@@ -64,8 +64,8 @@ function group(meaning: string, words: string): [string, string][] {
   return words.split(" ").map((w) => [w, meaning]);
 }
 
-/** Words that turn a fact around ("does not use", "dislikes", "without sugar"): two facts that differ in them
- * never say the same thing. */
+/** Words that turn a fact around ("does not use", "dislikes", "without sugar"): two facts that
+ * differ in them never say the same thing. */
 const NEGATION = /^(?:not|no|never|without|dislikes?|disliked|hates?|hated|avoids?|avoided|不|没|沒|别|않|못)$/u;
 
 /** Words about credentials: a fact made only of these and a placeholder says nothing. */
