@@ -23,7 +23,7 @@ import {
   parseMemoryUpdate,
 } from "../src/memory/longterm/index.js";
 import { slotOf, newestPerSlot } from "../src/memory/longterm/slots.js";
-import { daysAgo } from "../src/memory/longterm/inject.js";
+import { calendarWeek, daysAgo } from "../src/memory/longterm/inject.js";
 import { shortFactIds } from "../src/memory/longterm/update-schema.js";
 import { buildUpdateRequest } from "../src/memory/longterm/prompt.js";
 import { MemoryHistory, recordFactChanges } from "../src/memory/history/index.js";
@@ -262,6 +262,33 @@ describe("how long ago a fact's day was", () => {
     expect([ago("2024-11-20"), ago("2026-11-21"), daysAgo("2026-11-20", Number.NaN)]).toEqual(["2 years ago", undefined, undefined]);
   });
 
+  it("names the calendar week of a day two or more days back when it is this week or last (weeks from Monday, UTC)", () => {
+    const friday = Date.parse("2026-11-20T23:30:00Z");
+    const week = (day: string) => calendarWeek(day, friday);
+    expect(
+      ["2026-11-20", "2026-11-19", "2026-11-18", "2026-11-16", "2026-11-15", "2026-11-09", "2026-11-08", "2026-11-21"].map(week),
+    ).toEqual([undefined, undefined, "this week", "this week", "last week", "last week", undefined, undefined]);
+    // On a Monday, the day before yesterday was last week.
+    expect(calendarWeek("2026-11-21", Date.parse("2026-11-23T08:00:00Z"))).toBe("last week");
+    expect(calendarWeek("2026-11-18", Number.NaN)).toBeUndefined();
+  });
+
+  it("shows both in the block: the day count, then the calendar week", async () => {
+    const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
+    const memory = createEmptyMemory();
+    memory.facts = [
+      fact("fact_00000041", "Started reading Middlemarch", "2026-10-28T10:00:00.000Z"),
+      fact("fact_00000042", "Started taking cello lessons", "2026-11-12T10:00:00.000Z"),
+      fact("fact_00000043", "Finished the first draft", "2026-11-17T10:00:00.000Z"),
+    ];
+    await storage.save("u", undefined, memory, NO_REVISION);
+    const longTerm = new LongTermMemory({ model: new FakeChatModel([]), storage, now: () => Date.parse("2026-11-20T10:00:00Z") });
+    const block = await longTerm.inject("u");
+    expect(block).toContain("Started reading Middlemarch (as of 2026-10-28, 3 weeks ago)\n");
+    expect(block).toContain("Started taking cello lessons (as of 2026-11-12, 8 days ago, last week)\n");
+    expect(block).toContain("Finished the first draft (as of 2026-11-17, 3 days ago, this week)\n");
+  });
+
   it("is written again on a new day, though the memory did not change", async () => {
     let now = Date.parse("2026-11-15T09:00:00Z");
     const storage = new StoreMemoryStorage({ store: new InMemoryStore() });
@@ -289,7 +316,7 @@ describe("the injection prefers the newest on a conflict", () => {
     expect(block).toContain("Prefers tabs (as of 2026-11-19)");
     // Written for a day, each fact also says how long ago its day was.
     const on = formatMemoryBlock(memory, { maxTokens: 2000, correctionBudgetTokens: 500, now: Date.parse("2026-11-20T10:00:00Z") });
-    expect(on).toContain("Lives in Lisbon (as of 2026-11-15, 5 days ago)");
+    expect(on).toContain("Lives in Lisbon (as of 2026-11-15, 5 days ago, last week)");
     expect(on).toContain("Prefers tabs (as of 2026-11-19, yesterday)");
     expect(formatMemoryBlock(memory, { maxTokens: 2000, correctionBudgetTokens: 500, dates: false })).toContain("] Prefers tabs\n");
   });

@@ -36,8 +36,9 @@ export interface InjectionOptions {
    * model can tell old from new and answer "what did I say last week". Default: `true`. */
   dates?: boolean;
   /** The time the block is written for (ms since the epoch): each dated fact also says how long
-   * ago its day was, `(as of 2026-11-12, 8 days ago)` — a small model does not count days from
-   * two dates. Default: none (the day alone). */
+   * ago its day was and, for this calendar week and the one before, which week (see
+   * {@link calendarWeek}): `(as of 2026-11-12, 8 days ago, last week)` — a small model does not
+   * count days from two dates. Default: none (the day alone). */
   now?: number;
   /** What the user said in earlier threads that the prompt also shows (recalled messages): a
    * fact that one of them updates is left out (see `lineUpdatesFact`). Default: none. */
@@ -105,13 +106,14 @@ export function scoreFacts(facts: readonly Fact[], recall: RecallMode, query: st
   return core.relevanceScores(query, facts);
 }
 
-/** `fact` with the day it was last confirmed after its text (when that is a date), and how long
- * before `now` that day was (see {@link daysAgo}). */
+/** `fact` with the day it was last confirmed after its text (when that is a date), how long
+ * before `now` that day was (see {@link daysAgo}) and its calendar week when that is this week or
+ * last (see {@link calendarWeek}). */
 function dated(fact: Fact, now: number | undefined): Fact {
   const day = lastConfirmed(fact).slice(0, 10);
   if (!/^\d{4}-\d\d-\d\d$/.test(day)) return fact;
-  const ago = now === undefined ? undefined : daysAgo(day, now);
-  return { ...fact, content: `${fact.content} (as of ${day}${ago === undefined ? "" : `, ${ago}`})` };
+  const when = now === undefined ? "" : [daysAgo(day, now), calendarWeek(day, now)].filter((t) => t !== undefined).join(", ");
+  return { ...fact, content: `${fact.content} (as of ${day}${when ? `, ${when}` : ""})` };
 }
 
 /** Milliseconds in a day. */
@@ -131,4 +133,18 @@ export function daysAgo(day: string, now: number): string | undefined {
   if (days < 365) return `${Math.round(days / 30)} months ago`;
   const years = Math.round(days / 365);
   return `${years} year${years === 1 ? "" : "s"} ago`;
+}
+
+/** "this week" or "last week" when the day `day` (YYYY-MM-DD) is two or more days before `now`'s
+ * and in its calendar week or the one before (weeks start on Monday, UTC), else `undefined`: the
+ * words users ask with ("what did I tell you last week"), which a day count does not give. */
+export function calendarWeek(day: string, now: number): string | undefined {
+  if (!Number.isFinite(now)) return undefined;
+  const today = Math.floor(now / DAY_MS);
+  const then = Math.floor(Date.parse(`${day}T00:00:00Z`) / DAY_MS);
+  if (!(today - then >= 2)) return undefined;
+  // Day 0 of the epoch (1970-01-01) was a Thursday: Monday-based week numbers.
+  const week = (d: number) => Math.floor((d + 3) / 7);
+  const back = week(today) - week(then);
+  return back === 0 ? "this week" : back === 1 ? "last week" : undefined;
 }
