@@ -142,6 +142,9 @@ function parseArgs(argv: readonly string[]): Args {
   const baseURL = get("--base-url") ?? process.env.ENGRAM_EVAL_BASE_URL;
   const model = get("--model") ?? process.env.ENGRAM_EVAL_MODEL ?? (baseURL ? undefined : `llama:${DEFAULT_GGUF}`);
   if (!model) throw new Error("--base-url needs --model (or ENGRAM_EVAL_MODEL)");
+  // An endpoint's cache is not ours to clear: the report must not say its prompts were read fresh.
+  if (argv.includes("--fresh-prompts") && baseURL)
+    throw new Error("--fresh-prompts applies to a llama: model only (an endpoint's prompt cache is the provider's)");
   const threads = Number(get("--threads") ?? 1);
   if (!Number.isInteger(threads) || threads < 1) throw new Error("--threads must be a positive integer");
   const cases = get("--cases")?.split(",");

@@ -399,6 +399,10 @@ describe("--replay", () => {
 
   it("replays the engram configuration only, from a readable report with engram results", async () => {
     await expect(runMemoryEval(["--replay", "x.json", "--configs", "no-memory"])).rejects.toThrow(/engram configuration only/);
+    // Fresh prompts are llama.cpp's to give: an endpoint's run must not be reported as such.
+    await expect(
+      runMemoryEval(["--fresh-prompts", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--out", "/nonexistent/x.json"]),
+    ).rejects.toThrow(/--fresh-prompts applies to a llama: model only/);
     const dir = mkdtempSync(join(tmpdir(), "memory-eval-replay-"));
     try {
       const file = (name: string, text: string) => {

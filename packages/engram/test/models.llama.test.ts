@@ -40,6 +40,14 @@ describe("LlamaCppModel errors (no model needed)", () => {
     expect(() => new LlamaCppModel({ modelPath: "" })).toThrow(/modelPath/);
   });
 
+  it("refuses a switch that is not true or false, rather than reading it as the default", () => {
+    for (const key of ["reusePrompt", "structuredSequence"] as const) {
+      const bad = { modelPath: "/m.gguf", [key]: "false" } as unknown as ConstructorParameters<typeof LlamaCppModel>[0];
+      expect(() => new LlamaCppModel(bad)).toThrow(expect.objectContaining({ code: "bad_request", message: expect.stringContaining(key) }));
+    }
+    expect(() => new LlamaCppModel({ modelPath: "/m.gguf", reusePrompt: false, structuredSequence: true })).not.toThrow();
+  });
+
   it("turns tool schemas into the grammar subset: optional arguments optional, unenforceable bounds left out", () => {
     const schema = z.toJSONSchema(
       z.object({

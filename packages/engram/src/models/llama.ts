@@ -78,6 +78,10 @@ export class LlamaCppModel implements ChatModel {
     if (!options || typeof options.modelPath !== "string" || options.modelPath === "") {
       throw new ModelError("bad_request", "LlamaCppModel needs a modelPath (a .gguf file)");
     }
+    for (const key of ["reusePrompt", "structuredSequence"] as const) {
+      if (options[key] !== undefined && typeof options[key] !== "boolean")
+        throw new ModelError("bad_request", `LlamaCppModel's ${key} must be true or false, not ${JSON.stringify(options[key])}`);
+    }
     const { id: _id, ...engine } = options;
     this.#options = engine;
     this.id = options.id ?? `llama:${options.modelPath.split(/[\\/]/).pop()}`;
